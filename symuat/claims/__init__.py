@@ -1,0 +1,10 @@
+"""The claim catalogue: importing this package registers every claim symuat checks.
+
+One module per concept of the papers (``diamond``: D4, D5, P1–P6; ``linear``: M1–M5 and the
+vec lemmas), each holding the claims as printed, their readings and the procedures that decide
+them, side by side.
+"""
+
+from symuat.claims import diamond, linear  # noqa: F401  (registration)
+
+REGISTRY_LOADED = True

@@ -1,0 +1,34 @@
+"""Errors symuat raises for bad input and for inconsistencies of its own kernel."""
+
+from __future__ import annotations
+
+
+class SymuatError(Exception):
+    """Base class of every error symuat raises on purpose."""
+
+
+class ShapeMismatchError(SymuatError, ValueError):
+    """Two operands cannot be combined: the message names both and their shapes."""
+
+    def __init__(self, operation: str, left: str, left_shape, right: str, right_shape, need: str):
+        self.operation = operation
+        self.operands = ((left, tuple(left_shape)), (right, tuple(right_shape)))
+        super().__init__(
+            f"{operation}: {left} has shape {tuple(left_shape)} and {right} has shape "
+            f"{tuple(right_shape)}; {need}"
+        )
+
+
+class DiamondUndefinedError(SymuatError, ValueError):
+    """Matrix ⋄ matrix was asked for without choosing one of the D5 candidate definitions."""
+
+
+class UnknownClaimError(SymuatError, KeyError):
+    """A claim ID that the registry does not know."""
+
+    def __str__(self) -> str:  # KeyError would quote the message
+        return str(self.args[0])
+
+
+class KernelInconsistencyError(SymuatError, AssertionError):
+    """Two of symuat's independent methods disagree: a bug in symuat, never a verdict."""

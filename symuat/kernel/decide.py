@@ -1,0 +1,650 @@
+r"""Decision procedures: the only place where a status is produced.
+
+Every verdict in symuat comes from one of these procedures, each of which returns
+``refuted`` for a wrong statement:
+
+:func:`check_identity`
+    ``lhs = rhs`` for matrix expressions. In order:
+
+    1. **symbolic** — equal index-level normal forms
+       (:mod:`~symuat.kernel.index_calculus`) prove the identity for all dimensions → ``proved``,
+       then cross-checked exactly on random integer instances and in float64; a disagreement
+       raises :class:`~symuat.errors.KernelInconsistencyError` (a bug, never a verdict);
+    2. **refutation** — exact evaluation on random small integer instances over a grid of
+       sizes; a difference, or one side being undefined where the other is defined, is a
+       counterexample → ``refuted``, re-checked exactly and in float64;
+    3. **explicit sizes** — every entry of both sides, with symbolic entries, expanded; all
+       differences zero → ``proved-at-sizes`` (the sizes are listed).
+:func:`check_chain`
+    a printed chain ``a = b = c``: every link is checked with :func:`check_identity`.
+:func:`check_negation`
+    "``lhs = rhs`` does not hold in general": ``proved`` by an exact witness, ``refuted`` by a
+    proof of the identity.
+:func:`check_quantity`
+    a claimed formula for a quantity (a density) against the one symuat derives; both are
+    cross-checked by exact counting on materialised instances.
+:func:`check_explicit`
+    two explicit matrices built at listed sizes (for statements that only have meaning at
+    explicit sizes, e.g. a printed row with an ellipsis).
+:func:`define` / :func:`informal`
+    a definition (checked to be well-typed and consistent with its rewrite) / a statement with
+    no checkable formalisation, with the reason.
+
+Tolerance (float64): a residual is ``max|lhs−rhs| / max(1, max|lhs|, max|rhs|)`` and must be
+``≤ 1e-12``. Inputs are standard normal and every instance has at most a few chained products
+with inner length ``k ≤ 64``; the forward error of such a product is at most ``γ_k ≈ k·u``
+(``u = 2^-53 ≈ 1.1e-16``) relative to the magnitudes, so a true identity leaves ``≲ 3·10^-14``;
+``1e-12`` keeps a 30× margin, while a false identity differs by an O(1) polynomial in O(1)
+random values.
+"""
+
+from __future__ import annotations
+
+import itertools
+import time
+from dataclasses import dataclass
+from fractions import Fraction
+from typing import Callable, Iterable
+
+import numpy as np
+import sympy as sp
+from sympy.matrices.expressions import MatrixSymbol
+
+from symuat.errors import DiamondUndefinedError, KernelInconsistencyError, ShapeMismatchError
+from symuat.kernel.evaluate import Evaluator, values_equal
+from symuat.kernel.index_calculus import compare_entries
+from symuat.kernel.status import (
+    Corrected,
+    Counterexample,
+    NumericWitness,
+    Status,
+    Verdict,
+)
+
+TOLERANCE = 1e-12
+TOLERANCE_REASON = (
+    "relative residual max|lhs−rhs|/max(1,|lhs|,|rhs|) ≤ 1e-12: standard-normal inputs, inner "
+    "lengths ≤ 64, forward error ≤ k·u ≈ 3e-14 for true identities (30× margin)"
+)
+SEEDS = (0, 1, 2)
+_UNDEFINED = (ShapeMismatchError, DiamondUndefinedError)
+
+
+# --------------------------------------------------------------------------------------------
+# helpers
+# --------------------------------------------------------------------------------------------
+
+
+def dimension_symbols(*exprs) -> list[sp.Symbol]:
+    """The dimension symbols of the expressions, sorted by name."""
+    out: set = set()
+    for expr in exprs:
+        for node in sp.preorder_traversal(expr):
+            if isinstance(node, MatrixSymbol):
+                out |= sp.sympify(node.rows).free_symbols | sp.sympify(node.cols).free_symbols
+            elif isinstance(node, sp.Symbol) and not isinstance(node, MatrixSymbol):
+                out.add(node)
+    return sorted(out, key=lambda s: s.name)
+
+
+def matrix_symbols(*exprs) -> dict[str, MatrixSymbol]:
+    out: dict[str, MatrixSymbol] = {}
+    for expr in exprs:
+        for node in sp.preorder_traversal(expr):
+            if isinstance(node, MatrixSymbol):
+                out[node.name] = node
+    return dict(sorted(out.items()))
+
+
+def size_grid(dims: list, values=(1, 2, 3, 4), limit: int = 80) -> list[dict]:
+    """Assignments of small sizes, most telling first: every dim ≥ 2 and all distinct (so a
+    conformability failure shows), then the rest by total size, degenerate (1) sizes last."""
+    grid = [dict(zip(dims, combo)) for combo in itertools.product(values, repeat=len(dims))]
+    grid.sort(key=lambda a: (
+        min(a.values(), default=2) < 2,
+        len(set(a.values())) < len(a),
+        sum(a.values()),
+        tuple(a.values()),
+    ))
+    return grid[:limit]
+
+
+def _shape_at(sym: MatrixSymbol, sizes: dict) -> tuple[int, int]:
+    return (int(sp.sympify(sym.rows).subs(sizes)), int(sp.sympify(sym.cols).subs(sizes)))
+
+
+def random_values(syms: dict, sizes: dict, rng, mode: str) -> dict[str, np.ndarray]:
+    values = {}
+    for name, sym in syms.items():
+        shape = _shape_at(sym, sizes)
+        if mode == "float":
+            values[name] = rng.standard_normal(shape)
+        elif mode == "exact":
+            values[name] = rng.integers(-3, 4, size=shape).astype(object)
+        else:  # symbolic entries
+            arr = np.empty(shape, dtype=object)
+            for i, j in itertools.product(range(shape[0]), range(shape[1])):
+                arr[i, j] = sp.Symbol(f"{name}[{i},{j}]")
+            values[name] = arr
+    return values
+
+
+def _evaluate(expr, sizes, values, mode):
+    try:
+        return Evaluator(sizes, values, mode)(expr), None
+    except _UNDEFINED as exc:
+        return None, str(exc)
+
+
+def _named_sizes(sizes: dict) -> dict[str, int]:
+    return {str(k): int(v) for k, v in sizes.items()}
+
+
+def _residual(a: np.ndarray, b: np.ndarray) -> float:
+    a = np.asarray(a, dtype=float)
+    b = np.asarray(b, dtype=float)
+    scale = max(1.0, float(np.max(np.abs(a), initial=0.0)), float(np.max(np.abs(b), initial=0.0)))
+    return float(np.max(np.abs(a - b), initial=0.0)) / scale
+
+
+# --------------------------------------------------------------------------------------------
+# numeric confirmation and exact cross-checks
+# --------------------------------------------------------------------------------------------
+
+
+def numeric_confirmation(lhs, rhs, sizes_list: list[dict], seeds=SEEDS) -> NumericWitness:
+    """float64 residuals on random standard-normal instances (both sides must be defined)."""
+    syms = matrix_symbols(lhs, rhs)
+    worst = 0.0
+    used = []
+    for sizes in sizes_list:
+        for seed in seeds:
+            rng = np.random.default_rng(seed)
+            values = random_values(syms, sizes, rng, "float")
+            left, err_l = _evaluate(lhs, sizes, values, "float")
+            right, err_r = _evaluate(rhs, sizes, values, "float")
+            if err_l or err_r:
+                raise KernelInconsistencyError(
+                    f"numeric confirmation at {sizes}: a side is undefined ({err_l or err_r})"
+                )
+            if left.shape != right.shape:
+                raise KernelInconsistencyError(f"numeric confirmation at {sizes}: shapes differ")
+            worst = max(worst, _residual(left, right))
+        used.append(_named_sizes(sizes))
+    return NumericWitness(used, list(seeds), worst, TOLERANCE, TOLERANCE_REASON)
+
+
+def _confirm_or_raise(lhs, rhs, sizes_list, what: str) -> NumericWitness:
+    witness = numeric_confirmation(lhs, rhs, sizes_list)
+    if witness.max_residual > TOLERANCE:
+        raise KernelInconsistencyError(
+            f"{what}, but float64 residual {witness.max_residual:.3g} > {TOLERANCE}"
+        )
+    return witness
+
+
+def _defined_sizes(lhs, rhs, grid: Iterable[dict], want: int = 3) -> list[dict]:
+    """Sizes from ``grid`` at which both sides are defined."""
+    syms = matrix_symbols(lhs, rhs)
+    out = []
+    for sizes in grid:
+        values = random_values(syms, sizes, np.random.default_rng(0), "exact")
+        left, err_l = _evaluate(lhs, sizes, values, "exact")
+        right, err_r = _evaluate(rhs, sizes, values, "exact")
+        if err_l is None and err_r is None and left.shape == right.shape:
+            out.append(sizes)
+        if len(out) >= want:
+            break
+    return out
+
+
+def _confirmation_grid(dims) -> list[dict]:
+    base = [2, 3, 4, 5]
+    grid = [dict(zip(dims, [base[(k + s) % 4] for k in range(len(dims))])) for s in range(4)]
+    grid += size_grid(dims, values=(1, 2, 3))
+    return grid
+
+
+# --------------------------------------------------------------------------------------------
+# counterexamples
+# --------------------------------------------------------------------------------------------
+
+
+def find_counterexample(lhs, rhs, grid: list[dict] | None = None, seeds=SEEDS) -> Counterexample | None:
+    """Exact search over small sizes and random integer values."""
+    syms = matrix_symbols(lhs, rhs)
+    dims = dimension_symbols(lhs, rhs)
+    for sizes in grid if grid is not None else size_grid(dims):
+        for seed in seeds:
+            values = random_values(syms, sizes, np.random.default_rng(seed), "exact")
+            left, err_l = _evaluate(lhs, sizes, values, "exact")
+            right, err_r = _evaluate(rhs, sizes, values, "exact")
+            if err_l and err_r:
+                break  # undefined on both sides at these sizes: not a counterexample
+            if err_l or err_r:
+                side = "right" if err_r else "left"
+                return _recheck(Counterexample(
+                    _named_sizes(sizes), values, left, right,
+                    reason=f"the {side} side is undefined where the other is defined: {err_l or err_r}",
+                ), lhs, rhs, sizes)
+            if left.shape != right.shape:
+                return _recheck(Counterexample(
+                    _named_sizes(sizes), values, left, right,
+                    reason=f"shapes differ: {left.shape} against {right.shape}",
+                ), lhs, rhs, sizes)
+            if not values_equal(left, right, "exact"):
+                return _recheck(Counterexample(
+                    _named_sizes(sizes), values, left, right, reason="values differ"
+                ), lhs, rhs, sizes)
+    return None
+
+
+def _recheck(cex: Counterexample, lhs, rhs, sizes) -> Counterexample:
+    """Re-evaluate the counterexample exactly (fresh evaluator) and in float64."""
+    exact = {k: v.astype(object) for k, v in cex.values.items()}
+    left, err_l = _evaluate(lhs, sizes, exact, "exact")
+    right, err_r = _evaluate(rhs, sizes, exact, "exact")
+    floats = {k: np.asarray(v, dtype=float) for k, v in cex.values.items()}
+    fl, ferr_l = _evaluate(lhs, sizes, floats, "float")
+    fr, ferr_r = _evaluate(rhs, sizes, floats, "float")
+    if err_l or err_r:
+        if (err_l is None) == (err_r is None):
+            raise KernelInconsistencyError(f"counterexample did not re-check: {cex.reason}")
+        cex.exact_recheck = f"exact: {'right' if err_r else 'left'} side undefined ({err_l or err_r})"
+        if (ferr_l is None) == (ferr_r is None):
+            raise KernelInconsistencyError("float64 re-check disagrees on definedness")
+        cex.numeric_recheck = f"float64: {'right' if ferr_r else 'left'} side undefined as well"
+        return cex
+    if left.shape != right.shape:
+        cex.exact_recheck = f"exact: shapes {left.shape} ≠ {right.shape}"
+        cex.numeric_recheck = f"float64: shapes {fl.shape} ≠ {fr.shape}"
+        return cex
+    diff = [(idx, x - y) for (idx, x), y in zip(np.ndenumerate(left), right.flat) if x != y]
+    if not diff:
+        raise KernelInconsistencyError("counterexample did not re-check exactly")
+    idx, d = diff[0]
+    cex.exact_recheck = f"exact: entry {idx} differs by {d} ({len(diff)} of {left.size} entries differ)"
+    res = _residual(fl, fr)
+    if res <= TOLERANCE:
+        raise KernelInconsistencyError("counterexample not confirmed in float64")
+    cex.numeric_recheck = f"float64: relative residual {res:.3g} > tolerance {TOLERANCE}"
+    return cex
+
+
+# --------------------------------------------------------------------------------------------
+# the procedures
+# --------------------------------------------------------------------------------------------
+
+
+@dataclass
+class Statement:
+    """An identity ``lhs = rhs`` with its LaTeX (for corrected statements)."""
+
+    lhs: object
+    rhs: object
+    latex: str = ""
+
+    def __post_init__(self):
+        if not self.latex:
+            self.latex = f"{sp.latex(self.lhs)} = {sp.latex(self.rhs)}"
+
+
+def explicit_expansion(lhs, rhs, sizes_list: list[dict]) -> tuple[list[dict], Counterexample | None]:
+    """Expand every entry at each size with symbolic entries; return sizes proved or a witness."""
+    syms = matrix_symbols(lhs, rhs)
+    proved = []
+    for sizes in sizes_list:
+        values = random_values(syms, sizes, None, "symbolic")
+        left, err_l = _evaluate(lhs, sizes, values, "symbolic")
+        right, err_r = _evaluate(rhs, sizes, values, "symbolic")
+        if err_l and err_r:
+            continue
+        if err_l or err_r or left.shape != right.shape:
+            cex = find_counterexample(lhs, rhs, [sizes])
+            if cex is None:
+                raise KernelInconsistencyError("explicit expansion: undefined side not reproduced")
+            return proved, cex
+        for l, r in zip(left.flat, right.flat):
+            if sp.expand(l - r) != 0:
+                cex = find_counterexample(lhs, rhs, [sizes], seeds=range(20))
+                if cex is None:
+                    raise KernelInconsistencyError("nonzero expansion but no integer witness")
+                return proved, cex
+        proved.append(sizes)
+    return proved, None
+
+
+def check_identity(
+    lhs,
+    rhs,
+    *,
+    explicit_sizes: list[dict] | None = None,
+    corrected: Statement | list[Statement] | None = None,
+    construction: str | None = None,
+    symbolic: bool = True,
+) -> Verdict:
+    """Decide ``lhs = rhs``; see the module docstring for the order of methods."""
+    dims = dimension_symbols(lhs, rhs)
+    dim_names = ", ".join(d.name for d in dims) or "none"
+    if symbolic:
+        comparison = compare_entries(lhs, rhs)
+        if comparison.equal:
+            grid = _defined_sizes(lhs, rhs, _confirmation_grid(dims), want=4)
+            if not grid:
+                raise KernelInconsistencyError("proved, but undefined at every tested size")
+            cex = find_counterexample(lhs, rhs, grid)
+            if cex is not None:
+                raise KernelInconsistencyError(
+                    f"normal forms agree but exact evaluation differs at {cex.sizes}: {cex.reason}"
+                )
+            witness = _confirm_or_raise(lhs, rhs, grid, "proved symbolically")
+            return Verdict(
+                Status.PROVED,
+                f"index-level normal form, symbolic dimensions ({dim_names}); exact integer "
+                f"cross-check at {len(grid)} sizes",
+                numeric=witness,
+                detail=f"entry: {comparison.lhs.latex()}",
+                construction=construction,
+            )
+    cex = find_counterexample(lhs, rhs)
+    if cex is not None:
+        return Verdict(
+            Status.REFUTED,
+            "exact counterexample (integer entries), re-checked exactly and in float64",
+            counterexample=cex,
+            corrected=_check_corrected(corrected),
+            detail=(comparison.reason if symbolic and comparison.reason else ""),
+            construction=construction,
+        )
+    sizes_list = explicit_sizes if explicit_sizes is not None else size_grid(dims, (1, 2, 3), 12)
+    proved, cex = explicit_expansion(lhs, rhs, sizes_list)
+    if cex is not None:
+        return Verdict(
+            Status.REFUTED,
+            "explicit expansion found a nonzero entry; exact integer witness",
+            counterexample=cex,
+            corrected=_check_corrected(corrected),
+            construction=construction,
+        )
+    if not proved:
+        raise KernelInconsistencyError(f"{lhs} = {rhs}: undefined at every listed size")
+    witness = _confirm_or_raise(lhs, rhs, proved[:4], "proved at sizes")
+    return Verdict(
+        Status.PROVED_AT_SIZES,
+        "expansion of every entry with symbolic entries at explicit sizes"
+        + ("" if not symbolic else "; the symbolic normal forms differ: " + (comparison.reason or "no match")),
+        sizes=[_named_sizes(s) for s in proved],
+        numeric=witness,
+        construction=construction,
+    )
+
+
+def _check_corrected(corrected) -> Corrected | None:
+    if corrected is None:
+        return None
+    items = corrected if isinstance(corrected, list) else [corrected]
+    verdicts = [check_identity(s.lhs, s.rhs) for s in items]
+    if len(items) == 1:
+        return Corrected(items[0].latex, verdicts[0])
+    combined = combine_all(verdicts, [s.latex for s in items])
+    return Corrected(r",\quad ".join(s.latex for s in items), combined)
+
+
+def combine_all(verdicts: list[Verdict], labels: list[str]) -> Verdict:
+    """A conjunction: refuted if any part is, else the weakest positive status."""
+    for v, label in zip(verdicts, labels):
+        if v.status is Status.REFUTED:
+            return Verdict(
+                Status.REFUTED, f"link {label} refuted: {v.method}",
+                counterexample=v.counterexample, corrected=v.corrected, detail=label,
+            )
+    order = [Status.PROVED, Status.PROVED_AT_SIZES, Status.NUMERIC_ONLY]
+    weakest = max((v.status for v in verdicts), key=order.index)
+    sizes = [s for v in verdicts if v.sizes for s in v.sizes] or None
+    return Verdict(
+        weakest,
+        "every link: " + "; ".join(sorted({v.method.split(';')[0] for v in verdicts})),
+        sizes=sizes,
+        numeric=verdicts[0].numeric,
+    )
+
+
+def check_chain(members: list, *, corrected=None, labels: list[str] | None = None) -> Verdict:
+    """A printed chain ``m0 = m1 = …``: every consecutive pair must be equal."""
+    verdicts = []
+    names = labels or [f"{k}={k + 1}" for k in range(len(members) - 1)]
+    for a, b in zip(members, members[1:]):
+        verdicts.append(check_identity(a, b))
+    out = combine_all(verdicts, names)
+    if out.status is Status.REFUTED and corrected is not None:
+        out.corrected = _check_corrected(corrected)
+    return out
+
+
+def check_negation(lhs, rhs, *, corrected: Statement | None = None) -> Verdict:
+    """The claim "``lhs = rhs`` fails in general"."""
+    inner = check_identity(lhs, rhs)
+    if inner.status is Status.REFUTED:
+        return Verdict(
+            Status.PROVED,
+            "exact witness: the identity fails at these values (re-checked exactly and in float64)",
+            counterexample=None,
+            quantities={"witness": inner.counterexample.as_dict()},
+        )
+    if inner.status is Status.PROVED:
+        return Verdict(
+            Status.REFUTED,
+            "the identity the claim denies holds for all dimensions (index-level proof)",
+            detail=inner.detail,
+            numeric=inner.numeric,
+            corrected=Corrected(
+                corrected.latex if corrected else f"{sp.latex(lhs)} = {sp.latex(rhs)}", inner
+            ),
+        )
+    return Verdict(
+        Status.NUMERIC_ONLY if inner.status is Status.NUMERIC_ONLY else Status.PROVED_AT_SIZES,
+        f"the identity holds at the sizes checked ({inner.method}); the negation is not established",
+        sizes=inner.sizes,
+    )
+
+
+def check_quantity(
+    name: str,
+    claimed,
+    derived,
+    count: Callable[[dict], Fraction],
+    dims: list,
+    *,
+    grid: list[dict] | None = None,
+    how: str = "",
+) -> Verdict:
+    """A claimed formula for a quantity, against symuat's derived formula and exact counts.
+
+    ``derived`` is symuat's formula (symbolic in ``dims``); ``count(sizes)`` computes the
+    quantity exactly on a materialised instance. The derived formula is cross-checked against
+    the counts on ``grid``; the claim is ``proved`` when it equals the derived formula as a
+    rational function, else refuted at the first size where the count differs from it.
+    """
+    grid = grid if grid is not None else size_grid(dims, (1, 2, 3, 4), 40)
+    counts = []
+    for sizes in grid:
+        exact = count(sizes)
+        if sp.Rational(exact.numerator, exact.denominator) != sp.sympify(derived).subs(sizes):
+            raise KernelInconsistencyError(
+                f"{name}: derived formula {derived} gives {sp.sympify(derived).subs(sizes)} at "
+                f"{sizes}, exact count {exact}"
+            )
+        counts.append((sizes, exact))
+    quantities = {name: str(derived), "how": how}
+    if sp.cancel(sp.sympify(claimed) - sp.sympify(derived)) == 0:
+        return Verdict(
+            Status.PROVED,
+            f"derived formula equals the claim as a rational function of ({', '.join(map(str, dims))}); "
+            f"exact counts at {len(counts)} sizes agree",
+            quantities=quantities,
+        )
+    for sizes, exact in counts:
+        claim_value = sp.sympify(claimed).subs(sizes)
+        if sp.Rational(exact.numerator, exact.denominator) != claim_value:
+            cex = Counterexample(
+                _named_sizes(sizes), {}, lhs=str(exact), rhs=str(claim_value),
+                reason=f"{name} is {exact} (exact count), the claim gives {claim_value}",
+                exact_recheck=f"exact count on the materialised instance: {exact}",
+                numeric_recheck=f"float64: {float(exact):.6g} vs {float(claim_value):.6g}",
+            )
+            corrected = Verdict(
+                Status.PROVED, "symuat's derived formula (cross-checked by exact counts)",
+                quantities={name: str(derived)},
+            )
+            return Verdict(
+                Status.REFUTED, "exact count on a materialised instance differs from the claim",
+                counterexample=cex, quantities=quantities,
+                corrected=Corrected(f"{name} = {sp.latex(sp.sympify(derived))}", corrected),
+            )
+    raise KernelInconsistencyError(f"{name}: claim differs symbolically but not at any tested size")
+
+
+def check_explicit(
+    build: Callable[[dict], tuple[np.ndarray, np.ndarray]],
+    sizes_list: list[dict],
+    *,
+    corrected_build: Callable | None = None,
+    corrected_latex: str = "",
+    construction: str | None = None,
+) -> Verdict:
+    """Compare two explicit matrices (entries SymPy expressions) built at each listed size."""
+    proved = []
+    for sizes in sizes_list:
+        left, right = build(sizes)
+        if left.shape != right.shape:
+            cex = Counterexample(_named_sizes(sizes), {}, reason=f"shapes {left.shape} ≠ {right.shape}",
+                                 exact_recheck="shapes compared exactly",
+                                 numeric_recheck="float64: shapes differ as well")
+            return _explicit_refuted(cex, corrected_build, corrected_latex, sizes_list, construction)
+        for idx, (l, r) in enumerate(zip(left.flat, right.flat)):
+            diff = sp.expand(l - r)
+            if diff != 0:
+                cex = _witness_for(diff, l, r, sizes, np.unravel_index(idx, left.shape))
+                return _explicit_refuted(cex, corrected_build, corrected_latex, sizes_list, construction)
+        proved.append(_named_sizes(sizes))
+    return Verdict(
+        Status.PROVED_AT_SIZES,
+        "every entry expanded with symbolic entries at explicit sizes",
+        sizes=proved,
+        construction=construction,
+    )
+
+
+def _explicit_refuted(cex, corrected_build, corrected_latex, sizes_list, construction):
+    corrected = None
+    if corrected_build is not None:
+        corrected = Corrected(corrected_latex, check_explicit(corrected_build, sizes_list))
+    return Verdict(
+        Status.REFUTED, "explicit expansion at a listed size; exact integer witness",
+        counterexample=cex, corrected=corrected, construction=construction,
+    )
+
+
+def _witness_for(diff, l, r, sizes, index) -> Counterexample:
+    symbols = sorted(diff.free_symbols | sp.sympify(l).free_symbols | sp.sympify(r).free_symbols, key=str)
+    rng = np.random.default_rng(0)
+    for _ in range(200):
+        assignment = {s: int(v) for s, v in zip(symbols, rng.integers(-3, 4, len(symbols)))}
+        dv = diff.subs(assignment)
+        if dv != 0:
+            lv, rv = sp.sympify(l).subs(assignment), sp.sympify(r).subs(assignment)
+            fl = float(sp.sympify(l).subs({k: float(v) for k, v in assignment.items()}))
+            fr = float(sp.sympify(r).subs({k: float(v) for k, v in assignment.items()}))
+            res = abs(fl - fr) / max(1.0, abs(fl), abs(fr))
+            if res <= TOLERANCE:
+                raise KernelInconsistencyError("explicit witness not confirmed in float64")
+            return Counterexample(
+                _named_sizes(sizes), {str(k): v for k, v in assignment.items()},
+                lhs=str(lv), rhs=str(rv),
+                reason=f"entry {tuple(int(i) for i in index)}: {sp.sstr(l)} ≠ {sp.sstr(r)}",
+                exact_recheck=f"exact: {lv} ≠ {rv}",
+                numeric_recheck=f"float64: relative residual {res:.3g} > tolerance {TOLERANCE}",
+            )
+    raise KernelInconsistencyError("no integer witness for a nonzero polynomial")
+
+
+def define(expr, *, meaning=None, note: str = "") -> Verdict:
+    """A definition: checked to be well-typed and, if ``meaning`` is given, to agree with it."""
+    from symuat.kernel.index_calculus import col_space, row_space
+
+    row_space(expr), col_space(expr)  # raises on an ill-typed definition
+    if meaning is not None:
+        comparison = compare_entries(expr, meaning)
+        if not comparison.equal:
+            raise KernelInconsistencyError(f"definition {expr} disagrees with its rewrite {meaning}")
+    return Verdict(Status.DEFINITION, "definition: well-typed for symbolic dimensions"
+                   + ("; agrees entrywise with its rewrite" if meaning is not None else ""),
+                   detail=note)
+
+
+def informal(reason: str) -> Verdict:
+    """A statement with no checkable formalisation; the reason is reported."""
+    return Verdict(Status.INFORMAL, "no checkable identity", detail=reason)
+
+
+def timed(fn: Callable[[], Verdict]) -> tuple[Verdict, float]:
+    start = time.perf_counter()
+    verdict = fn()
+    return verdict, time.perf_counter() - start
+
+
+def check_shape(expr, claimed_shape: tuple, *, corrected_latex: str = "") -> Verdict:
+    """The claim "``expr`` has shape ``claimed_shape``" for all values of the dimensions."""
+    actual = tuple(sp.sympify(d) for d in expr.shape)
+    claimed = tuple(sp.sympify(d) for d in claimed_shape)
+    dims = dimension_symbols(expr) or sorted(
+        set().union(*(d.free_symbols for d in claimed)), key=str)
+    if all(sp.simplify(a - c) == 0 for a, c in zip(actual, claimed)):
+        return Verdict(Status.PROVED, "shape computed for symbolic dimensions equals the claim")
+    syms = matrix_symbols(expr)
+    for sizes in size_grid(dims):
+        values = random_values(syms, sizes, np.random.default_rng(0), "exact")
+        value, err = _evaluate(expr, sizes, values, "exact")
+        if err:
+            continue
+        want = tuple(int(c.subs(sizes)) for c in claimed)
+        if value.shape != want:
+            fvalue, _ = _evaluate(expr, sizes, {k: v.astype(float) for k, v in values.items()}, "float")
+            cex = Counterexample(
+                _named_sizes(sizes), values, lhs=value, rhs=None,
+                reason=f"the result has shape {value.shape}, the claim says {want}",
+                exact_recheck=f"exact evaluation has shape {value.shape}",
+                numeric_recheck=f"float64 evaluation has shape {fvalue.shape}",
+            )
+            corrected = Corrected(
+                corrected_latex or f"shape {actual}",
+                Verdict(Status.PROVED, "shape computed for symbolic dimensions"),
+            )
+            return Verdict(Status.REFUTED, "exact evaluation at explicit sizes",
+                           counterexample=cex, corrected=corrected)
+    raise KernelInconsistencyError(f"shape {actual} ≠ {claimed} symbolically but equal at every size")
+
+
+def check_numeric(trial: Callable, sizes_list: list[dict], *, seeds=SEEDS, what: str = "") -> Verdict:
+    """A property with no symbolic formalisation here, tried on random float64 instances.
+
+    ``trial(sizes, seed)`` returns ``(holds, description, values)``. The status is
+    ``numeric-only`` when it holds on every instance, ``refuted`` (with the instance) otherwise.
+    """
+    for sizes in sizes_list:
+        for seed in seeds:
+            holds, description, values = trial(sizes, seed)
+            if not holds:
+                cex = Counterexample(
+                    {str(k): v for k, v in sizes.items()}, values, reason=f"fails: {description}",
+                    numeric_recheck=f"float64 instance, seed {seed}",
+                )
+                return Verdict(Status.REFUTED, f"float64 instance ({what})", counterexample=cex)
+    return Verdict(
+        Status.NUMERIC_ONLY,
+        f"{what}; holds on every instance",
+        numeric=NumericWitness([{str(k): v for k, v in s.items()} for s in sizes_list], list(seeds),
+                               0.0, 0.0, "exact zero test: structural zeros are exact 0.0 in float64"),
+        detail=description,
+        quantities={"last_instance": values},
+    )

@@ -1,0 +1,172 @@
+"""Concrete evaluation of a matrix expression at explicit sizes.
+
+One interpreter serves three uses, chosen by the arrays it is given:
+
+* **exact**: NumPy ``object`` arrays of Python integers or ``fractions.Fraction``;
+  arithmetic is exact. Used to search for and re-check counterexamples.
+* **symbolic-explicit**: ``object`` arrays of SymPy symbols; every entry of the result is a
+  polynomial (with opaque σ applications) that :mod:`symuat.kernel.decide` expands. Used for
+  ``proved-at-sizes``.
+* **float64**: numeric confirmation.
+
+Shapes are checked at every operation; a mismatch raises
+:class:`~symuat.errors.ShapeMismatchError` naming both operands. Nothing is broadcast.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Callable
+
+import numpy as np
+import sympy as sp
+from sympy.matrices.expressions import (
+    Identity,
+    KroneckerProduct,
+    MatAdd,
+    MatMul,
+    MatrixExpr,
+    MatrixSymbol,
+    OneMatrix,
+    Transpose,
+    ZeroMatrix,
+)
+
+from symuat.errors import ShapeMismatchError
+
+
+def _name(expr) -> str:
+    text = str(expr)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+@dataclass
+class Evaluator:
+    """Evaluate matrix expressions with concrete dimensions and values.
+
+    ``dims`` maps dimension symbols to integers; ``values`` maps matrix-symbol names to 2-D
+    arrays; ``sigma`` is the elementwise function used for σ nodes; ``mode`` is ``"exact"``,
+    ``"symbolic"`` or ``"float"``.
+    """
+
+    dims: dict
+    values: dict
+    mode: str = "exact"
+    sigma: Callable | None = None
+    cache: dict = field(default_factory=dict)
+
+    # -- helpers ---------------------------------------------------------------------------
+    def size(self, dim) -> int:
+        value = sp.sympify(dim).subs(self.dims)
+        if not value.is_Integer:
+            raise ValueError(f"dimension {dim} has no value (given {self.dims})")
+        return int(value)
+
+    def shape(self, expr) -> tuple[int, int]:
+        return self.size(expr.rows), self.size(expr.cols)
+
+    def eye(self, n: int) -> np.ndarray:
+        if self.mode == "float":
+            return np.eye(n)
+        out = np.zeros((n, n), dtype=object)
+        out[...] = 0
+        for k in range(n):
+            out[k, k] = 1
+        return out
+
+    def const(self, shape, value) -> np.ndarray:
+        if self.mode == "float":
+            return np.full(shape, float(value))
+        out = np.empty(shape, dtype=object)
+        out[...] = value
+        return out
+
+    def scalar(self, c):
+        c = sp.sympify(c).subs(self.dims)
+        if self.mode == "float":
+            return float(c)
+        if self.mode == "exact" and c.is_Rational:
+            from fractions import Fraction
+
+            return int(c) if c.is_Integer else Fraction(int(c.p), int(c.q))
+        return c
+
+    # -- evaluation ------------------------------------------------------------------------
+    def __call__(self, expr) -> np.ndarray:
+        key = expr
+        if key in self.cache:
+            return self.cache[key]
+        out = self._eval(expr)
+        if out.ndim != 2:
+            raise TypeError(f"evaluation of {expr} gave a {out.ndim}-D array")
+        self.cache[key] = out
+        return out
+
+    def _eval(self, expr) -> np.ndarray:
+        if hasattr(expr, "_symuat_evaluate"):
+            return expr._symuat_evaluate(self)
+        if isinstance(expr, MatrixSymbol):
+            if expr.name not in self.values:
+                raise KeyError(f"no value given for {expr.name}")
+            value = self.values[expr.name]
+            want = self.shape(expr)
+            if tuple(value.shape) != want:
+                raise ShapeMismatchError(
+                    "value", expr.name, value.shape, f"the declared {expr.name}", want,
+                    "a value must have the declared shape",
+                )
+            return value
+        if isinstance(expr, Identity):
+            return self.eye(self.size(expr.rows))
+        if isinstance(expr, ZeroMatrix):
+            return self.const(self.shape(expr), 0)
+        if isinstance(expr, OneMatrix):
+            return self.const(self.shape(expr), 1)
+        if isinstance(expr, Transpose):
+            return self(expr.arg).T
+        if isinstance(expr, MatAdd):
+            parts = [self(a) for a in expr.args]
+            total = parts[0]
+            for arg, part in zip(expr.args[1:], parts[1:]):
+                if part.shape != total.shape:
+                    raise ShapeMismatchError(
+                        "sum", _name(expr.args[0]), total.shape, _name(arg), part.shape,
+                        "terms of a sum must have equal shapes",
+                    )
+                total = total + part
+            return total
+        if isinstance(expr, MatMul):
+            coeff = 1
+            result = None
+            prev = None
+            for arg in expr.args:
+                if not isinstance(arg, MatrixExpr):
+                    coeff = self.scalar(arg) if coeff == 1 else coeff * self.scalar(arg)
+                    continue
+                value = self(arg)
+                if result is None:
+                    result, prev = value, arg
+                    continue
+                if result.shape[1] != value.shape[0]:
+                    raise ShapeMismatchError(
+                        "product", _name(prev), result.shape, _name(arg), value.shape,
+                        "columns of the left factor must equal rows of the right",
+                    )
+                result = result @ value
+                prev = MatMul(prev, arg)
+            return result if coeff == 1 else result * coeff
+        if isinstance(expr, KroneckerProduct):
+            result = self(expr.args[0])
+            for arg in expr.args[1:]:
+                result = np.kron(result, self(arg))
+            return result
+        raise TypeError(f"no evaluation rule for {type(expr).__name__}: {expr}")
+
+
+def values_equal(a: np.ndarray, b: np.ndarray, mode: str) -> bool:
+    """Exact equality for ``exact``; expansion to zero for ``symbolic``."""
+    if a.shape != b.shape:
+        return False
+    if mode == "symbolic":
+        return all(sp.expand(x - y) == 0 for x, y in zip(a.flat, b.flat))
+    return bool(all(x == y for x, y in zip(a.flat, b.flat)))

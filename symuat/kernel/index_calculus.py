@@ -1,0 +1,423 @@
+r"""Index-level normal forms of matrix expressions, for symbolic dimensions.
+
+This is symuat's symbolic prover. It does not call SymPy's matrix simplification (some of its
+rewrite rules are unsound for symbolic shapes); it rewrites an expression into the entries it
+denotes and compares those.
+
+Spaces and multi-indices
+------------------------
+Every matrix expression has a *row space* and a *column space*: a tuple of dimensions. A plain
+``m×n`` symbol has spaces ``(m,)`` and ``(n,)``; a size-1 axis has the empty space ``()``. A
+Kronecker product concatenates the spaces of its factors, and a flattening ``vec`` of an
+``N×M`` matrix has row space ``(N, M)`` (row-major, index ``nM+m``) or ``(M, N)``
+(column-major, index ``mN+n``). An entry is addressed by one index variable per dimension —
+the multi-index view of mathlib's ``Matrix.kronecker`` and ``Matrix.vec``, where the
+flattened index set is a product type. Flattening is a bijection between ``[0,N)×[0,M)`` and
+``[0,NM)`` (Euclidean division), so equal entries over equal spaces means equal matrices.
+
+Entries
+-------
+An entry is a finite sum of *terms* ``c · Σ_{k∈K} Π factors`` where each factor is
+
+* ``('E', name, I, J)`` — entry ``name[I, J]`` of a matrix symbol,
+* ``('D', a, b)`` — Kronecker delta :math:`\delta_{ab}`,
+* ``('F', f, inner)`` — an elementwise function applied to an inner entry.
+
+The rules that produce them are the definitions of the operations (``(AB)_{ij}=Σ_k A_{ik}B_{kj}``,
+``(A^T)_{ij}=A_{ji}``, ``(A⊗B)_{(a,b),(c,d)}=A_{ac}B_{bd}``, …). Custom nodes supply their own
+rule through ``_symuat_entry``.
+
+Normal form and soundness
+-------------------------
+A term is normalised by (1) eliminating a delta with a summed index of the same range
+(:math:`\sum_b\delta_{ab}f(b)=f(a)`), dropping :math:`\delta_{aa}`, (2) turning a sum over an
+index that occurs nowhere into a factor of its range, and (3) renaming the summed indices
+canonically (the lexicographically least renaming over all permutations). Like terms are then
+collected with exact coefficients. Each step is an identity of finite sums valid for every
+value of the dimensions, so equal normal forms prove equality for *all* dimensions. The
+converse does not hold (the normal form is not complete): unequal forms prove nothing, and
+:mod:`symuat.kernel.decide` then searches for a counterexample or expands at explicit sizes.
+"""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass
+
+import sympy as sp
+from sympy.matrices.expressions import (
+    Identity,
+    KroneckerProduct,
+    MatAdd,
+    MatMul,
+    MatrixExpr,
+    MatrixSymbol,
+    OneMatrix,
+    Transpose,
+    ZeroMatrix,
+)
+
+
+class SpaceMismatch(Exception):
+    """Two index spaces that an operation requires equal are not structurally equal."""
+
+
+Space = tuple  # tuple of SymPy dimension expressions
+
+
+def space_of(dim) -> Space:
+    """The index space of one axis of length ``dim``: empty for a size-1 axis."""
+    dim = sp.sympify(dim)
+    return () if dim == 1 else (dim,)
+
+
+def row_space(expr) -> Space:
+    if hasattr(expr, "_symuat_row_space"):
+        return expr._symuat_row_space()
+    if isinstance(expr, Transpose):
+        return col_space(expr.arg)
+    if isinstance(expr, MatMul):
+        mats = [a for a in expr.args if isinstance(a, MatrixExpr)]
+        return row_space(mats[0])
+    if isinstance(expr, MatAdd):
+        spaces = {row_space(a) for a in expr.args}
+        if len(spaces) != 1:
+            raise SpaceMismatch(f"terms of {expr} have row spaces {sorted(map(str, spaces))}")
+        return spaces.pop()
+    if isinstance(expr, KroneckerProduct):
+        return sum((row_space(a) for a in expr.args), ())
+    return space_of(expr.rows)
+
+
+def col_space(expr) -> Space:
+    if hasattr(expr, "_symuat_col_space"):
+        return expr._symuat_col_space()
+    if isinstance(expr, Transpose):
+        return row_space(expr.arg)
+    if isinstance(expr, MatMul):
+        mats = [a for a in expr.args if isinstance(a, MatrixExpr)]
+        return col_space(mats[-1])
+    if isinstance(expr, MatAdd):
+        spaces = {col_space(a) for a in expr.args}
+        if len(spaces) != 1:
+            raise SpaceMismatch(f"terms of {expr} have column spaces {sorted(map(str, spaces))}")
+        return spaces.pop()
+    if isinstance(expr, KroneckerProduct):
+        return sum((col_space(a) for a in expr.args), ())
+    return space_of(expr.cols)
+
+
+@dataclass(frozen=True)
+class Term:
+    """``coeff · Σ_{bound} Π factors`` (before or after normalisation)."""
+
+    coeff: sp.Expr
+    factors: tuple
+    bound: tuple  # names of summed indices
+
+
+def _mul(a: list[Term], b: list[Term]) -> list[Term]:
+    return [
+        Term(sp.expand(s.coeff * t.coeff), s.factors + t.factors, s.bound + t.bound)
+        for s in a
+        for t in b
+    ]
+
+
+class IndexContext:
+    """Builds entries of matrix expressions; owns the fresh index names and their ranges."""
+
+    def __init__(self, depth: int = 0):
+        self.dims: dict[str, sp.Expr] = {}
+        self._counter = 0
+        self.depth = depth
+
+    # -- indices ---------------------------------------------------------------------------
+    def fresh(self, dim, prefix: str = "k") -> str:
+        name = f"{prefix}{self._counter}"
+        self._counter += 1
+        self.dims[name] = sp.sympify(dim)
+        return name
+
+    def fresh_multi(self, space: Space, prefix: str = "k") -> tuple:
+        return tuple(self.fresh(d, prefix) for d in space)
+
+    # -- entries ---------------------------------------------------------------------------
+    def entry(self, expr, I: tuple, J: tuple) -> list[Term]:
+        """The entry ``expr[I, J]`` as a list of terms (not yet normalised)."""
+        if hasattr(expr, "_symuat_entry"):
+            return expr._symuat_entry(self, I, J)
+        if isinstance(expr, MatrixSymbol):
+            return [Term(sp.Integer(1), (("E", expr.name, tuple(I), tuple(J)),), ())]
+        if isinstance(expr, Identity):
+            return [Term(sp.Integer(1), (_delta(I[0], J[0]),), ())]
+        if isinstance(expr, ZeroMatrix):
+            return []
+        if isinstance(expr, OneMatrix):
+            return [Term(sp.Integer(1), (), ())]
+        if isinstance(expr, Transpose):
+            return self.entry(expr.arg, J, I)
+        if isinstance(expr, MatAdd):
+            out: list[Term] = []
+            for arg in expr.args:
+                if row_space(arg) != row_space(expr.args[0]) or col_space(arg) != col_space(
+                    expr.args[0]
+                ):
+                    raise SpaceMismatch(f"cannot add {expr.args[0]} and {arg}: spaces differ")
+                out += self.entry(arg, I, J)
+            return out
+        if isinstance(expr, MatMul):
+            coeff = sp.Integer(1)
+            mats = []
+            for arg in expr.args:
+                if isinstance(arg, MatrixExpr):
+                    mats.append(arg)
+                else:
+                    coeff *= arg
+            result = [Term(coeff, (), ())]
+            left_index = I
+            for pos, mat in enumerate(mats):
+                if pos == len(mats) - 1:
+                    right_index = J
+                else:
+                    inner = col_space(mat)
+                    if inner != row_space(mats[pos + 1]):
+                        raise SpaceMismatch(
+                            f"product {mat} · {mats[pos + 1]}: column space {inner} "
+                            f"≠ row space {row_space(mats[pos + 1])}"
+                        )
+                    right_index = self.fresh_multi(inner)
+                    result = [Term(t.coeff, t.factors, t.bound + right_index) for t in result]
+                result = _mul(result, self.entry(mat, left_index, right_index))
+                left_index = right_index
+            return result
+        if isinstance(expr, KroneckerProduct):
+            result = [Term(sp.Integer(1), (), ())]
+            i0 = j0 = 0
+            for arg in expr.args:
+                r, c = len(row_space(arg)), len(col_space(arg))
+                result = _mul(result, self.entry(arg, I[i0 : i0 + r], J[j0 : j0 + c]))
+                i0, j0 = i0 + r, j0 + c
+            return result
+        raise TypeError(f"no index rule for {type(expr).__name__}: {expr}")
+
+
+def _delta(a: str, b: str) -> tuple:
+    return ("D",) + tuple(sorted((a, b)))
+
+
+# --------------------------------------------------------------------------------------------
+# normal form
+# --------------------------------------------------------------------------------------------
+
+
+def _rename_factor(factor: tuple, mapping: dict[str, str], dims: dict) -> tuple:
+    kind = factor[0]
+    if kind == "E":
+        _, name, I, J = factor
+        return ("E", name, tuple(mapping.get(i, i) for i in I), tuple(mapping.get(j, j) for j in J))
+    if kind == "D":
+        return _delta(mapping.get(factor[1], factor[1]), mapping.get(factor[2], factor[2]))
+    if kind == "F":
+        _, fname, inner = factor
+        local_dims = dict(dims)
+        terms = []
+        for coeff, factors, bound in inner:
+            names = {b for b, _ in bound}
+            local = {k: v for k, v in mapping.items() if k not in names}
+            for b, d in bound:
+                local_dims[b] = d
+            terms.append(
+                Term(coeff, tuple(_rename_factor(f, local, local_dims) for f in factors),
+                     tuple(b for b, _ in bound))
+            )
+        return ("F", fname, normal_form(terms, local_dims, prefix=_inner_prefix(inner)).key)
+    raise TypeError(factor)
+
+
+def _inner_prefix(inner) -> str:
+    for _, _, bound in inner:
+        for b, _ in bound:
+            return b.rsplit("_", 1)[0] + "_"
+    return "~_"
+
+
+def _free_vars(factor: tuple) -> set:
+    """Index names a factor mentions (for an elementwise function: the free ones inside)."""
+    kind = factor[0]
+    if kind == "E":
+        return set(factor[2]) | set(factor[3])
+    if kind == "D":
+        return {factor[1], factor[2]}
+    out = set()
+    for _, factors, bound in factor[2]:
+        inner_bound = {b for b, _ in bound}
+        for f in factors:
+            out |= _free_vars(f) - inner_bound
+    return out
+
+
+def _occurs(var: str, factor: tuple) -> bool:
+    return var in _free_vars(factor)
+
+
+def _normalise_term(term: Term, dims: dict, prefix: str):
+    """Return ``(coeff, key)`` with ``key`` canonical, or ``None`` for a zero term."""
+    coeff = term.coeff
+    factors = list(term.factors)
+    bound = list(dict.fromkeys(term.bound))
+    changed = True
+    while changed:
+        changed = False
+        for pos, f in enumerate(factors):
+            if f[0] != "D":
+                continue
+            a, b = f[1], f[2]
+            if a == b:
+                del factors[pos]
+                changed = True
+                break
+            for gone, kept in ((b, a), (a, b)):
+                if gone in bound and sp.simplify(dims[gone] - dims[kept]) == 0:
+                    del factors[pos]
+                    factors = [_rename_factor(g, {gone: kept}, dims) for g in factors]
+                    bound.remove(gone)
+                    changed = True
+                    break
+            if changed:
+                break
+    for var in list(bound):  # Σ over an index that occurs nowhere
+        if not any(_occurs(var, f) for f in factors):
+            coeff = coeff * dims[var]
+            bound.remove(var)
+    coeff = sp.expand(coeff)
+    if coeff == 0:
+        return None
+    if len(bound) <= 6:
+        orders = itertools.permutations(range(len(bound)))
+    else:  # still sound (any renaming is), merely less likely to match
+        orders = [tuple(range(len(bound)))]
+    best = None
+    for order in orders:
+        mapping = {bound[k]: f"{prefix}{order[k]}" for k in range(len(bound))}
+        fs = tuple(sorted((_rename_factor(f, mapping, dims) for f in factors), key=repr))
+        bnd = tuple(sorted(((mapping[b], dims[b]) for b in bound), key=lambda t: t[0]))
+        cand = (fs, bnd)
+        if best is None or repr(cand) < repr(best):
+            best = cand
+    return coeff, best
+
+
+@dataclass(frozen=True)
+class NormalForm:
+    """A normalised entry: canonical terms with their exact coefficients."""
+
+    key: tuple  # ((coeff, factors, bound), ...) sorted
+
+    def __eq__(self, other):  # structural
+        return isinstance(other, NormalForm) and self.key == other.key
+
+    def __hash__(self):
+        return hash(self.key)
+
+    def latex(self) -> str:
+        return normal_form_latex(self.key)
+
+
+def normal_form(terms: list[Term], dims: dict, prefix: str = "_") -> NormalForm:
+    collected: dict = {}
+    for term in terms:
+        res = _normalise_term(term, dims, prefix)
+        if res is None:
+            continue
+        coeff, key = res
+        collected[key] = sp.expand(collected.get(key, 0) + coeff)
+    items = sorted(
+        ((c, key[0], key[1]) for key, c in collected.items() if c != 0), key=lambda t: repr(t[1:])
+    )
+    return NormalForm(tuple(items))
+
+
+@dataclass
+class EntryComparison:
+    equal: bool
+    lhs: NormalForm | None
+    rhs: NormalForm | None
+    row_space: Space | None
+    col_space: Space | None
+    reason: str = ""
+
+
+def compare_entries(lhs, rhs) -> EntryComparison:
+    """Compare the index-level normal forms of two matrix expressions at a generic entry."""
+    try:
+        rs_l, cs_l, rs_r, cs_r = row_space(lhs), col_space(lhs), row_space(rhs), col_space(rhs)
+    except SpaceMismatch as exc:
+        return EntryComparison(False, None, None, None, None, f"ill-typed: {exc}")
+    if (rs_l, cs_l) != (rs_r, cs_r):
+        return EntryComparison(
+            False, None, None, None, None,
+            f"index spaces differ: {rs_l}×{cs_l} against {rs_r}×{cs_r}",
+        )
+    ctx = IndexContext()
+    I = ctx.fresh_multi(rs_l, "i")
+    J = ctx.fresh_multi(cs_l, "j")
+    try:
+        left = normal_form(ctx.entry(lhs, I, J), ctx.dims)
+        right = normal_form(ctx.entry(rhs, I, J), ctx.dims)
+    except SpaceMismatch as exc:
+        return EntryComparison(False, None, None, rs_l, cs_l, f"ill-typed: {exc}")
+    return EntryComparison(left == right, left, right, rs_l, cs_l)
+
+
+def entry_normal_form(expr) -> tuple[NormalForm, tuple, tuple]:
+    """Normal form of ``expr[I, J]`` with free indices ``i0.., j0..``."""
+    ctx = IndexContext()
+    I = ctx.fresh_multi(row_space(expr), "i")
+    J = ctx.fresh_multi(col_space(expr), "j")
+    return normal_form(ctx.entry(expr, I, J), ctx.dims), I, J
+
+
+# --------------------------------------------------------------------------------------------
+# LaTeX of normal forms
+# --------------------------------------------------------------------------------------------
+
+
+def _idx_latex(name: str) -> str:
+    if name.startswith("~"):
+        depth, k = name[1:].split("_")
+        return "l" + "'" * (int(depth) - 1) + f"_{{{k}}}"
+    if name.startswith("_"):
+        return f"k_{{{name[1:]}}}"
+    if name[0] in "ij" and name[1:].isdigit():
+        return f"{name[0]}_{{{name[1:]}}}"
+    return name.replace("~", "l").replace("_", "")
+
+
+def _factor_latex(f) -> str:
+    if f[0] == "E":
+        idx = ",".join(_idx_latex(i) for i in f[2] + f[3])
+        name = sp.latex(sp.Symbol(f[1]))
+        if "_" in name:
+            name = "{" + name + "}"
+        return f"{name}_{{{idx}}}" if idx else name
+    if f[0] == "D":
+        return rf"\delta_{{{_idx_latex(f[1])}{_idx_latex(f[2])}}}"
+    return rf"{sp.latex(sp.Symbol(f[1]))}\!\left({normal_form_latex(f[2])}\right)"
+
+
+def normal_form_latex(key) -> str:
+    if not key:
+        return "0"
+    parts = []
+    for coeff, factors, bound in key:
+        s = ""
+        if bound:
+            s += r"\sum_{" + ",".join(
+                rf"{_idx_latex(b)}<{sp.latex(d)}" for b, d in bound
+            ) + "} "
+        body = " ".join(_factor_latex(f) for f in factors) or "1"
+        c = sp.latex(coeff)
+        s += body if coeff == 1 else f"{c}\\,{body}"
+        parts.append(s)
+    return " + ".join(parts)

@@ -1,0 +1,133 @@
+"""The claim registry: claims keyed by the spec's IDs, each with the checks that decide it.
+
+A :class:`Claim` is one entry of ``claims.md`` (``P5``); a :class:`Check` is one labelled step
+or item of it under one reading (``P5.f[C-col,LR,conf]``). A check holds the statement it
+decides (LaTeX, and the SymPy objects inside its procedure) and a procedure that returns a
+:class:`~symuat.kernel.status.Verdict`. The registry holds no statuses: they exist only as the
+return values of running checks.
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+import time
+from dataclasses import dataclass, field
+from typing import Callable, Iterable
+
+from symuat.errors import UnknownClaimError
+from symuat.kernel.status import Verdict
+
+
+@dataclass
+class Check:
+    """One step or item of a claim, under one reading."""
+
+    id: str  # e.g. "P5.f"
+    reading: tuple[str, ...] | None
+    statement: str  # LaTeX of what is checked
+    procedure: Callable[[], Verdict]
+    note: str = ""
+
+    @property
+    def key(self) -> str:
+        return self.id + (f"[{','.join(self.reading)}]" if self.reading else "")
+
+    def run(self) -> "Result":
+        start = time.perf_counter()
+        try:
+            verdict = self.procedure()
+            error = None
+        except Exception as exc:  # a crash is reported, never turned into a verdict
+            verdict, error = None, f"{type(exc).__name__}: {exc}"
+        return Result(self, verdict, time.perf_counter() - start, error)
+
+
+@dataclass
+class Result:
+    check: Check
+    verdict: Verdict | None
+    seconds: float
+    error: str | None = None
+
+    def as_dict(self) -> dict:
+        out = {
+            "id": self.check.id,
+            "reading": ",".join(self.check.reading) if self.check.reading else None,
+            "key": self.check.key,
+            "statement": self.check.statement,
+            "status": str(self.verdict.status) if self.verdict else "error",
+            "seconds": round(self.seconds, 4),
+        }
+        if self.error:
+            out["error"] = self.error
+        if self.verdict is not None:
+            details = self.verdict.as_dict()
+            details.pop("status")
+            out.update(details)
+        if self.check.note:
+            out["note"] = self.check.note
+        return out
+
+
+@dataclass
+class Claim:
+    """One claim of the spec, with where the papers print it and its checks."""
+
+    id: str
+    title: str
+    where: str
+    statement: str  # LaTeX as the paper prints it
+    group: str
+    checks: list[Check] = field(default_factory=list)
+    remarks: str = ""
+
+    def check(self, step: str | None, reading, statement: str, procedure, note: str = "") -> Check:
+        cid = self.id if not step else f"{self.id}.{step}"
+        reading = tuple(reading) if reading else None
+        c = Check(cid, reading, statement, procedure, note)
+        if any(existing.key == c.key for existing in self.checks):
+            raise ValueError(f"duplicate check {c.key}")
+        self.checks.append(c)
+        return c
+
+
+class Registry:
+    def __init__(self):
+        self.claims: dict[str, Claim] = {}
+        self.lemmas: list[str] = []
+
+    def claim(self, id: str, title: str, *, where: str, statement: str, group: str,
+              remarks: str = "") -> Claim:
+        if id in self.claims:
+            raise ValueError(f"claim {id} registered twice")
+        c = Claim(id, title, where, statement, group, remarks=remarks)
+        self.claims[id] = c
+        return c
+
+    def all_checks(self) -> list[Check]:
+        return [c for claim in self.claims.values() for c in claim.checks]
+
+    def select(self, patterns: Iterable[str]) -> list[Check]:
+        """Checks matching IDs: ``P5`` (the claim), ``P5.f`` (a step), or a full key."""
+        out: list[Check] = []
+        every = self.all_checks()
+        for pattern in patterns:
+            pattern = pattern.strip()
+            hits = [
+                c for c in every
+                if c.key == pattern
+                or c.id == pattern
+                or c.id.startswith(pattern + ".")
+                or (re.fullmatch(r"[^\[]+\[.*\]", pattern) is None and c.key.startswith(pattern + "["))
+            ]
+            if not hits:
+                known = sorted({c.id for c in every} | set(self.claims))
+                close = difflib.get_close_matches(pattern, known, n=4)
+                hint = f"; did you mean {', '.join(close)}?" if close else ""
+                raise UnknownClaimError(f"unknown claim ID {pattern!r}{hint}")
+            out += [c for c in hits if c not in out]
+        return out
+
+
+REGISTRY = Registry()
