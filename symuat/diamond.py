@@ -270,7 +270,8 @@ def diamond(a, b, mm: str | None = None, *, names=("a", "b"), vector_side: str |
     A 2-D operand with one column is a vector. For (matrix, vector) and (vector, matrix) this is
     D4: the columns of the matrix against the vector. For two matrices ``mm`` must be one of
     ``"C-col"`` (``aᵀb``) and ``"C-prod"`` (``ab``). ``vector_side`` overrides the detection
-    (the SymPy node knows which side is the vector from the declared shapes, even at size 1).
+    (the SymPy node knows which side is the vector from the declared shapes, even at size 1):
+    ``"left"``, ``"right"``, or ``"neither"`` to treat two one-column operands as matrices.
 
     >>> import numpy as np
     >>> W = np.array([[1, 2, 3], [4, 5, 6]])
@@ -289,8 +290,8 @@ def diamond(a, b, mm: str | None = None, *, names=("a", "b"), vector_side: str |
                 "diamond", name, arr.shape, "a 2-D operand", ("rows", "cols"),
                 "operands must be 2-D (a vector is a column)",
             )
-    side = vector_side
-    if side is None:
+    side = None if vector_side == "neither" else vector_side
+    if vector_side is None:
         side = "right" if b.shape[1] == 1 else "left" if a.shape[1] == 1 else None
     if side == "left":  # x ⋄ W: columns of W against x
         a, b = b, a

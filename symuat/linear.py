@@ -4,14 +4,14 @@ A layer acting on a token matrix :math:`X\in\mathbb R^{N\times M}` by left multi
 (:math:`X\mapsto WX`, the papers' Eq. 5) or right multiplication (:math:`X\mapsto XW`, the
 feature axis) becomes one matrix–vector product on :math:`x'=\operatorname{vec}(X)`:
 
-=====================  ==============================  ==============================
-map                    ``row`` (:math:`\operatorname{vec}_r`)   ``col`` (:math:`\operatorname{vec}_c`)
-=====================  ==============================  ==============================
-:math:`X\mapsto WX`    :math:`W\otimes I_M`            :math:`I_M\otimes W`
-:math:`X\mapsto XW`    :math:`I_N\otimes W^\top`       :math:`W^\top\otimes I_N`
-:math:`b1_M^\top`      :math:`b\otimes 1_M`            :math:`1_M\otimes b`
-:math:`1_Nb^\top`      :math:`1_N\otimes b`            :math:`b\otimes 1_N`
-=====================  ==============================  ==============================
+======================  ================================  ================================
+map                     ``row``                           ``col``
+======================  ================================  ================================
+:math:`X\mapsto WX`     :math:`W\otimes I_M`              :math:`I_M\otimes W`
+:math:`X\mapsto XW`     :math:`I_N\otimes W^\top`         :math:`W^\top\otimes I_N`
+:math:`b1_M^\top`       :math:`b\otimes 1_M`              :math:`1_M\otimes b`
+:math:`1_Nb^\top`       :math:`1_N\otimes b`              :math:`b\otimes 1_N`
+======================  ================================  ================================
 
 These are the lifts in the ``duat`` sense (:math:`y'=W'x'`); the ``dia`` sense of UAT/AAAI
 (:math:`y'=W'\diamond x'=(W')^\top x'`) uses the transpose, :func:`in_sense`. SymPy builders

@@ -19,15 +19,12 @@ from sympy import MatrixSymbol
 from symuat.algebra import T, add, dims, mul
 from symuat.diamond import MM_DEFINITIONS, PARSES, Diamond, DiamondChain, ambiguities, resolve
 from symuat.kernel import decide
+from symuat.printing import latex
 from symuat.kernel.decide import Statement
 from symuat.kernel.registry import REGISTRY
 
 m, n, p = dims("m n p")
 SHAPES = ("conf", "square")
-
-
-def _latex(e) -> str:
-    return sp.latex(e)
 
 
 def _readings(*members):
@@ -154,7 +151,7 @@ _u = MatrixSymbol("u", p, 1)
 for _mm, _meaning in (("C-col", mul(T(_A), _B)), ("C-prod", mul(_A, _Bp))):
     _rhs_b = _B if _mm == "C-col" else _Bp
     D5.check(
-        None, (_mm,), _latex(Diamond(_A, _rhs_b)) + " := " + _latex(_meaning),
+        None, (_mm,), latex(Diamond(_A, _rhs_b)) + " := " + latex(_meaning),
         partial(decide.define, Diamond(_A, _rhs_b, _mm), meaning=_meaning),
     )
     # does the candidate extend D4 column by column? (A ⋄ B) u = A ⋄ (B u) for every u
@@ -303,7 +300,7 @@ def _register_chain(claim, build, steps, ends, corrections):
             corr_stmt = corr(members, extra) if corr else None
             claim.check(
                 label, _tags(mm, parse, shape),
-                f"{_latex(printed[a])} = {_latex(printed[b])}",
+                f"{latex(printed[a])} = {latex(printed[b])}",
                 partial(_identity_check, members[a], members[b], mm, parse, corr_stmt),
             )
 
@@ -356,7 +353,7 @@ for _last, _tex in (("W12", r"\mathbf W_{12}"), ("W12x", r"\mathbf W_{12}\mathbf
                     ("W12dia", r"\mathbf W_{12}\diamond\mathbf x")):
     for mm, parse, shape in _readings(_pm["0"], _pm["g"]):
         P5.check("pre", _tags(mm, parse, shape, _last),
-                 f"{_latex(_pm['0'])} = {_latex(_pm['g'])} = {_tex}",
+                 f"{latex(_pm['0'])} = {latex(_pm['g'])} = {_tex}",
                  partial(_p5_pre, _last, mm, parse, shape),
                  note="the preamble's last member read literally (W12), as W12 x, and as W12 ⋄ x")
 

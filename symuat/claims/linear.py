@@ -17,6 +17,7 @@ from symuat.algebra import T, add, dims, kron, mul
 from symuat.diamond import Diamond
 from symuat.elementwise import Sigma
 from symuat.kernel import decide
+from symuat.printing import latex
 from symuat.kernel.decide import Statement
 from symuat.kernel.registry import REGISTRY
 from symuat.kernel.structure import generic_density
@@ -61,7 +62,7 @@ _LEMMAS = {
     "kron_mul_kron": (mul(kron(_A2, _B2), kron(_C, _D)), kron(mul(_A2, _C), mul(_B2, _D))),
 }
 for _name, (_l, _r) in _LEMMAS.items():
-    LEMMA.check(_name, None, f"{sp.latex(_l)} = {sp.latex(_r)}",
+    LEMMA.check(_name, None, f"{latex(_l)} = {latex(_r)}",
                 partial(decide.check_identity, _l, _r))
 
 # --------------------------------------------------------------------------------------------
@@ -84,14 +85,14 @@ def _m1_exist(order, sense):
     Wp = in_sense(lift_left(_W, M, order), sense)
     lhs = Vec(mul(_W, _Xi), order)
     rhs = Diamond(Wp, Vec(_Xi, order)) if sense == "dia" else mul(Wp, Vec(_Xi, order))
-    return decide.check_identity(lhs, rhs, construction=f"W' = {sp.latex(Wp)}")
+    return decide.check_identity(lhs, rhs, construction=f"W' = {latex(Wp)}")
 
 
 for _order in ORDERS:
     for _sense in ("dia", "duat"):
         _tex = (r"T_D(\mathbf W\mathbf x)=\mathbf W'\diamond T_D(\mathbf x)" if _sense == "dia"
                 else r"T_D(\mathbf W\mathbf x)=\mathbf W'\,T_D(\mathbf x)")
-        M1.check("exist", (_order, _sense), _tex + rf",\ \ \mathbf W'={sp.latex(in_sense(lift_left(_W, M, _order), _sense))}",
+        M1.check("exist", (_order, _sense), _tex + rf",\ \ \mathbf W'={latex(in_sense(lift_left(_W, M, _order), _sense))}",
                  partial(_m1_exist, _order, _sense))
 
 
@@ -128,7 +129,7 @@ for _order in ORDERS:
             "pic", (_order, _sense),
             r"\text{Eq. 15: columns 1, 2 of }\mathbf W'\text{ and the order of }\mathbf x'",
             partial(decide.check_explicit, partial(_m1_pic, _order, _sense), _PIC_SIZES,
-                    construction=f"W' = {sp.latex(in_sense(lift_left(_W, M, _order), _sense))}"),
+                    construction=f"W' = {latex(in_sense(lift_left(_W, M, _order), _sense))}"),
             note="printed: column 1 = (w11, 0…0, w12, 0…0, …, w1n, 0…0) with M−1 zeros after each w; "
                  "column 2 = column 1 shifted down by one; x' listed row by row",
         )
@@ -206,8 +207,8 @@ def _m3(side, order):
     X, plain, lifts = _m3_objects(side)
     W1p, b1p, W2p, b2p = lifts(order)
     lifted = add(mul(W2p, Sigma(add(mul(W1p, Vec(X, order)), b1p))), b2p)
-    construction = (f"W_1' = {sp.latex(W1p)},\\ b_1' = {sp.latex(b1p)},\\ "
-                    f"W_2' = {sp.latex(W2p)},\\ b_2' = {sp.latex(b2p)}")
+    construction = (f"W_1' = {latex(W1p)},\\ b_1' = {latex(b1p)},\\ "
+                    f"W_2' = {latex(W2p)},\\ b_2' = {latex(b2p)}")
     return decide.check_identity(Vec(plain, order), lifted, construction=construction)
 
 
@@ -239,11 +240,7 @@ def _m4(second, first):
     corrected = None
     if second != first:
         K = Commutation(N, M) if second == "row" else T(Commutation(N, M))
-        corrected = Statement(
-            mul(lift_left(_W2, M, second), K, lift_left(_W1, M, first), T(K)), rhs,
-            rf"{sp.latex(lift_left(_W2, M, second))}\,{sp.latex(K)}\,{sp.latex(lift_left(_W1, M, first))}"
-            rf"\,{sp.latex(T(K))}={sp.latex(rhs)}",
-        )
+        corrected = Statement(mul(lift_left(_W2, M, second), K, lift_left(_W1, M, first), T(K)), rhs)
     return decide.check_identity(lhs, rhs, corrected=corrected)
 
 

@@ -53,6 +53,7 @@ from sympy.matrices.expressions import MatrixSymbol
 from symuat.errors import DiamondUndefinedError, KernelInconsistencyError, ShapeMismatchError
 from symuat.kernel.evaluate import Evaluator, values_equal
 from symuat.kernel.index_calculus import compare_entries
+from symuat.printing import latex
 from symuat.kernel.status import (
     Corrected,
     Counterexample,
@@ -286,7 +287,7 @@ class Statement:
 
     def __post_init__(self):
         if not self.latex:
-            self.latex = f"{sp.latex(self.lhs)} = {sp.latex(self.rhs)}"
+            self.latex = f"{latex(self.lhs)} = {latex(self.rhs)}"
 
 
 def explicit_expansion(lhs, rhs, sizes_list: list[dict]) -> tuple[list[dict], Counterexample | None]:
@@ -438,7 +439,7 @@ def check_negation(lhs, rhs, *, corrected: Statement | None = None) -> Verdict:
             detail=inner.detail,
             numeric=inner.numeric,
             corrected=Corrected(
-                corrected.latex if corrected else f"{sp.latex(lhs)} = {sp.latex(rhs)}", inner
+                corrected.latex if corrected else f"{latex(lhs)} = {latex(rhs)}", inner
             ),
         )
     return Verdict(
@@ -499,7 +500,7 @@ def check_quantity(
             return Verdict(
                 Status.REFUTED, "exact count on a materialised instance differs from the claim",
                 counterexample=cex, quantities=quantities,
-                corrected=Corrected(f"{name} = {sp.latex(sp.sympify(derived))}", corrected),
+                corrected=Corrected(f"{name} = {latex(sp.sympify(derived))}", corrected),
             )
     raise KernelInconsistencyError(f"{name}: claim differs symbolically but not at any tested size")
 

@@ -129,13 +129,14 @@ class IndexContext:
 
     def __init__(self, depth: int = 0):
         self.dims: dict[str, sp.Expr] = {}
-        self._counter = 0
+        self._counters: dict[str, int] = {}
         self.depth = depth
 
     # -- indices ---------------------------------------------------------------------------
     def fresh(self, dim, prefix: str = "k") -> str:
-        name = f"{prefix}{self._counter}"
-        self._counter += 1
+        count = self._counters.get(prefix, 0)
+        name = f"{prefix}{count}"
+        self._counters[prefix] = count + 1
         self.dims[name] = sp.sympify(dim)
         return name
 

@@ -1,0 +1,68 @@
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from symuat import cli
+from symuat.kernel.registry import Registry
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def test_prove_json(capsys):
+    assert cli.main(["prove", "P1", "P5.f", "--format", "json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert [d["id"] for d in data][:1] == ["P1"]
+    assert all({"id", "reading", "status", "seconds"} <= set(d) for d in data)
+    assert data[0]["reading"] is None
+    f = {d["key"]: d for d in data if d["id"] == "P5.f"}
+    assert f["P5.f[C-col,LR,square]"]["counterexample"]["sizes"] == {"n": 2}
+    assert "corrected" in f["P5.f[C-col,LR,square]"]
+
+
+def test_prove_table_and_latex(capsys):
+    assert cli.main(["prove", "M2"]) == 0
+    out = capsys.readouterr().out
+    assert "M2[zero-frac,row]" in out and "refuted" in out and "4 checks" in out
+    assert cli.main(["prove", "P1", "--format", "latex"]) == 0
+    assert r"\begin{longtable}" in capsys.readouterr().out
+
+
+def test_unknown_id_is_a_clear_error(capsys):
+    assert cli.main(["prove", "P9"]) == 2
+    assert "unknown claim ID 'P9'" in capsys.readouterr().err
+    assert cli.main(["prove"]) == 2
+
+
+def test_show_and_list(capsys):
+    assert cli.main(["list"]) == 0
+    assert "P5" in capsys.readouterr().out
+    assert cli.main(["show", "M4[row,col]"]) == 0
+    out = capsys.readouterr().out
+    assert "counterexample" in out and "corrected" in out
+
+
+def test_a_crashing_check_makes_the_exit_status_nonzero(monkeypatch, capsys):
+    import symuat.kernel.registry as reg
+
+    fake = Registry()
+    claim = fake.claim("X1", "a broken check", where="-", statement="-", group="-")
+    claim.check(None, None, "1=1", lambda: 1 / 0)
+    monkeypatch.setattr(reg, "REGISTRY", fake)
+    assert cli.main(["prove", "X1"]) == 1
+    assert "ZeroDivisionError" in capsys.readouterr().err
+
+
+def test_console_script_runs():
+    out = subprocess.run([sys.executable, "-m", "symuat.cli", "prove", "P1", "--format", "json"],
+                         capture_output=True, text=True, cwd=ROOT, check=True)
+    assert json.loads(out.stdout)[0]["status"] == "proved"
+
+
+@pytest.mark.parametrize("script", ["diamond.py", "linear.py"])
+def test_proof_scripts_run(script):
+    out = subprocess.run([sys.executable, str(ROOT / "proofs" / script)], capture_output=True,
+                         text=True, check=True)
+    assert "checks:" in out.stdout.splitlines()[-1]

@@ -1,0 +1,18 @@
+"""The README's two set-up commands exist, and .ci/run runs the very same test command."""
+
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _blocks(text):
+    parts = text.split("```")
+    return [parts[k].strip() for k in range(1, len(parts), 2)]
+
+
+def test_two_setup_commands_and_ci_uses_the_test_command():
+    setup = (ROOT / "README.md").read_text().split("## Set-up")[1].split("## ")[0]
+    blocks = _blocks(setup)
+    assert blocks == ['pip install -e . && symuat prove --all', 'pip install -e ".[test]" && pytest']
+    ci = (ROOT / ".ci" / "run").read_text().splitlines()
+    assert blocks[1] in ci
