@@ -1,36 +1,182 @@
-r"""Multi-head attention as the papers define it (spec H0, the ``split`` formalisation).
+r"""Multi-head attention and its matrix-vector form (spec H0–H9).
 
-The input :math:`X\in\mathbb R^{N\times M}` is split column-wise into :math:`h` head slices
-:math:`x_i=XS_i` of width :math:`d=M/h`; head :math:`i` has :math:`H_i=\operatorname{softmax}_{\rm row}
-(x_iW_{Qi}(x_iW_{Ki})^\top/\sqrt M)`, :math:`\hat H_i=H_ix_iW_{Vi}`, and
-:math:`\mathring H=[\hat H_1,\dots,\hat H_h]W_O`. With every :math:`H_i` held fixed the map
-:math:`X\mapsto\mathring H` is linear (:func:`mha_fixed_pattern`).
+**As the papers define it** (``split``, spec H0): the input :math:`X\in\mathbb R^{N\times M}` is
+split column-wise into :math:`h` head slices :math:`x_i=XS_i`, :math:`S_i=e_i\otimes I_d`,
+:math:`d=M/h`; head :math:`i` computes :math:`\hat H_i=H_ix_iW_{Vi}` with
+:math:`H_i=\operatorname{softmax}_{\rm row}(x_iW_{Qi}(x_iW_{Ki})^\top/\sqrt M)`; the heads are
+concatenated, :math:`\hat H=\sum_i\hat H_iE_i^\top` with :math:`E_i=e_i\otimes I_{d_v}`, and
+:math:`\mathring H=\hat HW_O`. **As practice defines it** (``std``, PyTorch's
+``nn.MultiheadAttention``, BERT): every head projects the full :math:`X`
+(:math:`S_i=I_M`, :math:`W_{Vi}\in\mathbb R^{M\times d_v}`) and scores are scaled by
+:math:`1/\sqrt{d_k}`.
+
+**The construction** the papers assert but never write down. With :math:`H_i` held fixed,
+:math:`\mathring H=\sum_iH_iXB_i` where :math:`B_i=S_iW_{Vi}E_i^\top W_O=S_iW_{Vi}W_{O,i}`, so by
+the vec lemma
+
+.. math::
+
+   \operatorname{vec}_r(\mathring H)=\Big(\sum_iH_i\otimes B_i^\top\Big)\operatorname{vec}_r(X),\qquad
+   \operatorname{vec}_c(\mathring H)=\Big(\sum_iB_i^\top\otimes H_i\Big)\operatorname{vec}_c(X),
+
+and likewise :math:`W'_{HV}=\sum_iH_i\otimes(S_iW_{Vi}E_i^\top)^\top`,
+:math:`W'_O=I_N\otimes W_O^\top` (row; ``duat`` sense, :math:`y'=W'x'`). The paper's
+:math:`W'_{HVO}` (``dia`` sense, :math:`\mathring H'=(W'_{HVO})^\top x'`) is the transpose.
+
+:class:`MHAOperator` applies it matrix-free with memory :math:`O(N^2h+M^2)`; ``dense()``
+materialises the :math:`NM\times NM` matrix only when asked.
 
 >>> import numpy as np
 >>> rng = np.random.default_rng(0)
->>> X = rng.standard_normal((4, 6))
->>> H = attention_patterns(X, rng.standard_normal((3, 3)), rng.standard_normal((3, 3)), 2)
->>> H.shape, np.allclose(H.sum(axis=2), 1)
-((2, 4, 4), True)
+>>> N, M, h = 4, 6, 2
+>>> X = rng.standard_normal((N, M))
+>>> W = {k: rng.standard_normal((h, M // h, M // h)) for k in "QKV"}
+>>> WO = rng.standard_normal((M, M))
+>>> out, H = mha_forward(X, W["Q"], W["K"], W["V"], WO, heads=h)
+>>> op = MHAOperator(H, W["V"], WO)
+>>> np.allclose(op @ X.reshape(-1), out.reshape(-1))
+True
 """
 
 from __future__ import annotations
 
-import numpy as np
+from dataclasses import dataclass
 
+import numpy as np
+import sympy as sp
+from sympy import Identity, MatrixSymbol
+
+from symuat.algebra import T, kron, mul
 from symuat.errors import ShapeMismatchError
+from symuat.heads import BlockSymbol, HeadMatrix, HeadSum, Selector
+from symuat.vec import check_order
 
 MASKS = ("bidir", "causal")
+PROJECTIONS = ("split", "std")
+
+# --------------------------------------------------------------------------------------------
+# SymPy constructions (for the proofs)
+# --------------------------------------------------------------------------------------------
+
+HEAD = sp.Symbol("i", integer=True)
 
 
-def _per_head(W, h: int, name: str) -> np.ndarray:
+class CausalHeadMatrix(HeadMatrix):
+    """A family member masked causally: entry :math:`(a,b)` is zero for :math:`b>a`."""
+
+    def _symuat_entry(self, ctx, I, J):
+        terms = super()._symuat_entry(ctx, I, J)
+        return [t.__class__(t.coeff, t.factors + (("T", I[0], J[0]),), t.bound) for t in terms]
+
+    def _symuat_evaluate(self, ev):
+        value = super()._symuat_evaluate(ev)
+        mask = np.tril(np.ones(value.shape, dtype=bool))
+        out = value.copy()
+        out[~mask] = 0
+        return out
+
+
+@dataclass
+class MHASymbols:
+    """The objects of one MHA statement, for one reading (``split``/``std``, ``bidir``/``causal``)."""
+
+    projection: str
+    mask: str
+    N: sp.Symbol
+    h: sp.Symbol
+    d: sp.Expr  # head width of the input slice (split) or the full width M (std)
+    dv: sp.Symbol
+    X: object
+    H: object  # H_i (inside a head sum)
+    WV: object  # W_Vi (inside a head sum)
+    WO: object
+    S: object  # S_i
+    E: object  # E_i
+
+    @property
+    def M(self):
+        return self.X.shape[1]
+
+    def head_output(self):
+        """:math:`\\hat H_i=H_i(XS_i)W_{Vi}` (inside a head sum)."""
+        return mul(self.H, self.X, self.S, self.WV)
+
+    def concat(self):
+        """:math:`\\hat H=\\sum_i\\hat H_iE_i^\\top` (the column concatenation)."""
+        return HeadSum(HEAD, self.h, mul(self.head_output(), T(self.E)))
+
+    def mha(self):
+        """:math:`\\mathring H=\\hat HW_O` — the definition H0 (with :math:`H_i` fixed)."""
+        return mul(self.concat(), self.WO)
+
+    def B(self):
+        """:math:`B_i=S_iW_{Vi}E_i^\\top W_O` (so that :math:`\\mathring H=\\sum_iH_iXB_i`)."""
+        return mul(self.S, self.WV, T(self.E), self.WO)
+
+    def W_HV(self, order: str):
+        """:math:`W'_{HV}` (``duat`` sense): :math:`\\operatorname{vec}(\\hat H)=W'_{HV}\\operatorname{vec}(X)`."""
+        C = mul(self.S, self.WV, T(self.E))
+        body = kron(self.H, T(C)) if check_order(order) == "row" else kron(T(C), self.H)
+        return HeadSum(HEAD, self.h, body)
+
+    def W_O(self, order: str):
+        """:math:`W'_O` (``duat`` sense): :math:`\\operatorname{vec}(\\hat HW_O)=W'_O\\operatorname{vec}(\\hat H)`."""
+        return kron(Identity(self.N), T(self.WO)) if check_order(order) == "row" else kron(T(self.WO), Identity(self.N))
+
+    def W_HVO(self, order: str):
+        """:math:`(W'_{HVO})^\\top` (``duat`` sense): :math:`\\mathring H'=\\sum_iH_i\\otimes B_i^\\top\\,x'` (row)."""
+        body = kron(self.H, T(self.B())) if check_order(order) == "row" else kron(T(self.B()), self.H)
+        return HeadSum(HEAD, self.h, body)
+
+
+def mha_symbols(projection: str = "split", mask: str = "bidir") -> MHASymbols:
+    """Symbolic MHA objects with symbolic :math:`N,h,d,d_v` (``split``: :math:`M=hd`)."""
+    from symuat.algebra import dims
+
+    if projection not in PROJECTIONS:
+        raise ValueError(f"projection must be one of {PROJECTIONS}, not {projection!r}")
+    if mask not in MASKS:
+        raise ValueError(f"mask must be one of {MASKS}, not {mask!r}")
+    N, h, d, dv = dims("N h d d_v")
+    Hcls = CausalHeadMatrix if mask == "causal" else HeadMatrix
+    H = Hcls("H", HEAD, h, N, N)
+    E = kron(Selector(HEAD, h), Identity(dv))
+    if projection == "split":
+        X = BlockSymbol("X", (N,), (h, d))
+        S = kron(Selector(HEAD, h), Identity(d))
+        WV = HeadMatrix("W_V", HEAD, h, d, dv)
+        WO = BlockSymbol("W_O", (h, dv), (h, d))
+        width = d
+    else:
+        Mdim = dims("M")
+        X = MatrixSymbol("X", N, Mdim)
+        S = Identity(Mdim)
+        WV = HeadMatrix("W_V", HEAD, h, Mdim, dv)
+        WO = BlockSymbol("W_O", (h, dv), (Mdim,))
+        width = Mdim
+    return MHASymbols(projection, mask, N, h, width, dv, X, H, WV, WO, S, E)
+
+
+# --------------------------------------------------------------------------------------------
+# NumPy: the forward pass
+# --------------------------------------------------------------------------------------------
+
+
+def _need(ok, op, a, ashape, b, bshape, need):
+    if not ok:
+        raise ShapeMismatchError(op, a, ashape, b, bshape, need)
+
+
+def _family(W, h: int, name: str, rows: int) -> np.ndarray:
     W = np.asarray(W, dtype=float)
     if W.ndim == 2:
-        return np.broadcast_to(W, (h,) + W.shape)  # one matrix shared by every head, on purpose
-    if W.ndim == 3 and W.shape[0] == h:
-        return W
-    raise ShapeMismatchError("attention", name, W.shape, "heads", (h,),
-                             f"{name} must be (d, k) or (h, d, k)")
+        W = np.broadcast_to(W, (h,) + W.shape)  # one matrix for every head, on request
+    if W.ndim != 3 or W.shape[0] != h:
+        raise ShapeMismatchError("attention", name, W.shape, "heads", (h,),
+                                 f"{name} must have shape (h, rows, cols) or (rows, cols)")
+    _need(W.shape[1] == rows, "attention", name, W.shape, "the head input", (rows,),
+          f"rows of each {name}_i must equal the head input width {rows}")
+    return W
 
 
 def head_slices(X, h: int) -> np.ndarray:
@@ -49,37 +195,189 @@ def softmax_rows(S: np.ndarray) -> np.ndarray:
     return E / E.sum(axis=-1, keepdims=True)
 
 
-def attention_patterns(X, WQ, WK, h: int, mask: str = "bidir") -> np.ndarray:
-    """The :math:`H_i` of every head, shape ``(h, N, N)`` (paper's split; scale :math:`1/\\sqrt M`)."""
-    if mask not in MASKS:
-        raise ValueError(f"mask must be one of {MASKS}, not {mask!r}")
-    x = head_slices(X, h)
-    WQ, WK = _per_head(WQ, h, "W_Q"), _per_head(WK, h, "W_K")
-    if WQ.shape[1] != x.shape[2] or WK.shape[1] != x.shape[2]:
-        raise ShapeMismatchError("attention", "W_Q", WQ.shape, "x_i", x.shape,
-                                 "rows of W_Q and W_K must equal the head width M/h")
+def _mask_bool(mask, N: int) -> np.ndarray | None:
+    """Allowed (query, key) pairs, shape (N, N); None for no mask."""
+    if mask is None or (isinstance(mask, str) and mask == "bidir"):
+        return None
+    if isinstance(mask, str):
+        if mask != "causal":
+            raise ValueError(f"mask must be 'bidir', 'causal' or a boolean key-padding array, not {mask!r}")
+        return np.tril(np.ones((N, N), dtype=bool))
+    keep = np.asarray(mask, dtype=bool)
+    if keep.shape == (N,):
+        if not keep.any():
+            raise ValueError("the padding mask masks every token")
+        return np.broadcast_to(keep[None, :], (N, N))
+    _need(keep.shape == (N, N), "attention mask", "mask", keep.shape, "tokens", (N,),
+          "a mask is (N,) key padding or (N, N) allowed pairs")
+    return keep
+
+
+def _inputs(X, h, projection):
+    X = np.asarray(X, dtype=float)
+    if X.ndim != 2:
+        raise ShapeMismatchError("attention", "X", X.shape, "a token matrix", ("N", "M"), "X must be 2-D")
+    if projection not in PROJECTIONS:
+        raise ValueError(f"projection must be one of {PROJECTIONS}, not {projection!r}")
+    if projection == "split":
+        return head_slices(X, h)
+    return np.broadcast_to(X, (h,) + X.shape)
+
+
+def attention_patterns(X, WQ, WK, h: int, mask="bidir", *, projection: str = "split",
+                       bQ=None, bK=None, scale: float | None = None) -> np.ndarray:
+    """The :math:`H_i` of every head, shape ``(h, N, N)``.
+
+    ``split`` scales by :math:`1/\\sqrt M` (the papers' Eq. 7), ``std`` by :math:`1/\\sqrt{d_k}`
+    (the usual convention), unless ``scale`` is given. ``mask`` is ``"bidir"``, ``"causal"``, a
+    boolean key-padding vector ``(N,)`` (True = real token) or an ``(N, N)`` boolean array.
+    """
+    x = _inputs(X, h, projection)
+    WQ = _family(WQ, h, "W_Q", x.shape[2])
+    WK = _family(WK, h, "W_K", x.shape[2])
+    _need(WQ.shape[2] == WK.shape[2], "attention", "W_Q", WQ.shape, "W_K", WK.shape,
+          "queries and keys need the same width d_k")
     Q = np.einsum("hnd,hdk->hnk", x, WQ)
     K = np.einsum("hnd,hdk->hnk", x, WK)
-    S = np.einsum("hnk,hmk->hnm", Q, K) / np.sqrt(np.asarray(X).shape[1])
-    if mask == "causal":
-        N = S.shape[1]
-        S = np.where(np.tril(np.ones((N, N), dtype=bool)), S, -np.inf)
+    if bQ is not None:
+        Q = Q + np.asarray(bQ, dtype=float).reshape(h, 1, -1)
+    if bK is not None:
+        K = K + np.asarray(bK, dtype=float).reshape(h, 1, -1)
+    if scale is None:
+        scale = 1 / np.sqrt(np.asarray(X).shape[1] if projection == "split" else WQ.shape[2])
+    S = np.einsum("hnk,hmk->hnm", Q, K) * scale
+    allowed = _mask_bool(mask, S.shape[1])
+    if allowed is not None:
+        S = np.where(allowed[None], S, -np.inf)
     return softmax_rows(S)
 
 
-def mha_fixed_pattern(X, H, WV, WO) -> np.ndarray:
-    """:math:`\\mathring H=[H_1x_1W_{V1},\\dots,H_hx_hW_{Vh}]W_O` for given patterns ``H`` (h, N, N)."""
+def output_blocks(WV, WO, h: int, M: int, projection: str = "split") -> np.ndarray:
+    """:math:`B_i=S_iW_{Vi}W_{O,i}`, shape ``(h, M, M_out)`` (dense :math:`M\\times M` per head)."""
+    width = M // h if projection == "split" else M
+    WV = _family(WV, h, "W_V", width)
+    WO = np.asarray(WO, dtype=float)
+    dv = WV.shape[2]
+    _need(WO.ndim == 2 and WO.shape[0] == h * dv, "MHA output projection", "W_O", WO.shape,
+          "concat", (h * dv,), "rows of W_O must equal h·d_v")
+    WOi = WO.reshape(h, dv, WO.shape[1])
+    core = np.einsum("hdv,hvo->hdo", WV, WOi)  # W_Vi W_O,i : (h, width, M_out)
+    if projection == "std":
+        return core
+    B = np.zeros((h, M, WO.shape[1]))
+    for i in range(h):
+        B[i, i * width:(i + 1) * width] = core[i]
+    return B
+
+
+def mha_forward(X, WQ, WK, WV, WO, *, heads: int, projection: str = "split", mask="bidir",
+                bQ=None, bK=None, bV=None, bO=None, scale=None):
+    """The MHA forward pass; returns ``(output (N, M_out), H (h, N, N))``."""
+    h = heads
+    H = attention_patterns(X, WQ, WK, h, mask, projection=projection, bQ=bQ, bK=bK, scale=scale)
+    x = _inputs(X, h, projection)
+    WV = _family(WV, h, "W_V", x.shape[2])
+    V = np.einsum("hnd,hdv->hnv", x, WV)
+    if bV is not None:
+        V = V + np.asarray(bV, dtype=float).reshape(h, 1, -1)
+    heads_out = np.einsum("hnm,hmv->hnv", H, V)
+    concat = heads_out.transpose(1, 0, 2).reshape(x.shape[1], -1)
+    WO = np.asarray(WO, dtype=float)
+    _need(WO.ndim == 2 and WO.shape[0] == concat.shape[1], "MHA output projection", "concat",
+          concat.shape, "W_O", WO.shape, "rows of W_O must equal h·d_v")
+    out = concat @ WO
+    if bO is not None:
+        out = out + np.asarray(bO, dtype=float).reshape(1, -1)
+    return out, H
+
+
+def mha_fixed_pattern(X, H, WV, WO, projection: str = "split") -> np.ndarray:
+    """:math:`\\mathring H=\\sum_iH_iXB_i` for given patterns ``H`` (h, N, N): linear in ``X``."""
     H = np.asarray(H)
-    h = H.shape[0]
-    x = head_slices(X, h)
-    if H.shape[1:] != (x.shape[1], x.shape[1]):
-        raise ShapeMismatchError("MHA", "H", H.shape, "X", np.asarray(X).shape,
-                                 "each H_i must be N×N for N tokens")
-    WV = _per_head(WV, h, "W_V")
-    heads = np.einsum("hnm,hmd,hdv->hnv", H, x, WV)
-    concat = heads.transpose(1, 0, 2).reshape(x.shape[1], -1)
-    WO = np.asarray(WO)
-    if WO.shape[0] != concat.shape[1]:
-        raise ShapeMismatchError("MHA output projection", "concat", concat.shape, "W_O", WO.shape,
-                                 "rows of W_O must equal h·d_v")
-    return concat @ WO
+    X = np.asarray(X)
+    _need(H.ndim == 3 and H.shape[1:] == (X.shape[0], X.shape[0]), "MHA", "H", H.shape, "X", X.shape,
+          "each H_i must be N×N for N tokens")
+    B = output_blocks(WV, WO, H.shape[0], X.shape[1], projection)
+    return np.einsum("hnm,mk,hko->no", H, X, B)
+
+
+# --------------------------------------------------------------------------------------------
+# NumPy: the matrix-vector operator, kept factored
+# --------------------------------------------------------------------------------------------
+
+
+class MHAOperator:
+    r"""The matrix :math:`\sum_iH_i\otimes B_i^\top` (row) / :math:`\sum_iB_i^\top\otimes H_i`
+    (col) with :math:`\mathring H'=W'x'` (``duat`` sense), never materialised.
+
+    Memory: the :math:`h` patterns :math:`H_i` and the :math:`h` blocks :math:`B_i`,
+    :math:`O(N^2h+hM^2)`; with ``split``, each :math:`B_i` has only :math:`d` nonzero rows, and
+    they are stored as one :math:`M\times M` matrix :math:`W_VW_O` in block form, so
+    :math:`O(N^2h+M^2)`.
+    """
+
+    def __init__(self, H, WV, WO, *, projection: str = "split", order: str = "row"):
+        H = np.asarray(H, dtype=float)
+        if H.ndim != 3 or H.shape[1] != H.shape[2]:
+            raise ShapeMismatchError("MHAOperator", "H", H.shape, "patterns", ("h", "N", "N"),
+                                     "H must have shape (h, N, N)")
+        self.H = H
+        self.h, self.N = H.shape[0], H.shape[1]
+        WO = np.asarray(WO, dtype=float)
+        self.M_out = WO.shape[1] if WO.ndim == 2 else None
+        WV = np.asarray(WV, dtype=float)
+        width = WV.shape[-2]
+        self.M = width * self.h if projection == "split" else width
+        self.projection = projection
+        self.order = check_order(order)
+        if projection == "split":
+            # B_i nonzero only on rows of head i: keep C_i = W_Vi W_O,i (h, d, M_out) = one M×M_out
+            WVf = _family(WV, self.h, "W_V", width)
+            dv = WVf.shape[2]
+            _need(WO.shape[0] == self.h * dv, "MHA output projection", "W_O", WO.shape, "concat",
+                  (self.h * dv,), "rows of W_O must equal h·d_v")
+            self.C = np.einsum("hdv,hvo->hdo", WVf, WO.reshape(self.h, dv, -1))
+        else:
+            self.C = output_blocks(WV, WO, self.h, self.M, "std")
+
+    @property
+    def shape(self) -> tuple[int, int]:
+        return (self.N * self.M_out, self.N * self.M)
+
+    def _apply(self, X: np.ndarray) -> np.ndarray:
+        if self.projection == "split":
+            x = head_slices(X, self.h)  # views, no copy of X
+            return np.einsum("hnm,hmd,hdo->no", self.H, x, self.C, optimize=True)
+        return np.einsum("hnm,mk,hko->no", self.H, X, self.C, optimize=True)
+
+    def matvec(self, v) -> np.ndarray:
+        v = np.asarray(v, dtype=float)
+        if v.ndim != 1 or v.size != self.N * self.M:
+            raise ShapeMismatchError("MHAOperator matvec", "W'", self.shape, "x'", v.shape,
+                                     "x' must be a vector of length N·M")
+        X = v.reshape(self.N, self.M) if self.order == "row" else v.reshape(self.N, self.M, order="F")
+        Y = self._apply(X)
+        return Y.reshape(-1) if self.order == "row" else Y.reshape(-1, order="F")
+
+    __matmul__ = matvec
+
+    def blocks(self) -> np.ndarray:
+        """:math:`B_i` as a dense ``(h, M, M_out)`` array."""
+        if self.projection == "std":
+            return self.C
+        d = self.M // self.h
+        B = np.zeros((self.h, self.M, self.C.shape[2]))
+        for i in range(self.h):
+            B[i, i * d:(i + 1) * d] = self.C[i]
+        return B
+
+    def dense(self) -> np.ndarray:
+        """Materialise the :math:`NM_{out}\\times NM` matrix (only when asked)."""
+        B = self.blocks()
+        if self.order == "row":
+            return sum(np.kron(self.H[i], B[i].T) for i in range(self.h))
+        return sum(np.kron(B[i].T, self.H[i]) for i in range(self.h))
+
+    def token_block(self, n: int, n2: int) -> np.ndarray:
+        """The :math:`M_{out}\\times M` block mapping input token ``n2`` to output token ``n``."""
+        return np.einsum("h,hko->ok", self.H[:, n, n2], self.blocks())

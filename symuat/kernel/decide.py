@@ -48,7 +48,7 @@ from typing import Callable, Iterable
 
 import numpy as np
 import sympy as sp
-from sympy.matrices.expressions import MatrixSymbol
+from sympy.matrices.expressions import MatrixExpr, MatrixSymbol
 
 from symuat.errors import DiamondUndefinedError, KernelInconsistencyError, ShapeMismatchError
 from symuat.kernel.evaluate import Evaluator, values_equal
@@ -76,25 +76,38 @@ _UNDEFINED = (ShapeMismatchError, DiamondUndefinedError)
 # --------------------------------------------------------------------------------------------
 
 
-def dimension_symbols(*exprs) -> list[sp.Symbol]:
-    """The dimension symbols of the expressions, sorted by name."""
-    out: set = set()
+def leaf_shapes(*exprs) -> dict[str, tuple]:
+    """The named leaves (matrix symbols, block symbols, head families) and their array shapes."""
+    out: dict[str, tuple] = {}
     for expr in exprs:
         for node in sp.preorder_traversal(expr):
             if isinstance(node, MatrixSymbol):
-                out |= sp.sympify(node.rows).free_symbols | sp.sympify(node.cols).free_symbols
-            elif isinstance(node, sp.Symbol) and not isinstance(node, MatrixSymbol):
-                out.add(node)
-    return sorted(out, key=lambda s: s.name)
-
-
-def matrix_symbols(*exprs) -> dict[str, MatrixSymbol]:
-    out: dict[str, MatrixSymbol] = {}
-    for expr in exprs:
-        for node in sp.preorder_traversal(expr):
-            if isinstance(node, MatrixSymbol):
-                out[node.name] = node
+                out[node.name] = (node.rows, node.cols)
+            elif hasattr(node, "_symuat_leaf"):
+                name, shape = node._symuat_leaf()
+                out[name] = shape
     return dict(sorted(out.items()))
+
+
+def dimension_symbols(*exprs) -> list[sp.Symbol]:
+    """The dimension symbols of the expressions (not head indices), sorted by name."""
+    out: set = set()
+    heads: set = set()
+    for expr in exprs:
+        for node in sp.preorder_traversal(expr):
+            if hasattr(node, "_symuat_head"):
+                heads.add(node._symuat_head)
+            if isinstance(node, MatrixExpr):
+                try:
+                    shape = node.shape
+                except DiamondUndefinedError:
+                    continue
+                for d in shape:
+                    out |= sp.sympify(d).free_symbols
+        for shape in leaf_shapes(expr).values():
+            for d in shape:
+                out |= sp.sympify(d).free_symbols
+    return sorted(out - heads, key=lambda s: s.name)
 
 
 def size_grid(dims: list, values=(1, 2, 3, 4), limit: int = 80) -> list[dict]:
@@ -110,22 +123,23 @@ def size_grid(dims: list, values=(1, 2, 3, 4), limit: int = 80) -> list[dict]:
     return grid[:limit]
 
 
-def _shape_at(sym: MatrixSymbol, sizes: dict) -> tuple[int, int]:
-    return (int(sp.sympify(sym.rows).subs(sizes)), int(sp.sympify(sym.cols).subs(sizes)))
+def _shape_at(shape: tuple, sizes: dict) -> tuple[int, ...]:
+    return tuple(int(sp.sympify(d).subs(sizes)) for d in shape)
 
 
 def random_values(syms: dict, sizes: dict, rng, mode: str) -> dict[str, np.ndarray]:
+    """Random values for every named leaf: float64, small integers, or symbolic entries."""
     values = {}
-    for name, sym in syms.items():
-        shape = _shape_at(sym, sizes)
+    for name, shape_exprs in syms.items():
+        shape = _shape_at(shape_exprs, sizes)
         if mode == "float":
             values[name] = rng.standard_normal(shape)
         elif mode == "exact":
             values[name] = rng.integers(-3, 4, size=shape).astype(object)
         else:  # symbolic entries
             arr = np.empty(shape, dtype=object)
-            for i, j in itertools.product(range(shape[0]), range(shape[1])):
-                arr[i, j] = sp.Symbol(f"{name}[{i},{j}]")
+            for idx in itertools.product(*(range(k) for k in shape)):
+                arr[idx] = sp.Symbol(f"{name}[{','.join(map(str, idx))}]")
             values[name] = arr
     return values
 
@@ -155,7 +169,7 @@ def _residual(a: np.ndarray, b: np.ndarray) -> float:
 
 def numeric_confirmation(lhs, rhs, sizes_list: list[dict], seeds=SEEDS) -> NumericWitness:
     """float64 residuals on random standard-normal instances (both sides must be defined)."""
-    syms = matrix_symbols(lhs, rhs)
+    syms = leaf_shapes(lhs, rhs)
     worst = 0.0
     used = []
     for sizes in sizes_list:
@@ -186,7 +200,7 @@ def _confirm_or_raise(lhs, rhs, sizes_list, what: str) -> NumericWitness:
 
 def _defined_sizes(lhs, rhs, grid: Iterable[dict], want: int = 3) -> list[dict]:
     """Sizes from ``grid`` at which both sides are defined."""
-    syms = matrix_symbols(lhs, rhs)
+    syms = leaf_shapes(lhs, rhs)
     out = []
     for sizes in grid:
         values = random_values(syms, sizes, np.random.default_rng(0), "exact")
@@ -213,7 +227,7 @@ def _confirmation_grid(dims) -> list[dict]:
 
 def find_counterexample(lhs, rhs, grid: list[dict] | None = None, seeds=SEEDS) -> Counterexample | None:
     """Exact search over small sizes and random integer values."""
-    syms = matrix_symbols(lhs, rhs)
+    syms = leaf_shapes(lhs, rhs)
     dims = dimension_symbols(lhs, rhs)
     for sizes in grid if grid is not None else size_grid(dims):
         for seed in seeds:
@@ -292,7 +306,7 @@ class Statement:
 
 def explicit_expansion(lhs, rhs, sizes_list: list[dict]) -> tuple[list[dict], Counterexample | None]:
     """Expand every entry at each size with symbolic entries; return sizes proved or a witness."""
-    syms = matrix_symbols(lhs, rhs)
+    syms = leaf_shapes(lhs, rhs)
     proved = []
     for sizes in sizes_list:
         values = random_values(syms, sizes, None, "symbolic")
@@ -602,7 +616,7 @@ def check_shape(expr, claimed_shape: tuple, *, corrected_latex: str = "") -> Ver
         set().union(*(d.free_symbols for d in claimed)), key=str)
     if all(sp.simplify(a - c) == 0 for a, c in zip(actual, claimed)):
         return Verdict(Status.PROVED, "shape computed for symbolic dimensions equals the claim")
-    syms = matrix_symbols(expr)
+    syms = leaf_shapes(expr)
     for sizes in size_grid(dims):
         values = random_values(syms, sizes, np.random.default_rng(0), "exact")
         value, err = _evaluate(expr, sizes, values, "exact")

@@ -54,6 +54,7 @@ class Evaluator:
     mode: str = "exact"
     sigma: Callable | None = None
     cache: dict = field(default_factory=dict)
+    env: dict = field(default_factory=dict)  # head symbol -> head number, inside a head sum
 
     # -- helpers ---------------------------------------------------------------------------
     def size(self, dim) -> int:
@@ -93,7 +94,7 @@ class Evaluator:
 
     # -- evaluation ------------------------------------------------------------------------
     def __call__(self, expr) -> np.ndarray:
-        key = expr
+        key = (expr, tuple(sorted(self.env.items(), key=str))) if self.env else expr
         if key in self.cache:
             return self.cache[key]
         out = self._eval(expr)

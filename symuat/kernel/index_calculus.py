@@ -21,6 +21,7 @@ An entry is a finite sum of *terms* ``c · Σ_{k∈K} Π factors`` where each fa
 
 * ``('E', name, I, J)`` — entry ``name[I, J]`` of a matrix symbol,
 * ``('D', a, b)`` — Kronecker delta :math:`\delta_{ab}`,
+* ``('T', a, b)`` — the indicator :math:`[a\ge b]` (a causal mask),
 * ``('F', f, inner)`` — an elementwise function applied to an inner entry.
 
 The rules that produce them are the definitions of the operations (``(AB)_{ij}=Σ_k A_{ik}B_{kj}``,
@@ -128,6 +129,7 @@ class IndexContext:
     """Builds entries of matrix expressions; owns the fresh index names and their ranges."""
 
     def __init__(self, depth: int = 0):
+        self.env: dict = {}  # head symbol -> the bound index variable standing for it
         self.dims: dict[str, sp.Expr] = {}
         self._counters: dict[str, int] = {}
         self.depth = depth
@@ -219,6 +221,8 @@ def _rename_factor(factor: tuple, mapping: dict[str, str], dims: dict) -> tuple:
         return ("E", name, tuple(mapping.get(i, i) for i in I), tuple(mapping.get(j, j) for j in J))
     if kind == "D":
         return _delta(mapping.get(factor[1], factor[1]), mapping.get(factor[2], factor[2]))
+    if kind == "T":
+        return ("T", mapping.get(factor[1], factor[1]), mapping.get(factor[2], factor[2]))
     if kind == "F":
         _, fname, inner = factor
         local_dims = dict(dims)
@@ -248,7 +252,7 @@ def _free_vars(factor: tuple) -> set:
     kind = factor[0]
     if kind == "E":
         return set(factor[2]) | set(factor[3])
-    if kind == "D":
+    if kind in ("D", "T"):
         return {factor[1], factor[2]}
     out = set()
     for _, factors, bound in factor[2]:
@@ -404,6 +408,8 @@ def _factor_latex(f) -> str:
         return f"{name}_{{{idx}}}" if idx else name
     if f[0] == "D":
         return rf"\delta_{{{_idx_latex(f[1])}{_idx_latex(f[2])}}}"
+    if f[0] == "T":
+        return rf"[{_idx_latex(f[1])}\ge {_idx_latex(f[2])}]"
     return rf"{sp.latex(sp.Symbol(f[1]))}\!\left({normal_form_latex(f[2])}\right)"
 
 

@@ -1,9 +1,10 @@
 r"""Structural zero patterns, derived from index-level normal forms.
 
-For an expression whose generic entry normalises to a *single monomial* with no summation —
-``c · Π E-factors · Π deltas`` — the entry is nonzero exactly when every delta is satisfied,
-provided every matrix-symbol entry is nonzero (the "generic parameters" hypothesis of the spec)
-and ``c ≠ 0``: a product of nonzero reals is nonzero. The number of index tuples satisfying the
+For an expression whose generic entry normalises to terms ``c · Σ_bound Π E-factors`` times
+constraints on the free indices (Kronecker deltas, causal indicators :math:`[a\ge b]`), all terms
+sharing one constraint pattern, the entry is nonzero exactly where the constraints hold, for
+generic parameters (the spec's hypothesis): a sum of products of distinct independent entries is
+a nonzero polynomial, so it vanishes only on a null set. The number of index tuples satisfying the
 deltas is the product, over the classes of indices the deltas tie together, of the class's
 range, so the density is that count over the product of all ranges. This is exact for every
 value of the dimensions; :func:`symuat.kernel.decide.check_quantity` also cross-checks it by
@@ -33,11 +34,22 @@ def generic_density(expr) -> sp.Expr:
     I = ctx.fresh_multi(row_space(expr), "i")
     J = ctx.fresh_multi(col_space(expr), "j")
     form = normal_form(ctx.entry(expr, I, J), ctx.dims)
-    if len(form.key) != 1:
-        raise NotAMonomial(f"the entry of {expr} has {len(form.key)} terms")
-    coeff, factors, bound = form.key[0]
-    if bound:
-        raise NotAMonomial(f"the entry of {expr} is a sum over {bound}")
+    if not form.key:
+        return sp.Integer(0)
+    # every term is generically nonzero exactly where its constraints on free indices hold
+    # (a sum over bound indices of products of distinct generic entries is a nonzero
+    # polynomial); the support of the sum is the union, computed here when all terms share one
+    # constraint pattern
+    patterns = {tuple(sorted(f for f in factors if f[0] in ("D", "T"))) for _, factors, _ in form.key}
+    if len(patterns) != 1:
+        raise NotAMonomial(f"the terms of {expr} have different zero patterns")
+    for coeff, factors, bound in form.key:
+        for f in factors:
+            if f[0] == "F":
+                raise NotAMonomial(f"factor {f[0]} has no generic zero pattern")
+            if f[0] in ("D", "T") and (f[1] in bound_names(bound) or f[2] in bound_names(bound)):
+                raise NotAMonomial("a constraint on a summed index")
+    constraints = patterns.pop()
     free = list(I) + list(J)
     parent = {v: v for v in free}
 
@@ -46,24 +58,38 @@ def generic_density(expr) -> sp.Expr:
             v = parent[v]
         return v
 
-    for f in factors:
+    for f in constraints:
         if f[0] == "D":
             a, b = find(f[1]), find(f[2])
             if a != b:
                 parent[a] = b
-            continue
-        if f[0] != "E":
-            raise NotAMonomial(f"factor {f[0]} has no generic zero pattern")
     classes: dict = {}
     for v in free:
         classes.setdefault(find(v), []).append(v)
-    count = sp.Integer(1)
-    for members in classes.values():
+    size = {}
+    for root, members in classes.items():
         dims = {sp.sympify(ctx.dims[v]) for v in members}
         if len(dims) != 1:
             raise NotAMonomial(f"delta between indices of different ranges {dims}")
-        count *= dims.pop()
+        size[root] = dims.pop()
+    count = sp.Integer(1)
+    paired: set = set()
+    for f in constraints:
+        if f[0] != "T":
+            continue
+        a, b = find(f[1]), find(f[2])
+        if a == b or a in paired or b in paired or size[a] != size[b]:
+            raise NotAMonomial("a mask constraint this counter does not handle")
+        paired |= {a, b}
+        count *= size[a] * (size[a] + 1) / 2  # pairs (a, b) with a >= b
+    for root in classes:
+        if root not in paired:
+            count *= size[root]
     total = sp.Integer(1)
     for v in free:
         total *= ctx.dims[v]
-    return sp.cancel(count / total)
+    return sp.factor(sp.cancel(count / total))
+
+
+def bound_names(bound) -> set:
+    return {b for b, _ in bound}
