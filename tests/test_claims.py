@@ -11,6 +11,7 @@ from symuat.kernel.status import Status
 
 SPEC = Path(__file__).resolve().parents[2] / "shared" / "spec" / "claims.md"
 FOUNDATION = ["D4", "D5", "P1", "P2", "P3", "P4", "P5", "P6", "M1", "M2", "M3", "M4", "M5"]
+ATTENTION = ["H0", "H1", "H2", "H3", "H4", "H5", "H6", "H7", "H8", "H9"]
 
 
 def test_every_check_runs(all_results):
@@ -20,7 +21,7 @@ def test_every_check_runs(all_results):
 
 
 def test_foundation_claims_are_registered(registry):
-    assert set(FOUNDATION) <= set(registry.claims)
+    assert set(FOUNDATION + ATTENTION) <= set(registry.claims)
 
 
 @pytest.mark.skipif(not SPEC.exists(), reason="shared/spec not beside the checkout")
@@ -28,7 +29,7 @@ def test_every_labelled_item_of_the_spec_is_checked(registry):
     """Each item the spec names for these claims (P5.a … P5.g, P5.end, M1.pic, …) has a check."""
     spec = SPEC.read_text()
     checked = {c.id for c in registry.all_checks()}
-    for cid in FOUNDATION:
+    for cid in FOUNDATION + ATTENTION:
         section = spec.split(f"### {cid} ")[1].split("\n### ")[0]
         for item in set(re.findall(rf"`({cid}\.[A-Za-z0-9-]+)`", section)):
             assert item in checked, f"{item} is named in the spec but not checked"
@@ -46,7 +47,8 @@ def test_refutations_carry_rechecked_counterexamples(all_results):
 
 def test_shape_general_claims_are_proved_for_symbolic_dimensions(all_results):
     for key in ["P1", "P2[mv]", "M1.exist[row,duat]", "M1.exist[col,dia]", "M3.exist[right,row]",
-                "M3.exist[left,col]", "M4[row]", "M4[col]", "lemma.vec_r_mul_eq_kron_mulVec"]:
+                "M3.exist[left,col]", "M4[row]", "M4[col]", "lemma.vec_r_mul_eq_kron_mulVec",
+                "H2.exist[row,split]", "H3.exist[col]", "H5.exist[row,std]", "H5.head[split]"]:
         v = all_results[key].verdict
         assert v.status is Status.PROVED, key
         assert "symbolic dimensions" in v.method
@@ -81,7 +83,36 @@ EXPECTED = {
     "M4[row,col]": "refuted",
     "M5.conv[const,row]": "proved-at-sizes",
     "M5.cmp": "numeric-only",
+    "H1.d3[row,conf]": "refuted",
+    "H1.d3[row,square]": "proved",
+    "H1.d5[row]": "refuted",
+    "H1.aaai[C-col,LR,row]": "proved",
+    "H2.forms[uat-text,dia]": "proved",
+    "H2.forms[duat-5c,dia]": "refuted",
+    "H4.duat[duat]": "proved",
+    "H4.duat[transposed,square]": "refuted",
+    "H4.uat[C-col]": "proved",
+    "H4.uat[C-prod]": "refuted",
+    "H5.exist[row,split]": "proved",
+    "H5.exist[col,std]": "proved",
+    "H5.eq8[input,flat]": "proved",
+    "H5.eq8[slice,flat]": "refuted",
+    "H6.dense[split,bidir]": "proved",
+    "H6.dense[split,causal]": "refuted",
+    "H7[row,causal]": "proved-at-sizes",
+    "H8.cov": "refuted",
+    "H9.lin": "refuted",
+    "H9.lin-fixed": "proved",
+    "H9.dep": "numeric-only",
+    "H9.func": "informal",
 }
+
+
+def test_json_carries_constructions_and_densities(all_results):
+    assert all_results["H5.exist[row,split]"].as_dict()["construction"].startswith(r"(\mathbf W'_{HVO})^{T}=")
+    q = all_results["H2.density[causal]"].as_dict()["quantities"]
+    assert q["density"] == "(N + 1)/(2*N*h)"
+    assert all_results["H7[row,bidir]"].verdict.quantities["the same identity without rows of H_i summing to 1"] == "refuted"
 
 
 @pytest.mark.parametrize("key,status", sorted(EXPECTED.items()))

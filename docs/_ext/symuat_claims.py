@@ -39,6 +39,10 @@ def claim_page(claim, results) -> str:
         status = str(r.verdict.status) if r.verdict else "error"
         rows.append((f"``{r.check.key}``", f"**{status}**", f"{r.seconds:.2f} s"))
     lines += ["Verdicts", "--------", "", _table(rows, ("check", "status", "time")), ""]
+    if claim.figures:
+        lines += ["Structure", "---------", ""]
+        for stem, caption, _ in claim.figures:
+            lines += [f".. figure:: figures/{stem}.png", "   :width: 100%", "", f"   {_escape(caption)}", ""]
     lines += ["Checks in detail", "----------------", ""]
     for r in results:
         key = r.check.key
@@ -94,6 +98,8 @@ def generate(app):
     out.mkdir(exist_ok=True)
     summary = []
     for claim in REGISTRY.claims.values():
+        for stem, _, draw in claim.figures:
+            draw(out / "figures" / f"{stem}.png")
         results = [c.run() for c in claim.checks]
         (out / f"{claim.id}.rst").write_text(claim_page(claim, results), encoding="utf-8")
         counts: dict[str, int] = {}

@@ -81,6 +81,8 @@ class Claim:
     group: str
     checks: list[Check] = field(default_factory=list)
     remarks: str = ""
+    #: pictures of the claim: (file stem, caption, function(path) that draws it)
+    figures: list[tuple[str, str, Callable]] = field(default_factory=list)
 
     def check(self, step: str | None, reading, statement: str, procedure, note: str = "") -> Check:
         cid = self.id if not step else f"{self.id}.{step}"

@@ -93,3 +93,29 @@ def generic_density(expr) -> sp.Expr:
 
 def bound_names(bound) -> set:
     return {b for b, _ in bound}
+
+
+def generic_support(expr, sizes: dict, draws: int = 2):
+    """The nonzero pattern of ``expr`` at explicit sizes for generic parameters.
+
+    Materialises ``expr`` exactly with random nonzero integers (``draws`` independent draws, the
+    union of their supports): a structural zero is zero in every draw; a generic nonzero entry
+    vanishes only on a null set. ``sizes`` maps dimension names to integers.
+    """
+    import numpy as np
+
+    from symuat.kernel.decide import dimension_symbols, leaf_shapes
+    from symuat.kernel.evaluate import Evaluator
+
+    env = {s: sizes[s.name] for s in dimension_symbols(expr) if s.name in sizes}
+    support = None
+    for seed in range(draws):
+        rng = np.random.default_rng(seed)
+        values = {}
+        for name, shape in leaf_shapes(expr).items():
+            shp = tuple(int(sp.sympify(x).subs(env)) for x in shape)
+            values[name] = (rng.integers(1, 10**6, size=shp) * rng.choice([-1, 1], size=shp)).astype(object)
+        dense = Evaluator(env, values, "exact")(expr)
+        nz = np.vectorize(lambda v: v != 0, otypes=[bool])(dense)
+        support = nz if support is None else support | nz
+    return support
