@@ -5,6 +5,6 @@ vec lemmas), each holding the claims as printed, their readings and the procedur
 them, side by side.
 """
 
-from symuat.claims import attention, diamond, linear  # noqa: F401  (registration)
+from symuat.claims import attention, diamond, lemmas, linear, transformer  # noqa: F401  (registration)
 
 REGISTRY_LOADED = True

@@ -97,7 +97,7 @@ class Claim:
 class Registry:
     def __init__(self):
         self.claims: dict[str, Claim] = {}
-        self.lemmas: list[str] = []
+        self._verdicts: dict[str, Verdict] = {}
 
     def claim(self, id: str, title: str, *, where: str, statement: str, group: str,
               remarks: str = "") -> Claim:
@@ -106,6 +106,14 @@ class Registry:
         c = Claim(id, title, where, statement, group, remarks=remarks)
         self.claims[id] = c
         return c
+
+    def verdict(self, key: str) -> Verdict:
+        """The verdict of the check with this exact key, computed once per process (for claims
+        that rest on another claim's check, e.g. D3 on M1)."""
+        if key not in self._verdicts:
+            (check,) = [c for c in self.all_checks() if c.key == key]
+            self._verdicts[key] = check.procedure()
+        return self._verdicts[key]
 
     def all_checks(self) -> list[Check]:
         return [c for claim in self.claims.values() for c in claim.checks]

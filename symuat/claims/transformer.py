@@ -1,0 +1,533 @@
+r"""Claims T1–T13: a Transformer rewritten into the DUAT form (DUAT App. B.3, AAAI App. C.2).
+
+The attention sub-layer at the current input is the lifted matrix :math:`W^{\rm mha}` of H5 (an
+opaque symbol here: it is a given matrix once the input is fixed). The FFN is lifted as in M3
+(T2). Readings: block ``B-both`` (both skips) / ``B-ffn``; :math:`W'_{i+1,1}` = ``mha`` /
+``id+mha``; the index of :math:`W'_{\cdot,3}` in Eq. 31–32; ``seq``/``sim``; the T8/T9 update-rule
+axes (:data:`symuat.residual.T8_AXES`).
+"""
+
+from __future__ import annotations
+
+from functools import partial
+
+import numpy as np
+import sympy as sp
+from sympy import Identity, MatrixSymbol, OneMatrix, ZeroMatrix
+
+from symuat.algebra import add, dims, mul
+from symuat.elementwise import Sigma
+from symuat.kernel import decide
+from symuat.kernel.decide import Statement
+from symuat.kernel.registry import REGISTRY
+from symuat.kernel.status import Corrected, Counterexample, Status, Verdict
+from symuat.residual import (
+    RawLayer,
+    forward,
+    numpy_algebra,
+    paper_rules,
+    random_instance,
+    network_layers,
+    reading_tags,
+    sympy_algebra,
+    t8_readings,
+    unroll,
+)
+from symuat.claims import lemmas
+from symuat.printing import latex
+
+D, F = lemmas.D, lemmas.F
+X0 = lemmas.X0
+ALG = sympy_algebra()
+
+Wm = MatrixSymbol("W^{mha}_{i+1}", D, D)  # (W'_HVO)ᵀ of layer i+1 at x_i
+Wm_prev = MatrixSymbol("W^{mha}_{i}", D, D)  # layer i's, at x_{i-1}
+W2f, b2f = MatrixSymbol("W_{i+1,2}", F, D), MatrixSymbol("b_{i+1,2}", F, 1)
+W3f, b3f = MatrixSymbol("W_{i+1,3}", D, F), MatrixSymbol("b_{i+1,3}", D, 1)
+W3prev = MatrixSymbol("W_{i,3}", D, F)
+x_i = MatrixSymbol("x_i", D, 1)
+I_D = Identity(D)
+
+
+def block(kind: str, x):
+    """The Transformer layer on the lifted input (no LayerNorm, no attention bias: T12)."""
+    y = add(x, mul(Wm, x)) if kind == "B-both" else mul(Wm, x)
+    return add(add(y, mul(W3f, Sigma(add(mul(W2f, y), b2f)))), b3f)
+
+
+def W1_of(reading: str):
+    return Wm if reading == "mha" else add(I_D, Wm)
+
+
+# --------------------------------------------------------------------------------------------
+# T1, T2
+# --------------------------------------------------------------------------------------------
+
+T1 = REGISTRY.claim("T1", "MHA sub-layer (Eq. 28)", where="DUAT App. B.3 Eq. 28; AAAI App. C.2",
+                    statement=r"MHA(\mathbf x_i)\mapsto\mathbf W'_{i,1}\mathbf x'_i", group="transformer",
+                    remarks="W^{mha}_{k} is the lifted attention matrix of layer k at its own input (H5); "
+                    "by the index convention of Eq. 20, the layer that reads x_i is layer i+1.")
+T1.check(None, ("index=i",), r"MHA_{i+1}(\mathbf x_i)'=\mathbf W'_{i,1}\mathbf x'_i",
+         partial(decide.check_identity, mul(Wm, x_i), mul(Wm_prev, x_i)))
+T1.check(None, ("index=i+1",), r"MHA_{i+1}(\mathbf x_i)'=\mathbf W'_{i+1,1}\mathbf x'_i",
+         partial(decide.check_identity, mul(Wm, x_i), mul(Wm, x_i)),
+         note="with W'_{i+1,1} = (W'_HVO)ᵀ(x_i), whose existence is H5.exist")
+
+T2 = REGISTRY.claim("T2", "FFN sub-layer (Eq. 29)", where="DUAT App. B.3 Eq. 29; AAAI App. C.2",
+                    statement=r"FFN(\mathbf x_i)\mapsto\mathbf W'_{i,3}\sigma(\mathbf W'_{i,2}\mathbf x'_i+\mathbf b'_{i,2})+\mathbf b'_{i,3}",
+                    group="transformer")
+for _side in ("left", "right"):
+    for _o in ("col", "row"):
+        T2.check(None, (_side, _o), r"T_D(FFN(\mathbf x))=\mathbf W'_3\sigma(\mathbf W'_2\mathbf x'+\mathbf b'_2)+\mathbf b'_3",
+                 partial(lambda s, o: REGISTRY.verdict(f"M3.exist[{s},{o}]"), _side, _o),
+                 note="the same statement as M3")
+
+# --------------------------------------------------------------------------------------------
+# T3, T4
+# --------------------------------------------------------------------------------------------
+
+T3 = REGISTRY.claim(
+    "T3", "Transformer general term (Eq. 30)", where="DUAT App. B.3 Eq. 30; AAAI App. C.2 Eq. (9)",
+    statement=r"\mathbf x'_{i+1}\overset{1}{=}\mathbf W'_{i+1,1}\mathbf x'_i+\mathbf W'_{i+1,3}\sigma[\mathbf W'_{i+1,2}(\mathbf W'_{i+1,1}\mathbf x'_i)+\mathbf b'_{i+1,2}]+\mathbf b'_{i+1,3}"
+    r"\overset{2}{=}\mathbf W'_{i+1,1}\mathbf x'_i+\mathbf W'_{i+1,3}\sigma(\mathbf W'_{i+1,2}\mathbf W'_{i+1,1}\mathbf x'_i+\mathbf b'_{i+1,2})+\mathbf b'_{i+1,3}",
+    group="transformer",
+)
+
+
+def eq30_line1(W1, x):
+    return add(add(mul(W1, x), mul(W3f, Sigma(add(mul(W2f, mul(W1, x)), b2f)))), b3f)
+
+
+def eq30_line2(W1, x):
+    return add(add(mul(W1, x), mul(W3f, Sigma(add(mul(W2f, W1, x), b2f)))), b3f)
+
+
+for _b in ("B-both", "B-ffn"):
+    for _w in ("mha", "id+mha"):
+        T3.check("1", (_b, f"W1={_w}"), r"\text{block}(\mathbf x'_i)=\text{Eq. 30, line 1}",
+                 partial(decide.check_identity, block(_b, x_i), eq30_line1(W1_of(_w), x_i)))
+for _w in ("mha", "id+mha"):
+    T3.check("2", (f"W1={_w}",), r"\text{Eq. 30: line 1}=\text{line 2}",
+             partial(decide.check_identity, eq30_line1(W1_of(_w), x_i), eq30_line2(W1_of(_w), x_i)))
+
+T4 = REGISTRY.claim(
+    "T4", "Absorption (Eq. 31)", where="DUAT App. B.3 Eq. 31; AAAI App. C.2",
+    statement=r"\mathbf W'_{i+1,2}=\mathbf W'_{i+1,2}\mathbf W'_{i+1,1}:\ \mathbf x'_{i+1}=(\mathbf W'_{i+1,1}\mathbf x'_i+\mathbf b'_{i+1,3})+\mathbf W'_{i,3}\sigma(\mathbf W'_{i+1,2}\mathbf x'_i+\mathbf b'_{i+1,2})",
+    group="transformer", remarks="W1 = id+mha (the reading T3 proves for B-both).",
+)
+_W1 = W1_of("id+mha")
+_W2abs = mul(W2f, _W1)
+
+
+def eq31(W3, x):
+    return add(add(mul(_W1, x), b3f), mul(W3, Sigma(add(mul(_W2abs, x), b2f))))
+
+
+_b2form = eq31(W3f, x_i)  # the quoted B.2 form
+for _idx, _W3 in (("i", W3prev), ("i+1", W3f)):
+    T4.check("eq", (f"W3={_idx}",), r"\text{Eq. 30 line 2}=\text{Eq. 31}",
+             partial(decide.check_identity, eq30_line2(_W1, x_i), eq31(_W3, x_i)))
+    T4.check("same", (f"W3={_idx}",), r"\text{Eq. 31}=\text{the B.2 form}",
+             partial(decide.check_identity, eq31(_W3, x_i), _b2form))
+T4.check("match", None, r"\text{Eq. 30 line 2}=(\mathbf W'_{i+1,1}\mathbf x'_i+\mathbf b'_{i+1,3})+\mathbf W'_{i+1,3}\sigma(\mathbf W'_{i+1,2}\mathbf x'_i+\mathbf b'_{i+1,2})",
+         partial(decide.check_identity, eq30_line2(_W1, x_i), _b2form))
+
+# --------------------------------------------------------------------------------------------
+# T5, T6 — the inductive step as printed
+# --------------------------------------------------------------------------------------------
+
+A, c, R = lemmas.A, lemmas.c, lemmas.R
+b_i1 = MatrixSymbol("b_{i,1}", D, 1)
+hyp = add(add(mul(A, X0), c), R)  # x_i = (W_{i,1} x_0 + b_{i,3}) + UAT^R_i
+T5 = REGISTRY.claim(
+    "T5", "Decomposition and Eq. 32", where="DUAT App. B.3 (before Eq. 32, Eq. 32); AAAI App. C.2 Eq. (11)",
+    statement=r"\mathbf x'_{i+1}\overset{1}{=}(\mathbf W'_{i+1,1}\mathbf x'_i+\mathbf b'_{i+1,3})+\mathbf W'_{i,3}\sigma(\mathbf W'_{i+1,2}\mathbf x'_i+\mathbf b'_{i+1,2})\overset{2}{=}\cdots\overset{3}{=}\cdots",
+    group="transformer",
+    remarks="Hypothesis x'_i = (W_{i,1} x_0 + b_{i,3}) + UAT^R_i with W_{i,1} = A_i, b_{i,3} = c_i, UAT^R_i = R_i "
+    "(unprimed symbols read as the combined values). W'_{i+1,2} absorbed (T4).",
+)
+for _idx, _W3 in (("i", W3prev), ("i+1", W3f)):
+    T5.check("1", (f"W3={_idx}",), r"\mathbf x'_{i+1}=\text{Eq. 32 line 1}",
+             partial(decide.check_identity, block("B-both", x_i), eq31(_W3, x_i)))
+
+
+def _t5_2(b_reading):
+    b_used = c if b_reading == "one" else b_i1
+    x_sub = add(add(mul(A, X0), b_used), R)
+    line2 = add(add(mul(_W1, x_sub), b3f), mul(W3f, Sigma(add(mul(_W2abs, x_sub), b2f))))
+    return decide.check_identity(eq31(W3f, hyp), line2)
+
+
+for _br in ("one", "two"):
+    T5.check("2", (f"b_i1,b_i3={_br}",), r"\text{Eq. 32, step 2 (substitution)}", partial(_t5_2, _br),
+             note="b_{i,3} (hypothesis) and b_{i,1} (Eq. 32) as one quantity or two")
+_t5_line3 = add(add(mul(_W1, A, X0), add(mul(_W1, c), b3f)), mul(_W1, R),
+                mul(W3f, Sigma(add(mul(_W2abs, A, X0), add(mul(_W2abs, c), b2f), mul(_W2abs, R)))))
+T5.check("3", None, r"\text{Eq. 32, step 3 (grouping)}",
+         partial(decide.check_identity, eq31(W3f, hyp), _t5_line3), note="the stray bracket read as grouping")
+
+T6 = REGISTRY.claim(
+    "T6", "Reassignment after Eq. 32", where="DUAT App. B.3 (after Eq. 32); AAAI App. C.2",
+    statement=r"\mathbf W'_{i+1,1}=\mathbf W'_{i+1,1}\mathbf W_{i,1},\ \mathbf b'_{i+1,3}=\mathbf W'_{i+1,1}\mathbf b_{i,1}+\mathbf b'_{i+1,3},\ "
+    r"UAT^R_i=\mathbf W'_{i+1,1}UAT^R_i,\ \mathbf W'_{i+1,2}=\mathbf W'_{i+1,2}\mathbf W_{i,1},\ "
+    r"\mathbf b'_{i+1,2}=(\mathbf W'_{i+1,2}\mathbf b_{i,1}+\mathbf b'_{i+1,2})+\mathbf W'_{i+1,2}UAT^R_i",
+    group="transformer",
+)
+
+
+def _t6(order, w3, w2):
+    vals = {"W1": _W1, "b3": b3f, "R": R, "W2": _W2abs if w2 == "absorbed" else W2f, "b2": b2f}
+    old = dict(vals)
+    g = vals.get if order == "seq" else old.get
+    rules = [("W1", lambda: mul(g("W1"), A)), ("b3", lambda: add(mul(g("W1"), c), g("b3"))),
+             ("R", lambda: mul(g("W1"), g("R"))), ("W2", lambda: mul(g("W2"), A)),
+             ("b2", lambda: add(add(mul(g("W2"), c), g("b2")), mul(g("W2"), g("R"))))]
+    for name, rule in rules:
+        vals[name] = rule()
+    W3 = W3f if w3 == "i+1" else W3prev
+    result = add(add(mul(vals["W1"], X0), vals["b3"]), vals["R"], mul(W3, Sigma(add(mul(vals["W2"], X0), vals["b2"]))))
+    return decide.check_identity(block("B-both", hyp), result)
+
+
+for _order in ("seq", "sim"):
+    for _w3 in ("i", "i+1"):
+        for _w2 in ("absorbed", "raw"):
+            T6.check(None, (_order, f"W3={_w3}", f"W2={_w2}"),
+                     r"\mathbf x'_{i+1}=(\mathbf W'_{i+1,1}\mathbf x_0+\mathbf b'_{i+1,3})+UAT^R_i+\mathbf W'_{i,3}\sigma(\mathbf W'_{i+1,2}\mathbf x_0+\mathbf b'_{i+1,2})",
+                     partial(_t6, _order, _w3, _w2))
+for _r in ("W3=multiplied", "W3=unchanged"):
+    T6.check("aaai", (_r,), r"UAT^R_{i+1}=UAT^R_i+\mathbf W'_{i,3}\sigma(\cdot)=\sum_{j\le i+1}\mathbf W'_{j,3}\sigma(\cdot)",
+             partial(lambda r: REGISTRY.verdict(f"L2.8.sum[{r}]"), _r),
+             note="the AAAI addition; whether the earlier W'_{j,3} are multiplied by W'_{i+1,1} (as the reassigned "
+                  "UAT^R_i = W'_{i+1,1} UAT^R_i makes them) — the same statement as L2.8.sum")
+
+# --------------------------------------------------------------------------------------------
+# T7 — the unrolled Transformer
+# --------------------------------------------------------------------------------------------
+
+T7 = REGISTRY.claim(
+    "T7", "Unrolled multi-layer Transformer (Eq. 33 = main Eq. 11)",
+    where="DUAT App. B.3 Eq. 33; DUAT §3.3 Eq. 11; AAAI Eq. 11",
+    statement=r"\mathbf x_{i+1}=(\mathbf W'_{i+1,1}\mathbf x_0+\mathbf b_{i+1,1})+\sum_{j=1}^{i+1}\mathbf W'_{j,3}\sigma(\mathbf W'_{j,2}\mathbf x'_0+\mathbf b'_{j,2})",
+    group="transformer",
+)
+
+
+def _induction() -> Verdict:
+    return REGISTRY.verdict("L2.main.exact[induction]")
+
+
+def _t7(b, w):
+    parts = [REGISTRY.verdict(f"T3.1[{b},W1={w}]"), REGISTRY.verdict("T4.match"), REGISTRY.verdict("L2.main.exact[induction]")]
+    out = decide.combine_all(parts, [f"T3.1[{b},W1={w}]", "T4.match", "L2.main.exact[induction]"])
+    if out.status is Status.PROVED:
+        out.method = ("the block is an Eq. 20 layer with W1 = " + w + ", W2 = W2·W1 (T3.1, T4.match), "
+                      "and Eq. 20 networks unroll exactly (L2.main.exact, induction)")
+    return out
+
+
+T7.check("exact", ("eq20",), r"\text{Eq. 20 networks: exact for every depth}", _induction)
+for _b in ("B-both", "B-ffn"):
+    for _w in ("mha", "id+mha"):
+        T7.check("exact", ("eq30", _b, f"W1={_w}"), r"\text{Transformer blocks: exact for every depth}", partial(_t7, _b, _w))
+T7.check("exact", ("numeric",), r"\text{to\_duat reproduces the forward pass (L}\le 24)",
+         lambda: REGISTRY.verdict("L2.main.exact[numeric]"),
+         note="random blocks with attention, GELU FFN, biases, LayerNorm none/pre/post")
+
+# --------------------------------------------------------------------------------------------
+# T8, T9 — the paper's update rules, every reading, depths 1..5
+# --------------------------------------------------------------------------------------------
+
+T8 = REGISTRY.claim(
+    "T8", "The paper's update rules (after Eq. 33 and after main Eq. 11)",
+    where="DUAT App. B.3 (after Eq. 33), DUAT §3.3 (after Eq. 11)",
+    statement=r"\mathbf W'_{j+1,1}=\mathbf W'_{j+1,1}\mathbf W_{j,1},\ \mathbf b'_{j+1,3}=\mathbf W'_{j+1,1}\mathbf b_{j,3}+\mathbf b'_{j+1,3},\ "
+    r"\mathbf W'_{j+1,2}=\mathbf W'_{j+1,2}\mathbf W_{j,1},\ \mathbf W'_{j,3}=\mathbf W'_{j+1,1}\mathbf W'_{j,3}",
+    group="transformer",
+    remarks="Each reading is evaluated at depths L = 1..5 against the forward pass, exactly (integer "
+    "entries, σ an integer polynomial); a reading exact at every depth is then proved symbolically (σ "
+    "opaque, symbolic D, F) at L = 1, 2, 3. `abs=none` is symuat's addition (no absorption), the only "
+    "one that fits the Eq. 20 form. `eq20`: a residual network; `eq30`: Transformer blocks, whose raw "
+    "W2 is the FFN's own matrix (absorbed by W1).",
+)
+DEPTHS = (1, 2, 3, 4, 5)
+
+
+def _exact_depths(form: str, reading: dict) -> tuple[list[int], dict]:
+    alg = numpy_algebra(exact=True)
+    ok, first_fail = [], None
+    for L in DEPTHS:
+        inst = random_instance(L, 3, 2, seed=100 + L, exact=True, form=form)
+        want = forward(alg, network_layers(inst), inst.x0)
+        got = paper_rules(alg, inst.layers, inst.x0, reading, inst.x0 * 0).evaluate(alg)
+        if np.array_equal(got, want):
+            ok.append(L)
+        elif first_fail is None:
+            first_fail = {"L": L, "inst": inst, "got": got, "want": want}
+    return ok, first_fail
+
+
+def _float_error(form, reading, L):
+    alg = numpy_algebra(exact=False)
+    inst = random_instance(L, 8, 16, seed=7, exact=False, form=form)
+    want = forward(alg, network_layers(inst), inst.x0)
+    got = paper_rules(alg, inst.layers, inst.x0, reading, inst.x0 * 0).evaluate(alg)
+    return float(np.abs(got - want).max() / max(1.0, np.abs(want).max()))
+
+
+def _symbolic_layers(L):
+    return [lemmas.raw(k) for k in range(1, L + 1)]
+
+
+def _rules_check(form: str, reading: dict) -> Verdict:
+    ok, fail = _exact_depths(form, reading)
+    quantities = {"exact at depths": ok or "none of 1..5"}
+    if fail is None:
+        verdicts, sizes = [], []
+        for L in (1, 2, 3):
+            layers = _symbolic_layers(L)
+            net = layers if form == "eq20" else [RawLayer(l.W1, mul(l.W2, l.W1), l.b2, l.W3, l.b3) for l in layers]
+            got = paper_rules(ALG, layers, X0, reading, ZeroMatrix(D, 1)).evaluate(ALG)
+            verdicts.append(decide.check_identity(forward(ALG, net, X0), got))
+            sizes.append({"L": L})
+        out = decide.at_listed_sizes(verdicts, sizes, "depth")
+        out.quantities.update(quantities)
+        out.detail = "for every depth: T7.exact / L2.main.exact (induction), which is this reading's recursion"
+        return out
+    L, inst = fail["L"], fail["inst"]
+    values = {f"layer{k + 1}.{name}": getattr(l, name) for k, l in enumerate(inst.layers)
+              for name in ("W1", "W2", "b2", "W3", "b3")}
+    values["x0"] = inst.x0
+    # re-check in float64 on the same integer parameters: with σ = tanh (the claim is for every σ;
+    # bounded, so depth does not overflow the float range), else with the same polynomial
+    to_f = lambda l: RawLayer(*(np.asarray(getattr(l, n), dtype=float) for n in ("W1", "W2", "b2", "W3", "b3")))
+    flayers = [to_f(l) for l in inst.layers]
+    fnet = flayers if form == "eq20" else [RawLayer(l.W1, l.W2 @ l.W1, l.b2, l.W3, l.b3) for l in flayers]
+    fx0 = np.asarray(inst.x0, dtype=float)
+    for sigma_name, sigma in (("tanh", np.tanh), ("t³ − 2t + 1", lambda v: v * v * v - 2 * v + 1)):
+        flt = numpy_algebra(exact=False)
+        flt.sigma = sigma
+        res = decide._residual(paper_rules(flt, flayers, fx0, reading, fx0 * 0).evaluate(flt), forward(flt, fnet, fx0))
+        if res > decide.TOLERANCE:
+            break
+    else:
+        raise decide.KernelInconsistencyError("T8 counterexample not confirmed in float64")
+    cex = Counterexample(
+        {"L": L, "D": 3, "F": 2}, values, lhs=fail["got"], rhs=fail["want"],
+        reason=f"the rules' unrolled form differs from the forward pass at depth {L}",
+        exact_recheck="exact: integer entries, σ(t) = t³ − 2t + 1",
+        numeric_recheck=f"float64, same parameters, σ = {sigma_name}: relative residual {res:.3g} > tolerance {decide.TOLERANCE}",
+    )
+    quantities["float64 error at the first failing depth (tanh, random weights)"] = f"{_float_error(form, reading, L):.3g}"
+    return Verdict(Status.REFUTED, "exact evaluation at depths 1..5", counterexample=cex, quantities=quantities,
+                   corrected=Corrected(r"A_L=W1_LA_{L-1},\ c_L=W1_Lc_{L-1}+b3_L,\ U_{L,j}=W1_LU_{L-1,j},\ "
+                                       r"V_L=W2_LA_{L-1},\ e_L=W2_L(c_{L-1}+R_{L-1})+b2_L", _induction()))
+
+
+for _form in ("eq20", "eq30"):
+    for _reading in t8_readings():
+        T8.check(None, (_form,) + reading_tags(_reading), r"\text{the rules under this reading reproduce }\mathbf x'_L,\ L=1..5",
+                 partial(_rules_check, _form, _reading))
+
+T9 = REGISTRY.claim(
+    "T9", "Dynamic bias recursion (Eq. 34 = main Eq. 12)", where="DUAT App. B.3 Eq. 34; DUAT main Eq. 12; AAAI",
+    statement=r"\mathbf b'_{j,2}=(\mathbf W'_{j,2}\mathbf b'_{j-1,3}+\mathbf b'_{j,2})+\mathbf W'_{j,2}\sum_{k=1}^{j-1}\mathbf W'_{k,3}\sigma(\mathbf W'_{k,2}\mathbf x'_0+\mathbf b'_{k,2})",
+    group="transformer",
+    remarks="The Eq. 34 axes, with the other T8 rules read as symuat's recursion (W1rhs=raw, unprimed=acc, "
+    "W3=all, abs as the form needs).",
+)
+for _form in ("eq20", "eq30"):
+    for _w2 in ("final", "layer"):
+        for _w3 in ("final", "stage"):
+            for _b3 in ("acc", "raw"):
+                _r = {"W1rhs": "raw", "unprimed": "acc", "abs": "all" if _form == "eq30" else "none", "W3": "all",
+                      "W2in34": _w2, "W3in34": _w3, "b3in34": _b3}
+                T9.check(None, (_form, f"W2in34={_w2}", f"W3in34={_w3}", f"b3in34={_b3}"),
+                         r"\text{Eq. 34 under this reading reproduces }\mathbf x'_L,\ L=1..5", partial(_rules_check, _form, _r))
+_e1 = unroll(ALG, _symbolic_layers(1), X0, Identity(D), ZeroMatrix(D, 1)).e[0]
+T9.check("range", None, r"j=1:\ \mathbf b'_{1,2}=\mathbf W'_{1,2}\mathbf b'_{0,3}+\mathbf b'_{1,2}+\mathbf W'_{1,2}\textstyle\sum_{\emptyset}=\mathbf b'_{1,2}",
+         partial(decide.check_identity, _e1, lemmas.raw(1).b2),
+         note="with b'_{0,3} := 0 and the empty sum, the ranges j ≥ 1 and j ≥ 2 give the same biases")
+
+# --------------------------------------------------------------------------------------------
+# T10, T11
+# --------------------------------------------------------------------------------------------
+
+T10 = REGISTRY.claim(
+    "T10", "Which combined parameters depend on the input (Transformer)",
+    where="DUAT §3.3 (after Eq. 12), App. B.3 (end); AAAI §3.5, App. C.2",
+    statement=r"\text{DUAT: all }\mathbf W'_{j,1},\mathbf W'_{j,2}\ (j\le i+1),\ \mathbf W'_{j,3}\ (1<j<i+1);\ "
+    r"\text{AAAI: all }\mathbf W'_{j,1},\mathbf W'_{j,2},\mathbf W'_{j,3}\ (j\le i)",
+    group="transformer",
+)
+
+
+def _dependence_sets(L: int):
+    from symuat.transformer import Block, to_duat
+
+    rng = np.random.default_rng(3)
+    blocks = [Block.random(rng, M=6, heads=2, F=8, ln="none") for _ in range(L)]
+    X1, X2 = rng.standard_normal((4, 6)), rng.standard_normal((4, 6))
+    d1, d2 = to_duat(blocks, X1), to_duat(blocks, X2)
+    probe = rng.standard_normal(24)
+    diff = lambda a, b: decide._residual(a, b) > decide.TOLERANCE
+    deps = {f"W'_{{{L},1}}": diff(d1.A @ probe, d2.A @ probe), "b_{L,1}": diff(d1.c, d2.c)}
+    for j in range(L):
+        probe_h = rng.standard_normal(d1.V[j].shape[0])
+        deps[f"W'_{{{j + 1},2}}"] = diff(d1.V[j] @ probe, d2.V[j] @ probe)
+        deps[f"b'_{{{j + 1},2}}"] = diff(d1.e[j], d2.e[j])
+        deps[f"W'_{{{j + 1},3}}"] = diff(d1.U[j] @ probe_h, d2.U[j] @ probe_h)
+    return deps
+
+
+def _t10(which: str):
+    L = 4  # i + 1
+
+    def trial(sizes, seed):
+        deps = _dependence_sets(L)
+        if which == "duat":
+            printed = {f"W'_{{{L},1}}"} | {f"W'_{{{j},2}}" for j in range(1, L + 1)} | {f"W'_{{{j},3}}" for j in range(2, L)}
+        else:
+            printed = {f"W'_{{{L},1}}"} | {f"W'_{{{j},2}}" for j in range(1, L)} | {f"W'_{{{j},3}}" for j in range(1, L)}
+        names = {k for k in deps if k.startswith("W'")}
+        actual = {k for k in names if deps[k]}
+        missing, extra = sorted(actual - printed), sorted(printed - actual)
+        return (not missing and not extra,
+                f"depend on the input: {sorted(actual)}; the list misses {missing}, wrongly includes {extra}",
+                {k: bool(v) for k, v in deps.items()})
+
+    return decide.check_numeric(trial, [{"L": L}], seeds=(0,), what="two random inputs; a parameter depends on the "
+                                "input when its action on a fixed probe differs (relative 1e-12)")
+
+
+T10.check(None, ("duat",), r"\text{the DUAT list}", partial(_t10, "duat"),
+          note="L = i+1 = 4 blocks B-both with attention; the W' matrices compared with the printed list")
+T10.check(None, ("aaai",), r"\text{the AAAI list}", partial(_t10, "aaai"))
+
+T11 = REGISTRY.claim(
+    "T11", "“b'_{j,2} is approximated by a j-layer UAT”", where="DUAT §3.3 (after Eq. 12); AAAI §3.5",
+    statement=r"\mathbf b'_{j,2}\ \text{is a }j\text{-layer UAT of }\mathbf x_0", group="transformer",
+)
+
+
+def _sigma_terms(expr) -> int:
+    """σ-terms at the top level of ``expr`` (not nested in another σ)."""
+    if isinstance(expr, Sigma):
+        return 1
+    return sum(_sigma_terms(a) for a in expr.args if isinstance(a, sp.Basic))
+
+
+def _t11():
+    j = sp.Symbol("j", integer=True, positive=True)
+    u = unroll(ALG, _symbolic_layers(4), X0, Identity(D), ZeroMatrix(D, 1))
+    from fractions import Fraction
+
+    count = lambda sizes: Fraction(_sigma_terms(u.e[sizes[j] - 1]))
+    return decide.check_quantity("σ-terms in b'_{j,2}", j, j - 1, count, [j], grid=[{j: k} for k in (1, 2, 3, 4)],
+                                 how="top-level σ-terms in symuat's e_j = W2_j(c_{j-1} + R_{j-1}) + b2_j, "
+                                     "counted on the symbolic unrolled form of 4 layers")
+
+
+T11.check(None, None, r"\#\{\sigma\text{-terms in }\mathbf b'_{j,2}\}=j", _t11)
+
+# --------------------------------------------------------------------------------------------
+# T12 — LayerNorm and biases
+# --------------------------------------------------------------------------------------------
+
+T12 = REGISTRY.claim(
+    "T12", "LayerNorm and Q/K/V/O biases (extension)", where="not in the papers",
+    statement=r"\text{pre-/post-LN blocks with biases have the Eq. 20 form with input-dependent parameters}",
+    group="transformer",
+    remarks=r"LayerNorm at a fixed input is the affine map $Z\mapsto SZC_M\Gamma+\mathbf 1\beta^T$ "
+    r"($S$ = per-token $1/\sqrt{\mathrm{var}+\epsilon}$, $C_M=I_M-\frac1M\mathbf 1\mathbf 1^T$, $\Gamma=\mathrm{diag}(\gamma)$).",
+)
+_N, _M = dims("N M")
+_Z = MatrixSymbol("Z", _N, _M)
+_S = MatrixSymbol("S", _N, _N)
+_G = MatrixSymbol("Gamma", _M, _M)
+_beta = MatrixSymbol("beta", _M, 1)
+_C = add(Identity(_M), mul(sp.Integer(-1) / _M, OneMatrix(_M, 1), OneMatrix(1, _M)))
+_ln = add(mul(_S, _Z, _C, _G), mul(OneMatrix(_N, 1), _beta.T))
+from symuat.algebra import T as _T, kron as _kron  # noqa: E402
+from symuat.vec import Vec  # noqa: E402
+
+for _o in ("col", "row"):
+    _lift = (_kron(_S, _T(mul(_C, _G))) if _o == "row" else _kron(_T(mul(_C, _G)), _S))
+    _bias = _kron(OneMatrix(_N, 1), _beta) if _o == "row" else _kron(_beta, OneMatrix(_N, 1))
+    T12.check("ln", (_o,), r"T_D(\mathrm{LN}(Z))=W'_{\rm LN}(Z)\,T_D(Z)+b'_{\rm LN}",
+              partial(decide.check_identity, Vec(_ln, _o), add(mul(_lift, Vec(_Z, _o)), _bias),
+                      construction=f"W'_{{LN}} = {latex(_lift)}"))
+
+S1, S2 = MatrixSymbol("S_1", D, D), MatrixSymbol("S_2", D, D)  # LayerNorm linear parts (frozen)
+be1, be2, batt = MatrixSymbol("beta_1", D, 1), MatrixSymbol("beta_2", D, 1), MatrixSymbol("b_{att}", D, 1)
+
+
+def _t12(kind):
+    x = x_i
+    if kind == "post":
+        y = add(mul(S1, add(x, mul(Wm, x), batt)), be1)
+        out = add(mul(S2, add(y, mul(W3f, Sigma(add(mul(W2f, y), b2f))), b3f)), be2)
+        Ly = mul(S1, add(I_D, Wm))
+        ly = add(mul(S1, batt), be1)
+        W1, b3, W3 = mul(S2, Ly), add(mul(S2, add(ly, b3f)), be2), mul(S2, W3f)
+        W2, b2 = mul(W2f, Ly), add(mul(W2f, ly), b2f)
+    else:
+        u = add(mul(S1, x), be1)
+        y = add(x, mul(Wm, u), batt)
+        out = add(y, mul(W3f, Sigma(add(mul(W2f, add(mul(S2, y), be2)), b2f))), b3f)
+        W1 = add(I_D, mul(Wm, S1))
+        shift = add(mul(Wm, be1), batt)
+        W2, b2 = mul(W2f, S2, W1), add(mul(W2f, add(mul(S2, shift), be2)), b2f)
+        W3, b3 = W3f, add(shift, b3f)
+    form = add(add(mul(W1, x), b3), mul(W3, Sigma(add(mul(W2, x), b2))))
+    return decide.check_identity(out, form, construction=(
+        f"W1 = {latex(W1)},\\ W2 = {latex(W2)},\\ b2 = {latex(b2)},\\ W3 = {latex(W3)},\\ b3 = {latex(b3)}"))
+
+
+for _k in ("pre", "post"):
+    T12.check("block", (_k,), r"\text{block}(\mathbf x')=W1\,\mathbf x'+b3+W3\sigma(W2\,\mathbf x'+b2)",
+              partial(_t12, _k), note="S_1, S_2 the LayerNorm linear parts at their inputs; W^{mha} with its bias b_att (H7)")
+
+
+def _t12_dep(kind):
+    from symuat.transformer import Block
+
+    def trial(sizes, seed):
+        rng = np.random.default_rng(seed)
+        blk = Block.random(rng, M=6, heads=2, F=8, ln=kind)
+        X1, X2 = rng.standard_normal((4, 6)), rng.standard_normal((4, 6))
+        p1, p2 = blk.eq20(X1), blk.eq20(X2)
+        v = rng.standard_normal(24)
+        hv = rng.standard_normal(p1.W3.shape[1])
+        diff = lambda a, b: decide._residual(a, b) > decide.TOLERANCE
+        deps = {"W1": diff(p1.W1 @ v, p2.W1 @ v), "W2": diff(p1.W2 @ v, p2.W2 @ v), "b2": diff(p1.b2, p2.b2),
+                "W3": diff(p1.W3 @ hv, p2.W3 @ hv), "b3": diff(p1.b3, p2.b3)}
+        return True, "per-layer parameters that depend on the input: " + ", ".join(k for k, d in deps.items() if d), deps
+
+    return decide.check_numeric(trial, [{"ln": kind}], seeds=(0,), what="two random inputs, probe vectors")
+
+
+for _k in ("none", "pre", "post"):
+    T12.check("dep", (_k,), r"\text{which per-layer parameters depend on the input}", partial(_t12_dep, _k),
+              note="a report: the check holds by construction and lists the dependent parameters")
+
+# --------------------------------------------------------------------------------------------
+# T13 — "the computation is serial"
+# --------------------------------------------------------------------------------------------
+
+T13 = REGISTRY.claim(
+    "T13", "“The computation is serial”", where="DUAT App. B.3, after Eq. 34",
+    statement=r"\mathbf W'_{3,1}=\mathbf W'_{3,1}\mathbf W'_{2,1}\ \text{needs}\ \mathbf W'_{2,1}", group="transformer",
+)
+_u2 = unroll(ALG, _symbolic_layers(2), X0, Identity(D), ZeroMatrix(D, 1))
+_u3 = unroll(ALG, _symbolic_layers(3), X0, Identity(D), ZeroMatrix(D, 1))
+T13.check("dep", None, r"A_3=W_{3,1}A_2",
+          partial(decide.check_identity, _u3.A, mul(lemmas.raw(3).W1, _u2.A)))
+_W = [lemmas.raw(k).W1 for k in (1, 2, 3, 4)]
+T13.check("cost", None, r"A_4\ \text{can only be formed as }W_{4,1}(W_{3,1}(W_{2,1}W_{1,1}))",
+          partial(decide.check_negation, mul(_W[3], mul(_W[2], mul(_W[1], _W[0]))),
+                  mul(mul(_W[3], _W[2]), mul(_W[1], _W[0])),
+                  corrected=Statement(mul(_W[3], mul(_W[2], mul(_W[1], _W[0]))), mul(mul(_W[3], _W[2]), mul(_W[1], _W[0])),
+                                      r"A_4=(W_{4,1}W_{3,1})(W_{2,1}W_{1,1})\ \text{(any bracketing: a parallel prefix product, once the raw }W_{j,1}\text{ are known)}")),
+          note="read as: no other order of evaluation gives the combined parameters. The raw W_{j,1} of a "
+               "Transformer need x_{j-1}, so the forward pass itself is serial; their product is not.")

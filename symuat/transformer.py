@@ -1,0 +1,288 @@
+r"""A NumPy reference Transformer and its exact rewrite into the DUAT form (``to_duat``).
+
+A :class:`Block` is one Transformer layer — multi-head attention (``split``/``std`` projections,
+optional Q/K/V/O biases, masks), a per-token FFN :math:`\sigma(XW_1+1b_1^\top)W_2+1b_2^\top`, residual
+connections (``both`` skips, or the FFN's only) and optional LayerNorm (``pre`` or ``post``).
+:meth:`Block.eq20` gives the raw parameters of the layer in the general term of DUAT Eq. 20,
+
+.. math:: x'_{\rm next}=W1\,x'+b3+W3\,\sigma(W2\,x'+b2),
+
+as *input-dependent* linear operators on :math:`x'=\operatorname{vec}_r(X)`: attention contributes
+:math:`W'(X)=\sum_iH_i\otimes B_i^\top` (H5) and a constant bias (H7); LayerNorm contributes the
+affine map :math:`z\mapsto S(z)\,z+\beta` with :math:`S(z)` = per-token centring and scaling frozen
+at its input (T12). :func:`to_duat` runs the network once and accumulates the combined
+parameters with symuat's recursion (:mod:`symuat.residual`); :meth:`DUAT.evaluate` recomputes
+the output from the combined parameters alone.
+
+>>> import numpy as np
+>>> rng = np.random.default_rng(0)
+>>> blocks = [Block.random(rng, M=8, heads=2, F=16, ln=ln) for ln in ("none", "post", "pre")]
+>>> X0 = rng.standard_normal((5, 8))
+>>> duat = to_duat(blocks, X0)
+>>> err = np.abs(duat.evaluate() - forward(blocks, X0)[-1]).max()
+>>> bool(err < 1e-12)
+True
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Callable
+
+import numpy as np
+
+from symuat.attention import MHAOperator, attention_patterns, mha_forward
+from symuat.errors import ShapeMismatchError
+from symuat.operators import Composed, Identity, Operator, RowMap, Sum, TokenAffine, Wrap
+
+_erf = np.frompyfunc(math.erf, 1, 1)
+
+
+def gelu(x):
+    """GELU with the exact erf (BERT's ``gelu``)."""
+    x = np.asarray(x, dtype=float)
+    return 0.5 * x * (1.0 + _erf(x / math.sqrt(2.0)).astype(float))
+
+
+ACTIVATIONS: dict[str, Callable] = {"gelu": gelu, "tanh": np.tanh, "relu": lambda x: np.maximum(x, 0.0)}
+
+
+def layer_norm_scales(Z, eps: float) -> np.ndarray:
+    """:math:`s_n=1/\\sqrt{\\operatorname{var}(z_n)+\\epsilon}` per token (population variance)."""
+    return 1.0 / np.sqrt(Z.var(axis=1) + eps)
+
+
+def layer_norm(Z, gamma, beta, eps):
+    return (Z - Z.mean(axis=1, keepdims=True)) * layer_norm_scales(Z, eps)[:, None] * gamma + beta
+
+
+@dataclass
+class Eq20:
+    """Raw Eq. 20 parameters of one layer at one input (operators on vec_r)."""
+
+    W1: Operator
+    W2: Operator
+    b2: np.ndarray
+    W3: Operator
+    b3: np.ndarray
+    sigma: Callable
+
+
+@dataclass
+class Block:
+    """One Transformer layer; weights in the ``(in, out)`` convention ``X @ W``."""
+
+    WQ: np.ndarray  # (h, width, d_k)
+    WK: np.ndarray
+    WV: np.ndarray  # (h, width, d_v)
+    WO: np.ndarray  # (h·d_v, M)
+    W1: np.ndarray  # (M, F)
+    b1: np.ndarray  # (F,)
+    W2: np.ndarray  # (F, M)
+    b2: np.ndarray  # (M,)
+    heads: int
+    projection: str = "split"
+    bQ: np.ndarray | None = None
+    bK: np.ndarray | None = None
+    bV: np.ndarray | None = None
+    bO: np.ndarray | None = None
+    ln: str = "none"  # none | pre | post
+    ln1: tuple = (None, None)
+    ln2: tuple = (None, None)
+    eps: float = 1e-12
+    residual: str = "both"  # both | ffn (only with ln="none")
+    activation: str = "gelu"
+    mask: object = "bidir"
+    scale: float | None = None
+
+    def __post_init__(self):
+        if self.ln not in ("none", "pre", "post"):
+            raise ValueError(f"ln must be 'none', 'pre' or 'post', not {self.ln!r}")
+        if self.residual not in ("both", "ffn"):
+            raise ValueError(f"residual must be 'both' or 'ffn', not {self.residual!r}")
+        if self.residual == "ffn" and self.ln != "none":
+            raise ValueError("the FFN-only skip (block B-ffn) is defined without LayerNorm")
+        if self.activation not in ACTIVATIONS:
+            raise ValueError(f"activation must be one of {sorted(ACTIVATIONS)}, not {self.activation!r}")
+        M = self.WO.shape[1]
+        for name, W, shape in (("W1", self.W1, (M, None)), ("W2", self.W2, (None, M))):
+            if W.ndim != 2 or any(s is not None and s != w for s, w in zip(shape, W.shape)):
+                raise ShapeMismatchError("FFN", name, W.shape, "W_O", self.WO.shape,
+                                         f"{name} must map the model width {M}")
+        if self.ln != "none":
+            for name, (g, b) in (("ln1", self.ln1), ("ln2", self.ln2)):
+                if g is None or b is None or np.shape(g) != (M,) or np.shape(b) != (M,):
+                    raise ShapeMismatchError("LayerNorm", name, np.shape(g), "model width", (M,),
+                                             f"{name} needs gamma and beta of shape ({M},)")
+
+    @property
+    def M(self) -> int:
+        return self.WO.shape[1]
+
+    @classmethod
+    def random(cls, rng, *, M: int, heads: int, F: int, ln: str = "none", biases: bool = True,
+               projection: str = "split", residual: str = "both", activation: str = "gelu",
+               mask="bidir") -> "Block":
+        width = M // heads if projection == "split" else M
+        d = M // heads
+        g = lambda *s, scale=None: rng.standard_normal(s) / np.sqrt(scale or s[-2] if len(s) > 1 else 1)
+        b = (lambda *s: 0.1 * rng.standard_normal(s)) if biases else (lambda *s: None)
+        ln_params = lambda: (1 + 0.1 * rng.standard_normal(M), 0.1 * rng.standard_normal(M))
+        return cls(
+            WQ=g(heads, width, d), WK=g(heads, width, d), WV=g(heads, width, d), WO=g(heads * d, M),
+            W1=g(M, F), b1=b(F) if biases else np.zeros(F), W2=g(F, M), b2=b(M) if biases else np.zeros(M),
+            heads=heads, projection=projection, bQ=b(heads, d), bK=b(heads, d), bV=b(heads, d), bO=b(M),
+            ln=ln, ln1=ln_params() if ln != "none" else (None, None),
+            ln2=ln_params() if ln != "none" else (None, None), eps=1e-5,
+            residual=residual, activation=activation, mask=mask,
+        )
+
+    # -- the layer ----------------------------------------------------------------------------
+    def _mha(self, Z):
+        return mha_forward(Z, self.WQ, self.WK, self.WV, self.WO, heads=self.heads,
+                           projection=self.projection, mask=self.mask, bQ=self.bQ, bK=self.bK,
+                           bV=self.bV, bO=self.bO, scale=self.scale)
+
+    def _ffn(self, Z):
+        return ACTIVATIONS[self.activation](Z @ self.W1 + self.b1) @ self.W2 + self.b2
+
+    def forward(self, X) -> np.ndarray:
+        X = np.asarray(X, dtype=float)
+        if X.ndim != 2 or X.shape[1] != self.M:
+            raise ShapeMismatchError("Transformer block", "X", X.shape, "model width", (self.M,),
+                                     "X must be (tokens, model width)")
+        if self.ln == "pre":
+            Y = X + self._mha(layer_norm(X, *self.ln1, self.eps))[0]
+            return Y + self._ffn(layer_norm(Y, *self.ln2, self.eps))
+        attn = self._mha(X)[0]
+        Y = (X + attn) if self.residual == "both" else attn
+        if self.ln == "post":
+            Y = layer_norm(Y, *self.ln1, self.eps)
+            return layer_norm(Y + self._ffn(Y), *self.ln2, self.eps)
+        return Y + self._ffn(Y)
+
+    # -- the layer in the Eq. 20 form ----------------------------------------------------------
+    def attention_bias(self, N: int) -> np.ndarray:
+        """:math:`b'_{\\rm MHA}=\\operatorname{vec}_r(1_N(\\sum_ib_{Vi}^\\top W_{O,i}+b_O^\\top))` (H7)."""
+        dv = self.WV.shape[2]
+        row = np.zeros(self.M) if self.bO is None else np.asarray(self.bO, dtype=float).copy()
+        if self.bV is not None:
+            row += np.einsum("hv,hvm->m", np.asarray(self.bV).reshape(self.heads, dv),
+                             self.WO.reshape(self.heads, dv, self.M))
+        return np.tile(row, N)
+
+    def _attention_operator(self, Z) -> Wrap:
+        H = attention_patterns(Z, self.WQ, self.WK, self.heads, self.mask, projection=self.projection,
+                               bQ=self.bQ, bK=self.bK, scale=self.scale)
+        return Wrap(MHAOperator(H, self.WV, self.WO, projection=self.projection), "W'_MHA")
+
+    def eq20(self, X) -> Eq20:
+        """The raw Eq. 20 parameters of this layer at input ``X`` (they depend on ``X``)."""
+        X = np.asarray(X, dtype=float)
+        N, M = X.shape
+        D = N * M
+        I = Identity(D)
+        L1, f1 = RowMap(self.W1, N), np.tile(self.b1, N)
+        L2, f2 = RowMap(self.W2, N), np.tile(self.b2, N)
+        sigma = ACTIVATIONS[self.activation]
+        b_att = self.attention_bias(N)
+        if self.ln == "pre":
+            S1 = TokenAffine(layer_norm_scales(X, self.eps), self.ln1[0])
+            beta1 = np.tile(self.ln1[1], N)
+            U = layer_norm(X, *self.ln1, self.eps)
+            A = self._attention_operator(U)
+            W1 = Sum([I, Composed([A, S1])])
+            Y = X + self._mha(U)[0]
+            S2 = TokenAffine(layer_norm_scales(Y, self.eps), self.ln2[0])
+            beta2 = np.tile(self.ln2[1], N)
+            shift = A @ beta1 + b_att  # y = W1 x + shift
+            return Eq20(W1=W1, W2=Composed([L1, S2, W1]), b2=L1 @ (S2 @ shift + beta2) + f1,
+                        W3=L2, b3=shift + f2, sigma=sigma)
+        A = self._attention_operator(X)
+        skip = Sum([I, A]) if self.residual == "both" else A
+        if self.ln == "post":
+            Z1 = X + self._mha(X)[0]
+            S1 = TokenAffine(layer_norm_scales(Z1, self.eps), self.ln1[0])
+            beta1 = np.tile(self.ln1[1], N)
+            Ymat = layer_norm(Z1, *self.ln1, self.eps)
+            Z2 = Ymat + self._ffn(Ymat)
+            S2 = TokenAffine(layer_norm_scales(Z2, self.eps), self.ln2[0])
+            beta2 = np.tile(self.ln2[1], N)
+            Ly = Composed([S1, skip])  # y = Ly x + ly
+            ly = S1 @ b_att + beta1
+            return Eq20(W1=Composed([S2, Ly]), W2=Composed([L1, Ly]), b2=L1 @ ly + f1,
+                        W3=Composed([S2, L2]), b3=S2 @ (ly + f2) + beta2, sigma=sigma)
+        return Eq20(W1=skip, W2=Composed([L1, skip]), b2=L1 @ b_att + f1, W3=L2, b3=b_att + f2,
+                    sigma=sigma)
+
+
+def forward(blocks: list[Block], X0) -> list[np.ndarray]:
+    """All hidden states ``[X0, X1, …, XL]``."""
+    states = [np.asarray(X0, dtype=float)]
+    for block in blocks:
+        states.append(block.forward(states[-1]))
+    return states
+
+
+@dataclass
+class DUAT:
+    r"""The combined parameters of :math:`x'_L=A\,x'_0+c+\sum_jU_j\sigma_j(V_jx'_0+e_j)`.
+
+    ``A``, ``U_j``, ``V_j`` are lazy operator chains; ``c``, ``e_j`` vectors; ``raw`` the per-layer
+    Eq. 20 parameters they were built from.
+    """
+
+    x0: np.ndarray
+    shape: tuple[int, int]
+    A: Operator
+    c: np.ndarray
+    U: list[Operator]
+    V: list[Operator]
+    e: list[np.ndarray]
+    sigmas: list[Callable]
+    raw: list[Eq20] = field(default_factory=list)
+
+    def terms(self) -> list[np.ndarray]:
+        """The σ-terms :math:`U_j\\sigma_j(V_jx'_0+e_j)`, one per layer."""
+        return [U @ s(V @ self.x0 + e) for U, V, e, s in zip(self.U, self.V, self.e, self.sigmas)]
+
+    def evaluate(self) -> np.ndarray:
+        """The output recomputed from the combined parameters alone (as an ``N×M`` matrix)."""
+        out = self.A @ self.x0 + self.c
+        for t in self.terms():
+            out = out + t
+        return out.reshape(self.shape)
+
+
+def to_duat(blocks: list[Block], X0) -> DUAT:
+    """Run the network once and return its exact DUAT form at ``X0`` (symuat's recursion)."""
+    X0 = np.asarray(X0, dtype=float)
+    if not blocks:
+        raise ValueError("to_duat needs at least one block")
+    x0 = X0.reshape(-1)
+    D = x0.size
+    A: Operator = Identity(D)
+    c = np.zeros(D)
+    U: list[Operator] = []
+    V: list[Operator] = []
+    e: list[np.ndarray] = []
+    sigmas: list[Callable] = []
+    raw = []
+    X = X0
+    R = np.zeros(D)  # the σ-sum part of x'_{j-1}
+    for block in blocks:
+        p = block.eq20(X)
+        raw.append(p)
+        V.append(Composed([p.W2, A]))
+        e.append(p.W2 @ (c + R) + p.b2)
+        sigmas.append(p.sigma)
+        U = [Composed([p.W1, Uj]) for Uj in U] + [p.W3]
+        A = Composed([p.W1, A])
+        c = p.W1 @ c + p.b3
+        # the new remainder, from the combined parameters: R = Σ_j U_j σ_j(V_j x0 + e_j)
+        R = np.zeros(D)
+        for Uj, Vj, ej, sj in zip(U, V, e, sigmas):
+            R = R + Uj @ sj(Vj @ x0 + ej)
+        X = block.forward(X)
+    return DUAT(x0, X0.shape, A, c, U, V, e, sigmas, raw)
