@@ -298,7 +298,7 @@ def mha_fixed_pattern(X, H, WV, WO, projection: str = "split") -> np.ndarray:
     _need(H.ndim == 3 and H.shape[1:] == (X.shape[0], X.shape[0]), "MHA", "H", H.shape, "X", X.shape,
           "each H_i must be N×N for N tokens")
     B = output_blocks(WV, WO, H.shape[0], X.shape[1], projection)
-    return np.einsum("hnm,mk,hko->no", H, X, B)
+    return np.einsum("hnm,mk,hko->no", H, X, B, optimize=True)
 
 
 # --------------------------------------------------------------------------------------------

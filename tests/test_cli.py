@@ -61,7 +61,7 @@ def test_console_script_runs():
     assert json.loads(out.stdout)[0]["status"] == "proved"
 
 
-@pytest.mark.parametrize("script", ["diamond.py", "linear.py"])
+@pytest.mark.parametrize("script", ["diamond.py", "linear.py", "attention.py", "lemmas.py"])
 def test_proof_scripts_run(script):
     out = subprocess.run([sys.executable, str(ROOT / "proofs" / script)], capture_output=True,
                          text=True, check=True)
