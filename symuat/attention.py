@@ -310,10 +310,10 @@ class MHAOperator:
     r"""The matrix :math:`\sum_iH_i\otimes B_i^\top` (row) / :math:`\sum_iB_i^\top\otimes H_i`
     (col) with :math:`\mathring H'=W'x'` (``duat`` sense), never materialised.
 
-    Memory: the :math:`h` patterns :math:`H_i` and the :math:`h` blocks :math:`B_i`,
-    :math:`O(N^2h+hM^2)`; with ``split``, each :math:`B_i` has only :math:`d` nonzero rows, and
-    they are stored as one :math:`M\times M` matrix :math:`W_VW_O` in block form, so
-    :math:`O(N^2h+M^2)`.
+    Memory :math:`O(N^2h+M^2)`: the :math:`h` patterns :math:`H_i`, and the blocks
+    :math:`B_i` kept in factored form — with ``split`` each :math:`B_i` has only :math:`d`
+    nonzero rows (one :math:`M\times M_{out}` array in all); with ``std`` each has rank
+    :math:`d_v` and is kept as :math:`W_{Vi}` and :math:`W_{O,i}`.
     """
 
     def __init__(self, H, WV, WO, *, projection: str = "split", order: str = "row"):
@@ -330,15 +330,16 @@ class MHAOperator:
         self.M = width * self.h if projection == "split" else width
         self.projection = projection
         self.order = check_order(order)
+        WVf = _family(WV, self.h, "W_V", width)
+        dv = WVf.shape[2]
+        _need(WO.ndim == 2 and WO.shape[0] == self.h * dv, "MHA output projection", "W_O", WO.shape, "concat",
+              (self.h * dv,), "rows of W_O must equal h·d_v")
         if projection == "split":
-            # B_i nonzero only on rows of head i: keep C_i = W_Vi W_O,i (h, d, M_out) = one M×M_out
-            WVf = _family(WV, self.h, "W_V", width)
-            dv = WVf.shape[2]
-            _need(WO.shape[0] == self.h * dv, "MHA output projection", "W_O", WO.shape, "concat",
-                  (self.h * dv,), "rows of W_O must equal h·d_v")
+            # B_i is nonzero only on the rows of head i: keep C_i = W_Vi W_O,i, (h, d, M_out) = M×M_out in all
             self.C = np.einsum("hdv,hvo->hdo", WVf, WO.reshape(self.h, dv, -1))
         else:
-            self.C = output_blocks(WV, WO, self.h, self.M, "std")
+            # B_i = W_Vi W_O,i has rank d_v: keep the factors, (h, M, d_v) and (h, d_v, M_out) — O(M²) in all
+            self.WV, self.WOi = WVf, WO.reshape(self.h, dv, -1)
 
     @property
     def shape(self) -> tuple[int, int]:
@@ -348,7 +349,8 @@ class MHAOperator:
         if self.projection == "split":
             x = head_slices(X, self.h)  # views, no copy of X
             return np.einsum("hnm,hmd,hdo->no", self.H, x, self.C, optimize=True)
-        return np.einsum("hnm,mk,hko->no", self.H, X, self.C, optimize=True)
+        V = np.einsum("mk,hkv->hmv", X, self.WV)  # X W_Vi for every head
+        return np.einsum("hnm,hmv,hvo->no", self.H, V, self.WOi, optimize=True)
 
     def matvec(self, v) -> np.ndarray:
         v = np.asarray(v, dtype=float)
@@ -364,7 +366,7 @@ class MHAOperator:
     def blocks(self) -> np.ndarray:
         """:math:`B_i` as a dense ``(h, M, M_out)`` array."""
         if self.projection == "std":
-            return self.C
+            return np.einsum("hkv,hvo->hko", self.WV, self.WOi)
         d = self.M // self.h
         B = np.zeros((self.h, self.M, self.C.shape[2]))
         for i in range(self.h):

