@@ -9,6 +9,17 @@ from __future__ import annotations
 from pathlib import Path
 
 
+def _save(fig, path) -> Path:
+    import matplotlib.pyplot as plt
+
+    fig.tight_layout()
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path
+
+
 def structure_figure(projection: str, mask: str, path, *, N: int = 4, h: int = 2, d: int = 2,
                      dv: int = 2) -> Path:
     """Three panels — W'_HV, W'_O, W'_HVO (duat sense, row flattening) — for one reading."""
@@ -44,12 +55,7 @@ def structure_figure(projection: str, mask: str, path, *, N: int = 4, h: int = 2
         ax.set_yticks([k * rb + rb / 2 - 0.5 for k in range(N)], [f"out {k}" for k in range(N)], fontsize=7)
     fig.suptitle(f"MHA lifts, {projection} projections, {mask} attention "
                  f"(N={N} tokens, h={h} heads, d={d}, d_v={dv}; red lines: token blocks)", fontsize=11)
-    fig.tight_layout()
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return path
+    return _save(fig, path)
 
 
 def dynamic_parameters_figure(texts: list[str], path, model: str = "minilm") -> Path:
@@ -99,9 +105,4 @@ def dynamic_parameters_figure(texts: list[str], path, model: str = "minilm") -> 
     for ax in axes:
         ax.legend(fontsize=7)
     fig.suptitle("all-MiniLM-L6-v2: the DUAT parameters depend on the input", fontsize=11)
-    fig.tight_layout()
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return path
+    return _save(fig, path)

@@ -361,26 +361,18 @@ def check_identity(
                 detail=f"entry: {comparison.lhs.latex()}",
                 construction=construction,
             )
+    def refuted(method: str, cex: Counterexample, detail: str = "") -> Verdict:
+        return Verdict(Status.REFUTED, method, counterexample=cex, corrected=_check_corrected(corrected),
+                       detail=detail, construction=construction)
+
     cex = find_counterexample(lhs, rhs)
     if cex is not None:
-        return Verdict(
-            Status.REFUTED,
-            "exact counterexample (integer entries), re-checked exactly and in float64",
-            counterexample=cex,
-            corrected=_check_corrected(corrected),
-            detail=(comparison.reason if symbolic and comparison.reason else ""),
-            construction=construction,
-        )
+        return refuted("exact counterexample (integer entries), re-checked exactly and in float64", cex,
+                       comparison.reason if symbolic and comparison.reason else "")
     sizes_list = explicit_sizes if explicit_sizes is not None else size_grid(dims, (1, 2, 3), 12)
     proved, cex = explicit_expansion(lhs, rhs, sizes_list)
     if cex is not None:
-        return Verdict(
-            Status.REFUTED,
-            "explicit expansion found a nonzero entry; exact integer witness",
-            counterexample=cex,
-            corrected=_check_corrected(corrected),
-            construction=construction,
-        )
+        return refuted("explicit expansion found a nonzero entry; exact integer witness", cex)
     if not proved:
         raise KernelInconsistencyError(f"{lhs} = {rhs}: undefined at every listed size")
     witness = _confirm_or_raise(lhs, rhs, proved[:4], "proved at sizes")
