@@ -104,7 +104,7 @@ def main(argv: list[str] | None = None) -> int:
     from symuat import report
 
     if args.command == "list":
-        for claim in registry.claims.values():
+        for claim in registry.ordered_claims():
             print(f"{claim.id:<7} {len(claim.checks):>3} checks  {claim.title}")
         return 0
     if args.command == "prove" and not args.all and not args.ids:

@@ -97,7 +97,7 @@ def generate(app):
     out = Path(app.srcdir) / "claims"
     out.mkdir(exist_ok=True)
     summary = []
-    for claim in REGISTRY.claims.values():
+    for claim in REGISTRY.ordered_claims():
         for stem, _, draw in claim.figures:
             draw(out / "figures" / f"{stem}.png")
         results = [c.run() for c in claim.checks]
@@ -111,7 +111,7 @@ def generate(app):
     index = ["Claims", "======", "",
              "Generated at build time by running every check; nothing on these pages is typed in.", "",
              _table(summary, ("claim", "title", "verdicts")), "", ".. toctree::", "   :hidden:", ""]
-    index += [f"   {cid}" for cid in REGISTRY.claims]
+    index += [f"   {c.id}" for c in REGISTRY.ordered_claims()]
     (out / "index.rst").write_text("\n".join(index) + "\n", encoding="utf-8")
 
 

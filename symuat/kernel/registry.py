@@ -115,8 +115,19 @@ class Registry:
             self._verdicts[key] = check.procedure()
         return self._verdicts[key]
 
+    def ordered_claims(self) -> list[Claim]:
+        """Claims in the order of the spec: D, P, M, H, L, T, then symuat's own lemmas."""
+        sections = {"D": 0, "P": 1, "lemma": 2, "M": 3, "H": 4, "L": 5, "T": 6, "A": 7}
+
+        def key(claim: Claim):
+            m = re.fullmatch(r"([A-Za-z]+?)(\d*)", claim.id)
+            prefix, number = (m.group(1), int(m.group(2) or 0)) if m else (claim.id, 0)
+            return sections.get(prefix, 9), number
+
+        return sorted(self.claims.values(), key=key)
+
     def all_checks(self) -> list[Check]:
-        return [c for claim in self.claims.values() for c in claim.checks]
+        return [c for claim in self.ordered_claims() for c in claim.checks]
 
     def select(self, patterns: Iterable[str]) -> list[Check]:
         """Checks matching IDs: ``P5`` (the claim), ``P5.f`` (a step), or a full key."""
