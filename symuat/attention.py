@@ -346,11 +346,11 @@ class MHAOperator:
         return (self.N * self.M_out, self.N * self.M)
 
     def _apply(self, X: np.ndarray) -> np.ndarray:
+        # batched matmuls in the cheap order (no einsum path search on every call)
         if self.projection == "split":
             x = head_slices(X, self.h)  # views, no copy of X
-            return np.einsum("hnm,hmd,hdo->no", self.H, x, self.C, optimize=True)
-        V = np.einsum("mk,hkv->hmv", X, self.WV)  # X W_Vi for every head
-        return np.einsum("hnm,hmv,hvo->no", self.H, V, self.WOi, optimize=True)
+            return (self.H @ x @ self.C).sum(axis=0)  # Σ_i H_i x_i C_i
+        return (self.H @ (X @ self.WV) @ self.WOi).sum(axis=0)  # Σ_i H_i (X W_Vi) W_O,i
 
     def matvec(self, v) -> np.ndarray:
         v = np.asarray(v, dtype=float)
