@@ -262,13 +262,13 @@ class DUAT:
         return len(self.V)
 
     def terms(self, depth: int | None = None) -> list[np.ndarray]:
-        """The σ-terms :math:`U_{L,j}\sigma_j(V_jx'_0+e_j)` of the form at ``depth`` (default: all layers)."""
+        r"""The σ-terms :math:`U_{L,j}\sigma_j(V_jx'_0+e_j)` of the form at ``depth`` (default: all layers)."""
         k = self.L if depth is None else depth
         _, _, U = self.depths[k - 1]
         return [Uj @ s(Vj @ self.x0 + ej) for Uj, Vj, ej, s in zip(U, self.V[:k], self.e[:k], self.sigmas[:k])]
 
     def evaluate(self, depth: int | None = None, method: str = "direct") -> np.ndarray:
-        """The hidden state after ``depth`` layers, recomputed from the combined parameters alone.
+        r"""The hidden state after ``depth`` layers, recomputed from the combined parameters alone.
 
         ``direct`` applies every chain on its own (:math:`O(L^2)` operator applications, each term
         independently); ``factored`` shares the common prefixes of the chains
