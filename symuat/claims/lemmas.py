@@ -204,14 +204,10 @@ _RULES_DUAT = [
     ("b22", lambda g: add(add(mul(g("W22"), g("b13")), g("b22")),
                           mul(g("W22"), g("W13"), Sigma(add(mul(g("W12"), X0), g("b12")))))),
 ]
-_RULES_AAAI = [
-    ("W21", lambda g: mul(g("W21"), g("W11"))),
-    ("b23", lambda g: add(mul(g("W21"), g("b13")), g("b23"))),
-    ("W13", lambda g: mul(g("W21"), g("W13"))),
-    ("W23", lambda g: mul(g("W22"), g("W11"))),
-    ("b22", lambda g: add(add(mul(g("W22"), g("b13")), g("b22")),
-                          mul(g("W22"), g("W13"), Sigma(add(mul(g("W12"), X0), g("b12")))))),
-]
+# AAAI's list (per the OCR) has the same right-hand sides; two of them are assigned to other
+# targets: b'_{2,3} instead of b'_{2,1}, and W'_{2,3} instead of W'_{2,2}
+_AAAI_TARGETS = {"b21": "b23", "W22": "W23"}
+_RULES_AAAI = [(_AAAI_TARGETS.get(name, name), rule) for name, rule in _RULES_DUAT]
 
 
 def _raw_values():
