@@ -203,7 +203,7 @@ class Block:
             U = layer_norm(X, *self.ln1, self.eps)
             A = self._attention_operator(U)
             W1 = Sum([I, Composed([A, S1])])
-            Y = X + self._mha(U)[0]
+            Y = X + (A @ U.reshape(-1) + b_att).reshape(N, M)  # the attention just built, applied
             S2 = TokenAffine(layer_norm_scales(Y, self.eps), self.ln2[0])
             beta2 = np.tile(self.ln2[1], N)
             shift = A @ beta1 + b_att  # y = W1 x + shift
@@ -225,8 +225,9 @@ class Block:
             return Eq20(W1=Composed([S2, Ly]), W2=Composed([L1, Ly]), b2=L1 @ ly + f1,
                         W3=Composed([S2, L2]), b3=S2 @ (ly + f2) + beta2, sigma=sigma), \
                 layer_norm(Z2, *self.ln2, self.eps)
+        Y = (skip @ X.reshape(-1) + b_att).reshape(N, M)
         return Eq20(W1=skip, W2=Composed([L1, skip]), b2=L1 @ b_att + f1, W3=L2, b3=b_att + f2,
-                    sigma=sigma), self.forward(X)
+                    sigma=sigma), Y + self._ffn(Y)
 
 
 def forward(blocks: list[Block], X0) -> list[np.ndarray]:
@@ -282,7 +283,7 @@ class DUAT:
             for p, ej, s in zip(self.raw[:k], self.e[:k], self.sigmas[:k]):
                 acc = p.W1 @ acc + p.W3 @ s(p.W2 @ a + ej)
                 a = p.W1 @ a
-            A, c, _ = self.depths[k - 1]
+            c = self.depths[k - 1][1]
             return (a + c + acc).reshape(self.shape)
         if method != "direct":
             raise ValueError(f"method must be 'direct' or 'factored', not {method!r}")
