@@ -28,15 +28,22 @@ class Check:
     statement: str  # LaTeX of what is checked
     procedure: Callable[[], Verdict]
     note: str = ""
+    _verdict: Verdict | None = field(default=None, repr=False, compare=False)
 
     @property
     def key(self) -> str:
         return self.id + (f"[{','.join(self.reading)}]" if self.reading else "")
 
+    def verdict(self) -> Verdict:
+        """The verdict, computed once (claims that rest on this check reuse it)."""
+        if self._verdict is None:
+            self._verdict = self.procedure()
+        return self._verdict
+
     def run(self) -> "Result":
         start = time.perf_counter()
         try:
-            verdict = self.procedure()
+            verdict = self.verdict()
             error = None
         except Exception as exc:  # a crash is reported, never turned into a verdict
             verdict, error = None, f"{type(exc).__name__}: {exc}"
@@ -97,7 +104,6 @@ class Claim:
 class Registry:
     def __init__(self):
         self.claims: dict[str, Claim] = {}
-        self._verdicts: dict[str, Verdict] = {}
 
     def claim(self, id: str, title: str, *, where: str, statement: str, group: str,
               remarks: str = "") -> Claim:
@@ -108,12 +114,10 @@ class Registry:
         return c
 
     def verdict(self, key: str) -> Verdict:
-        """The verdict of the check with this exact key, computed once per process (for claims
-        that rest on another claim's check, e.g. D3 on M1)."""
-        if key not in self._verdicts:
-            (check,) = [c for c in self.all_checks() if c.key == key]
-            self._verdicts[key] = check.procedure()
-        return self._verdicts[key]
+        """The verdict of the check with this exact key (computed once per process), for claims
+        that rest on another claim's check, e.g. D3 on M1."""
+        (check,) = [c for c in self.all_checks() if c.key == key]
+        return check.verdict()
 
     def ordered_claims(self) -> list[Claim]:
         """Claims in the order of the spec: D, P, M, H, L, T, then symuat's own lemmas."""
