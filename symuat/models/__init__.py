@@ -1,0 +1,23 @@
+"""Real pretrained models, one module per family, and the check of their DUAT rewrite.
+
+* :mod:`symuat.models.bert` — BERT-style encoders (all-MiniLM-L6-v2): loader, NumPy forward,
+  :func:`~symuat.models.bert.check_rewrite`;
+* :mod:`symuat.models.command` — the ``symuat model …`` sub-commands.
+
+The names of the BERT family are re-exported here for the existing API.
+"""
+
+from symuat.models.bert import (  # noqa: F401
+    MAX_TOKENS,
+    MODELS,
+    BertNumpy,
+    BertWeights,
+    LayerReport,
+    ModelError,
+    check_rewrite,
+    hf_hidden_states,
+    load_bert,
+    model_path,
+    relative_error,
+    tokenize,
+)
