@@ -38,6 +38,8 @@ def short_note(result: Result) -> str:
         return result.error
     v = result.verdict
     bits = []
+    if v.hypotheses:
+        bits.append("assuming " + "; ".join(v.hypotheses))
     if v.sizes:
         bits.append("sizes " + "; ".join(",".join(f"{k}={x}" for k, x in s.items()) for s in v.sizes[:3])
                     + (" …" if len(v.sizes) > 3 else ""))
@@ -116,6 +118,8 @@ def detail(result: Result) -> str:
         return "\n".join(lines)
     v = result.verdict
     lines.append(f"  method:    {v.method}")
+    if v.hypotheses:
+        lines.append(f"  assuming:  {'; '.join(v.hypotheses)}")
     if v.construction:
         lines.append(f"  construction: {v.construction}")
     if v.sizes:

@@ -99,7 +99,7 @@ EXPECTED = {
     "H5.eq8[slice,flat]": "refuted",
     "H6.dense[split,bidir]": "proved",
     "H6.dense[split,causal]": "refuted",
-    "H7[row,causal]": "proved-at-sizes",
+    "H7[row,causal]": "proved",
     "H8.cov": "refuted",
     "H9.lin": "refuted",
     "H9.lin-fixed": "proved",

@@ -52,6 +52,7 @@ from sympy.matrices.expressions import MatrixExpr, MatrixSymbol
 
 from symuat.errors import DiamondUndefinedError, KernelInconsistencyError, ShapeMismatchError
 from symuat.kernel.evaluate import Evaluator, values_equal
+from symuat.kernel.hypotheses import assuming, impose_all, latex_list
 from symuat.kernel.index_calculus import compare_entries
 from symuat.printing import latex
 from symuat.kernel.status import (
@@ -141,7 +142,7 @@ def random_values(syms: dict, sizes: dict, rng, mode: str) -> dict[str, np.ndarr
             for idx in itertools.product(*(range(k) for k in shape)):
                 arr[idx] = sp.Symbol(f"{name}[{','.join(map(str, idx))}]")
             values[name] = arr
-    return values
+    return impose_all(values, mode)  # instances on the statement's hypotheses, if any
 
 
 def _evaluate(expr, sizes, values, mode):
@@ -337,8 +338,24 @@ def check_identity(
     corrected: Statement | list[Statement] | None = None,
     construction: str | None = None,
     symbolic: bool = True,
+    hypotheses: Iterable = (),
 ) -> Verdict:
-    """Decide ``lhs = rhs``; see the module docstring for the order of methods."""
+    """Decide ``lhs = rhs``; see the module docstring for the order of methods.
+
+    ``hypotheses`` (:mod:`symuat.kernel.hypotheses`): assumptions of the statement, used by the
+    normal form as rewrite rules and imposed on every instance drawn; the verdict lists them.
+    """
+    hypotheses = tuple(hypotheses)
+    if not hypotheses:
+        return _check_identity(lhs, rhs, explicit_sizes, corrected, construction, symbolic)
+    with assuming(hypotheses):
+        verdict = _check_identity(lhs, rhs, explicit_sizes, corrected, construction, symbolic)
+    verdict.hypotheses = latex_list(hypotheses)
+    verdict.method += "; under the hypotheses (normal-form rule, instances drawn on them)"
+    return verdict
+
+
+def _check_identity(lhs, rhs, explicit_sizes, corrected, construction, symbolic) -> Verdict:
     dims = dimension_symbols(lhs, rhs)
     dim_names = ", ".join(d.name for d in dims) or "none"
     if symbolic:
@@ -408,11 +425,13 @@ def combine_all(verdicts: list[Verdict], labels: list[str]) -> Verdict:
     order = [Status.PROVED, Status.PROVED_AT_SIZES, Status.NUMERIC_ONLY]
     weakest = max((v.status for v in verdicts), key=order.index)
     sizes = [s for v in verdicts if v.sizes for s in v.sizes] or None
+    hyps = list(dict.fromkeys(h for v in verdicts for h in (v.hypotheses or ()))) or None
     return Verdict(
         weakest,
         "every link: " + "; ".join(sorted({v.method.split(';')[0] for v in verdicts})),
         sizes=sizes,
         numeric=verdicts[0].numeric,
+        hypotheses=hyps,
     )
 
 

@@ -38,6 +38,10 @@ collected with exact coefficients. Each step is an identity of finite sums valid
 value of the dimensions, so equal normal forms prove equality for *all* dimensions. The
 converse does not hold (the normal form is not complete): unequal forms prove nothing, and
 :mod:`symuat.kernel.decide` then searches for a counterexample or expands at explicit sizes.
+
+Under a hypothesis of the statement (:mod:`symuat.kernel.hypotheses`, e.g.
+:math:`\sum_bH_{ab}=1`) its rule is one more step, an identity of finite sums valid wherever the
+hypothesis holds; equal forms then prove the identity under the hypothesis.
 """
 
 from __future__ import annotations
@@ -266,6 +270,12 @@ def _occurs(var: str, factor: tuple) -> bool:
     return var in _free_vars(factor)
 
 
+def _hypotheses() -> tuple:
+    from symuat.kernel.hypotheses import active
+
+    return active()
+
+
 def _normalise_term(term: Term, dims: dict, prefix: str):
     """Return ``(coeff, key)`` with ``key`` canonical, or ``None`` for a zero term."""
     coeff = term.coeff
@@ -274,6 +284,15 @@ def _normalise_term(term: Term, dims: dict, prefix: str):
     changed = True
     while changed:
         changed = False
+        for hyp in _hypotheses():  # an assumption of the statement (kernel.hypotheses)
+            rewritten = hyp.rewrite(factors, bound)
+            if rewritten is not None:
+                factors, bound = rewritten
+                coeff = coeff * hyp.value
+                changed = True
+                break
+        if changed:
+            continue
         for pos, f in enumerate(factors):
             if f[0] != "D":
                 continue

@@ -111,9 +111,13 @@ class Verdict:
     corrected: "Corrected | None" = None
     detail: str = ""
     construction: str | None = None
+    #: LaTeX of the hypotheses the statement was decided under (kernel.hypotheses)
+    hypotheses: list[str] | None = None
 
     def as_dict(self) -> dict:
         out: dict[str, Any] = {"status": str(self.status), "method": self.method}
+        if self.hypotheses:
+            out["hypotheses"] = list(self.hypotheses)
         if self.sizes is not None:
             out["sizes"] = self.sizes
         if self.counterexample is not None:
