@@ -52,3 +52,13 @@ def test_a_verdict_prints_its_hypotheses():
         assert hyp.latex() in report.detail(result)
         assert hyp.latex() in report.table([result], width=400)
     assert "hypotheses" not in decide.check_identity(add(A, B), add(B, A)).as_dict()
+
+
+def test_input_independence_of_biases_needs_the_row_hypothesis(monkeypatch):
+    from symuat.claims import attention, transformer
+
+    assert transformer._t10_c("token-shared").status is Status.PROVED
+    assert transformer._t10_c("per-token").status is Status.PROVED  # the witness of dependence
+    monkeypatch.setattr(attention, "rows_sum_to_one", lambda mask, lines="rows": LineSums("H", "columns"))
+    assert transformer._t10_c("token-shared").status is Status.REFUTED
+    assert transformer._t12_bias("token-shared").status is Status.REFUTED

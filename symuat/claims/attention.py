@@ -421,6 +421,18 @@ def rows_sum_to_one(mask: str, lines: str = "rows") -> LineSums:
     return LineSums("H", lines, causal=mask == "causal")
 
 
+def token_shared(mask: str = "bidir", order: str = "row", name: str = "gamma"):
+    r"""The lemma H7 rests on, for any token-shared vector :math:`1_N\otimes\gamma`: with rows of
+    :math:`H_i` summing to 1, :math:`W^{\rm mha}(1_N\otimes\gamma)=1_N\otimes(\sum_iB_i^T\gamma)` —
+    no :math:`H_i` (hence no input) on the right. Returns ``(W^mha, T_D(1_Nγ^T), the right side,
+    the symbols)``."""
+    s = mha_symbols("split", mask)
+    one = sp.OneMatrix(s.N, 1)
+    gamma = BlockSymbol(name, (1,), s.X.args[2])  # γᵀ, a row with the (head, feature) index of M
+    return (s.W_HVO(order), Vec(mul(one, gamma), order),
+            Vec(mul(one, gamma, HeadSum(HEAD, s.h, s.B())), order), s)
+
+
 def _h7(order, mask):
     lhs, rhs, bias = h7_sides(order, mask)
     verdict = decide.check_identity(lhs, rhs, hypotheses=[rows_sum_to_one(mask)])

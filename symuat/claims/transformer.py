@@ -34,6 +34,8 @@ from symuat.residual import (
     unroll,
 )
 from symuat.claims import lemmas
+from symuat.heads import BlockSymbol
+from symuat.vec import Vec
 from symuat.printing import latex
 
 D, F = lemmas.D, lemmas.F
@@ -402,7 +404,49 @@ def _t10(which: str):
 
 T10.check(None, ("duat",), r"\text{the DUAT list}", partial(_t10, "duat"),
           note="L = i+1 = 4 blocks B-both with attention; the W' matrices compared with the printed list")
-T10.check(None, ("aaai",), r"\text{the AAAI list}", partial(_t10, "aaai"))
+T10.check(None, ("aaai",), r"\text{the AAAI list}", partial(_t10, "aaai"),
+          note="c_L (b'_{L,1}) is in neither printed list; it is input-independent for token-shared "
+               "biases only (T10.c: proved by induction from the H7 lemma; per-token biases: witness)")
+
+
+def _token_shared_parts():
+    from symuat.claims.attention import HEAD, HeadSum, token_shared
+
+    W, gamma, _, s = token_shared("bidir", "row", "gamma")
+    one = OneMatrix(s.N, 1)
+    row = lambda name: BlockSymbol(name, (1,), s.X.args[2])
+    return W, gamma, s, one, row, HeadSum(HEAD, s.h, s.B())
+
+
+def _t10_c(bias: str):
+    """c_L = (I + W^mha_L) c_{L-1} + b3_L (the T7 recursion, W1 = I + W^mha), with W^mha = Σ_i H_i ⊗ B_iᵀ."""
+    from symuat.claims.attention import rows_sum_to_one
+
+    W, gamma, s, one, row, sumB = _token_shared_parts()
+    b3 = Vec(mul(one, row("b_{L,3}")), "row")
+    c_prev = gamma if bias == "token-shared" else Vec(BlockSymbol("P", (s.N,), s.X.args[2]), "row")
+    c_L = add(c_prev, mul(W, c_prev), b3)
+    if bias == "token-shared":
+        form = Vec(add(mul(one, row("gamma")), mul(one, row("gamma"), sumB), mul(one, row("b_{L,3}"))), "row")
+        out = decide.check_dependence(c_L, "H", depends=False, equal_to=form, hypotheses=[rows_sum_to_one("bidir")])
+        if out.status is Status.PROVED:
+            out.method = ("induction on L: c_0 = 0 = 1_N⊗0; step, for a symbolic layer (opaque γ, symbolic N, h, "
+                          "d, d_v): c_{L-1} = 1_N⊗γ ⇒ c_L = 1_N⊗(γ + Σ_i B_iᵀγ + b_{L,3}), free of H_i — " + out.method)
+        return out
+    return decide.check_dependence(c_L, "H", depends=True, hypotheses=[rows_sum_to_one("bidir")])
+
+
+T10.check("c", ("token-shared",),
+          r"\mathbf c_{L-1}=1_N\otimes\gamma\Rightarrow\mathbf c_L=(I+W^{\rm mha}_L)\mathbf c_{L-1}+1_N\otimes b_{L,3}"
+          r"=1_N\otimes(\gamma+\textstyle\sum_iB_i^{T}\gamma+b_{L,3})\ \text{does not depend on }H_i",
+          partial(_t10_c, "token-shared"), polarity=None, role="extension",
+          note="symuat's: the combined bias c_L (b'_{L,1}) is fixed for every depth when every bias is shared by "
+               "the tokens (1_N⊗v, as in BERT/GPT); rests on the H7 lemma (rows of H_i sum to 1)")
+T10.check("c", ("per-token",),
+          r"\mathbf c_{L-1}=T_D(P),\ P\in\mathbb R^{N\times M}\Rightarrow\mathbf c_L\ \text{depends on }H_i",
+          partial(_t10_c, "per-token"), polarity=None, role="extension",
+          note="the condition under which c_L's input-independence fails: a bias that differs per token position "
+               "(e.g. a learned per-position offset added inside a block); exact witness, both H row-stochastic")
 
 T11 = REGISTRY.claim(
     "T11", "“b'_{j,2} is approximated by a j-layer UAT”", where="DUAT §3.3 (after Eq. 12); AAAI §3.5",
@@ -449,7 +493,6 @@ _beta = MatrixSymbol("beta", _M, 1)
 _C = add(Identity(_M), mul(sp.Integer(-1) / _M, OneMatrix(_M, 1), OneMatrix(1, _M)))
 _ln = add(mul(_S, _Z, _C, _G), mul(OneMatrix(_N, 1), _beta.T))
 from symuat.algebra import T as _T, kron as _kron  # noqa: E402
-from symuat.vec import Vec  # noqa: E402
 
 for _o in ("col", "row"):
     _lift = (_kron(_S, _T(mul(_C, _G))) if _o == "row" else _kron(_T(mul(_C, _G)), _S))
@@ -546,9 +589,36 @@ def _t12_dep(kind, refined=False):
     if verdict.status is Status.REFUTED and not refined:
         verdict.corrected = Corrected(
             r"\text{…except }W^{\rm mha}(1_N\otimes v)=1_N\otimes B v\text{ (rows of }H_i\text{ sum to 1), which is fixed}",
-            _t12_dep(kind, refined=True))
+            _t12_dep(kind, refined=True),
+            note="the exception rests on the H7 lemma: proved structurally in T12.bias[pre,token-shared]; "
+                 "it fails for a per-token shift (T12.bias[pre,per-token])")
     return verdict
 
+
+def _t12_bias(bias: str):
+    """Pre-LN b3 = W^mha(1_N⊗β_1) + 1_N⊗b_att + 1_N⊗b_3 (the pre-LN layer of _t12_params) does not
+    depend on H_i when β_1 is token-shared; with a per-token shift P it does."""
+    from symuat.claims.attention import rows_sum_to_one
+
+    W, beta, s, one, row, sumB = _token_shared_parts()
+    tail = add(mul(one, row("b_{att}")), mul(one, row("b_3")))
+    shift = beta if bias == "token-shared" else Vec(BlockSymbol("P", (s.N,), s.X.args[2]), "row")
+    b3 = add(mul(W, shift), Vec(tail, "row"))
+    if bias == "token-shared":
+        form = Vec(add(mul(one, row("gamma"), sumB), tail), "row")
+        return decide.check_dependence(b3, "H", depends=False, equal_to=form, hypotheses=[rows_sum_to_one("bidir")])
+    return decide.check_dependence(b3, "H", depends=True, hypotheses=[rows_sum_to_one("bidir")])
+
+
+T12.check("bias", ("pre", "token-shared"),
+          r"b_3=W^{\rm mha}(1_N\otimes\beta_1)+1_N\otimes(b_{att}+b_3)=1_N\otimes(\textstyle\sum_iB_i^{T}\beta_1+b_{att}+b_3)"
+          r"\ \text{does not depend on }H_i",
+          partial(_t12_bias, "token-shared"), polarity=None, role="extension",
+          note="structural, from the H7 lemma (rows of H_i sum to 1); β_1 (here γ) the LayerNorm shift, shared by the tokens")
+T12.check("bias", ("pre", "per-token"),
+          r"b_3=W^{\rm mha}T_D(P)+1_N\otimes(b_{att}+b_3),\ P\in\mathbb R^{N\times M}\ \text{depends on }H_i",
+          partial(_t12_bias, "per-token"), polarity=None, role="extension",
+          note="the condition under which it fails: a shift that differs per token position; exact witness")
 
 for _k in ("none", "pre", "post"):
     T12.check("dep", (_k,), r"\text{the per-layer parameters that depend on the input are those with a factor }S_1,S_2,W^{\rm mha}",

@@ -676,17 +676,38 @@ def check_numeric(trial: Callable, sizes_list: list[dict], *, seeds=SEEDS, what:
     )
 
 
-def check_dependence(expr, var: str, *, depends: bool) -> Verdict:
+def check_dependence(expr, var: str, *, depends: bool, equal_to=None, hypotheses: Iterable = ()) -> Verdict:
     """The claim "``expr`` depends on the leaf ``var``" (``depends=True``) or "does not".
 
     Structural independence (``var`` does not occur in ``expr``) is a proof that it does not
     depend; a dependence is shown by an exact witness: two values of ``var``, everything else
     equal, giving different values of ``expr``. If ``var`` occurs but no witness is found, the
     verdict is ``numeric-only``.
+
+    ``equal_to``: a form of ``expr`` without ``var``; when :func:`check_identity` proves
+    ``expr = equal_to`` (under ``hypotheses``), the independence is structural. ``hypotheses``
+    also constrain the witness search (both values of ``var`` satisfy them).
     """
+    hypotheses = tuple(hypotheses)
+    if hypotheses:
+        with assuming(hypotheses):
+            verdict = check_dependence(expr, var, depends=depends, equal_to=equal_to)
+        verdict.hypotheses = latex_list(hypotheses)
+        return verdict
     leaves = leaf_shapes(expr)
     occurs = var in leaves
     witness = None
+    if occurs and equal_to is not None and var not in leaf_shapes(equal_to):
+        from symuat.kernel.hypotheses import active
+
+        rewrite = check_identity(expr, equal_to, hypotheses=active())
+        if rewrite.status is Status.PROVED:
+            fact = Verdict(Status.PROVED, f"structural: the expression equals a form in which {var} does not "
+                           f"occur ({rewrite.method})", detail=rewrite.detail, numeric=rewrite.numeric)
+            if not depends:
+                return fact
+            return Verdict(Status.REFUTED, "the expression does not depend on " + var,
+                           corrected=Corrected("does not depend on " + var, fact))
     if occurs:
         dims = dimension_symbols(expr)
         for sizes in size_grid(dims, (2, 3), 8):
