@@ -105,17 +105,22 @@ class Unrolled:
         return alg.add(alg.add(alg.mm(self.A, self.x0), self.c), alg.sum(terms, self.c))
 
 
+def unroll_step(alg: Algebra, state: Unrolled, layer: RawLayer) -> Unrolled:
+    """One layer of symuat's exact recursion (module docstring): the state after layer ``L-1``
+    and layer ``L``'s raw parameters give the state after layer ``L``."""
+    A, c, U, V, e, x0 = state.A, state.c, state.U, state.V, state.e, state.x0
+    R = alg.sum([alg.mm(Uj, alg.sigma(alg.add(alg.mm(Vj, x0), ej))) for Uj, Vj, ej in zip(U, V, e)], c)
+    return Unrolled(alg.mm(layer.W1, A), alg.add(alg.mm(layer.W1, c), layer.b3),
+                    [alg.mm(layer.W1, Uj) for Uj in U] + [layer.W3], list(V) + [alg.mm(layer.W2, A)],
+                    list(e) + [alg.add(alg.mm(layer.W2, alg.add(c, R)), layer.b2)], x0)
+
+
 def unroll(alg: Algebra, layers: list[RawLayer], x0, identity, zero_vec) -> Unrolled:
     """symuat's exact recursion (module docstring)."""
-    A, c, U, V, e = identity, zero_vec, [], [], []
+    state = Unrolled(identity, zero_vec, [], [], [], x0)
     for L in layers:
-        R = alg.sum([alg.mm(Uj, alg.sigma(alg.add(alg.mm(Vj, x0), ej))) for Uj, Vj, ej in zip(U, V, e)], c)
-        V.append(alg.mm(L.W2, A))
-        e.append(alg.add(alg.mm(L.W2, alg.add(c, R)), L.b2))
-        U = [alg.mm(L.W1, Uj) for Uj in U] + [L.W3]
-        A = alg.mm(L.W1, A)
-        c = alg.add(alg.mm(L.W1, c), L.b3)
-    return Unrolled(A, c, U, V, e, x0)
+        state = unroll_step(alg, state, L)
+    return state
 
 
 # --------------------------------------------------------------------------------------------
@@ -143,6 +148,62 @@ def reading_tags(reading: dict) -> tuple[str, ...]:
     return tuple(f"{k}={v}" for k, v in reading.items())
 
 
+@dataclass
+class RulesState:
+    """The lists the printed rules update in place: raw (``r…``) and combined (``c…``) parameters
+    per layer, the ``W'_{\cdot,3}`` after each layer's updates (``stages``), and the Eq. 34 biases."""
+
+    rW1: list
+    rb3: list
+    rW2: list
+    rb2: list
+    cW1: list
+    cb3: list
+    cW2: list
+    cW3: list
+    stages: list
+    e: list
+
+
+def absorbed_W2(alg: Algebra, layer: RawLayer, j: int, reading: dict):
+    """Eq. 31's absorption ``W'_{j,2} ← W'_{j,2}W'_{j,1}`` (raw factors) under ``reading``."""
+    absorb = reading["abs"] == "all" or (reading["abs"] == "j1" and j == 0)
+    return alg.mm(layer.W2, layer.W1) if absorb else layer.W2
+
+
+def paper_update(alg: Algebra, st: RulesState, j: int, reading: dict) -> None:
+    """The printed updates after Eq. 33 for the pair (layer ``j``, layer ``j+1``), in place —
+    printed j = 1..i ↔ here j = 0..L−2, updating layer j+1."""
+    unW1 = st.cW1[j] if reading["unprimed"] == "acc" else st.rW1[j]
+    unb3 = st.cb3[j] if reading["unprimed"] == "acc" else st.rb3[j]
+    st.cW1[j + 1] = alg.mm(st.cW1[j + 1], unW1)
+    w1 = st.cW1[j + 1] if reading["W1rhs"] == "acc" else st.rW1[j + 1]
+    st.cb3[j + 1] = alg.add(alg.mm(w1, unb3), st.cb3[j + 1])
+    st.cW2[j + 1] = alg.mm(st.cW2[j + 1], unW1)
+    if reading["W3"] == "once":
+        st.cW3[j] = alg.mm(w1, st.cW3[j])
+    else:  # every earlier W3 is multiplied by the raw W1 of this later layer
+        for k in range(j + 1):
+            st.cW3[k] = alg.mm(st.rW1[j + 1], st.cW3[k])
+    st.stages.append(list(st.cW3))
+
+
+def eq34_bias(alg: Algebra, st: RulesState, j: int, reading: dict, x0, zero_vec):
+    """Eq. 34: the bias ``b'_{j,2}`` of layer ``j`` (0-based) under ``reading``."""
+    W2j = st.cW2[j] if reading["W2in34"] == "final" else st.rW2[j]
+    prev_b3 = (st.cb3[j - 1] if reading["b3in34"] == "acc" else st.rb3[j - 1]) if j > 0 else zero_vec
+    W3s = st.cW3 if reading["W3in34"] == "final" else st.stages[j - 1] if j > 0 else []
+    sig = [alg.mm(W3s[k], alg.sigma(alg.add(alg.mm(st.cW2[k], x0), st.e[k]))) for k in range(j)]
+    return alg.add(alg.add(alg.mm(W2j, prev_b3), st.rb2[j]), alg.mm(W2j, alg.sum(sig, zero_vec)))
+
+
+def is_forward_reading(reading: dict) -> bool:
+    """Whether the reading's rules are a recursion in the layer index, uniform in it: layer j+1's
+    parameters from layer j's state alone (Eq. 34 with the layer's own W2 and the stage-j W3, the
+    absorption the same at every layer)."""
+    return reading["W2in34"] == "layer" and reading["W3in34"] == "stage" and reading["abs"] != "j1"
+
+
 def paper_rules(alg: Algebra, layers: list[RawLayer], x0, reading: dict, zero_vec) -> Unrolled:
     """The combined parameters of DUAT App. B.3 (after Eq. 33) and Eq. 34, under ``reading``.
 
@@ -150,37 +211,15 @@ def paper_rules(alg: Algebra, layers: list[RawLayer], x0, reading: dict, zero_ve
     ``W2`` is the FFN's own matrix, before absorption).
     """
     L = len(layers)
-    rW1 = [l.W1 for l in layers]
-    rb3 = [l.b3 for l in layers]
-    rW3 = [l.W3 for l in layers]
-    rb2 = [l.b2 for l in layers]
-    rW2 = []
-    for j, l in enumerate(layers):  # absorption W'_{j,2} ← W'_{j,2} W'_{j,1} (Eq. 31, raw factors)
-        absorb = reading["abs"] == "all" or (reading["abs"] == "j1" and j == 0)
-        rW2.append(alg.mm(l.W2, l.W1) if absorb else l.W2)
-    cW1, cb3, cW2, cW3 = list(rW1), list(rb3), list(rW2), list(rW3)
-    stages = [list(cW3)]  # cW3 after the updates of layer j (index j), j = 0 before any
-    for j in range(L - 1):  # printed j = 1..i  ↔  here j = 0..L-2, updating layer j+1
-        unW1 = cW1[j] if reading["unprimed"] == "acc" else rW1[j]
-        unb3 = cb3[j] if reading["unprimed"] == "acc" else rb3[j]
-        cW1[j + 1] = alg.mm(cW1[j + 1], unW1)
-        w1 = cW1[j + 1] if reading["W1rhs"] == "acc" else rW1[j + 1]
-        cb3[j + 1] = alg.add(alg.mm(w1, unb3), cb3[j + 1])
-        cW2[j + 1] = alg.mm(cW2[j + 1], unW1)
-        if reading["W3"] == "once":
-            cW3[j] = alg.mm(w1, cW3[j])
-        else:  # every earlier W3 is multiplied by the raw W1 of this later layer
-            for k in range(j + 1):
-                cW3[k] = alg.mm(rW1[j + 1], cW3[k])
-        stages.append(list(cW3))
-    e = []
-    for j in range(L):  # Eq. 34
-        W2j = cW2[j] if reading["W2in34"] == "final" else rW2[j]
-        prev_b3 = (cb3[j - 1] if reading["b3in34"] == "acc" else rb3[j - 1]) if j > 0 else zero_vec
-        W3s = cW3 if reading["W3in34"] == "final" else stages[j - 1] if j > 0 else []
-        sig = [alg.mm(W3s[k], alg.sigma(alg.add(alg.mm(cW2[k], x0), e[k]))) for k in range(j)]
-        e.append(alg.add(alg.add(alg.mm(W2j, prev_b3), rb2[j]), alg.mm(W2j, alg.sum(sig, zero_vec))))
-    return Unrolled(cW1[L - 1], cb3[L - 1], cW3, cW2, e, x0)
+    rW2 = [absorbed_W2(alg, l, j, reading) for j, l in enumerate(layers)]
+    st = RulesState([l.W1 for l in layers], [l.b3 for l in layers], rW2, [l.b2 for l in layers],
+                    [l.W1 for l in layers], [l.b3 for l in layers], list(rW2), [l.W3 for l in layers],
+                    [[l.W3 for l in layers]], [])
+    for j in range(L - 1):
+        paper_update(alg, st, j, reading)
+    for j in range(L):
+        st.e.append(eq34_bias(alg, st, j, reading, x0, zero_vec))
+    return Unrolled(st.cW1[L - 1], st.cb3[L - 1], st.cW3, st.cW2, st.e, x0)
 
 
 def is_correct_reading(reading: dict, form: str) -> bool:

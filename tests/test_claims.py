@@ -114,7 +114,7 @@ EXPECTED = {
     "T6[sim,W3=i+1,W2=absorbed]": "proved",
     "T6[seq,W3=i+1,W2=absorbed]": "refuted",
     "T7.exact[eq30,B-both,W1=id+mha]": "proved",
-    "T8[eq30,W1rhs=raw,unprimed=acc,abs=all,W3=all,W2in34=layer,W3in34=stage,b3in34=acc]": "proved-at-sizes",
+    "T8[eq30,W1rhs=raw,unprimed=acc,abs=all,W3=all,W2in34=layer,W3in34=stage,b3in34=acc]": "proved",
     "T8[eq30,W1rhs=acc,unprimed=acc,abs=j1,W3=once,W2in34=final,W3in34=final,b3in34=acc]": "refuted",
     "T11": "refuted",
     "T12.dep[pre]": "refuted",

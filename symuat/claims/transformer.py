@@ -21,9 +21,17 @@ from symuat.kernel import decide
 from symuat.kernel.decide import Statement
 from symuat.kernel.registry import REGISTRY
 from symuat.kernel.status import Corrected, Counterexample, Status, Verdict
+from symuat.heads import HeadMatrix, HeadSum
 from symuat.residual import (
     RawLayer,
+    RulesState,
+    Unrolled,
+    absorbed_W2,
+    eq34_bias,
     forward,
+    is_forward_reading,
+    paper_update,
+    unroll_step,
     numpy_algebra,
     paper_rules,
     random_instance,
@@ -247,8 +255,10 @@ T8 = REGISTRY.claim(
     r"\mathbf W'_{j+1,2}=\mathbf W'_{j+1,2}\mathbf W_{j,1},\ \mathbf W'_{j,3}=\mathbf W'_{j+1,1}\mathbf W'_{j,3}",
     group="transformer",
     remarks="Each reading is evaluated at depths L = 1..5 against the forward pass, exactly (integer "
-    "entries, σ an integer polynomial); a reading exact at every depth is then proved symbolically (σ "
-    "opaque, symbolic D, F) at L = 1, 2, 3. `abs=none` is symuat's addition (no absorption), the only "
+    "entries, σ an integer polynomial); a reading exact at every depth whose rules are a recursion in the "
+    "layer index is then proved for every depth: its rules give the combined parameters of the T7 "
+    "recursion (base case and the step j → j+1 for a symbolic layer index, symbolic D, F, σ opaque), "
+    "which reproduces the network by induction (L2.main.exact[induction]). `abs=none` is symuat's addition (no absorption), the only "
     "one that fits the Eq. 20 form. `eq20`: a residual network; `eq30`: Transformer blocks, whose raw "
     "W2 is the FFN's own matrix (absorbed by W1).",
 )
@@ -281,9 +291,99 @@ def _symbolic_layers(L):
     return [lemmas.raw(k) for k in range(1, L + 1)]
 
 
+_K = sp.Symbol("k", integer=True)  # the index of the earlier layers, k < j
+
+
+class _FamilyAlgebra(type(ALG)):
+    """SymPy algebra in which a term of the family of earlier layers (it mentions k) is summed
+    over k < n: the list ``[family, layer j, layer j+1]`` stands for every layer."""
+
+    def sum(self, items, like):
+        return super().sum([HeadSum(_K, lemmas.n_terms, it) if _K in it.free_symbols else it for it in items], like)
+
+
+FALG = _FamilyAlgebra(ALG.mm, ALG.add, ALG.sigma, ALG.zero)
+
+
+def _fam(name, rows, cols):
+    return HeadMatrix(name, _K, lemmas.n_terms, rows, cols)
+
+
+def _network_layer(l: RawLayer, form: str) -> RawLayer:
+    return l if form == "eq20" else RawLayer(l.W1, mul(l.W2, l.W1), l.b2, l.W3, l.b3)
+
+
+def _same_state(paper: Unrolled, rec: Unrolled, labels: str, forms: list) -> Verdict:
+    """The paper's combined parameters against the recursion's, component by component (the
+    U's through Σ_k U_k q_k with opaque q_k, so that a family of them is compared member-wise)."""
+    q = [_fam("q_k", F, 1) if t == "k<j" else MatrixSymbol(f"q_{{{t}}}", F, 1) for t in forms + ["next"]][:len(rec.U)]
+    U_of = lambda Us: FALG.sum([mul(u, qq) for u, qq in zip(Us, q)], ZeroMatrix(D, 1))
+    wrap = lambda x: HeadSum(_K, lemmas.n_terms, mul(x, _fam("p_k", x.shape[1], 1))) if _K in x.free_symbols else x
+    pairs = [("A", paper.A, rec.A), ("c", paper.c, rec.c), ("U", U_of(paper.U), U_of(rec.U))]
+    for k, (a, b) in enumerate(zip(paper.V, rec.V)):
+        if a != b:
+            pairs.append((f"V[{forms[k]}]", wrap(a), wrap(b)))
+    for k, (a, b) in enumerate(zip(paper.e, rec.e)):
+        if a != b:
+            pairs.append((f"e[{forms[k]}]", wrap(a), wrap(b)))
+    if len(paper.V) != len(rec.V) or len(paper.e) != len(rec.e):
+        raise decide.KernelInconsistencyError(f"{labels}: the states have different lengths")
+    return decide.combine_all([decide.check_identity(a, b) for _, a, b in pairs], [f"{labels} {n}" for n, _, _ in pairs])
+
+
+_STEP_CACHE: dict = {}
+
+
+def rules_step(form: str, reading: dict) -> Verdict:
+    """The reading's update rules define the recursion of T7 / L2.main.exact, for a symbolic layer
+    index: base case (layer 1) and the step from layer j to j+1, every earlier layer k < j a
+    member of a family of symbolic size n (symbolic D, F; σ opaque)."""
+    key = (form, tuple(sorted(reading.items())))
+    if key in _STEP_CACHE:
+        return _STEP_CACHE[key]
+    zero = ZeroMatrix(D, 1)
+    # base case: one layer
+    l1 = lemmas.raw(1)
+    base = _same_state(paper_rules(ALG, [l1], X0, reading, zero),
+                       unroll(ALG, [_network_layer(l1, form)], X0, Identity(D), zero), "base:", ["1"])
+    # the step: the state after layer j (induction hypothesis: the paper's combined values are the
+    # recursion's), then layer j+1's updates
+    fam = RawLayer(_fam("W_{k,1}", D, D), _fam("W_{k,2}", F, D), _fam("b_{k,2}", F, 1), _fam("W_{k,3}", D, F),
+                   _fam("b_{k,3}", D, 1))
+    lj, lnext = lemmas.raw("j"), lemmas.raw("j+1")
+    A_j, c_j = MatrixSymbol("A_j", D, D), MatrixSymbol("c_j", D, 1)
+    U = [_fam("U_k", D, F), MatrixSymbol("U_j", D, F)]
+    V = [_fam("V_k", F, D), MatrixSymbol("V_j", F, D)]
+    e = [_fam("e_k", F, 1), MatrixSymbol("e_j", F, 1)]
+    raws = [fam, lj, lnext]
+    rW2 = [absorbed_W2(FALG, l, 1, reading) for l in raws]
+    st = RulesState([l.W1 for l in raws], [l.b3 for l in raws], rW2, [l.b2 for l in raws],
+                    [_fam("A_k", D, D), A_j, lnext.W1], [_fam("c_k", D, 1), c_j, lnext.b3],
+                    V + [rW2[2]], U + [lnext.W3], [None, U + [lnext.W3]], list(e))
+    paper_update(FALG, st, 1, reading)
+    st.e.append(eq34_bias(FALG, st, 2, reading, X0, zero))
+    paper = Unrolled(st.cW1[2], st.cb3[2], st.cW3, st.cW2, st.e, X0)
+    rec = unroll_step(FALG, Unrolled(A_j, c_j, U, V, e, X0), _network_layer(lnext, form))
+    step = _same_state(paper, rec, "step j→j+1:", ["k<j", "j", "j+1"])
+    out = decide.combine_all([base, step], ["base case (layer 1)", "step j → j+1 (symbolic j)"])
+    _STEP_CACHE[key] = out
+    return out
+
+
 def _rules_check(form: str, reading: dict) -> Verdict:
     ok, fail = _exact_depths(form, reading)
     quantities = {"exact at depths": ok or "none of 1..5"}
+    if fail is None and is_forward_reading(reading):
+        same = rules_step(form, reading)
+        parts = [same, _induction()]
+        out = decide.combine_all(parts, ["the rules define the T7 recursion", "L2.main.exact[induction]"])
+        if out.status is Status.PROVED:
+            out.method = ("induction on the depth: the reading's rules give the combined parameters of the T7 "
+                          "recursion (base case, and the step j → j+1 for a symbolic layer index, each earlier "
+                          "layer k < j a member of a family of symbolic size; symbolic D, F, σ opaque), and that "
+                          "recursion reproduces x'_L for every L (L2.main.exact[induction]); " + out.method)
+            out.quantities.update(quantities)
+            return out
     if fail is None:
         verdicts, sizes = [], []
         for L in (1, 2, 3):
@@ -328,7 +428,7 @@ def _rules_check(form: str, reading: dict) -> Verdict:
 
 for _form in ("eq20", "eq30"):
     for _reading in t8_readings():
-        T8.check(None, (_form,) + reading_tags(_reading), r"\text{the rules under this reading reproduce }\mathbf x'_L,\ L=1..5",
+        T8.check(None, (_form,) + reading_tags(_reading), r"\text{the rules under this reading reproduce }\mathbf x'_L\ \forall L",
                  partial(_rules_check, _form, _reading))
 
 T9 = REGISTRY.claim(
@@ -345,7 +445,7 @@ for _form in ("eq20", "eq30"):
                 _r = {"W1rhs": "raw", "unprimed": "acc", "abs": "all" if _form == "eq30" else "none", "W3": "all",
                       "W2in34": _w2, "W3in34": _w3, "b3in34": _b3}
                 T9.check(None, (_form, f"W2in34={_w2}", f"W3in34={_w3}", f"b3in34={_b3}"),
-                         r"\text{Eq. 34 under this reading reproduces }\mathbf x'_L,\ L=1..5", partial(_rules_check, _form, _r))
+                         r"\text{Eq. 34 under this reading reproduces }\mathbf x'_L\ \forall L", partial(_rules_check, _form, _r))
 _e1 = unroll(ALG, _symbolic_layers(1), X0, Identity(D), ZeroMatrix(D, 1)).e[0]
 T9.check("range", None, r"j=1:\ \mathbf b'_{1,2}=\mathbf W'_{1,2}\mathbf b'_{0,3}+\mathbf b'_{1,2}+\mathbf W'_{1,2}\textstyle\sum_{\emptyset}=\mathbf b'_{1,2}",
          partial(decide.check_identity, _e1, lemmas.raw(1).b2),

@@ -1,0 +1,20 @@
+"""Issue 10: the strongest statuses — each raised status backed by a procedure that refutes a mutant."""
+
+from symuat.kernel.status import Status
+
+import symuat.claims  # noqa: F401
+from symuat.claims import transformer
+
+RIGHT = {"W1rhs": "raw", "unprimed": "acc", "abs": "none", "W3": "all", "W2in34": "layer",
+         "W3in34": "stage", "b3in34": "acc"}
+
+
+def test_t8_reading_is_the_t7_recursion_for_every_depth():
+    assert transformer._rules_check("eq20", RIGHT).status is Status.PROVED
+
+
+def test_t8_update_order_swapped_is_refuted():
+    # W1rhs=acc: b'_{j+1,3} uses the W'_{j+1,1} just updated (sequential), not the raw one (simultaneous)
+    seq = dict(RIGHT, W1rhs="acc")
+    assert transformer.rules_step("eq20", seq).status is Status.REFUTED
+    assert transformer._rules_check("eq20", seq).status is Status.REFUTED
