@@ -204,3 +204,112 @@ def token_blocks(W_dense: np.ndarray, N: int, M: int, order: str = "row") -> np.
     else:
         blocks = W.reshape(M, N, M, N).transpose(1, 3, 0, 2)
     return np.array([[any(v != 0 for v in blocks[a, b].flat) for b in range(N)] for a in range(N)])
+
+
+# --------------------------------------------------------------------------------------------
+# the convolution and its lift as SymPy nodes (symbolic N, M and kernel radius r)
+# --------------------------------------------------------------------------------------------
+
+import sympy as _sp  # noqa: E402
+from sympy import Basic as _Basic  # noqa: E402
+from sympy.core.symbol import Str as _Str  # noqa: E402
+from sympy.matrices.expressions import MatrixExpr as _MatrixExpr  # noqa: E402
+
+
+class ShiftMatrix(_MatrixExpr):
+    r""":math:`S_{t-r}\in\mathbb R^{N\times N}`, :math:`(S_{t-r})_{nn'}=\delta_{n',\,n+t-r}` — zero where
+    :math:`n+t-r` leaves :math:`[0,N)` (zero padding); ``t`` the kernel tap (a head index, bound by a
+    ``HeadSum`` over :math:`2r+1` taps).
+
+    >>> from symuat.algebra import dims
+    >>> N, r = dims("N r")
+    >>> ShiftMatrix(N, _sp.Symbol("t", integer=True), r).shape
+    (N, N)
+    """
+
+    def __new__(cls, N, tap, r):
+        return _Basic.__new__(cls, _sp.sympify(N), _sp.sympify(tap), _sp.sympify(r))
+
+    @property
+    def shape(self):
+        return (self.args[0], self.args[0])
+
+    def _symuat_entry(self, ctx, I, J):
+        from symuat.kernel.index_calculus import Term
+
+        tap = ctx.env.get(self.args[1])
+        if tap is None:
+            raise ValueError(f"tap {self.args[1]} outside a sum over the taps")
+        return [Term(_sp.Integer(1), (("S", J[0], I[0], tap, -self.args[2]),), ())]
+
+    def _symuat_evaluate(self, ev):
+        N, r = ev.size(self.args[0]), ev.size(self.args[2])
+        return shift_matrix(N, ev.env[self.args[1]] - r, float if ev.mode == "float" else object)
+
+    def _latex(self, printer):
+        return rf"S_{{{printer._print(self.args[1])}-{printer._print(self.args[2])}}}"
+
+
+class Conv1d(_MatrixExpr):
+    r"""The convolution :math:`Y_n=\sum_{t=-r}^{r}X_{n+t}K_t` (zero padding) of an ``N×M`` matrix
+    symbol with a family of :math:`2r+1` kernels ``K`` (``M×M``). Its entry rule is the definition,
+    :math:`Y_{nm}=\sum_{t<2r+1}\sum_{n',m'}\delta_{n',n+t-r}X_{n'm'}(K_t)_{m'm}`; its evaluation is
+    :func:`conv1d` (an independent implementation the kernel cross-checks it against)."""
+
+    def __new__(cls, X, kernels: str, r):
+        return _Basic.__new__(cls, X, _Str(kernels), _sp.sympify(r))
+
+    @property
+    def X(self):
+        return self.args[0]
+
+    @property
+    def shape(self):
+        return self.X.shape
+
+    def _symuat_leaf(self):
+        M = self.X.shape[1]
+        return self.args[1].name, (2 * self.args[2] + 1, M, M)
+
+    def _symuat_entry(self, ctx, I, J):
+        from symuat.kernel.index_calculus import Term
+
+        N, M = self.X.shape
+        tap, n2, m2 = ctx.fresh(2 * self.args[2] + 1), ctx.fresh(N), ctx.fresh(M)
+        x_terms = ctx.entry(self.X, (n2,), (m2,))
+        extra = (("E", self.args[1].name, (tap, m2), tuple(J)), ("S", n2, I[0], tap, -self.args[2]))
+        return [Term(t.coeff, t.factors + extra, t.bound + (tap, n2, m2)) for t in x_terms]
+
+    def _symuat_evaluate(self, ev):
+        from symuat.heads import _leaf_value
+
+        M = ev.size(self.X.shape[1])
+        K = _leaf_value(ev, self.args[1].name, (2 * ev.size(self.args[2]) + 1, M, M))
+        return conv1d(ev(self.X), K)
+
+    def _latex(self, printer):
+        return rf"\operatorname{{conv}}_{{{printer._print(self.args[2])}}}({printer._print(self.X)})"
+
+
+def conv1d_symbols(shift_error: int = 0, transposed: bool = False):
+    """``(Conv1d(X, K, r), W', X)`` with :math:`W'=\\sum_tS_{t-r}\\otimes K_t^\\top` (row;
+    col: :math:`K_t^\\top\\otimes S_{t-r}`) for symbolic N, M, r; ``shift_error``/``transposed``
+    build wrong lifts (mutants)."""
+    from sympy import MatrixSymbol
+
+    from symuat.algebra import dims
+    from symuat.heads import HeadMatrix, HeadSum
+
+    N, M, r = dims("N M r")
+    tap = _sp.Symbol("t", integer=True)
+    X = MatrixSymbol("X", N, M)
+    K = HeadMatrix("K", tap, 2 * r + 1, M, M)
+    S = ShiftMatrix(N, tap, r - shift_error)
+    if transposed:
+        S = T(S)
+
+    def lift(order):
+        body = kron(S, T(K)) if check_order(order) == "row" else kron(T(K), S)
+        return HeadSum(tap, 2 * r + 1, body)
+
+    return Conv1d(X, "K", r), lift, X

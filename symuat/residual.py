@@ -150,7 +150,7 @@ def reading_tags(reading: dict) -> tuple[str, ...]:
 
 @dataclass
 class RulesState:
-    """The lists the printed rules update in place: raw (``r…``) and combined (``c…``) parameters
+    r"""The lists the printed rules update in place: raw (``r…``) and combined (``c…``) parameters
     per layer, the ``W'_{\cdot,3}`` after each layer's updates (``stages``), and the Eq. 34 biases."""
 
     rW1: list

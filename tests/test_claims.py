@@ -81,7 +81,7 @@ EXPECTED = {
     "M2[nnz-frac,row]": "proved",
     "M2[zero-frac,row]": "refuted",
     "M4[row,col]": "refuted",
-    "M5.conv[const,row]": "proved-at-sizes",
+    "M5.conv[const,row]": "proved",
     "M5.cmp": "numeric-only",
     "H1.d3[row,conf]": "refuted",
     "H1.d3[row,square]": "proved",

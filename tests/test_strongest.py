@@ -18,3 +18,17 @@ def test_t8_update_order_swapped_is_refuted():
     seq = dict(RIGHT, W1rhs="acc")
     assert transformer.rules_step("eq20", seq).status is Status.REFUTED
     assert transformer._rules_check("eq20", seq).status is Status.REFUTED
+
+
+def test_conv_lift_for_symbolic_radius_and_wrong_shifts_refuted():
+    from symuat.algebra import mul
+    from symuat.kernel import decide
+    from symuat.linear import conv1d_symbols
+    from symuat.vec import Vec
+
+    conv, lift, X = conv1d_symbols()
+    assert decide.check_identity(Vec(conv, "row"), mul(lift("row"), Vec(X, "row"))).status is Status.PROVED
+    for mutant in ({"shift_error": 1}, {"shift_error": -1}, {"transposed": True}):
+        conv, lift, X = conv1d_symbols(**mutant)
+        v = decide.check_identity(Vec(conv, "col"), mul(lift("col"), Vec(X, "col")))
+        assert v.status is Status.REFUTED and v.counterexample.exact_recheck

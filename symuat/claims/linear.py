@@ -271,23 +271,19 @@ def _conv_symbols(sizes):
     return X, K
 
 
-def _m5_build(order, sizes):
-    from symuat.vec import vec
-
-    X, K = _conv_symbols(sizes)
-    lhs = vec(conv1d(X, K), order)
-    rhs = conv1d_lift(K, sizes["N"], order).dense() @ vec(X, order)
-    return lhs, rhs
-
-
 _CONV_SIZES = [{"N": n, "M": m, "r": r} for n in (1, 3, 5) for m in (1, 2) for r in (0, 1, 2)]
 
 
 def _m5_conv(order):
-    verdict = decide.check_explicit(
-        partial(_m5_build, order), _CONV_SIZES,
+    from symuat.linear import conv1d_symbols
+    from symuat.vec import Vec
+
+    conv, lift, X = conv1d_symbols()
+    verdict = decide.check_identity(
+        Vec(conv, order), mul(lift(order), Vec(X, order)),
         construction=(r"W'=\sum_{t=-r}^{r}S_t\otimes K_t^{T}" if order == "row"
-                      else r"W'=\sum_{t=-r}^{r}K_t^{T}\otimes S_t") + r",\ (S_t)_{nn'}=\delta_{n',n+t}",
+                      else r"W'=\sum_{t=-r}^{r}K_t^{T}\otimes S_t")
+        + r",\ (S_t)_{nn'}=\delta_{n',n+t}\,[0\le n+t<N]",
     )
     band = True
     for sizes in _CONV_SIZES:

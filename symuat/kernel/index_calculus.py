@@ -22,6 +22,10 @@ An entry is a finite sum of *terms* ``c · Σ_{k∈K} Π factors`` where each fa
 * ``('E', name, I, J)`` — entry ``name[I, J]`` of a matrix symbol,
 * ``('D', a, b)`` — Kronecker delta :math:`\delta_{ab}`,
 * ``('T', a, b)`` — the indicator :math:`[a\ge b]` (a causal mask),
+* ``('S', b, a, k, c)`` — the shifted Kronecker delta :math:`\delta_{b,\,a+k+c}` (``k`` an index
+  or ``None``, ``c`` a SymPy offset such as :math:`-r`); with :math:`b` ranging over
+  :math:`[0,N)` it carries the boundary indicator :math:`[0\le a+k+c<N]` (zero padding). It is
+  kept as a constraint (never eliminated), so equal forms need the same shifts;
 * ``('F', f, inner)`` — an elementwise function applied to an inner entry.
 
 The rules that produce them are the definitions of the operations (``(AB)_{ij}=Σ_k A_{ik}B_{kj}``,
@@ -227,6 +231,9 @@ def _rename_factor(factor: tuple, mapping: dict[str, str], dims: dict) -> tuple:
         return _delta(mapping.get(factor[1], factor[1]), mapping.get(factor[2], factor[2]))
     if kind == "T":
         return ("T", mapping.get(factor[1], factor[1]), mapping.get(factor[2], factor[2]))
+    if kind == "S":
+        _, b, a, k, c = factor
+        return ("S", mapping.get(b, b), mapping.get(a, a), mapping.get(k, k) if k is not None else None, c)
     if kind == "F":
         _, fname, inner = factor
         local_dims = dict(dims)
@@ -258,6 +265,8 @@ def _free_vars(factor: tuple) -> set:
         return set(factor[2]) | set(factor[3])
     if kind in ("D", "T"):
         return {factor[1], factor[2]}
+    if kind == "S":
+        return {factor[1], factor[2]} | ({factor[3]} if factor[3] is not None else set())
     out = set()
     for _, factors, bound in factor[2]:
         inner_bound = {b for b, _ in bound}
@@ -429,6 +438,10 @@ def _factor_latex(f) -> str:
         return rf"\delta_{{{_idx_latex(f[1])}{_idx_latex(f[2])}}}"
     if f[0] == "T":
         return rf"[{_idx_latex(f[1])}\ge {_idx_latex(f[2])}]"
+    if f[0] == "S":
+        shift = (f"+{_idx_latex(f[3])}" if f[3] is not None else "") + (
+            "" if f[4] == 0 else ("+" if not str(sp.latex(f[4])).startswith("-") else "") + sp.latex(f[4]))
+        return rf"\delta_{{{_idx_latex(f[1])},{_idx_latex(f[2])}{shift}}}"
     return rf"{sp.latex(sp.Symbol(f[1]))}\!\left({normal_form_latex(f[2])}\right)"
 
 

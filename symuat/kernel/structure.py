@@ -45,8 +45,8 @@ def generic_density(expr) -> sp.Expr:
         raise NotAMonomial(f"the terms of {expr} have different zero patterns")
     for coeff, factors, bound in form.key:
         for f in factors:
-            if f[0] == "F":
-                raise NotAMonomial(f"factor {f[0]} has no generic zero pattern")
+            if f[0] in ("F", "S"):
+                raise NotAMonomial(f"factor {f[0]} has no generic zero pattern here")
             if f[0] in ("D", "T") and (f[1] in bound_names(bound) or f[2] in bound_names(bound)):
                 raise NotAMonomial("a constraint on a summed index")
     constraints = patterns.pop()
