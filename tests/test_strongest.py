@@ -32,3 +32,15 @@ def test_conv_lift_for_symbolic_radius_and_wrong_shifts_refuted():
         conv, lift, X = conv1d_symbols(**mutant)
         v = decide.check_identity(Vec(conv, "col"), mul(lift("col"), Vec(X, "col")))
         assert v.status is Status.REFUTED and v.counterexample.exact_recheck
+
+
+def test_ranks_structural_bound_exact_witness_and_wrong_formulas_refuted():
+    from symuat.claims import attention as att
+
+    assert att.h8_rank().status is Status.PROVED_AT_SIZES
+    assert att.h6_corr().status is Status.PROVED
+    for wrong in (att._dk, att._dq, att._dq + att._dk):
+        v = att.h8_rank(claimed=wrong)
+        assert v.status is Status.REFUTED and "exact rank" in v.counterexample.exact_recheck
+    h = att.mha_symbols("split").h
+    assert att.h6_corr(claimed=h - 1).status is Status.REFUTED
