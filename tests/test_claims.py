@@ -103,7 +103,7 @@ EXPECTED = {
     "H8.cov": "refuted",
     "H9.lin": "refuted",
     "H9.lin-fixed": "proved",
-    "H9.dep": "numeric-only",
+    "H9.dep": "proved",
     "H9.func": "informal",
     "L2.8[front=raw]": "proved",
     "L2.8[front=reassigned]": "refuted",

@@ -44,3 +44,23 @@ def test_ranks_structural_bound_exact_witness_and_wrong_formulas_refuted():
         assert v.status is Status.REFUTED and "exact rank" in v.counterexample.exact_recheck
     h = att.mha_symbols("split").h
     assert att.h6_corr(claimed=h - 1).status is Status.REFUTED
+
+
+def test_exact_softmax_witnesses_and_their_mutants(monkeypatch):
+    from symuat.claims import attention as att
+    from symuat.kernel import decide
+
+    sizes = [{"N": 3, "M": 4, "h": 2}]
+    lin = decide.check_instances("forall", att._h9_lin_trial, sizes, what="t")
+    dep = decide.check_instances("exists", att._h9_dep_trial, sizes, what="t")
+    assert lin.status is Status.REFUTED and "(exact)" in lin.counterexample.reason
+    assert dep.status is Status.PROVED
+    real = att._exact_instance
+
+    def uniform(rng, N, M, h):  # W_Q = 0: every pattern uniform, MHA linear and W' constant
+        WQ, WK, WV, WO = real(rng, N, M, h)
+        return WQ * 0, WK, WV, WO
+
+    monkeypatch.setattr(att, "_exact_instance", uniform)
+    assert decide.check_instances("forall", att._h9_lin_trial, sizes, seeds=range(3), what="t").status is Status.NUMERIC_ONLY
+    assert decide.check_instances("exists", att._h9_dep_trial, sizes, seeds=range(3), what="t").status is Status.NUMERIC_ONLY

@@ -538,20 +538,67 @@ def _random_mha(rng, N, M, h):
     return [rng.standard_normal((h, d, d)) for _ in range(3)] + [rng.standard_normal((M, M))]
 
 
+def exact_mha(X, WQ, WK, WV, WO, h):
+    r"""MHA evaluated exactly on rational inputs whose scores are :math:`\ln 2` times integers:
+    :math:`W_Q=\ln 2\,\sqrt M\,\tilde W_Q` with integer :math:`\tilde W_Q`, so that
+    :math:`(x_iW_{Qi})(x_iW_{Ki})^T/\sqrt M=\ln 2\cdot k` with :math:`k` integer and the softmax
+    :math:`2^{k_{nn'}}/\sum_{n''}2^{k_{nn''}}` is rational. ``WQ`` holds :math:`\tilde W_Q`. Returns
+    ``(output, H)`` as ``Fraction`` arrays. (X = 0: every score 0, H = 1/N.)"""
+    from fractions import Fraction
+
+    N, M = X.shape
+    d = M // h
+    H = np.empty((h, N, N), dtype=object)
+    out = np.zeros((N, WO.shape[1]), dtype=object)
+    dv = WV.shape[2]
+    for i in range(h):
+        x = X[:, i * d:(i + 1) * d]
+        k = (x @ WQ[i]) @ (x @ WK[i]).T
+        for n in range(N):
+            w = [Fraction(2) ** int(k[n, m]) for m in range(N)]
+            H[i, n] = [v / sum(w) for v in w]
+        out = out + H[i] @ x @ WV[i] @ WO[i * dv:(i + 1) * dv]
+    return out, H
+
+
+def _exact_instance(rng, N, M, h):
+    d = M // h
+    ints = lambda *shape: rng.integers(-1, 2, size=shape).astype(object)
+    return ints(h, d, d), ints(h, d, d), ints(h, d, d), ints(M, M)
+
+
+def _float_mha(X, WQ, WK, WV, WO, h):
+    M = X.shape[1]
+    f = lambda a: np.asarray(a, dtype=float)
+    return mha_forward(f(X), np.log(2) * np.sqrt(M) * f(WQ), f(WK), f(WV), f(WO), heads=h)
+
+
 def _h9_lin_trial(sizes, seed):
     rng = np.random.default_rng(seed)
     N, M, h = sizes["N"], sizes["M"], sizes["h"]
-    WQ, WK, WV, WO = _random_mha(rng, N, M, h)
-    X, Y = rng.standard_normal((N, M)), rng.standard_normal((N, M))
-    f = lambda Z: mha_forward(Z, WQ, WK, WV, WO, heads=h)[0]
-    res = decide._residual(f(X + Y), f(X) + f(Y))
-    return res <= decide.TOLERANCE, (
-        f"MHA(X+Y) vs MHA(X)+MHA(Y): relative residual {res:.3g} (tolerance {decide.TOLERANCE})"), {
-        "X": X.round(6), "Y": Y.round(6), "seed": seed, "residual": res}
+    params = _exact_instance(rng, N, M, h)
+    X, Y = (rng.integers(-1, 2, size=(N, M)).astype(object) for _ in range(2))
+    (a, _), (b, _), (c, _) = (exact_mha(Z, *params, h) for Z in (X + Y, X, Y))
+    diff = [(idx, v) for idx, v in np.ndenumerate(a - b - c) if v != 0]
+    fa, fb, fc = (_float_mha(Z, *params, h)[0] for Z in (X + Y, X, Y))
+    agree = max(decide._residual(_as_float(e), f) for e, f in ((a, fa), (b, fb), (c, fc)))
+    res = decide._residual(fa, fb + fc)
+    numeric = (f"float64 forward pass (W_Q = ln2·√M·W̃_Q) on the same instance: matches the exact values to "
+               f"{agree:.1e}; MHA(X+Y) vs MHA(X)+MHA(Y) relative residual {res:.3g}")
+    if diff and (agree > 1e-12 or res <= decide.TOLERANCE):
+        raise decide.KernelInconsistencyError("H9.lin: the float64 re-check disagrees with the exact witness")
+    return not diff, (f"MHA(X+Y) ≠ MHA(X)+MHA(Y): entry {diff[0][0]} differs by {diff[0][1]} (exact)" if diff
+                      else "equal on this instance"), {
+        "X": X, "Y": Y, "W~_Q": params[0], "W_K": params[1], "W_V": params[2], "W_O": params[3]}, numeric
+
+
+def _as_float(a):
+    return np.asarray(a, dtype=float)
 
 
 H9.check("lin", None, r"X\mapsto\mathring{\mathbf H}\text{ is linear}",
-         lambda: decide.check_numeric(_h9_lin_trial, [{"N": 3, "M": 4, "h": 2}], what="float64 MHA with softmax"),
+         lambda: decide.check_instances("forall", _h9_lin_trial, [{"N": 3, "M": 4, "h": 2}],
+                                        what="MHA with softmax, exact: scores ln 2 × integers, so H_i is rational"),
          note="a refutation here agrees with the papers: MHA is not a fixed linear map")
 _s = mha_symbols("split")
 _Y = BlockSymbol("Y", (_s.N,), (_s.h, _s.d))
@@ -561,21 +608,34 @@ H9.check("lin-fixed", None, r"\mathbf H_i\text{ fixed}:\ \mathring{\mathbf H}(X+
 
 
 def _h9_dep_trial(sizes, seed):
+    """X_1 = 0 (every score 0: H_i = 1/N exactly) against an X_2 with exact non-uniform patterns."""
     rng = np.random.default_rng(seed)
     N, M, h = sizes["N"], sizes["M"], sizes["h"]
-    WQ, WK, WV, WO = _random_mha(rng, N, M, h)
-    X1, X2 = rng.standard_normal((N, M)), rng.standard_normal((N, M))
-    H1_ = attention_patterns(X1, WQ, WK, h)
-    H2_ = attention_patterns(X2, WQ, WK, h)
-    W1, W2 = MHAOperator(H1_, WV, WO).dense(), MHAOperator(H2_, WV, WO).dense()
-    res = decide._residual(W1, W2)
-    return res > decide.TOLERANCE, (
-        f"W'_HVO(X1) − W'_HVO(X2): relative difference {res:.3g} > tolerance {decide.TOLERANCE}"), {"difference": res}
+    params = _exact_instance(rng, N, M, h)
+    X1 = np.zeros((N, M), dtype=object)
+    X2 = rng.integers(-1, 2, size=(N, M)).astype(object)
+    (_, H1_), (_, H2_) = exact_mha(X1, *params, h), exact_mha(X2, *params, h)
+    WV, WO, d, dv = params[2], params[3], M // h, params[2].shape[2]
+    B = np.zeros((h, M, M), dtype=object)
+    for i in range(h):  # B_i = S_i W_Vi W_O,i, exact
+        B[i, i * d:(i + 1) * d] = WV[i] @ WO[i * dv:(i + 1) * dv]
+    W = lambda H: sum(np.kron(H[i], B[i].T) for i in range(h))  # (W'_HVO)ᵀ, row order, exact
+    diff = [(idx, v) for idx, v in np.ndenumerate(W(H1_) - W(H2_)) if v != 0]
+    f1, f2 = (_float_mha(Z, *params, h)[1] for Z in (X1, X2))
+    fW = lambda H: MHAOperator(H, np.asarray(params[2], dtype=float), np.asarray(params[3], dtype=float)).dense()
+    res = decide._residual(fW(f1), fW(f2))
+    numeric = f"float64 (W_Q = ln2·√M·W̃_Q): relative difference {res:.3g} (tolerance {decide.TOLERANCE})"
+    if diff and res <= decide.TOLERANCE:
+        raise decide.KernelInconsistencyError("H9.dep: the float64 re-check disagrees with the exact witness")
+    return bool(diff), (f"W'_HVO(X_1) − W'_HVO(X_2): entry {diff[0][0]} is {diff[0][1]} (exact)" if diff
+                        else "equal on this instance"), {
+        "X_1": X1, "X_2": X2, "H(X_1)": H1_, "H(X_2)": H2_, "W~_Q": params[0], "W_K": params[1]}, numeric
 
 
 H9.check("dep", None, r"\exists X_1,X_2:\ \mathbf W'_{HVO}(X_1)\ne\mathbf W'_{HVO}(X_2)",
-         lambda: decide.check_numeric(_h9_dep_trial, [{"N": 3, "M": 4, "h": 2}, {"N": 5, "M": 6, "h": 3}],
-                                      what="float64 witnesses, softmax patterns"))
+         lambda: decide.check_instances("exists", _h9_dep_trial, [{"N": 3, "M": 4, "h": 2}],
+                                        what="exact rational patterns: X_1 = 0 gives H_i = 1/N; X_2 with scores "
+                                             "ln 2 × integers"))
 H9.check("func", None, r"\text{“approximates different functions for different inputs”}",
          lambda: decide.informal(
              "A network with fixed weights computes one function of its input. What varies with the "

@@ -836,3 +836,31 @@ def check_rank(
                        sizes=[{k: v for k, v in a.items() if k not in ("rank", "bound")} for a in attained],
                        quantities=quantities)
     raise KernelInconsistencyError(f"{name} = {claimed}: not decided at the sizes tried")
+
+
+def check_instances(kind: str, trial: Callable, sizes_list: list[dict], *, seeds=range(8), what: str = "") -> Verdict:
+    """A statement about all instances (``kind="forall"``) or some instance (``"exists"``), decided
+    on exact instances.
+
+    ``trial(sizes, seed)`` evaluates the property exactly (rationals; no rounding) and returns
+    ``(holds, description, values, numeric_recheck)`` — ``numeric_recheck`` the same instance in
+    float64, a string, which must agree. ``forall``: an instance where it fails refutes it (the
+    counterexample is exact), else ``numeric-only`` (no proof for all instances). ``exists``: an
+    instance where it holds proves it (an exact witness), else ``numeric-only``.
+    """
+    if kind not in ("forall", "exists"):
+        raise ValueError(f"kind must be 'forall' or 'exists', not {kind!r}")
+    for sizes in sizes_list:
+        for seed in seeds:
+            holds, description, values, numeric = trial(sizes, seed)
+            decisive = (not holds) if kind == "forall" else holds
+            if not decisive:
+                continue
+            cex = Counterexample(_named_sizes(sizes), values, reason=description,
+                                 exact_recheck=f"exact rational arithmetic, seed {seed}",
+                                 numeric_recheck=numeric)
+            if kind == "forall":
+                return Verdict(Status.REFUTED, f"exact instance ({what})", counterexample=cex)
+            return Verdict(Status.PROVED, f"exact witness ({what})", quantities={"witness": cex.as_dict()})
+    return Verdict(Status.NUMERIC_ONLY, f"{what}: not decided on the exact instances tried",
+                   sizes=[_named_sizes(s) for s in sizes_list])
