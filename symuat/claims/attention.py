@@ -100,6 +100,8 @@ H1 = REGISTRY.claim(
 
 
 def _head_objects(order, shape="conf"):
+    """``conf``/``square``: one lift H' = H ⊗ I_{d_v} for every occurrence; ``sized``: each H'
+    lifted for the operand it multiplies (H ⊗ I_d next to x', H ⊗ I_{d_v} next to the head output)."""
     N, d, dv = dims("N d d_v")
     if shape == "square":
         dv = d
@@ -108,8 +110,19 @@ def _head_objects(order, shape="conf"):
     W = MatrixSymbol("W_Vi", d, dv)
     Hp = lift_left(H, dv, order)  # duat sense, acts on N×d_v
     Wp = lift_right(W, N, order)  # duat sense, N×d → N×d_v
+    Hd_in = T(lift_left(H, d, order)) if shape == "sized" else T(Hp)  # the H' of [H'W'_V], on N×d
     return dict(x=x, H=H, W=W, xp=Vec(x, order), target=Vec(mul(H, x, W), order),
-                Hd=T(Hp), Wd=T(Wp), HVd=T(mul(Hp, Wp)), Hp=Hp, Wp=Wp)
+                Hd=T(Hp), Hd_in=Hd_in, Wd=T(Wp), HVd=T(mul(Hp, Wp)), Hp=Hp, Wp=Wp)
+
+
+_H1_SIZED_NOTE = {
+    "conf": "decision (issue 10): not admitted — one size for both occurrences of H'_i (H⊗I_{d_v}) makes "
+            "[H'_iW'_{Vi}] ill-typed when d ≠ d_v; the matrix-vector method lifts a matrix for the operand it "
+            "multiplies (D3), which the [sized] reading does",
+    "square": "d_v = d: one size fits both occurrences",
+    "sized": "decision (issue 10): the admitted reading for d ≠ d_v — H'_i in [H'_iW'_{Vi}] lifted for x'_i "
+             "(H⊗I_d), H'_i in step 4 for (W'_{Vi})ᵀx'_i (H⊗I_{d_v})",
+}
 
 
 for _o in ORDERS:
@@ -117,17 +130,20 @@ for _o in ORDERS:
     H1.check("exist", (_o,), r"(\mathbf W'_{HVi})^{T}\mathbf x'_i=\hat{\mathbf H}'_i",
              partial(decide.check_identity, _h["target"], mul(T(_h["HVd"]), _h["xp"]),
                      construction=r"\mathbf W'_{HVi}=" + latex(_h["HVd"])))
-    for _shape in ("conf", "square"):
+    for _shape in ("conf", "square", "sized"):
         _h = _head_objects(_o, _shape)
         H1.check("d3", (_o, _shape), r"[\mathbf H'_i\mathbf W'_{Vi}]^{T}\mathbf x'_i=\hat{\mathbf H}'_i",
-                 partial(decide.check_identity, mul(T(mul(_h["Hd"], _h["Wd"])), _h["xp"]), _h["target"],
-                         corrected=Statement(mul(T(mul(_h["Wd"], _h["Hd"])), _h["xp"]), _h["target"])))
-        H1.check("d4", (_o, _shape), r"(\mathbf H'_i)^{T}[(\mathbf W'_{Vi})^{T}\mathbf x'_i]=\hat{\mathbf H}'_i",
-                 partial(decide.check_identity, mul(T(_h["Hd"]), mul(T(_h["Wd"]), _h["xp"])), _h["target"]))
+                 partial(decide.check_identity, mul(T(mul(_h["Hd_in"], _h["Wd"])), _h["xp"]), _h["target"],
+                         corrected=Statement(mul(T(mul(_h["Wd"], _h["Hd"])), _h["xp"]), _h["target"])),
+                 note=_H1_SIZED_NOTE[_shape], admitted=_shape != "conf")
+        if _shape != "sized":  # d4 has one H' only: sized = conf
+            H1.check("d4", (_o, _shape), r"(\mathbf H'_i)^{T}[(\mathbf W'_{Vi})^{T}\mathbf x'_i]=\hat{\mathbf H}'_i",
+                     partial(decide.check_identity, mul(T(_h["Hd"]), mul(T(_h["Wd"]), _h["xp"])), _h["target"]))
         H1.check("d3to4", ("lifts", _o, _shape),
                  r"[\mathbf H'_i\mathbf W'_{Vi}]^{T}\mathbf x'_i=(\mathbf H'_i)^{T}[(\mathbf W'_{Vi})^{T}\mathbf x'_i]",
-                 partial(decide.check_identity, mul(T(mul(_h["Hd"], _h["Wd"])), _h["xp"]),
-                         mul(T(_h["Hd"]), mul(T(_h["Wd"]), _h["xp"]))))
+                 partial(decide.check_identity, mul(T(mul(_h["Hd_in"], _h["Wd"])), _h["xp"]),
+                         mul(T(_h["Hd"]), mul(T(_h["Wd"]), _h["xp"]))),
+                 note=_H1_SIZED_NOTE[_shape], admitted=_shape != "conf")
     _h = _head_objects(_o)
     H1.check("d5", (_o,), r"(\mathbf W'_{HVi})^{T}\mathbf x'_i=(\hat{\mathbf H}'_i)^{T}",
              partial(decide.check_identity, mul(T(_h["HVd"]), _h["xp"]), T(_h["target"]),
@@ -211,6 +227,12 @@ for _mask in MASKS:
     H2.check("density", (_mask,), r"\operatorname{density}(W'_{HV})",
              partial(_density_check, mha_symbols("split", _mask).W_HV("row"), _mask),
              note="split; generic parameters")
+for _mask in MASKS:
+    H2.check("density", ("std", _mask), r"\operatorname{density}(W'_{HV})",
+             partial(_density_check, mha_symbols("std", _mask).W_HV("row"), _mask),
+             note="decision (issue 10): reported for full-width (std) projections too — every head reads all "
+                  "of X, so W'_HV has no head-block zeros: only the mask's zeros remain (the split 1/h is a "
+                  "property of the split reading)", polarity=None, role="quantity")
 
 # --------------------------------------------------------------------------------------------
 # H3 — output projection
@@ -273,9 +295,15 @@ def _h4(which, reading, shape="conf"):
 for _shape in ("conf", "square"):
     H4.check("duat", ("transposed", _shape), r"\mathbf W'_{HVO}=\mathbf W'_O\mathbf W'_{HV};\ (\mathbf W'_{HVO})^{T}\mathbf x'=\mathring{\mathbf H}'",
              partial(_h4, "duat", "transposed", _shape),
-             note="primes in the transposed sense of H2/H3/H5; conf: d_v ≠ d allowed, square: d_v = d")
+             note="primes in the transposed sense of H2/H3/H5 — the sense the sentence before Eq. 9 admits "
+                  "(decision, issue 10); conf: d_v ≠ d allowed, square: d_v = d")
 H4.check("duat", ("duat",), r"\mathbf W'_{HVO}=\mathbf W'_O\mathbf W'_{HV};\ \mathbf W'_{HVO}\mathbf x'=\mathring{\mathbf H}'",
-         partial(_h4, "duat", "duat"), note="“W' stands for (W')ᵀ”")
+         partial(_h4, "duat", "duat"), admitted=False,
+         note="“W' stands for (W')ᵀ”. Decision (issue 10): not admitted — the sentence itself (seed 002, before "
+              "Eq. 9) writes “(W'_HVO)ᵀx' = H̊', where W'_HVO = W'_O W'_HV”, i.e. the transposed sense, as do "
+              "Fig. 5/6 for W'_HV and W'_O ((W'_O)ᵀĤ' = H̊'); the shorthand “W' stands for (W'_HVO)ᵀ” is "
+              "introduced only after Eq. 9 and renames the product, not the factors. The [transposed] "
+              "readings carry the claim")
 for _which in ("uat", "aaai"):
     for _mm in MM_DEFINITIONS:
         H4.check(_which, (_mm,), (r"\mathbf W'_{HVO}=\mathbf W^{T}_{WH}\diamond\mathbf W'_O" if _which == "uat"
@@ -484,7 +512,12 @@ _Nq, _dq, _dk = dims("N d d_k")
 _xq, _WQ, _WK = MatrixSymbol("x_i", _Nq, _dq), MatrixSymbol("W_Qi", _dq, _dk), MatrixSymbol("W_Ki", _dq, _dk)
 _WQK = mul(_WQ, T(_WK))
 H8.check("1", None, r"\mathbf x_i\mathbf W_{Qi}(\mathbf x_i\mathbf W_{Ki})^{T}=\mathbf x_i\mathbf W_{Qi}\mathbf W_{Ki}^{T}\mathbf x_i^{T}",
-         partial(decide.check_identity, mul(_xq, _WQ, T(mul(_xq, _WK))), mul(_xq, _WQ, T(_WK), T(_xq))))
+         partial(decide.check_identity, mul(_xq, _WQ, T(mul(_xq, _WK))), mul(_xq, _WQ, T(_WK), T(_xq))),
+         note="grouping (decision, issue 10): Eq. 35 line 1 prints softmax(\\frac{x_iW_{Qi}(x_iW_{Ki})^T)}{\\sqrt M}) "
+              "with one unmatched ')'. The ')' sits inside the \\frac numerator, so it cannot close softmax "
+              "before the division; symuat drops it and reads softmax((x_iW_{Qi}(x_iW_{Ki})^T)/√M), the transpose "
+              "over the whole key product x_iW_{Ki} — as Eq. 7/H0. Both lines apply softmax to the scores / √M, so "
+              "the step is the equality of the scores checked here")
 _WQKsym = MatrixSymbol("W_QKi", _dq, _dq)
 H8.check("2", None, r"\mathbf x_i\mathbf W_{Qi}\mathbf W_{Ki}^{T}\mathbf x_i^{T}=\mathbf x_i\mathbf W_{QKi}\mathbf x_i^{T},\ \mathbf W_{QKi}:=\mathbf W_{Qi}\mathbf W_{Ki}^{T}",
          partial(decide.check_identity, mul(_xq, _WQ, T(_WK), T(_xq)), mul(_xq, _WQK, T(_xq))))

@@ -240,6 +240,27 @@ T7.check("exact", ("eq20",), r"\text{Eq. 20 networks: exact for every depth}", _
 for _b in ("B-both", "B-ffn"):
     for _w in ("mha", "id+mha"):
         T7.check("exact", ("eq30", _b, f"W1={_w}"), r"\text{Transformer blocks: exact for every depth}", partial(_t7, _b, _w))
+def _t7_bias_raw():
+    """Main Eq. 11's b_{i+1,1} read as a constant other than Eq. 33's b_{i+1,3}: the raw bias of
+    layer i+1, not the accumulated c_{i+1} (depth 2, symbolic D, F)."""
+    layers = _symbolic_layers(2)
+    u = unroll(ALG, layers, X0, Identity(D), ZeroMatrix(D, 1))
+    u.c = layers[-1].b3
+    return decide.check_identity(forward(ALG, layers, X0), u.evaluate(ALG),
+                                 corrected=Statement(forward(ALG, layers, X0),
+                                                     unroll(ALG, layers, X0, Identity(D), ZeroMatrix(D, 1)).evaluate(ALG),
+                                                     r"\mathbf b_{i+1,1}=\mathbf b_{i+1,3}=c_{i+1}=W_{i+1,1}c_i+b_{i+1,3}"))
+
+
+T7.check("bias", ("one",), r"\mathbf b_{i+1,1}\ (\text{main Eq. 11})=\mathbf b_{i+1,3}\ (\text{Eq. 33})=c_{i+1}:\ \text{exact for every depth}",
+         _induction,
+         note="decision (issue 10): admitted — Eq. 33 (App. B.3) and main Eq. 11 print the same unrolled form with "
+              "the constant named b_{i+1,3} and b_{i+1,1}; read as one constant, it is the accumulated c_{i+1} of "
+              "the recursion, exact for every depth (L2.main.exact[induction])")
+T7.check("bias", ("raw",), r"\mathbf b_{i+1,1}=\text{the raw bias of layer }i+1:\ \mathbf x_2=A_2\mathbf x_0+\mathbf b_{2,3}+\textstyle\sum_j U_j\sigma_j",
+         _t7_bias_raw, admitted=False,
+         note="decision (issue 10): not admitted — the two names as two constants, b_{i+1,1} the raw b_{i+1,3}; "
+              "fails at depth 2 (the earlier biases pass through W_{2,1})")
 T7.check("exact", ("numeric",), r"\text{to\_duat reproduces the forward pass (L}\le 24)",
          lambda: REGISTRY.verdict("L2.main.exact[numeric]"),
          note="random blocks with attention, GELU FFN, biases, LayerNorm none/pre/post")
