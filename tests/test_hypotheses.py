@@ -1,7 +1,7 @@
 """The kernel's hypothesis mechanism (symuat.kernel.hypotheses): sound, and always printed."""
 
 import pytest
-from sympy import MatrixSymbol, OneMatrix
+from sympy import Identity, MatrixSymbol, OneMatrix
 
 from symuat.algebra import add, dims, mul
 from symuat.claims.attention import h7_sides, rows_sum_to_one
@@ -62,3 +62,15 @@ def test_input_independence_of_biases_needs_the_row_hypothesis(monkeypatch):
     monkeypatch.setattr(attention, "rows_sum_to_one", lambda mask, lines="rows": LineSums("H", "columns"))
     assert transformer._t10_c("token-shared").status is Status.REFUTED
     assert transformer._t12_bias("token-shared").status is Status.REFUTED
+
+
+def test_rule_needs_the_whole_line_of_a_multi_index_leaf():
+    from symuat.heads import BlockSymbol
+
+    h, d = dims("h d")
+    Xb = BlockSymbol("Xb", (N,), (h, d))  # columns indexed by (head, feature)
+    one_d = OneMatrix(d, 1)
+    from symuat.algebra import kron
+    lhs = mul(Xb, kron(Identity(h), one_d))  # Σ_f X[n,(i,f)]: partial row sums, one per head
+    v = decide.check_identity(lhs, OneMatrix(N, h), hypotheses=[LineSums("Xb")])
+    assert v.status is Status.REFUTED

@@ -82,8 +82,10 @@ class LineSums:
         """One application of the rule to a term, or ``None``: ``(factors, bound)`` without the
         summed line (the coefficient is multiplied by ``value``)."""
         for pos, f in enumerate(factors):
-            if f[0] != "E" or f[1] != self.name or not f[2] or not f[3]:
-                continue
+            if f[0] != "E" or f[1] != self.name or not f[2] or len(f[3]) != 1:
+                continue  # a line must be summed over its one whole index (not a multi-index part)
+            if self.lines == "columns" and len(f[2]) != 1:
+                continue  # the row index is a multi-index (or a family's): not one whole column
             a, s = (f[2][-1], f[3][-1]) if self.lines == "rows" else (f[3][-1], f[2][-1])
             rest = list(f[2] + f[3])
             rest.remove(s)
