@@ -352,6 +352,8 @@ def check_identity(
         verdict = _check_identity(lhs, rhs, explicit_sizes, corrected, construction, symbolic)
     verdict.hypotheses = latex_list(hypotheses)
     verdict.method += "; under the hypotheses (normal-form rule, instances drawn on them)"
+    if verdict.corrected is not None and verdict.corrected.verdict is not None:
+        verdict.corrected.verdict.hypotheses = latex_list(hypotheses)  # decided under them too
     return verdict
 
 
