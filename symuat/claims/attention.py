@@ -20,7 +20,6 @@ from symuat.attention import (
     MASKS,
     PROJECTIONS,
     MHAOperator,
-    attention_patterns,
     mha_forward,
     mha_symbols,
 )

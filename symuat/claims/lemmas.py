@@ -396,7 +396,8 @@ L2.check("main.exact", ("induction",), r"\mathbf x'_L=A_L\mathbf x'_0+c_L+\sum_{
          _main_exact_induction)
 for _L in (2, 3, 4):
     L2.check("main.exact", (f"L={_L}",), rf"\text{{the unrolled form at depth }}L={_L}", partial(_main_exact_depth, _L),
-             note="σ opaque, symbolic D, F")
+             note="σ opaque, symbolic D, F; at this one depth — for every depth: L2.main.exact[induction], "
+                  "which the T8/T9 readings rest on (issue 10)")
 
 
 def _main_exact_numeric():
