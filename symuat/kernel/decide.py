@@ -834,7 +834,9 @@ def check_rank(
     if sp.simplify(claimed - bound) == 0 and all(a["rank"] == a["bound"] for a in attained):
         return Verdict(Status.PROVED_AT_SIZES,
                        f"upper bound {latex(bound)} for all sizes ({structure_reason}); attained by an exact "
-                       "rational witness at each listed size (an instance's rank is at most the generic rank)",
+                       "rational witness at each listed size (an instance's rank is at most the generic rank); "
+                       "not `proved`: a lower bound for symbolic sizes would need a rank rule for a witness family, "
+                       "which the kernel does not have",
                        sizes=[{k: v for k, v in a.items() if k not in ("rank", "bound")} for a in attained],
                        quantities=quantities)
     raise KernelInconsistencyError(f"{name} = {claimed}: not decided at the sizes tried")
