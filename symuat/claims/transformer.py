@@ -567,7 +567,7 @@ T10.check("c", ("per-token",),
           r"\mathbf c_{L-1}=T_D(P),\ P\in\mathbb R^{N\times M}\Rightarrow\mathbf c_L\ \text{depends on }H_i",
           partial(_t10_c, "per-token"), polarity=None, role="extension",
           note="the condition under which c_L's input-independence fails: a bias that differs per token position "
-               "(e.g. a learned per-position offset added inside a block); exact witness, both H row-stochastic")
+               "(e.g. a learned per-position offset added inside a block); exact witness, both H_i with rows summing to 1")
 
 T11 = REGISTRY.claim(
     "T11", "“b'_{j,2} is approximated by a j-layer UAT”", where="DUAT §3.3 (after Eq. 12); AAAI §3.5",

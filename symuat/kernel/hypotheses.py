@@ -9,7 +9,10 @@ to the statement (``check_identity(lhs, rhs, hypotheses=[...])``) and then
   mentioning it) — an identity of finite sums valid for all dimensions *under the hypothesis*;
 * **constrains the instances**: every exact, symbolic and float64 instance is drawn on the
   hypothesis (the last allowed entry of each line is ``value − Σ others``: exact integers, or
-  a SymPy expression in the other entries), so a counterexample is one that satisfies it;
+  a SymPy expression in the other entries), so a counterexample is one that satisfies it. The
+  instances need not be nonnegative: the statements are polynomial in the entries, so one that
+  holds (or fails) on the affine set of the hypothesis does so on its open part of positive,
+  softmax-like patterns too;
 * **is printed** with every verdict decided under it (``Verdict.hypotheses``).
 
 Soundness: the rule fires only on the exact pattern the hypothesis states (a wrong hypothesis —
