@@ -795,15 +795,14 @@ def _hf_model(weights: LlamaWeights):
     if str(weights.source).endswith(".gguf"):
         from transformers.modeling_gguf_pytorch_utils import load_gguf_checkpoint
 
-        quiet = os.environ.get("TQDM_DISABLE")
-        os.environ["TQDM_DISABLE"] = "1"  # its progress bar
+        import transformers.modeling_gguf_pytorch_utils as gguf_utils
+
+        bar = gguf_utils.tqdm
+        gguf_utils.tqdm = lambda it, **kw: it  # no progress bar on stderr
         try:
             loaded = load_gguf_checkpoint(str(weights.source), return_tensors=True, model_to_load=model)
         finally:
-            if quiet is None:
-                del os.environ["TQDM_DISABLE"]
-            else:
-                os.environ["TQDM_DISABLE"] = quiet
+            gguf_utils.tqdm = bar
         sd = {k: v.to(torch.float64) for k, v in loaded["tensors"].items()}
     else:
         sd = {k: torch.from_numpy(v) for k, v in weights.tensors.items()}
