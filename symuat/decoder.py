@@ -6,9 +6,9 @@ r"""The parts of a causal decoder LLM the papers never treat, as SymPy nodes for
 * :class:`PairHeadMatrix` — a family indexed by a *pair* of heads, :math:`H_{ab}` with
   :math:`a` the K/V group and :math:`b` the query head inside it (grouped-query attention:
   query head :math:`i=ar+b` reads the values of group :math:`a=\lfloor i/r\rfloor`);
-* :func:`rotation` — RoPE's :math:`R_n` at explicit head widths, with :math:`\cos(n\theta_j)`,
-  :math:`\sin(n\theta_j)` written through :math:`z_j^{\pm n}` (:math:`z_j=e^{i\theta_j}`), so that
-  products of rotations at *symbolic* positions :math:`n, n'` expand exactly.
+* :func:`rotation` — RoPE's :math:`R_n` at explicit head widths and *symbolic* positions; an
+  angle :math:`(n'-n)\theta_j` is expanded by the addition theorem, so products of rotations
+  compare by polynomial expansion in :math:`\cos(n\theta_j),\sin(n\theta_j)`.
 
 For the index engine a :class:`Diag` is an entry times Kronecker deltas, a :class:`Hadamard` the
 product of two entries at the same indices, and a :class:`PairHeadMatrix` an entry with two more
@@ -161,22 +161,26 @@ class PairHeadMatrix(MatrixExpr):
 # --------------------------------------------------------------------------------------------
 
 
-def _cos_sin(z, n):
-    """:math:`\\cos(n\\theta)`, :math:`\\sin(n\\theta)` through :math:`z=e^{i\\theta}` (powers combine exactly)."""
-    return (z ** n + z ** (-n)) / 2, (z ** n - z ** (-n)) / (2 * sp.I)
-
-
-def rotation(n, d: int, convention: str = "interleaved", zs=None) -> sp.Matrix:
+def rotation(n, d: int, convention: str = "interleaved", thetas=None) -> sp.Matrix:
     """RoPE's :math:`R_n` (``d×d``) acting on a column :math:`q`: pair :math:`j` rotated by :math:`n\\theta_j`.
 
-    ``interleaved`` pairs :math:`(2j,2j+1)` (GGUF/Meta), ``half`` pairs :math:`(j,j+d/2)` (HF).
+    ``interleaved`` pairs :math:`(2j,2j+1)` (GGUF/Meta), ``half`` pairs :math:`(j,j+d/2)` (HF). The
+    entries are :math:`\\cos`, :math:`\\sin` of the angle with its sum expanded by the addition theorem
+    (``sympy.expand_trig``), so products of rotations at symbolic positions compare by expansion.
+
+    >>> import sympy as sp
+    >>> n, m = sp.symbols("n m", integer=True)
+    >>> R = lambda k: rotation(k, 2)
+    >>> (R(n).T * R(m) - R(m - n)).applyfunc(sp.expand) == sp.zeros(2, 2)
+    True
     """
     if d % 2:
         raise ValueError(f"RoPE needs an even head width, not {d}")
-    zs = zs or sp.symbols(f"z0:{d // 2}", nonzero=True)
+    thetas = thetas or sp.symbols(f"theta0:{d // 2}", real=True)
     R = sp.zeros(d, d)
     for j in range(d // 2):
-        c, s = _cos_sin(zs[j], n)
+        angle = sp.expand(n * thetas[j])
+        c, s = sp.expand_trig(sp.cos(angle)), sp.expand_trig(sp.sin(angle))
         p, q = (2 * j, 2 * j + 1) if convention == "interleaved" else (j, j + d // 2)
         R[p, p], R[p, q], R[q, p], R[q, q] = c, -s, s, c
     return R
