@@ -14,7 +14,7 @@ Every check is symuat's own (``polarity=None``, ``role="extension"``).
 
 from __future__ import annotations
 
-from functools import partial
+from functools import lru_cache, partial
 
 import numpy as np
 import sympy as sp
@@ -26,7 +26,6 @@ from symuat.elementwise import Sigma
 from symuat.heads import BlockSymbol, HeadMatrix, HeadSum, Selector
 from symuat.kernel import decide
 from symuat.kernel.registry import REGISTRY
-from symuat.printing import latex
 from symuat.vec import Vec
 
 EXT = {"polarity": None, "role": "extension"}
@@ -472,8 +471,9 @@ X6.check("sum", None, r"\Big|\rho^{T}A_Lx'_0+\rho^{T}c_L+\sum_j\rho^{T}U_{L,j}\s
 # --------------------------------------------------------------------------------------------
 
 
+@lru_cache(maxsize=1)
 def _real_or_random():
-    """SmolLM2-135M when installed, else a random decoder (said in the title)."""
+    """SmolLM2-135M when installed, else a random decoder (said in the title); loaded once."""
     from symuat.models import llama as ll
 
     try:

