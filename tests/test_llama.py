@@ -165,7 +165,7 @@ def _tiny_model(context=32):
                            vocab=len(tokens), rope="half", context=context)
 
 
-def write_tiny_gguf(path: Path, *, arch="llama", bad_tensor=None, context=32) -> Path:
+def write_tiny_gguf(path: Path, *, arch="llama", bad_tensor=None, context=32, poison=None) -> Path:
     gguf = pytest.importorskip("gguf")
     model = _tiny_model(context)
     c = model.config
@@ -200,6 +200,9 @@ def write_tiny_gguf(path: Path, *, arch="llama", bad_tensor=None, context=32) ->
             value = _permute(value, c.heads)
         elif gname.endswith("attn_k.weight"):
             value = _permute(value, c.kv_heads)
+        if gname == poison:  # a non-finite weight
+            value = value.copy()
+            value.flat[0] = np.inf
         if gname == bad_tensor:  # I32: a type gguf cannot dequantize
             w.add_tensor(gname, value.astype(np.int32))
             continue
@@ -269,6 +272,19 @@ def test_cli_check_tiny_gguf_json(tmp_path, capsys):
     # too many tokens for the context: bad input
     assert cli.main(["model", "check", "--model", str(path), "--text", "x" * 40, "--no-reference"]) == 2
     assert "at most 16" in capsys.readouterr().err
+
+
+def test_cli_nonfinite_is_fail_with_strict_json(tmp_path, capsys):
+    path = write_tiny_gguf(tmp_path / "inf.gguf", poison="blk.1.ffn_down.weight")
+    assert cli.main(["model", "check", "--model", str(path), "--text", "Hi", "--no-reference", "--format", "json"]) == 1
+    out = capsys.readouterr().out
+    assert "NaN" not in out and "Infinity" not in out
+    report = json.loads(out)
+    assert report["passed"] is False and "non-finite" in report["failure"]
+    assert any(s["rewrite_vs_forward"] is None for s in report["texts"][0]["states"])
+    assert cli.main(["model", "explain", "--model", str(path), "--text", "Hi", "--format", "json"]) == 1
+    out = capsys.readouterr().out
+    assert "NaN" not in out and json.loads(out)["passed"] is False
 
 
 def test_cli_unsupported_architecture(tmp_path, capsys):

@@ -165,9 +165,12 @@ def _run_llama_check(args) -> int:
 
     show = sys.stderr.isatty()
     progress = (lambda msg: print(f"\r\033[K{msg}", end="", file=sys.stderr, flush=True)) if show else None
+    import numpy as np
+
     try:
-        report = check_llama(args.text or LLAMA_DEFAULT_TEXTS, args.model, reference=not args.no_reference,
-                             progress=progress)
+        with np.errstate(all="ignore"):  # non-finite numbers are reported (null, FAIL), not warned about
+            report = check_llama(args.text or LLAMA_DEFAULT_TEXTS, args.model, reference=not args.no_reference,
+                                 progress=progress)
     except ModelError as exc:
         print(f"\nsymuat: {exc}" if show else f"symuat: {exc}", file=sys.stderr)
         return 2
@@ -228,7 +231,10 @@ def _run_explain(args) -> int:
                 raise ModelError(f"--token {args.token!r} is {len(tid)} tokens {tid}; give exactly one token "
                                  "(mind the leading space: ' Paris')")
             token = tid[0]
-        dec = decompose_logit(net, ids, token)
+        import numpy as np
+
+        with np.errstate(all="ignore"):  # non-finite numbers are reported (null, FAIL), not warned about
+            dec = decompose_logit(net, ids, token)
     except ModelError as exc:
         print(f"symuat: {exc}", file=sys.stderr)
         return 2

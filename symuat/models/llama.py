@@ -567,8 +567,9 @@ class LlamaLayer:
         Z = Y * rms_scales(Y, c.eps)[:, None] * self.g2
         return Y + (silu(Z @ self.Wg) * (Z @ self.Wu)) @ self.Wd
 
-    def step(self, X: np.ndarray) -> tuple[Eq20, np.ndarray]:
-        """The raw Eq. 20 parameters at ``X`` (lazy operators on vec_r) and the layer's output."""
+    def step(self, X: np.ndarray, output: bool = True) -> tuple[Eq20, np.ndarray | None]:
+        """The raw Eq. 20 parameters at ``X`` (lazy operators on vec_r) and the layer's output
+        (``None`` with ``output=False``: the caller evaluates the form itself)."""
         c = self.config
         N, M = X.shape
         S1 = TokenDiag(rms_scales(X, c.eps), self.g1)
@@ -584,6 +585,8 @@ class LlamaLayer:
         p = Eq20(W1=W1, W2=Composed([Lg, S2, W1]), b2=np.zeros(N * c.F), W3=Composed([Ld, gate]),
                  b3=np.zeros(N * M), sigma=silu)
         p.parts = {"S1": S1, "A": A, "S2": S2, "Lg": Lg, "gate": gate, "Ld": Ld}
+        if not output:
+            return p, None
         out = Y + (Ld @ (gate @ silu(Lg @ (S2 @ Y.reshape(-1))))).reshape(N, M)
         return p, out
 
@@ -689,7 +692,14 @@ class LlamaDUAT:
 
 
 def llama_duat(model: LlamaNumpy, X0: np.ndarray, *, progress: Callable[[str], None] | None = None) -> LlamaDUAT:
-    """Freeze every layer at its input, then recompute every state and the logits from the DUAT form."""
+    """Freeze every layer at its input, then recompute every state and the logits from the DUAT form.
+
+    One pass: layer ``k``'s parameters are frozen at the state :math:`x'_{k-1}` this form has
+    just produced (the layer's input), and :math:`x'_k=a_k+c_k+R_k` is evaluated from them with
+    :math:`a_k=W1_ka_{k-1}=A_kx'_0`, :math:`R_k=W1_kR_{k-1}+W3_k\\sigma(W2_ka_{k-1}+e_k)` (the
+    σ-sum part) and :math:`c_k=W1_kc_{k-1}+b3_k`; :math:`W2_k=W_g'S_2W1_k` reuses :math:`W1_k`
+    already applied. A zero :math:`c` (Llama has no biases) is not pushed through :math:`W1`.
+    """
     X0 = np.asarray(X0, dtype=float)
     N, M = X0.shape
     x0 = X0.reshape(-1)
@@ -699,9 +709,10 @@ def llama_duat(model: LlamaNumpy, X0: np.ndarray, *, progress: Callable[[str], N
     for k, layer in enumerate(model.layers):
         if progress:
             progress(f"  layer {k + 1}/{len(model.layers)}")
-        p, X = layer.step(X)  # the parameters of layer k, frozen at its input
+        p, _ = layer.step(X, output=False)  # the parameters of layer k, frozen at its input
         parts = p.parts
-        W1a, W1R, W1c = p.W1 @ a, p.W1 @ R, p.W1 @ c
+        W1a, W1R = p.W1 @ a, p.W1 @ R
+        W1c = p.W1 @ c if c.any() else c  # W1 · 0 = 0 exactly
         w2 = lambda y: parts["Lg"] @ (parts["S2"] @ y)  # W2 = Lg S2 W1, W1 already applied
         e = w2(W1c + W1R) + p.b2  # e_k = W2_k (c_{k-1} + R_{k-1}) + b2_k
         s = p.sigma(w2(W1a) + e)  # σ_k(V_k x'_0 + e_k), V_k x'_0 = W2_k A_{k-1} x'_0
@@ -710,9 +721,10 @@ def llama_duat(model: LlamaNumpy, X0: np.ndarray, *, progress: Callable[[str], N
         raw.append(p)
         es.append(e)
         sig.append(s)
-        states.append((a + c + R).reshape(N, M))
+        X = (a + c + R).reshape(N, M)
+        states.append(X)
     head = model.head(X)  # the final norm frozen at the last state (X5)
-    logits = (head @ states[-1].reshape(-1)).reshape(N, -1)
+    logits = (head @ X.reshape(-1)).reshape(N, -1)
     return LlamaDUAT(x0, (N, M), raw, es, states, sig, head, logits)
 
 
