@@ -176,7 +176,8 @@ def main(argv=None) -> int:
     lines += ["", "The rewrite's memory is O(L·N·(h·N + F) + M²): the frozen patterns (L·h·N²), the SwiGLU gates "
               "and σ-values (L·N·F), a few NM vectors per layer; no (NM)×(NM) matrix is formed. The Jacobian alternative materialises "
               "NM × NM numbers for one state (680 MB at 16 tokens, 43 GB at 128) and needs one backward pass per "
-              "row; it yields the linear part of the detached map only, while the DUAT form keeps every σ-term "
+              "row; it must also freeze the SwiGLU gate silu(W_g z) to make the map linear (J x_0 = x_L then holds, "
+              "last column), so it has no σ-terms, while the DUAT form keeps silu live and still sums exactly "
               "(`symuat model explain`)."]
     Path(args.out).write_text("\n".join(lines) + "\n")
     print(f"written {args.out}")
