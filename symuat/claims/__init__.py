@@ -6,5 +6,6 @@ them, side by side.
 """
 
 from symuat.claims import attention, diamond, lemmas, linear, transformer  # noqa: F401  (registration)
+from symuat.claims import decoder  # noqa: F401,E402  (X1–X6, the decoder-LLM extensions)
 
 REGISTRY_LOADED = True

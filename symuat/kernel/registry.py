@@ -145,7 +145,7 @@ class Registry:
 
     def ordered_claims(self) -> list[Claim]:
         """Claims in the order of the spec: D, P, M, H, L, T, then symuat's own lemmas."""
-        sections = {"D": 0, "P": 1, "lemma": 2, "M": 3, "H": 4, "L": 5, "T": 6, "A": 7}
+        sections = {"D": 0, "P": 1, "lemma": 2, "M": 3, "H": 4, "L": 5, "T": 6, "A": 7, "X": 8}
 
         def key(claim: Claim):
             m = re.fullmatch(r"([A-Za-z]+?)(\d*)", claim.id)
