@@ -10,6 +10,8 @@ from typing import Iterable
 from symuat.kernel.registry import REGISTRY, Result
 from symuat.kernel.status import Status
 
+POSITIVE_STATUSES = (Status.PROVED, Status.PROVED_AT_SIZES, Status.NUMERIC_ONLY)
+
 _MARK = {
     "proved": "✔",
     "proved-at-sizes": "✔ₛ",
@@ -151,11 +153,19 @@ def summary_line(results: list[Result]) -> str:
     total = sum(r.seconds for r in results)
     from symuat.verdicts import agrees_with_paper
 
+    return f"{plural(len(results), 'check')}: " + ", ".join(parts) + f" ({total:.1f} s)"
+
+
+def paper_line(results: list[Result]) -> str:
+    """How many checks, on the readings the text admits, agree with the paper."""
+    from symuat.verdicts import agrees_with_paper
+
     agree = Counter(agrees_with_paper(r.check, r.verdict) for r in results
                     if r.check.admitted and r.check.role != "extension")
-    paper = f"; on the admitted readings {agree[True]} agree with the paper, {agree[False]} differ" \
-        if agree[True] or agree[False] else ""
-    return f"{plural(len(results), 'check')}: " + ", ".join(parts) + f" ({total:.1f} s){paper}"
+    ext = sum(1 for r in results if r.check.role == "extension")
+    return (f"On the readings the text admits: {agree[True]} agree with the paper, {agree[False]} differ"
+            + (f"; {ext} symuat extension{'s' if ext != 1 else ''}" if ext else "")
+            + ". The bottom line per claim: symuat report.")
 
 
 def short_note(result: Result, unicode: bool = True) -> str:
@@ -225,8 +235,9 @@ class TableWriter:
     def finish(self, results: list[Result]):
         self._emit("")
         self._emit(summary_line(results))
-        self._emit("paper: whether the outcome agrees with the paper (* a reading the text does not "
-                   "admit; ext. symuat's own)")
+        self._emit(paper_line(results))
+        self._emit("paper: does the outcome agree with the paper? (* reading not admitted by the text; "
+                   "ext. symuat's)")
 
     def text(self) -> str:
         return "\n".join(self.lines)
@@ -373,12 +384,14 @@ def verdict_table(verdicts, width: int | None = None, wide: bool = False) -> str
 
     width = width or WIDTH
     fit = (lambda text: text) if wide else (lambda text: _clip(text, width))
-    lines = [fit(totals_line(verdicts)), ""]
+    from symuat.verdicts import others_line
+
+    lines = [fit(totals_line(verdicts) + "."), fit(others_line(verdicts)), ""]
     lines.append(fit(f"{'ID':<6} {'':1} {'verdict':<21} {'strength':<15} claim / readings that hold / wrong steps"))
     for v in verdicts:
-        word = v.verdict + (" (ext.)" if v.extension else "")
-        head = f"{v.id:<6} {VERDICT_MARK[v.verdict]} {word:<21} {v.strength or '—':<15} "
-        lines.append(fit(head + v.title))
+        head = f"{v.id:<6} {VERDICT_MARK[v.verdict]} {v.verdict:<21} {v.strength or '—':<15} "
+        title = v.title + (" (symuat's extension)" if v.extension and "extension" not in v.title else "")
+        lines.append(fit(head + title))
         detail = _detail_words(v)
         if detail:
             lines.append(fit(" " * 8 + detail))
@@ -388,8 +401,8 @@ def verdict_table(verdicts, width: int | None = None, wide: bool = False) -> str
             if fix:
                 lines.append(fit(" " * 8 + "↳ " + fix))
     lines.append("")
-    lines.append(fit("✔ holds  ◐ holds under some readings  ✘ fails  ≔ definition  · informal; "
-                     "drill down: symuat prove ID, symuat show KEY"))
+    lines.append(fit("✔ holds  ◐ holds under some readings  ✘ fails  ≔ definition  · informal"))
+    lines.append(fit("Drill down: symuat prove ID (every check of a claim), symuat show KEY (one in full)."))
     return "\n".join(lines)
 
 
@@ -403,7 +416,9 @@ def verdicts_markdown(verdicts) -> str:
     def cell(text):
         return (text or "").replace("|", r"\|").replace("\n", " ")
 
-    rows = [f"**{totals_line(verdicts)}**", "",
+    from symuat.verdicts import others_line
+
+    rows = [f"**{totals_line(verdicts)}.** {others_line(verdicts)}", "",
             "| ID | claim | verdict | strength | readings that hold | wrong steps | correction |",
             "|---|---|---|---|---|---|---|"]
     for v in verdicts:
@@ -419,7 +434,9 @@ def verdicts_markdown(verdicts) -> str:
 def verdicts_latex(verdicts) -> str:
     from symuat.verdicts import totals_line
 
-    rows = [r"\noindent " + _tex_escape(totals_line(verdicts)).replace(r"\textbackslash{}", "") + r"\par",
+    from symuat.verdicts import others_line
+
+    rows = [r"\noindent " + _tex_escape(totals_line(verdicts) + ". " + others_line(verdicts)) + r"\par",
             r"\begin{longtable}{lp{0.3\textwidth}llp{0.3\textwidth}}",
             r"\textbf{ID} & \textbf{claim} & \textbf{verdict} & \textbf{strength} & \textbf{readings / correction}\\\hline"]
     for v in verdicts:
@@ -455,15 +472,70 @@ def run_with_progress(checks, stream=None, on_result=None) -> list[Result]:
     return results
 
 
-def derivation(claim_ids: Iterable[str]) -> tuple[str, list[Result]]:
-    """The printed chains of the claims, step by step, each with its verdict (for ``proofs/``)."""
+def _reading_line(r: Result, width: int, with_statement: bool) -> str:
+    status = status_of(r)
+    head = f"      {_MARK[status]:<2} {status:<15} {paper_word(r):<9} "
+    tail = ",".join(r.check.reading) if r.check.reading else ""
+    note = short_note(r)
+    line = _clip(head + tail + ("  — " + note if note else ""), width)
+    return line + ("\n          " + pretty(r.check.statement) if with_statement else "")
+
+
+def _failing_depth(r: Result):
+    cex = r.verdict.counterexample if r.verdict is not None else None
+    if cex is not None and "L" in cex.sizes:
+        return f"L={cex.sizes['L']}"
+    return None
+
+
+def derivation(claim_ids: Iterable[str], width: int = WIDTH) -> tuple[str, list[Result]]:
+    """The printed chains of the claims, step by step, each with its verdict (for ``proofs/``).
+
+    Per claim: where it is printed, the bottom line, then each step or item in the order the
+    papers print them; per step its readings, those the text admits first. A step with many
+    readings (T8, T9) shows the readings that agree with the paper and summarises the others by
+    the first depth at which they fail."""
+    from symuat.verdicts import agrees_with_paper, roll_up
+
     out, results = [], []
     for cid in claim_ids:
         claim = REGISTRY.claims[cid]
-        out.append(f"{'=' * 78}\n{claim.id} — {claim.title}\n  where: {claim.where}\n  as printed: {claim.statement}")
+        res = run_with_progress(claim.checks)
+        results += res
+        v = roll_up(claim, res)
+        out.append("=" * width)
+        out.append(f"{claim.id} — {claim.title}")
+        out.append(_clip(f"  where:       {claim.where}", width))
+        out.append(f"  as printed:  {pretty(claim.statement)}")
         if claim.remarks:
-            out.append(f"  {claim.remarks}")
-        for result in run_with_progress(claim.checks):
-            results.append(result)
-            out.append("\n" + "\n".join("  " + line for line in detail(result).splitlines()))
+            out.append(f"  {pretty(claim.remarks)}")
+        out.append(f"  bottom line: {VERDICT_MARK[v.verdict]} {v.bottom_line}"
+                   + (f"  [{v.strength}]" if v.strength else ""))
+        if v.corrected:
+            out.append(f"  correction ({v.corrected_status}): {pretty(v.corrected)}")
+        groups: dict[str, list[Result]] = {}
+        for r in res:
+            groups.setdefault(r.check.id, []).append(r)
+        for sid, rs in groups.items():
+            rs = sorted(rs, key=lambda r: not r.check.admitted)  # the readings the text admits first
+            role = rs[0].check.role
+            label = {"step": "step", "quantity": "quantity", "extension": "symuat's"}.get(role, "")
+            same = len({r.check.statement for r in rs}) == 1
+            out.append("")
+            out.append(f"  {sid}" + (f" ({label})" if label else "") + (f":  {pretty(rs[0].check.statement)}" if same else ""))
+            if rs[0].check.note and same:
+                out.append(_clip(f"      note: {rs[0].check.note}", width))
+            if len(rs) <= 12:
+                out += [_reading_line(r, width, not same) for r in rs]
+                continue
+            good = [r for r in rs if agrees_with_paper(r.check, r.verdict) or
+                    (r.check.role == "extension" and r.verdict and r.verdict.status in POSITIVE_STATUSES)]
+            out += [_reading_line(r, width, not same) for r in good]
+            rest = [r for r in rs if r not in good]
+            depths = Counter(_failing_depth(r) or status_of(r) for r in rest)
+            summary = ", ".join(f"{k}: {n}" for k, n in sorted(depths.items()))
+            out.append(_clip(f"      ✘  the other {plural(len(rest), 'reading')}, by first failing depth: {summary}",
+                             width))
+            out.append("         (each in full: symuat prove " + sid + ", symuat show KEY)")
+        out.append("")
     return "\n".join(out), results

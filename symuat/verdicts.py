@@ -382,17 +382,21 @@ def totals(verdicts: list[ClaimVerdict]) -> dict[str, int]:
 
 
 def totals_line(verdicts: list[ClaimVerdict]) -> str:
-    """The first line of ``symuat report``."""
+    """The first line of ``symuat report``: the paper's claims (symuat's extensions, definitions
+    and informal items are counted on the second line, :func:`others_line`)."""
     t = totals(verdicts)
-    paper = [v for v in verdicts if not v.extension and v.verdict in ("holds", "holds-under-readings", "fails")]
-    fails = [v for v in paper if v.verdict == "fails"]
+    fails = [v for v in verdicts if not v.extension and v.verdict == "fails"]
     corrected = sum(1 for v in fails if v.corrected)
-    claims = lambda n: f"{n} claim{'s' if n != 1 else ''}"
-    line = (f"{claims(t['holds'])} hold as printed, {t['holds-under-readings']} only under some readings, "
-            f"{t['fails']} fail")
+    line = (f"{t['holds']} claim{'s' if t['holds'] != 1 else ''} hold as printed, "
+            f"{t['holds-under-readings']} only under some readings, {t['fails']} fail")
     if fails:
         line += (" — each with a proved correction" if corrected == len(fails)
                  else f" ({corrected} with a proved correction)")
+    return line
+
+
+def others_line(verdicts: list[ClaimVerdict]) -> str:
+    t = totals(verdicts)
     rest = []
     if t["definition"]:
         rest.append(f"{t['definition']} definition{'s' if t['definition'] != 1 else ''}")
@@ -400,4 +404,4 @@ def totals_line(verdicts: list[ClaimVerdict]) -> str:
         rest.append(f"{t['informal']} informal")
     if t["extension"]:
         rest.append(f"{t['extension']} symuat extension{'s' if t['extension'] != 1 else ''}")
-    return line + (f"; {', '.join(rest)}" if rest else "") + "."
+    return ("Also: " + ", ".join(rest) + ".") if rest else ""
