@@ -163,9 +163,9 @@ def paper_line(results: list[Result]) -> str:
     agree = Counter(agrees_with_paper(r.check, r.verdict) for r in results
                     if r.check.admitted and r.check.role != "extension")
     ext = sum(1 for r in results if r.check.role == "extension")
-    return (f"On the readings the text admits: {agree[True]} agree with the paper, {agree[False]} differ"
+    return (f"Admitted readings: {agree[True]} agree with the paper, {agree[False]} differ"
             + (f"; {ext} symuat extension{'s' if ext != 1 else ''}" if ext else "")
-            + ". The bottom line per claim: symuat report.")
+            + " (bottom lines: symuat report)")
 
 
 def short_note(result: Result, unicode: bool = True) -> str:
@@ -523,7 +523,7 @@ def derivation(claim_ids: Iterable[str], width: int = WIDTH) -> tuple[str, list[
             same = len({r.check.statement for r in rs}) == 1
             out.append("")
             out.append(f"  {sid}" + (f" ({label})" if label else "") + (f":  {pretty(rs[0].check.statement)}" if same else ""))
-            if rs[0].check.note and same:
+            if rs[0].check.note and same and len({r.check.note for r in rs}) == 1:
                 out.append(_clip(f"      note: {rs[0].check.note}", width))
             if len(rs) <= 12:
                 out += [_reading_line(r, width, not same) for r in rs]
