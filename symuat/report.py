@@ -37,7 +37,8 @@ def plural(n: int, word: str) -> str:
 
 _SYMBOLS = {
     r"\diamond": "⋄", r"\otimes": "⊗", r"\oplus": "⊕", r"\sigma": "σ", r"\alpha": "α", r"\beta": "β",
-    r"\theta": "θ", r"\varepsilon": "ε", r"\epsilon": "ε", r"\delta": "δ", r"\lambda": "λ",
+    r"\theta": "θ", r"\gamma": "γ", r"\Gamma": "Γ", r"\rho": "ρ", r"\tau": "τ", r"\phi": "φ",
+    r"\omega": "ω", r"\eta": "η", r"\top": "T", r"\varepsilon": "ε", r"\epsilon": "ε", r"\delta": "δ", r"\lambda": "λ",
     r"\Lambda": "Λ", r"\Sigma": "Σ", r"\sum": "Σ", r"\prod": "Π", r"\leq": "≤", r"\le": "≤",
     r"\geq": "≥", r"\ge": "≥", r"\neq": "≠", r"\ne": "≠", r"\notin": "∉", r"\in": "∈",
     r"\mapsto": "↦", r"\rightarrow": "→", r"\to": "→", r"\Rightarrow": "⇒", r"\partial": "∂",
@@ -75,7 +76,7 @@ def pretty(tex: str) -> str:
     """
     import re
 
-    s = tex.replace(r"\{", "\x01").replace(r"\}", "\x02")
+    s = tex.replace(r"\{", "\x01").replace(r"\}", "\x02").replace("$", "")
     s = re.sub(r"\\(left|right|big|Big|bigg|Bigg)(?=[\\()\[\]|.\x01\x02])\.?", "", s)
     s = s.replace(r"\textstyle", "").replace(r"\displaystyle", "").replace(r"\limits", "")
     s = re.sub(r"\\mathbb\s*\{?R\}?", "ℝ", s)
@@ -104,7 +105,7 @@ def pretty(tex: str) -> str:
     s = re.sub(r"\^T(?![A-Za-z])", "ᵀ", s)
     s = re.sub(r"\^([0-9in])(?![A-Za-z0-9])", lambda m: _SUP[m[1]], s)
     s = re.sub(r"_([0-9a-z])(?![A-Za-z0-9])", lambda m: _SUB.get(m[1], "_" + m[1]), s)
-    s = re.sub(r"\\([A-Za-z]+)\s*(?=[A-Za-z0-9])", r"\1 ", s)
+    s = re.sub(r"\\([A-Za-z]+)(?![A-Za-z])\s*(?=[A-Za-z0-9])", r"\1 ", s)
     s = re.sub(r"\\([A-Za-z]+)", r"\1", s)
     s = s.replace("{", "").replace("}", "").replace("\x01", "{").replace("\x02", "}")
     return re.sub(r"  +", " ", s).strip()
@@ -357,7 +358,8 @@ def _detail_words(v) -> str:
     bits = []
     if v.verdict == "holds-under-readings":
         n = len(v.readings_that_hold) + len(v.readings_that_fail)
-        shown = "; ".join(v.readings_that_hold[:2]) + (" …" if len(v.readings_that_hold) > 2 else "")
+        shown = v.readings_that_hold_compact or (
+            "; ".join(v.readings_that_hold[:2]) + (" …" if len(v.readings_that_hold) > 2 else ""))
         bits.append(f"{len(v.readings_that_hold)} of {n} readings: {shown}")
     elif v.verdict == "holds" and len(v.readings_that_hold) == 1:
         bits.append(f"reading {v.readings_that_hold[0]}")

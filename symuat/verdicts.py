@@ -176,6 +176,8 @@ class ClaimVerdict:
     other_readings: dict[str, bool | None] = field(default_factory=dict)
     #: the failing steps by name, one per step and item (``f``, ``forms[duat-5c]``)
     failing_step_names: list[str] = field(default_factory=list)
+    #: the readings that hold, written per axis where they form a product (``col|row,input,flat``)
+    readings_that_hold_compact: str = ""
 
     def as_dict(self) -> dict:
         return {
@@ -195,6 +197,7 @@ class ClaimVerdict:
             "quantities": self.quantities,
             "other_readings": self.other_readings,
             "failing_step_names": self.failing_step_names,
+            "readings_that_hold_compact": self.readings_that_hold_compact,
         }
 
     @property
@@ -204,7 +207,8 @@ class ClaimVerdict:
             text = "holds" + (" as printed" if not self.readings_that_hold or len(self.readings_that_hold) > 1
                               else f" (reading {self.readings_that_hold[0]})")
         elif self.verdict == "holds-under-readings":
-            shown = "; ".join(self.readings_that_hold[:3]) + (" …" if len(self.readings_that_hold) > 3 else "")
+            shown = self.readings_that_hold_compact or (
+                "; ".join(self.readings_that_hold[:3]) + (" …" if len(self.readings_that_hold) > 3 else ""))
             n = len(self.readings_that_hold) + len(self.readings_that_fail)
             text = f"holds under {len(self.readings_that_hold)} of {n} readings: {shown}"
         else:
@@ -214,6 +218,28 @@ class ClaimVerdict:
             shown = ", ".join(steps[:4]) + (f" and {len(steps) - 4} more" if len(steps) > 4 else "")
             text += f"; {'step' if len(steps) == 1 else 'steps'} {shown} wrong"
         return text
+
+
+def compact_readings(readings: list[dict]) -> str:
+    """Readings that form a full product over their axes, written once per axis with ``|``
+    between the values; otherwise the readings one by one (``;`` between them).
+
+    >>> compact_readings([{"o": "col", "x": "input"}, {"o": "row", "x": "input"}])
+    'col|row,input'
+    >>> compact_readings([{"o": "col", "x": "input"}, {"o": "row", "x": "slice"}])
+    'col,input; row,slice'
+    """
+    if not readings:
+        return ""
+    axes = list(readings[0])
+    if all(list(r) == axes for r in readings):
+        values = {a: list(dict.fromkeys(r[a] for r in readings)) for a in axes}
+        size = 1
+        for a in axes:
+            size *= len(values[a])
+        if size == len({tuple(r.values()) for r in readings}):
+            return ",".join("|".join(values[a]) for a in axes)
+    return "; ".join(_reading_str(r) for r in readings)
 
 
 def _reading_str(reading: dict) -> str:
@@ -313,6 +339,7 @@ def roll_up(claim: Claim, results: list[Result]) -> ClaimVerdict:
         shown[k] = short
     hold = [shown[k] for k, ok in outcome.items() if ok]
     fail = [shown[k] for k, ok in outcome.items() if not ok]
+    hold_compact = compact_readings(hold)
     word = "holds" if not fail else "holds-under-readings" if hold else "fails"
     if hold:
         carriers = [r for reading in hold for r in relevant(reading)]
@@ -355,7 +382,7 @@ def roll_up(claim: Claim, results: list[Result]) -> ClaimVerdict:
         readings_that_fail=[_reading_str(r) for r in fail if r],
         failing_steps=failing_steps, corrected=corrected, corrected_status=corrected_status,
         failing_items=failing_items, quantities=quantities, other_readings=other,
-        failing_step_names=step_names, **base,
+        failing_step_names=step_names, readings_that_hold_compact=hold_compact, **base,
     )
 
 
