@@ -104,7 +104,8 @@ def pretty(tex: str) -> str:
     s = re.sub(r"\\(" + "|".join(_ACCENT) + r")\s*\\?(\w)", lambda m: m[2] + _ACCENT[m[1]], s)
     s = re.sub(r"\^T(?![A-Za-z])", "ᵀ", s)
     s = re.sub(r"\^([0-9in])(?![A-Za-z0-9])", lambda m: _SUP[m[1]], s)
-    s = re.sub(r"_([0-9a-z])(?![A-Za-z0-9])", lambda m: _SUB.get(m[1], "_" + m[1]), s)
+    s = re.sub(r"_([0-9])(?![0-9])", lambda m: _SUB[m[1]], s)
+    s = re.sub(r"_([a-z])(?![A-Za-z0-9])", lambda m: _SUB.get(m[1], "_" + m[1]), s)
     s = re.sub(r"\\([A-Za-z]+)(?![A-Za-z])\s*(?=[A-Za-z0-9])", r"\1 ", s)
     s = re.sub(r"\\([A-Za-z]+)", r"\1", s)
     s = s.replace("{", "").replace("}", "").replace("\x01", "{").replace("\x02", "}")
@@ -392,7 +393,7 @@ def verdict_table(verdicts, width: int | None = None, wide: bool = False) -> str
     lines.append(fit(f"{'ID':<6} {'':1} {'verdict':<21} {'strength':<15} claim / readings that hold / wrong steps"))
     for v in verdicts:
         head = f"{v.id:<6} {VERDICT_MARK[v.verdict]} {v.verdict:<21} {v.strength or '—':<15} "
-        title = v.title + (" (symuat's extension)" if v.extension and "extension" not in v.title else "")
+        title = v.title + (" (symuat's)" if v.extension and "extension" not in v.title else "")
         lines.append(fit(head + title))
         detail = _detail_words(v)
         if detail:
