@@ -228,3 +228,14 @@ def test_pretty_prints_statements_in_unicode():
     assert report.pretty(r"\mathbf W\diamond\mathbf x=\mathbf W^{T}\mathbf x") == "W⋄x=Wᵀx"
     assert report.pretty(r"\operatorname{density}(W'_{HV})=1") == "density(W'_(HV))=1"
     assert "\\" not in report.pretty(r"\exists\mathbf W'\ (\texttt{const}):\ MHA(\mathbf x)'=\mathbf W'\mathbf x'")
+
+
+def test_quantities_show_symuats_value_beside_the_paper(verdicts):
+    q = {x["key"]: x for x in verdicts["H2"].quantities}
+    assert q["H2.density[bidir]"]["paper_says"] == "dense"
+    assert q["H2.density[bidir]"]["symuat"] == "density = 1/h"
+    assert q["H2.density[bidir]"]["agrees_with_paper"] is False
+    assert verdicts["T11"].quantities[0]["agrees_with_paper"] is False
+    dep = {x["key"]: x for x in verdicts["L2"].quantities}
+    assert dep["L2.9[b'_{2,2}]"]["agrees_with_paper"] is True
+    assert dep["L2.9[b'_{2,2}]"]["paper_says"] == "depends on the input"

@@ -386,7 +386,8 @@ _L29 = {
 }
 for _name, (_expr, _claimed) in _L29.items():
     L2.check("9", (_name,), rf"\partial {_name}/\partial\mathbf x'_0" + (r"\neq0" if _claimed else "=0"),
-             partial(decide.check_dependence, _expr, "x_0", depends=_claimed),
+             partial(decide.check_dependence, _expr, "x_0", depends=_claimed), role="quantity",
+             paper_says="depends on the input" if _claimed else "fixed (products and sums of trained parameters)",
              note="3 layers, raw parameters constant; the claim as DUAT B.2 states it (b'_{j,2} for j ≥ 2 "
                   "dynamic, products and sums of trained parameters fixed)")
 

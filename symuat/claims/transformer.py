@@ -445,7 +445,8 @@ def _t11():
                                      "counted on the symbolic unrolled form of 4 layers")
 
 
-T11.check(None, None, r"\#\{\sigma\text{-terms in }\mathbf b'_{j,2}\}=j", _t11)
+T11.check(None, None, r"\#\{\sigma\text{-terms in }\mathbf b'_{j,2}\}=j", _t11,
+          role="quantity", paper_says="a j-layer UAT of x_0")
 
 # --------------------------------------------------------------------------------------------
 # T12 — LayerNorm and biases
