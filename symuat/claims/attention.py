@@ -196,8 +196,8 @@ for _o in ORDERS:
         H2.check("exist", (_o, _proj), r"T_D(\hat{\mathbf H})=W'_{HV}\,T_D(\mathbf x)\ (\texttt{duat}\text{ sense})",
                  partial(decide.check_identity, Vec(_s.concat(), _o), mul(_s.W_HV(_o), Vec(_s.X, _o)),
                          construction=r"W'_{HV}=" + latex(_s.W_HV(_o))),
-                 note="std: standard full-width projections, symuat's alternative to the paper's split "
-                      "heads; both admitted (the papers' figures split x by heads)")
+                 note="split: the papers' per-head slices x_i of x; std: standard full-width projections, "
+                      "the usual MHA the papers cite; both admitted")
 
 _s = mha_symbols("split")
 _xp, _Hhat = Vec(_s.X, "row"), Vec(_s.concat(), "row")
