@@ -60,7 +60,8 @@ _DROP_WITH_ARG = ("mathbf", "boldsymbol", "mathrm", "mathit", "text", "texttt", 
 def _script(body: str, table: dict, mark: str) -> str:
     if body and all(ch in table for ch in body):
         return "".join(table[ch] for ch in body)
-    return mark + (body if len(body) == 1 else f"({body})")
+    wrapped = len(body) == 1 or (body.startswith("(") and body.endswith(")") and body.count("(") == 1)
+    return mark + (body if wrapped else f"({body})")
 
 
 def pretty(tex: str) -> str:
