@@ -1,9 +1,12 @@
 """The ``symuat`` command.
 
-``symuat prove [ID ...] [--all] [--format table|json|latex]`` runs the checks of the given claim
-IDs (``P5`` a claim, ``P5.f`` a step, ``P5.f[C-col,LR,conf]`` one reading) and prints one verdict
-per check. Exit status: 0 when every check ran (a refutation is a result), 1 when a check
-crashed, 2 for an unknown ID or a usage error.
+``symuat report [ID ...] [--format table|json|markdown|latex]`` runs the checks and prints one
+bottom line per claim of the papers (holds / holds under some readings / fails, with strength
+and correction); start here. ``symuat prove [ID ...] [--all] [--format table|json|latex]`` runs
+the checks of the given claim IDs (``P5`` a claim, ``P5.f`` a step, ``P5.f[C-col,LR,conf]`` one
+reading, ``P5.f[C-col]`` every reading with these tags) and prints one verdict per check, row by
+row as they finish. Exit status: 0 when every check ran (a refutation is a result), 1 when a
+check crashed, 2 for an unknown ID or a usage error.
 
 ``symuat list`` prints the claim IDs; ``symuat show ID ...`` prints each check in full
 (method, counterexample, corrected statement).
@@ -12,6 +15,7 @@ crashed, 2 for an unknown ID or a usage error.
 from __future__ import annotations
 
 import argparse
+import re
 import sys
 
 from symuat.errors import UnknownClaimError
@@ -24,16 +28,49 @@ def _registry():
     return REGISTRY
 
 
+def select(registry, patterns):
+    """Checks for IDs, as :meth:`Registry.select`, plus partial readings: ``P5.f[C-col]`` selects
+    every reading of ``P5.f`` whose tags include ``C-col`` (an error lists the valid readings)."""
+    out = []
+    for pattern in patterns:
+        pattern = pattern.strip()
+        m = re.fullmatch(r"([^\[]+)\[(.*)\]", pattern)
+        if m is None or any(c.key == pattern for c in registry.all_checks()):
+            hits = registry.select([pattern])
+        else:
+            base, tags = m.group(1), [t.strip() for t in m.group(2).split(",") if t.strip()]
+            candidates = registry.select([base])
+            hits = [c for c in candidates if c.reading and all(t in c.reading for t in tags)]
+            if not hits:
+                valid = sorted({",".join(c.reading) for c in candidates if c.reading})
+                listed = "; ".join(valid[:12]) + (" …" if len(valid) > 12 else "")
+                raise UnknownClaimError(
+                    f"no reading of {base} has the tags {','.join(tags)!r}"
+                    + (f"; valid readings: {listed}" if valid else f"; {base} has no readings"))
+        out += [c for c in hits if c not in out]
+    return out
+
+
 def _parser() -> argparse.ArgumentParser:
+    from symuat import __version__
+
     parser = argparse.ArgumentParser(
         prog="symuat",
-        description="Mechanical proofs and numeric checks of the UAT / DUAT papers' claims.",
+        description="Mechanical proofs and numeric checks of the UAT / DUAT papers' claims. "
+                    "Start with `symuat report`.",
     )
+    parser.add_argument("--version", action="version", version=f"symuat {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
+    report = sub.add_parser("report", help="one bottom line per claim: holds / holds under some readings / fails")
+    report.add_argument("ids", nargs="*", metavar="ID", help="claim IDs (default: every claim)")
+    report.add_argument("--format", choices=("table", "json", "markdown", "latex"), default="table")
+    report.add_argument("--wide", action="store_true", help="do not clip lines to 100 columns")
     prove = sub.add_parser("prove", help="run checks and print their verdicts")
-    prove.add_argument("ids", nargs="*", metavar="ID", help="claim IDs (P5, P5.f, P5.f[C-col,LR,conf])")
+    prove.add_argument("ids", nargs="*", metavar="ID",
+                       help="claim IDs (P5, P5.f, P5.f[C-col,LR,conf], P5.f[C-col])")
     prove.add_argument("--all", action="store_true", help="every claim symuat knows")
     prove.add_argument("--format", choices=("table", "json", "latex"), default="table")
+    prove.add_argument("--wide", action="store_true", help="full keys and notes, no wrapping to 100 columns")
     sub.add_parser("list", help="list the claims and how many checks each has")
     show = sub.add_parser("show", help="run checks and print each in full")
     show.add_argument("ids", nargs="+", metavar="ID")
@@ -54,29 +91,46 @@ def main(argv: list[str] | None = None) -> int:
 
     if args.command == "list":
         for claim in registry.ordered_claims():
-            print(f"{claim.id:<7} {len(claim.checks):>3} checks  {claim.title}")
+            print(f"{claim.id:<7} {report.plural(len(claim.checks), 'check'):>10}  {claim.title}")
         return 0
     if args.command == "prove" and not args.all and not args.ids:
-        print("symuat prove: give claim IDs or --all (see `symuat list`)", file=sys.stderr)
+        print("symuat prove: give claim IDs or --all (see `symuat list`, or `symuat report` for the "
+              "bottom lines)", file=sys.stderr)
         return 2
     try:
-        checks = registry.all_checks() if getattr(args, "all", False) else registry.select(args.ids)
+        if getattr(args, "all", False) or (args.command == "report" and not args.ids):
+            checks = registry.all_checks()
+        else:
+            checks = select(registry, args.ids)
     except UnknownClaimError as exc:
         print(f"symuat: {exc}", file=sys.stderr)
         return 2
-    results = report.run_with_progress(checks)
-    if args.command == "show":
+    if args.command == "report":
+        from symuat.verdicts import claim_verdicts
+
+        results = report.run_with_progress(checks)
+        verdicts = claim_verdicts(results, registry)
+        render = {"table": lambda v: report.verdict_table(v, wide=args.wide), "json": report.verdicts_json,
+                  "markdown": report.verdicts_markdown, "latex": report.verdicts_latex}[args.format]
+        print(render(verdicts))
+    elif args.command == "show":
+        results = report.run_with_progress(checks)
         print("\n\n".join(report.detail(r) for r in results))
-    elif args.format == "json":
-        print(report.to_json(results))
-    elif args.format == "latex":
-        print(report.to_latex(results))
+    elif args.format == "table":
+        writer = report.TableWriter(checks_keys(checks), wide=args.wide, out=sys.stdout)
+        results = report.run_with_progress(checks, on_result=writer.row)
+        writer.finish(results)
     else:
-        print(report.table(results))
+        results = report.run_with_progress(checks)
+        print(report.to_json(results) if args.format == "json" else report.to_latex(results))
     crashed = [r for r in results if r.error]
     for r in crashed:
         print(f"symuat: check {r.check.key} crashed: {r.error}", file=sys.stderr)
     return 1 if crashed else 0
+
+
+def checks_keys(checks) -> list[str]:
+    return [c.key for c in checks]
 
 
 if __name__ == "__main__":  # pragma: no cover

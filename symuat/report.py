@@ -10,6 +10,8 @@ from typing import Iterable
 from symuat.kernel.registry import REGISTRY, Result
 from symuat.kernel.status import Status
 
+POSITIVE_STATUSES = (Status.PROVED, Status.PROVED_AT_SIZES, Status.NUMERIC_ONLY)
+
 _MARK = {
     "proved": "✔",
     "proved-at-sizes": "✔ₛ",
@@ -19,10 +21,132 @@ _MARK = {
     "definition": "≔",
     "error": "!",
 }
+#: the bottom lines' marks
+VERDICT_MARK = {"holds": "✔", "holds-under-readings": "◐", "fails": "✘", "informal": "·", "definition": "≔"}
+WIDTH = 100
+
+
+def plural(n: int, word: str) -> str:
+    """``1 check``, ``2 checks``."""
+    return f"{n} {word}{'' if n == 1 else 's'}"
+
+
+# ----------------------------------------------------------------------------------------------
+# LaTeX → Unicode, for the terminal
+# ----------------------------------------------------------------------------------------------
+
+_SYMBOLS = {
+    r"\diamond": "⋄", r"\otimes": "⊗", r"\oplus": "⊕", r"\sigma": "σ", r"\alpha": "α", r"\beta": "β",
+    r"\theta": "θ", r"\gamma": "γ", r"\Gamma": "Γ", r"\rho": "ρ", r"\tau": "τ", r"\phi": "φ",
+    r"\omega": "ω", r"\eta": "η", r"\top": "T", r"\varepsilon": "ε", r"\epsilon": "ε", r"\delta": "δ", r"\lambda": "λ",
+    r"\Lambda": "Λ", r"\Sigma": "Σ", r"\sum": "Σ", r"\prod": "Π", r"\leq": "≤", r"\le": "≤",
+    r"\geq": "≥", r"\ge": "≥", r"\neq": "≠", r"\ne": "≠", r"\notin": "∉", r"\in": "∈",
+    r"\mapsto": "↦", r"\rightarrow": "→", r"\to": "→", r"\Rightarrow": "⇒", r"\partial": "∂",
+    r"\cdots": "⋯", r"\ldots": "…", r"\dots": "…", r"\cdot": "·", r"\forall": "∀", r"\exists": "∃",
+    r"\cup": "∪", r"\cap": "∩", r"\emptyset": "∅", r"\infty": "∞", r"\approx": "≈", r"\equiv": "≡",
+    r"\subseteq": "⊆", r"\times": "×", r"\ast": "*", r"\neg": "¬", r"\circ": "∘", r"\pi": "π",
+    r"\mu": "μ", r"\nabla": "∇", r"\|": "‖", r"\{": "{", r"\}": "}", r"\#": "#", r"\%": "%", r"\_": "_",
+    r"\dim": "dim ", r"\min": "min", r"\max": "max", r"\det": "det", r"\log": "log",
+    r"\exp": "exp", r"\quad": "  ", r"\qquad": "   ", r"\,": " ", r"\;": " ", r"\ ": " ", r"\!": "",
+}
+_SUB = dict(zip("0123456789+-=()aehijklmnoprstuvx", "₀₁₂₃₄₅₆₇₈₉₊₋₌₍₎ₐₑₕᵢⱼₖₗₘₙₒₚᵣₛₜᵤᵥₓ"))
+_SUP = dict(zip("0123456789+-=()inT", "⁰¹²³⁴⁵⁶⁷⁸⁹⁺⁻⁼⁽⁾ⁱⁿᵀ"))
+_ACCENT = {"hat": "\u0302", "mathring": "\u030a", "tilde": "\u0303", "bar": "\u0304",
+           "overline": "\u0305", "underline": "", "vec": "\u20d7"}
+_DROP_WITH_ARG = ("mathbf", "boldsymbol", "mathrm", "mathit", "text", "texttt", "operatorname",
+                  "mathcal", "textbf", "textit", "rm")
+
+
+def _script(body: str, table: dict, mark: str) -> str:
+    if body and all(ch in table for ch in body):
+        return "".join(table[ch] for ch in body)
+    wrapped = len(body) == 1 or (body.startswith("(") and body.endswith(")") and body.count("(") == 1)
+    return mark + (body if wrapped else f"({body})")
+
+
+def pretty(tex: str) -> str:
+    r"""A small LaTeX → Unicode prettifier for terminal output (not a LaTeX parser: enough for
+    symuat's statements).
+
+    >>> pretty(r"\mathbf W\diamond\mathbf x=\mathbf W^{T}\mathbf x")
+    'W⋄x=Wᵀx'
+    >>> pretty(r"(\mathbf W'_{HVO})^{T}\mathbf x'=\mathring{\mathbf H}'")
+    "(W'_(HVO))ᵀx'=H̊'"
+    >>> pretty(r"\operatorname{density}(W'_{HV})=\frac{1}{h}")
+    "density(W'_(HV))=1/h"
+    """
+    import re
+
+    s = tex.replace(r"\{", "\x01").replace(r"\}", "\x02").replace("$", "")
+    s = re.sub(r"\\(left|right|big|Big|bigg|Bigg)(?=[\\()\[\]|.\x01\x02])\.?", "", s)
+    s = s.replace(r"\textstyle", "").replace(r"\displaystyle", "").replace(r"\limits", "")
+    s = re.sub(r"\\mathbb\s*\{?R\}?", "ℝ", s)
+    s = re.sub(r"\\mathbf\s*([01])", r"\1", s)
+    for k in sorted(_SYMBOLS, key=len, reverse=True):
+        if k in (r"\{", r"\}"):
+            continue
+        s = re.sub(re.escape(k) + (r"(?![A-Za-z])" if k[-1].isalpha() else ""), _SYMBOLS[k], s)
+    s = re.sub(r"\\(mathbf|boldsymbol|mathrm|rm|mathit)\s*(?=[A-Za-z0-9\\α-ω])", "", s)
+    for _ in range(8):  # innermost groups first
+        before = s
+        s = re.sub(r"\\frac\{([^{}]*)\}\{([^{}]*)\}",
+                   lambda m: (m[1] if re.fullmatch(r"[\w']+", m[1]) else f"({m[1]})") + "/" +
+                   (m[2] if re.fullmatch(r"[\w']+", m[2]) else f"({m[2]})"), s)
+        s = re.sub(r"\\sqrt\{([^{}]*)\}", lambda m: "√" + (m[1] if len(m[1]) == 1 else f"({m[1]})"), s)
+        s = re.sub(r"\\overset\{([^{}]*)\}\{([^{}]*)\}", lambda m: f"{m[2]}⁽{m[1]}⁾", s)
+        s = re.sub(r"\\(" + "|".join(_ACCENT) + r")\{([^{}]*)\}",
+                   lambda m: m[2] + _ACCENT[m[1]] if len(m[2]) == 1 else m[2], s)
+        s = re.sub(r"\\operatorname\{([^{}]*)\}(?=[A-Za-z0-9\\])", r"\1 ", s)
+        s = re.sub(r"\\(" + "|".join(_DROP_WITH_ARG) + r")\s*\{([^{}]*)\}", r"\2", s)
+        s = re.sub(r"_\{([^{}]*)\}", lambda m: _script(m[1], _SUB, "_"), s)
+        s = re.sub(r"\^\{([^{}]*)\}", lambda m: _script(m[1], _SUP, "^"), s)
+        if s == before:
+            break
+    s = re.sub(r"\\(" + "|".join(_ACCENT) + r")\s*\\?(\w)", lambda m: m[2] + _ACCENT[m[1]], s)
+    s = re.sub(r"\^T(?![A-Za-z])", "ᵀ", s)
+    s = re.sub(r"\^([0-9in])(?![A-Za-z0-9])", lambda m: _SUP[m[1]], s)
+    s = re.sub(r"_([0-9])(?![0-9])", lambda m: _SUB[m[1]], s)
+    s = re.sub(r"_([a-z])(?![A-Za-z0-9])", lambda m: _SUB.get(m[1], "_" + m[1]), s)
+    s = re.sub(r"\\([A-Za-z]+)(?![A-Za-z])\s*(?=[A-Za-z0-9])", r"\1 ", s)
+    s = re.sub(r"\\([A-Za-z]+)", r"\1", s)
+    s = s.replace("{", "").replace("}", "").replace("\x01", "{").replace("\x02", "}")
+    return re.sub(r"  +", " ", s).strip()
+
+
+def _clip(text: str, room: int) -> str:
+    return text if len(text) <= room else text[: max(room - 1, 0)] + "…"
+
+
+def _wrap_key(key: str, width: int) -> list[str]:
+    """A check key in lines of at most ``width`` characters, broken after commas."""
+    if len(key) <= width:
+        return [key]
+    lines, line = [], ""
+    for part in key.replace(",", ",\x00").split("\x00"):
+        if line and len(line) + len(part) > width:
+            lines.append(line)
+            line = "  " + part
+        else:
+            line += part
+    lines.append(line)
+    return lines
 
 
 def status_of(result: Result) -> str:
     return str(result.verdict.status) if result.verdict else "error"
+
+
+def paper_word(result: Result) -> str:
+    """How the result bears on the paper: ``agrees``, ``differs``, ``extension``, ``—``; a reading
+    the text does not admit is marked ``(alt)``."""
+    from symuat.verdicts import agrees_with_paper
+
+    c = result.check
+    if c.role == "extension":
+        return "ext."
+    agree = agrees_with_paper(c, result.verdict)
+    word = "—" if agree is None else "agrees" if agree else "differs"
+    return word + ("*" if not c.admitted and agree is not None else "")
 
 
 def summary_line(results: list[Result]) -> str:
@@ -30,26 +154,42 @@ def summary_line(results: list[Result]) -> str:
     order = ["proved", "proved-at-sizes", "numeric-only", "refuted", "informal", "definition", "error"]
     parts = [f"{counts[s]} {s}" for s in order if counts[s]]
     total = sum(r.seconds for r in results)
-    return f"{len(results)} checks: " + ", ".join(parts) + f" ({total:.1f} s)"
+    from symuat.verdicts import agrees_with_paper
+
+    return f"{plural(len(results), 'check')}: " + ", ".join(parts) + f" ({total:.1f} s)"
 
 
-def short_note(result: Result) -> str:
+def paper_line(results: list[Result]) -> str:
+    """How many checks, on the readings the text admits, agree with the paper."""
+    from symuat.verdicts import agrees_with_paper
+
+    agree = Counter(agrees_with_paper(r.check, r.verdict) for r in results
+                    if r.check.admitted and r.check.role != "extension")
+    ext = sum(1 for r in results if r.check.role == "extension")
+    return (f"Admitted readings: {agree[True]} agree with the paper, {agree[False]} differ"
+            + (f"; {ext} symuat extension{'s' if ext != 1 else ''}" if ext else "")
+            + " (bottom lines: symuat report)")
+
+
+def short_note(result: Result, unicode: bool = True) -> str:
     if result.error:
         return result.error
     v = result.verdict
     bits = []
     if v.hypotheses:
         bits.append("assuming " + "; ".join(v.hypotheses))
+    if result.check.paper_says:
+        bits.append(f"paper: {result.check.paper_says}")
+    if v.quantities:
+        q = {k: x for k, x in v.quantities.items() if k not in ("how", "witness", "last_instance")}
+        if q:
+            bits.append(", ".join(f"{k} = {x}" for k, x in q.items()))
     if v.sizes:
         bits.append("sizes " + "; ".join(",".join(f"{k}={x}" for k, x in s.items()) for s in v.sizes[:3])
                     + (" …" if len(v.sizes) > 3 else ""))
     if v.counterexample is not None:
         sizes = ",".join(f"{k}={x}" for k, x in v.counterexample.sizes.items())
         bits.append(f"counterexample [{sizes}]: {v.counterexample.reason}")
-    if v.quantities:
-        q = {k: x for k, x in v.quantities.items() if k not in ("how", "witness", "last_instance")}
-        if q:
-            bits.append(", ".join(f"{k} = {x}" for k, x in q.items()))
     if "witness" in v.quantities:
         w = v.quantities["witness"]
         bits.append("witness at " + ",".join(f"{k}={x}" for k, x in w["sizes"].items()))
@@ -59,33 +199,83 @@ def short_note(result: Result) -> str:
     return "; ".join(bits)
 
 
-def table(results: list[Result], width: int | None = None) -> str:
-    import shutil
+class TableWriter:
+    """The verdict table, one row per check, written as results arrive (``prove`` streams)."""
 
-    width = width or max(140, shutil.get_terminal_size((140, 20)).columns)
-    keyw = max([len(r.check.key) for r in results] + [8])
-    lines = []
-    current = None
-    for r in results:
+    def __init__(self, results_or_keys=(), width: int | None = None, wide: bool = False, out=None):
+        self.wide = wide
+        self.width = width or WIDTH
+        keys = [r.check.key if isinstance(r, Result) else r for r in results_or_keys]
+        longest = max([len(k) for k in keys] + [8])
+        self.keyw = longest if wide else min(longest, 30)
+        self.current = None
+        self.out = out
+        self.lines: list[str] = []
+
+    def _emit(self, line: str):
+        self.lines.append(line)
+        if self.out is not None:
+            self.out.write(line + "\n")
+            self.out.flush()
+
+    def row(self, r: Result):
         claim_id = r.check.id.split(".")[0]
-        if claim_id != current:
-            current = claim_id
+        if claim_id != self.current:
             claim = REGISTRY.claims.get(claim_id)
             title = claim.title if claim else ""
-            lines.append(f"\n{claim_id} — {title}")
+            if self.current is not None:
+                self._emit("")
+            self.current = claim_id
+            self._emit(f"{claim_id} — {title}")
         status = status_of(r)
         note = short_note(r)
-        room = max(30, width - keyw - 34)
-        if len(note) > room:
-            note = note[: room - 1] + "…"
-        lines.append(f"  {r.check.key:<{keyw}}  {_MARK[status]:<2} {status:<16} {r.seconds:6.2f}s  {note}")
-    lines.append("")
-    lines.append(summary_line(results))
-    return "\n".join(lines).lstrip("\n")
+        key_lines = [r.check.key] if self.wide else _wrap_key(r.check.key, self.keyw)
+        head = (f"  {key_lines[0]:<{self.keyw}}  {_MARK[status]:<2} {status:<15} {paper_word(r):<9}"
+                f"{r.seconds:6.2f}s  ")
+        room = self.width - len(head)
+        self._emit(head + (note if self.wide else _clip(note, max(room, 10))))
+        for extra in key_lines[1:]:
+            self._emit(f"  {extra}")
+
+    def finish(self, results: list[Result]):
+        self._emit("")
+        self._emit(summary_line(results))
+        self._emit(paper_line(results))
+        self._emit("paper: does the outcome agree with the paper? (* reading not admitted by the text; "
+                   "ext. symuat's)")
+
+    def text(self) -> str:
+        return "\n".join(self.lines)
+
+
+def table(results: list[Result], width: int | None = None, wide: bool = False) -> str:
+    writer = TableWriter(results, width=width, wide=wide)
+    for r in results:
+        writer.row(r)
+    writer.finish(results)
+    return writer.text()
+
+
+def record(result: Result) -> dict:
+    """One ``prove --format json`` record: the result, how it bears on the paper, and the
+    check's annotations."""
+    from symuat.verdicts import agrees_with_paper
+
+    c = result.check
+    out = result.as_dict()
+    if c.role == "extension":
+        out["extension"] = True
+        out["agrees_with_paper"] = None
+    else:
+        out["agrees_with_paper"] = agrees_with_paper(c, result.verdict)
+    out.update(polarity=c.polarity, admitted=c.admitted, role=c.role)
+    if c.paper_says is not None:
+        out["paper_says"] = c.paper_says
+    return out
 
 
 def to_json(results: list[Result]) -> str:
-    return json.dumps([r.as_dict() for r in results], indent=2, ensure_ascii=False)
+    return json.dumps([record(r) for r in results], indent=2, ensure_ascii=False)
 
 
 def _tex_escape(text: str) -> str:
@@ -110,9 +300,20 @@ def to_latex(results: list[Result]) -> str:
 def detail(result: Result) -> str:
     """A human-readable account of one check: statement, method, evidence, correction."""
     c = result.check
-    lines = [f"{c.key}: {status_of(result)}  ({result.seconds:.2f} s)", f"  statement: {c.statement}"]
+    lines = [f"{c.key}: {status_of(result)}  ({result.seconds:.2f} s)",
+             f"  statement: {pretty(c.statement)}", f"  LaTeX:     {c.statement}"]
+    if c.reading:
+        lines.append(f"  reading:   {', '.join(c.reading)}"
+                     + ("" if c.admitted else "  (symuat's alternative; the text does not admit it)"))
+    bearing = {"asserts": "the paper asserts this statement", "denies": "the paper asserts it is false",
+               None: "not a claim of the paper"}[c.polarity]
+    if c.role == "extension":
+        bearing = "symuat's own extension, not a claim of the paper"
+    lines.append(f"  paper:     {bearing}; {paper_word(result)}"
+                 + (f"; the paper says: {c.paper_says}" if c.paper_says else "")
+                 + (f"; {c.role} of the claim" if c.role in ("step", "quantity") else ""))
     if c.note:
-        lines.append(f"  reading:   {c.note}")
+        lines.append(f"  note:      {c.note}")
     if result.error:
         lines.append(f"  ERROR: {result.error}")
         return "\n".join(lines)
@@ -147,36 +348,202 @@ def detail(result: Result) -> str:
         lines.append(f"    {x.exact_recheck}; {x.numeric_recheck}")
     if v.corrected is not None:
         cv = v.corrected.verdict
-        lines.append(f"  corrected: {v.corrected.statement}")
+        lines.append(f"  corrected: {pretty(v.corrected.statement)}")
+        lines.append(f"    LaTeX:   {v.corrected.statement}")
         lines.append(f"    → {cv.status if cv else 'none found'}" + (f" ({cv.method})" if cv else ""))
     return "\n".join(lines)
 
 
-def run_with_progress(checks, stream=None) -> list[Result]:
-    """Run checks, showing progress on ``stream`` when it is a terminal."""
+# ----------------------------------------------------------------------------------------------
+# symuat report: one bottom line per claim
+# ----------------------------------------------------------------------------------------------
+
+
+def _detail_words(v) -> str:
+    """What follows the verdict word on a report row: readings, failing steps, quantities."""
+    bits = []
+    if v.verdict == "holds-under-readings":
+        n = len(v.readings_that_hold) + len(v.readings_that_fail)
+        shown = v.readings_that_hold_compact or (
+            "; ".join(v.readings_that_hold[:2]) + (" …" if len(v.readings_that_hold) > 2 else ""))
+        bits.append(f"{len(v.readings_that_hold)} of {n} readings: {shown}")
+    elif v.verdict == "holds" and len(v.readings_that_hold) == 1:
+        bits.append(f"reading {v.readings_that_hold[0]}")
+    for q in v.quantities:
+        if q.get("paper_says") and q.get("agrees_with_paper") is False:
+            bits.append(f"{q['key']}: {q['symuat']} (paper: {q['paper_says']})")
+    if v.verdict == "fails" and v.failing_items and not any(q.get("agrees_with_paper") is False
+                                                           for q in v.quantities):
+        items = v.failing_items
+        bits.append("wrong: " + ", ".join(items[:3]) + (f" +{len(items) - 3}" if len(items) > 3 else ""))
+    if v.failing_step_names:
+        steps = v.failing_step_names
+        bits.append(("step " if len(steps) == 1 else "steps ") + ", ".join(steps[:4])
+                    + (f" +{len(steps) - 4}" if len(steps) > 4 else "") + " wrong")
+    if v.errors:
+        bits.append(f"{plural(len(v.errors), 'check')} crashed")
+    return "; ".join(bits)
+
+
+def verdict_table(verdicts, width: int | None = None, wide: bool = False) -> str:
+    """``symuat report``: the totals, then one row per claim (and a correction line for claims
+    that fail somewhere), in at most ``width`` columns."""
+    from symuat.verdicts import totals_line
+
+    width = width or WIDTH
+    fit = (lambda text: text) if wide else (lambda text: _clip(text, width))
+    from symuat.verdicts import others_line
+
+    lines = [fit(totals_line(verdicts) + "."), fit(others_line(verdicts)), ""]
+    lines.append(fit(f"{'ID':<6} {'':1} {'verdict':<21} {'strength':<15} claim / readings that hold / wrong steps"))
+    for v in verdicts:
+        head = f"{v.id:<6} {VERDICT_MARK[v.verdict]} {v.verdict:<21} {v.strength or '—':<15} "
+        title = v.title + (" (symuat's)" if v.extension and "extension" not in v.title else "")
+        lines.append(fit(head + title))
+        detail = _detail_words(v)
+        if detail:
+            lines.append(fit(" " * 8 + detail))
+        if v.verdict in ("fails", "holds-under-readings") and not v.extension:
+            fix = (f"correction ({v.corrected_status}): {pretty(v.corrected)}" if v.corrected
+                   else "correction: none found" if v.verdict == "fails" else "")
+            if fix:
+                lines.append(fit(" " * 8 + "↳ " + fix))
+    lines.append("")
+    lines.append(fit("✔ holds  ◐ holds under some readings  ✘ fails  ≔ definition  · informal"))
+    lines.append(fit("Drill down: symuat prove ID (every check of a claim), symuat show KEY (one in full)."))
+    return "\n".join(lines)
+
+
+def verdicts_json(verdicts) -> str:
+    return json.dumps([v.as_dict() for v in verdicts], indent=2, ensure_ascii=False)
+
+
+def verdicts_markdown(verdicts) -> str:
+    from symuat.verdicts import totals_line
+
+    def cell(text):
+        return (text or "").replace("|", r"\|").replace("\n", " ")
+
+    from symuat.verdicts import others_line
+
+    rows = [f"**{totals_line(verdicts)}.** {others_line(verdicts)}", "",
+            "| ID | claim | verdict | strength | readings that hold | wrong steps | correction |",
+            "|---|---|---|---|---|---|---|"]
+    for v in verdicts:
+        rows.append("| " + " | ".join([
+            v.id, cell(v.title), v.verdict + (" (extension)" if v.extension else ""), v.strength or "—",
+            cell("; ".join(v.readings_that_hold)) if v.verdict == "holds-under-readings" else "",
+            cell(", ".join(v.failing_step_names)),
+            f"${cell(v.corrected)}$ ({v.corrected_status})" if v.corrected else "",
+        ]) + " |")
+    return "\n".join(rows)
+
+
+def verdicts_latex(verdicts) -> str:
+    from symuat.verdicts import totals_line
+
+    from symuat.verdicts import others_line
+
+    rows = [r"\noindent " + _tex_escape(totals_line(verdicts) + ". " + others_line(verdicts)) + r"\par",
+            r"\begin{longtable}{lp{0.3\textwidth}llp{0.3\textwidth}}",
+            r"\textbf{ID} & \textbf{claim} & \textbf{verdict} & \textbf{strength} & \textbf{readings / correction}\\\hline"]
+    for v in verdicts:
+        extra = _tex_escape("; ".join(v.readings_that_hold)) if v.verdict == "holds-under-readings" else ""
+        if v.corrected:
+            extra += (r"\newline " if extra else "") + f"${v.corrected}$"
+        rows.append(rf"\texttt{{{_tex_escape(v.id)}}} & {_tex_escape(v.title)} & \texttt{{{v.verdict}}} & "
+                    rf"{v.strength or '--'} & {extra}\\")
+    rows.append(r"\end{longtable}")
+    return "\n".join(rows)
+
+
+def run_with_progress(checks, stream=None, on_result=None) -> list[Result]:
+    """Run checks in order, showing progress on ``stream`` when it is a terminal and handing each
+    result to ``on_result`` as soon as it is there (``prove`` streams its rows this way)."""
     stream = stream if stream is not None else sys.stderr
     show = hasattr(stream, "isatty") and stream.isatty()
     results = []
     for k, check in enumerate(checks, 1):
         if show:
-            stream.write(f"\r\033[K[{k}/{len(checks)}] {check.key}")
+            stream.write(f"\r\033[K[{k}/{len(checks)}] {check.key[:60]}")
             stream.flush()
-        results.append(check.run())
+        result = check.run()
+        results.append(result)
+        if on_result is not None:
+            if show:
+                stream.write("\r\033[K")
+                stream.flush()
+            on_result(result)
     if show:
         stream.write("\r\033[K")
         stream.flush()
     return results
 
 
-def derivation(claim_ids: Iterable[str]) -> tuple[str, list[Result]]:
-    """The printed chains of the claims, step by step, each with its verdict (for ``proofs/``)."""
+def _reading_line(r: Result, width: int, with_statement: bool) -> str:
+    status = status_of(r)
+    head = f"      {_MARK[status]:<2} {status:<15} {paper_word(r):<9} "
+    tail = ",".join(r.check.reading) if r.check.reading else ""
+    note = short_note(r)
+    line = _clip(head + tail + ("  — " + note if note else ""), width)
+    return line + ("\n          " + pretty(r.check.statement) if with_statement else "")
+
+
+def _failing_depth(r: Result):
+    cex = r.verdict.counterexample if r.verdict is not None else None
+    if cex is not None and "L" in cex.sizes:
+        return f"L={cex.sizes['L']}"
+    return None
+
+
+def derivation(claim_ids: Iterable[str], width: int = WIDTH) -> tuple[str, list[Result]]:
+    """The printed chains of the claims, step by step, each with its verdict (for ``proofs/``).
+
+    Per claim: where it is printed, the bottom line, then each step or item in the order the
+    papers print them; per step its readings, those the text admits first. A step with many
+    readings (T8, T9) shows the readings that agree with the paper and summarises the others by
+    the first depth at which they fail."""
+    from symuat.verdicts import agrees_with_paper, roll_up
+
     out, results = [], []
     for cid in claim_ids:
         claim = REGISTRY.claims[cid]
-        out.append(f"{'=' * 78}\n{claim.id} — {claim.title}\n  where: {claim.where}\n  as printed: {claim.statement}")
+        res = run_with_progress(claim.checks)
+        results += res
+        v = roll_up(claim, res)
+        out.append("=" * width)
+        out.append(f"{claim.id} — {claim.title}")
+        out.append(_clip(f"  where:       {claim.where}", width))
+        out.append(f"  as printed:  {pretty(claim.statement)}")
         if claim.remarks:
-            out.append(f"  {claim.remarks}")
-        for result in run_with_progress(claim.checks):
-            results.append(result)
-            out.append("\n" + "\n".join("  " + line for line in detail(result).splitlines()))
+            out.append(f"  {pretty(claim.remarks)}")
+        out.append(f"  bottom line: {VERDICT_MARK[v.verdict]} {v.bottom_line}"
+                   + (f"  [{v.strength}]" if v.strength else ""))
+        if v.corrected:
+            out.append(f"  correction ({v.corrected_status}): {pretty(v.corrected)}")
+        groups: dict[str, list[Result]] = {}
+        for r in res:
+            groups.setdefault(r.check.id, []).append(r)
+        for sid, rs in groups.items():
+            rs = sorted(rs, key=lambda r: not r.check.admitted)  # the readings the text admits first
+            role = rs[0].check.role
+            label = {"step": "step", "quantity": "quantity", "extension": "symuat's"}.get(role, "")
+            same = len({r.check.statement for r in rs}) == 1
+            out.append("")
+            out.append(f"  {sid}" + (f" ({label})" if label else "") + (f":  {pretty(rs[0].check.statement)}" if same else ""))
+            if rs[0].check.note and same and len({r.check.note for r in rs}) == 1:
+                out.append(_clip(f"      note: {rs[0].check.note}", width))
+            if len(rs) <= 12:
+                out += [_reading_line(r, width, not same) for r in rs]
+                continue
+            good = [r for r in rs if agrees_with_paper(r.check, r.verdict) or
+                    (r.check.role == "extension" and r.verdict and r.verdict.status in POSITIVE_STATUSES)]
+            out += [_reading_line(r, width, not same) for r in good]
+            rest = [r for r in rs if r not in good]
+            depths = Counter(_failing_depth(r) or status_of(r) for r in rest)
+            summary = ", ".join(f"{k}: {n}" for k, n in sorted(depths.items()))
+            out.append(_clip(f"      ✘  the other {plural(len(rest), 'reading')}, by first failing depth: {summary}",
+                             width))
+            out.append("         (each in full: symuat prove " + sid + ", symuat show KEY)")
+        out.append("")
     return "\n".join(out), results

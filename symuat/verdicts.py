@@ -11,11 +11,24 @@ reading is one the text ``admitted``. This module is the one place where those a
   ``definition``, with its strength (the weakest status among the checks that carry it), the
   readings that hold and fail, the failing steps and the corrected statement.
 
+Readings are *full reading combinations*: a check's reading tags are sorted into the reading
+axes of ``claims.md`` §0.3 (flattening, sense of the prime, matrix ⋄ matrix, parse, …; a tag
+``key=value`` is an axis of its own), and the readings of a claim are the product of the axes
+that occur among the checks carrying its bottom line. Tags that name no axis (``Eq. 24``,
+``L=3``, a printed form) are *items*: every item must hold under a reading.
+
 Nothing here types a verdict in: every field is derived from results of checks that ran.
+
+>>> from symuat.verdicts import reading_axes
+>>> reading_axes("P5", ("C-col", "LR", "square"))
+({'mm': 'C-col', 'parse': 'LR', 'shape': 'square'}, ())
+>>> reading_axes("M4", ("col", "row"))   # two values of one axis: an item, not a reading
+({}, ('col', 'row'))
 """
 
 from __future__ import annotations
 
+import itertools
 from dataclasses import dataclass, field
 
 from symuat.kernel.registry import Check, Claim, Result
@@ -25,6 +38,39 @@ POSITIVE = (Status.PROVED, Status.PROVED_AT_SIZES, Status.NUMERIC_ONLY)
 #: strengths, strongest first
 STRENGTHS = ("proved", "proved-at-sizes", "numeric-only")
 VERDICTS = ("holds", "holds-under-readings", "fails", "informal", "definition")
+
+#: the reading axes of claims.md §0.3 (and the readings the entries list), tag → axis
+AXES: dict[str, tuple[str, ...]] = {
+    "flattening": ("col", "row"),
+    "prime": ("dia", "duat", "transposed"),
+    "mm": ("C-col", "C-prod"),
+    "parse": ("LR", "RL"),
+    "shape": ("conf", "square"),
+    "projections": ("split", "std"),
+    "mask": ("bidir", "causal"),
+    "lift": ("const", "pointwise"),
+    "list": ("seq", "sim"),
+    "alpha": ("α-full", "α-diag"),
+    "beta": ("β-const", "β(x)"),
+    "side": ("left", "right"),
+    "sparsity": ("nnz-frac", "zero-frac"),
+    "x_i": ("slice", "input"),
+    "lhs": ("matrix", "flat"),
+    "last": ("W12", "W12x", "W12dia"),
+    "block": ("B-both", "B-ffn"),
+    "form": ("D2", "D6"),
+    "d3to4": ("lifts", "arbitrary"),
+    "layernorm": ("none", "pre", "post"),
+    "network": ("eq20", "eq30"),
+}
+TAG_AXIS = {tag: axis for axis, tags in AXES.items() for tag in tags}
+#: tags that are items (each must hold) in these claims although they name a reading elsewhere
+ITEM_TAGS = {
+    "T10": {"duat", "aaai"},  # the DUAT list and the AAAI list: each paper's own statement
+    "H4": set(),
+}
+#: ``key=value`` tags whose key enumerates items, not readings
+ITEM_KEYS = {"i", "L"}
 
 
 def agrees_with_paper(check: Check, verdict: Verdict | None) -> bool | None:
@@ -58,8 +104,52 @@ def weakest(strengths) -> str | None:
     return max(strengths, key=STRENGTHS.index) if strengths else None
 
 
-def _reading_str(reading: tuple[str, ...] | None) -> str:
-    return ",".join(reading) if reading else ""
+def _axis(claim_id: str, check_id: str, tag: str, keyed: dict) -> str | None:
+    if tag in ITEM_TAGS.get(claim_id, ()):
+        return None
+    if tag in TAG_AXIS:
+        return TAG_AXIS[tag]
+    if "=" in tag:
+        key = tag.rsplit("=", 1)[0]
+        if key in ITEM_KEYS:
+            return None
+        # one axis per key and per set of values: T6's W3=i|i+1 and T6.aaai's
+        # W3=multiplied|unchanged are two questions
+        values = keyed.get((check_id, key))
+        return f"{key}∈{{{'|'.join(values)}}}" if values else key
+    return None
+
+
+def reading_axes(claim_id: str, tags, keyed: dict | None = None) -> tuple[dict, tuple]:
+    """Split a check's reading tags into ``{axis: tag}`` and the remaining item tags.
+
+    A check that names two values of one axis (M4's ``[col,row]``: the second layer in one
+    flattening, the first in the other) compares readings: its tags are items."""
+    keyed = keyed or {}
+    tags = tuple(tags or ())
+    check_id = keyed.get("__id__", claim_id)
+    axes, items = {}, []
+    for tag in tags:
+        axis = _axis(claim_id, check_id, tag, keyed)
+        if axis is None:
+            items.append(tag)
+        elif axis in axes:
+            return {}, tags
+        else:
+            axes[axis] = tag
+    return axes, tuple(items)
+
+
+def _keyed_values(checks: list[Check]) -> dict:
+    out: dict = {}
+    for c in checks:
+        for tag in c.reading or ():
+            if "=" in tag:
+                key, value = tag.rsplit("=", 1)
+                vals = out.setdefault((c.id, key), [])
+                if value not in vals:
+                    vals.append(value)
+    return out
 
 
 @dataclass
@@ -78,6 +168,16 @@ class ClaimVerdict:
     checks: list[str] = field(default_factory=list)
     extension: bool = False
     errors: list[str] = field(default_factory=list)
+    #: checks (keys) that carry the bottom line and disagree with the paper under every reading
+    failing_items: list[str] = field(default_factory=list)
+    #: quantities: key, symuat's value, what the paper says
+    quantities: list[dict] = field(default_factory=list)
+    #: symuat's alternative readings (not admitted by the text): key → agrees with the paper
+    other_readings: dict[str, bool | None] = field(default_factory=dict)
+    #: the failing steps by name, one per step and item (``f``, ``forms[duat-5c]``)
+    failing_step_names: list[str] = field(default_factory=list)
+    #: the readings that hold, written per axis where they form a product (``col|row,input,flat``)
+    readings_that_hold_compact: str = ""
 
     def as_dict(self) -> dict:
         return {
@@ -93,73 +193,196 @@ class ClaimVerdict:
             "checks": self.checks,
             "extension": self.extension,
             "errors": self.errors,
+            "failing_items": self.failing_items,
+            "quantities": self.quantities,
+            "other_readings": self.other_readings,
+            "failing_step_names": self.failing_step_names,
+            "readings_that_hold_compact": self.readings_that_hold_compact,
         }
+
+    @property
+    def bottom_line(self) -> str:
+        """One line: the verdict in words, with readings and failing steps."""
+        if self.verdict == "holds":
+            text = "holds" + (" as printed" if not self.readings_that_hold or len(self.readings_that_hold) > 1
+                              else f" (reading {self.readings_that_hold[0]})")
+        elif self.verdict == "holds-under-readings":
+            shown = self.readings_that_hold_compact or (
+                "; ".join(self.readings_that_hold[:3]) + (" …" if len(self.readings_that_hold) > 3 else ""))
+            n = len(self.readings_that_hold) + len(self.readings_that_fail)
+            text = f"holds under {len(self.readings_that_hold)} of {n} readings: {shown}"
+        else:
+            text = self.verdict
+        if self.failing_step_names:
+            steps = self.failing_step_names
+            shown = ", ".join(steps[:4]) + (f" and {len(steps) - 4} more" if len(steps) > 4 else "")
+            text += f"; {'step' if len(steps) == 1 else 'steps'} {shown} wrong"
+        return text
+
+
+def compact_readings(readings: list[dict]) -> str:
+    """Readings that form a full product over their axes, written once per axis with ``|``
+    between the values; otherwise the readings one by one (``;`` between them).
+
+    >>> compact_readings([{"o": "col", "x": "input"}, {"o": "row", "x": "input"}])
+    'col|row,input'
+    >>> compact_readings([{"o": "col", "x": "input"}, {"o": "row", "x": "slice"}])
+    'col,input; row,slice'
+    """
+    if not readings:
+        return ""
+    axes = list(readings[0])
+    if all(list(r) == axes for r in readings):
+        values = {a: list(dict.fromkeys(r[a] for r in readings)) for a in axes}
+        size = 1
+        for a in axes:
+            size *= len(values[a])
+        if size == len({tuple(r.values()) for r in readings}):
+            return ",".join("|".join(values[a]) for a in axes)
+    return "; ".join(_reading_str(r) for r in readings)
+
+
+def _reading_str(reading: dict) -> str:
+    return ",".join(reading.values())
+
+
+def _is_extension_claim(mine: list[Result]) -> bool:
+    return bool(mine) and all(r.check.role == "extension" for r in mine)
 
 
 def roll_up(claim: Claim, results: list[Result]) -> ClaimVerdict:
     """The bottom line of ``claim`` from the results of its checks.
 
-    Rule: the checks that carry the bottom line are the admitted, non-extension checks with
-    role ``claim`` or ``quantity``. Their readings are the reading tuples that occur among them;
-    a reading *R* holds when every carrying check whose tags are a subset of *R* (a reading-free
-    check applies to every reading) agrees with the paper. ``holds``: every reading holds;
-    ``holds-under-readings``: some do; ``fails``: none. Without carrying checks: ``definition``
-    if any check is a definition, else ``informal``.
+    Rule (the only place it is written):
+
+    1. The checks that *carry* the bottom line are the admitted checks with role ``claim`` or
+       ``quantity`` whose outcome bears on the paper (``agrees_with_paper`` not None). A claim
+       whose decided checks are all symuat's ``extension`` carries on those (agreeing = holding),
+       and is marked ``extension``. A printed chain without a separate conclusion carries on its
+       steps.
+    2. Readings: the product of the reading axes that occur among the carrying checks (one tag
+       per axis). A carrying check applies to a reading when its axis tags are in it; the
+       reading holds when every applicable carrying check agrees with the paper.
+    3. ``holds``: every reading holds; ``holds-under-readings``: some; ``fails``: none. Without
+       carrying checks: ``definition`` if a check is a definition, else ``informal``.
+    4. Strength: the weakest strength among the carrying checks that make the holding readings
+       hold (for ``fails``: among the disagreeing ones).
+    5. Failing steps: a step (per step ID and item tags) is wrong under a reading when none of
+       its variants compatible with the reading agrees; listed for the holding readings (for
+       ``fails``: for every reading).
+    6. Correction: the first corrected statement symuat proves among the disagreeing carrying
+       checks, those that fail under every reading first.
     """
     by_key = {r.check.key: r for r in results}
     mine = [by_key[c.key] for c in claim.checks if c.key in by_key]
     errors = [r.check.key for r in mine if r.error]
-    carrying = [r for r in mine if r.check.admitted and r.check.role in ("claim", "quantity")
-                and agrees_with_paper(r.check, r.verdict) is not None]
+    extension = _is_extension_claim(mine)
+    keyed = _keyed_values([r.check for r in mine])
+
+    def agree(r: Result) -> bool | None:
+        if extension:
+            if r.verdict is None or r.verdict.status in (Status.DEFINITION, Status.INFORMAL):
+                return None
+            return r.verdict.status in POSITIVE
+        return agrees_with_paper(r.check, r.verdict)
+
+    def split(r: Result):
+        return reading_axes(claim.id, r.check.reading, {**keyed, "__id__": r.check.id})
+
+    decided = [r for r in mine if agree(r) is not None]
+    carrying = [r for r in decided if r.check.admitted and (extension or r.check.role in ("claim", "quantity"))]
+    steps = [r for r in decided if r.check.admitted and r.check.role == "step"]
+    if not carrying and steps:
+        carrying, steps = steps, []
     base = dict(id=claim.id, title=claim.title, checks=[r.check.key for r in mine], errors=errors,
-                extension=bool(mine) and all(r.check.polarity is None or r.check.role == "extension"
-                                             for r in mine if r.verdict is None
-                                             or r.verdict.status not in (Status.DEFINITION, Status.INFORMAL)))
+                extension=extension)
+    other = {r.check.key: agree(r) for r in decided if not r.check.admitted
+             and r.check.role in ("claim", "quantity", "extension")}
+    quantities = []
+    for r in mine:
+        if r.check.role == "quantity" and r.verdict is not None:
+            q = {k: v for k, v in r.verdict.quantities.items() if k not in ("how", "witness", "last_instance")}
+            quantities.append({"key": r.check.key, "symuat": ", ".join(f"{k} = {v}" for k, v in q.items()) or None,
+                               "paper_says": r.check.paper_says, "agrees_with_paper": agree(r)})
     if not carrying:
         kinds = {r.verdict.status for r in mine if r.verdict is not None}
         word = "definition" if Status.DEFINITION in kinds else "informal"
-        return ClaimVerdict(verdict=word, strength=None, **base)
+        return ClaimVerdict(verdict=word, strength=None, other_readings=other, quantities=quantities, **base)
 
-    readings = sorted({r.check.reading for r in carrying if r.check.reading}, key=_reading_str) or [None]
+    axes: dict[str, list[str]] = {}
+    for r in carrying:
+        for axis, tag in split(r)[0].items():
+            axes.setdefault(axis, [])
+            if tag not in axes[axis]:
+                axes[axis].append(tag)
+    names = list(axes)
+    readings = [dict(zip(names, combo)) for combo in itertools.product(*(axes[a] for a in names))]
+
+    def applies(r: Result, reading: dict) -> bool:
+        return all(reading.get(a) == t for a, t in split(r)[0].items())
 
     def relevant(reading):
-        tags = set(reading or ())
-        return [r for r in carrying if set(r.check.reading or ()) <= tags]
+        return [r for r in carrying if applies(r, reading)]
 
-    hold, fail = [], []
+    # each reading names only the axes its applicable checks constrain (T7's eq20 reading says
+    # nothing about Transformer blocks); readings that coincide then are one
+    outcome: dict[tuple, bool] = {}
+    shown: dict[tuple, dict] = {}
     for reading in readings:
-        (hold if all(agrees_with_paper(r.check, r.verdict) for r in relevant(reading)) else fail).append(reading)
-    if not fail:
-        word = "holds"
-    elif hold:
-        word = "holds-under-readings"
-    else:
-        word = "fails"
-    # the strength of the bottom line: of the checks that make the readings hold, or, for a
-    # failure, of the refutations that make every reading fail
+        rel = relevant(reading)
+        if not rel:
+            continue
+        used = {a for r in rel for a in split(r)[0]}
+        short = {a: t for a, t in reading.items() if a in used}
+        k = tuple(short.items())
+        outcome[k] = outcome.get(k, True) and all(agree(r) for r in rel)
+        shown[k] = short
+    hold = [shown[k] for k, ok in outcome.items() if ok]
+    fail = [shown[k] for k, ok in outcome.items() if not ok]
+    hold_compact = compact_readings(hold)
+    word = "holds" if not fail else "holds-under-readings" if hold else "fails"
     if hold:
         carriers = [r for reading in hold for r in relevant(reading)]
     else:
-        carriers = [r for r in carrying if not agrees_with_paper(r.check, r.verdict)]
+        carriers = [r for r in carrying if not agree(r)]
     strength_ = weakest(strength(r.verdict) for r in carriers)
 
-    admitted_tags = set().union(*(set(rd or ()) for rd in readings))
-    failing_steps = [r.check.key for r in mine if r.check.role == "step" and r.check.admitted
-                     and set(r.check.reading or ()) <= admitted_tags
-                     and agrees_with_paper(r.check, r.verdict) is False]
+    failing_steps: list[str] = []
+    step_names: list[str] = []
+    for reading in hold or readings:
+        groups: dict = {}
+        for r in steps:
+            ax, items = split(r)
+            if all(reading.get(a, t) == t for a, t in ax.items()):
+                groups.setdefault((r.check.id, items), []).append(r)
+        for variants in groups.values():
+            if not any(agree(r) for r in variants):
+                failing_steps += [r.check.key for r in variants if r.check.key not in failing_steps]
+                step_id, items = variants[0].check.id, split(variants[0])[1]
+                name = step_id[len(claim.id) + 1:] if step_id.startswith(claim.id + ".") else step_id
+                name += f"[{','.join(items)}]" if items else ""
+                if name not in step_names:
+                    step_names.append(name)
+
+    always_wrong = [r for r in carrying if not agree(r)
+                    and all(not agree(x) for x in carrying if x.check.id == r.check.id
+                            and split(x)[1] == split(r)[1])]
+    failing_items = [r.check.key for r in always_wrong] if word != "holds" else []
     corrected = corrected_status = None
     if word != "holds":
-        for r in carrying:
+        pool = always_wrong + [r for r in carrying if not agree(r) and r not in always_wrong]
+        for r in pool:
             v = r.verdict
-            if agrees_with_paper(r.check, v) is False and v.corrected is not None and v.corrected.verdict \
-                    and v.corrected.verdict.status in POSITIVE:
+            if v.corrected is not None and v.corrected.verdict and v.corrected.verdict.status in POSITIVE:
                 corrected, corrected_status = v.corrected.statement, str(v.corrected.verdict.status)
                 break
     return ClaimVerdict(
         verdict=word, strength=strength_,
         readings_that_hold=[_reading_str(r) for r in hold if r],
         readings_that_fail=[_reading_str(r) for r in fail if r],
-        failing_steps=failing_steps, corrected=corrected, corrected_status=corrected_status, **base,
+        failing_steps=failing_steps, corrected=corrected, corrected_status=corrected_status,
+        failing_items=failing_items, quantities=quantities, other_readings=other,
+        failing_step_names=step_names, readings_that_hold_compact=hold_compact, **base,
     )
 
 
@@ -171,3 +394,41 @@ def claim_verdicts(results: list[Result], registry=None) -> list[ClaimVerdict]:
     ids = {r.check.key for r in results}
     return [roll_up(claim, results) for claim in registry.ordered_claims()
             if any(c.key in ids for c in claim.checks)]
+
+
+def totals(verdicts: list[ClaimVerdict]) -> dict[str, int]:
+    """How many claims have each bottom line (extensions and definitions counted apart)."""
+    out = {w: 0 for w in VERDICTS}
+    out["extension"] = 0
+    for v in verdicts:
+        if v.extension:
+            out["extension"] += 1
+        else:
+            out[v.verdict] += 1
+    return out
+
+
+def totals_line(verdicts: list[ClaimVerdict]) -> str:
+    """The first line of ``symuat report``: the paper's claims (symuat's extensions, definitions
+    and informal items are counted on the second line, :func:`others_line`)."""
+    t = totals(verdicts)
+    fails = [v for v in verdicts if not v.extension and v.verdict == "fails"]
+    corrected = sum(1 for v in fails if v.corrected)
+    line = (f"{t['holds']} claim{'s' if t['holds'] != 1 else ''} hold as printed, "
+            f"{t['holds-under-readings']} only under some readings, {t['fails']} fail")
+    if fails:
+        line += (" — each with a proved correction" if corrected == len(fails)
+                 else f" ({corrected} with a proved correction)")
+    return line
+
+
+def others_line(verdicts: list[ClaimVerdict]) -> str:
+    t = totals(verdicts)
+    rest = []
+    if t["definition"]:
+        rest.append(f"{t['definition']} definition{'s' if t['definition'] != 1 else ''}")
+    if t["informal"]:
+        rest.append(f"{t['informal']} informal")
+    if t["extension"]:
+        rest.append(f"{t['extension']} symuat extension{'s' if t['extension'] != 1 else ''}")
+    return ("Also: " + ", ".join(rest) + ".") if rest else ""

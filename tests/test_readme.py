@@ -13,7 +13,7 @@ def _blocks(text):
 def test_two_setup_commands_and_ci_uses_the_test_command():
     setup = (ROOT / "README.md").read_text().split("## Set-up")[1].split("## ")[0]
     blocks = _blocks(setup)
-    assert blocks == ['pip install -e . && symuat prove --all',
+    assert blocks == ['pip install -e . && symuat report',
                       'pip install -e ".[test]" && symuat model install && pytest']
     ci = (ROOT / ".ci" / "run").read_text().splitlines()
     assert blocks[1] in ci

@@ -81,7 +81,8 @@ H0 = REGISTRY.claim(
 for _proj in PROJECTIONS:
     _s = mha_symbols(_proj)
     H0.check(None, (_proj,), r"\mathring H=" + latex(_s.mha()),
-             partial(decide.define, _s.mha(), note="H_i held fixed; softmax in the NumPy forward"))
+             partial(decide.define, _s.mha(), note="H_i held fixed; softmax in the NumPy forward"),
+             polarity=None)
 
 # --------------------------------------------------------------------------------------------
 # H1 — one head
@@ -134,26 +135,28 @@ for _o in ORDERS:
         H1.check("d3", (_o, _shape), r"[\mathbf H'_i\mathbf W'_{Vi}]^{T}\mathbf x'_i=\hat{\mathbf H}'_i",
                  partial(decide.check_identity, mul(T(mul(_h["Hd_in"], _h["Wd"])), _h["xp"]), _h["target"],
                          corrected=Statement(mul(T(mul(_h["Wd"], _h["Hd"])), _h["xp"]), _h["target"])),
-                 note=_H1_SIZED_NOTE[_shape], admitted=_shape != "conf")
+                 note=_H1_SIZED_NOTE[_shape], admitted=_shape != "conf", role="step")
         if _shape != "sized":  # d4 has one H' only: sized = conf
             H1.check("d4", (_o, _shape), r"(\mathbf H'_i)^{T}[(\mathbf W'_{Vi})^{T}\mathbf x'_i]=\hat{\mathbf H}'_i",
-                     partial(decide.check_identity, mul(T(_h["Hd"]), mul(T(_h["Wd"]), _h["xp"])), _h["target"]))
+                     partial(decide.check_identity, mul(T(_h["Hd"]), mul(T(_h["Wd"]), _h["xp"])), _h["target"]),
+                     role="step", note="DUAT Fig. 1.d.4 as printed")
         H1.check("d3to4", ("lifts", _o, _shape),
                  r"[\mathbf H'_i\mathbf W'_{Vi}]^{T}\mathbf x'_i=(\mathbf H'_i)^{T}[(\mathbf W'_{Vi})^{T}\mathbf x'_i]",
                  partial(decide.check_identity, mul(T(mul(_h["Hd_in"], _h["Wd"])), _h["xp"]),
                          mul(T(_h["Hd"]), mul(T(_h["Wd"]), _h["xp"]))),
-                 note=_H1_SIZED_NOTE[_shape], admitted=_shape != "conf")
+                 note=_H1_SIZED_NOTE[_shape], admitted=_shape != "conf", role="step")
     _h = _head_objects(_o)
     H1.check("d5", (_o,), r"(\mathbf W'_{HVi})^{T}\mathbf x'_i=(\hat{\mathbf H}'_i)^{T}",
              partial(decide.check_identity, mul(T(_h["HVd"]), _h["xp"]), T(_h["target"]),
-                     corrected=Statement(mul(T(_h["HVd"]), _h["xp"]), _h["target"])))
+                     corrected=Statement(mul(T(_h["HVd"]), _h["xp"]), _h["target"])),
+             role="step", note="DUAT Fig. 1.d.5: the printed right side is a row vector")
 
 _n = dims("n")
 _An, _Bn, _vn = MatrixSymbol("A", _n, _n), MatrixSymbol("B", _n, _n), MatrixSymbol("x", _n, 1)
 H1.check("d3to4", ("arbitrary",), r"[\mathbf A\mathbf B]^{T}\mathbf x=\mathbf A^{T}[\mathbf B^{T}\mathbf x]",
          partial(decide.check_identity, mul(T(mul(_An, _Bn)), _vn), mul(T(_An), mul(T(_Bn), _vn)),
                  corrected=Statement(mul(T(mul(_An, _Bn)), _vn), mul(T(_Bn), mul(T(_An), _vn)))),
-         note="read as an identity for arbitrary conformable (here square) matrices")
+         note="read as an identity for arbitrary conformable (here square) matrices", role="step")
 
 
 def _h1_chain(order, mm, parse, variant):
@@ -175,10 +178,11 @@ for _o in ORDERS:
             H1.check("aaai", (_mm, _p, _o),
                      r"\mathbf H'_i\diamond[\mathbf x'_i\diamond\mathbf W'_{Vi}]=(\mathbf W'_{Vi})^{T}\diamond\mathbf H'_i\diamond\mathbf x'_i"
                      r"=\mathbf W'_{HVi}\diamond\mathbf x'_i=\hat{\mathbf H}'_i",
-                     partial(_h1_chain, _o, _mm, _p, "aaai"))
+                     partial(_h1_chain, _o, _mm, _p, "aaai"), role="step",
+                     note="AAAI App. B's chain; matrix ⋄ matrix and the parse as in P5")
     H1.check("uat", (_o,),
              r"\hat{\mathbf H}'_i\diamond[\mathbf x'_i\diamond\mathbf W'_{Vi}]=[\mathbf W'^{T}_{Vi}\hat{\mathbf H}'_i]\mathbf x'_i=\hat{\mathbf H}'_i",
-             partial(_h1_chain, _o, None, None, "uat"),
+             partial(_h1_chain, _o, None, None, "uat"), role="step",
              note="the hatted H'_i of UAT App. B.2 read as the lift of H_i")
 
 for _mask in MASKS:
@@ -186,7 +190,8 @@ for _mask in MASKS:
     # one head's W'_HVi = H_i ⊗ W_Viᵀ (row, duat sense), as a head sum over a single head
     H1.check("dense", (_mask,), r"\operatorname{density}(\mathbf W'_{HVi})=1",
              partial(_density_check, HeadSum(HEAD, 1, kron(_one.H, T(_one.WV))), _mask, sp.Integer(1)),
-             note="one head, generic W_Vi; the claim “dense” read as density 1")
+             note="one head, generic W_Vi; the claim “dense” read as density 1",
+             role="quantity", paper_says="dense")
 
 
 # --------------------------------------------------------------------------------------------
@@ -204,7 +209,9 @@ for _o in ORDERS:
         _s = mha_symbols(_proj)
         H2.check("exist", (_o, _proj), r"T_D(\hat{\mathbf H})=W'_{HV}\,T_D(\mathbf x)\ (\texttt{duat}\text{ sense})",
                  partial(decide.check_identity, Vec(_s.concat(), _o), mul(_s.W_HV(_o), Vec(_s.X, _o)),
-                         construction=r"W'_{HV}=" + latex(_s.W_HV(_o))))
+                         construction=r"W'_{HV}=" + latex(_s.W_HV(_o))),
+                 note="split: the papers' per-head slices x_i of x; std: standard full-width projections, "
+                      "the usual MHA the papers cite; both admitted")
 
 _s = mha_symbols("split")
 _xp, _Hhat = Vec(_s.X, "row"), Vec(_s.concat(), "row")
@@ -221,13 +228,16 @@ for _form, (_lhs, _rhs, _tex) in _FORMS.items():
     for _sense in ("dia", "duat"):
         _W = T(_s.W_HV("row")) if _sense == "dia" else _s.W_HV("row")
         H2.check("forms", (_form, _sense), _tex, partial(decide.check_identity, _lhs(_W), _rhs),
-                 note=f"W'_HV in the {_sense} sense; split, row flattening")
+                 note=f"W'_HV in the {_sense} sense; split, row flattening; a printed form of the "
+                      "existence claim (H2.exist carries the bottom line)", role="step")
 for _mask in MASKS:
-    H2.check("density", (_mask,), r"\operatorname{density}(W'_{HV})",
+    H2.check("density", (_mask,), r"\operatorname{density}(W'_{HV})=\frac{\#\{\text{nonzero entries}\}}{\#\{\text{entries}\}}",
              partial(_density_check, mha_symbols("split", _mask).W_HV("row"), _mask),
-             note="split; generic parameters")
+             note="split; generic parameters; a value symuat reports — the papers call the head matrices "
+                  "W'_HVi (H1.dense) and W'_HVO (H5.dense) dense, not W'_HV", polarity=None, role="quantity",
+             paper_says="not stated (the papers call W'_HVi and W'_HVO dense)")
 for _mask in MASKS:
-    H2.check("density", ("std", _mask), r"\operatorname{density}(W'_{HV})",
+    H2.check("density", ("std", _mask), r"\operatorname{density}(W'_{HV})=\frac{\#\{\text{nonzero entries}\}}{\#\{\text{entries}\}}",
              partial(_density_check, mha_symbols("std", _mask).W_HV("row"), _mask),
              note="decision (issue 10): reported for full-width (std) projections too — every head reads all "
                   "of X, so W'_HV has no head-block zeros: only the mask's zeros remain (the split 1/h is a "
@@ -250,9 +260,12 @@ for _o in ORDERS:
                      construction=r"(\mathbf W'_O)^{T}=" + latex(_s.W_O(_o))))
 H3.check("uat", None, r"\hat{\mathbf H}'\diamond\mathbf W'_O=\mathring{\mathbf H}'",
          partial(decide.check_identity, Diamond(Vec(_Hh, "row"), T(_s.W_O("row"))), Vec(mul(_Hh, _s.WO), "row")),
-         note="vector ⋄ matrix as D4 defines it (P2[mv]); W'_O in the dia sense; row flattening")
-H3.check("density", None, r"\operatorname{density}(\mathbf W'_O)",
-         partial(_density_check, _s.W_O("row"), "bidir"))
+         note="vector ⋄ matrix as D4 defines it (P2[mv]); W'_O in the dia sense; row flattening",
+         role="step")
+H3.check("density", None, r"\operatorname{density}(\mathbf W'_O)=\frac{\#\{\text{nonzero entries}\}}{\#\{\text{entries}\}}",
+         partial(_density_check, _s.W_O("row"), "bidir"),
+         note="generic W_O; a value symuat reports — the papers call W'_HVi and W'_HVO dense, not W'_O",
+         polarity=None, role="quantity", paper_says="not stated (the papers call W'_HVi and W'_HVO dense)")
 
 # --------------------------------------------------------------------------------------------
 # H4 — composition of the factors, checked against H5
@@ -342,12 +355,14 @@ for _o in ORDERS:
     H5.check("entry", (_o,),
              r"[(\mathbf W'_{HVO})^{T}]_{(n,a),(n',b)}=\sum_i(H_i)_{nn'}(S_iW_{Vi}W_{O,i})_{ba}" if _o == "row"
              else r"[(\mathbf W'_{HVO})^{T}]_{(a,n),(b,n')}=\sum_i(H_i)_{nn'}(S_iW_{Vi}W_{O,i})_{ba}",
-             partial(_h5_entry, _o), note="W_O,i = E_iᵀ W_O, the rows of W_O for head i")
+             partial(_h5_entry, _o), note="W_O,i = E_iᵀ W_O, the rows of W_O for head i; symuat's entry "
+             "formula for its construction (not printed by the papers)", polarity=None, role="extension")
 for _proj in PROJECTIONS:
     _s = mha_symbols(_proj)
     H5.check("head", (_proj,), r"\mathring{\mathbf H}=\sum_i\mathbf H_i\mathbf x_i\mathbf W_{Vi}\mathbf W_{O,i}",
              partial(decide.check_identity, _s.mha(),
-                     HeadSum(HEAD, _s.h, mul(_s.H, _s.X, _s.S, _s.WV, mul(T(_s.E), _s.WO)))))
+                     HeadSum(HEAD, _s.h, mul(_s.H, _s.X, _s.S, _s.WV, mul(T(_s.E), _s.WO)))),
+             note="UAT end of §3.4: per-head parameters acting on the head slices")
 
 
 def _h5_eq8(xread, lhsread):
@@ -382,9 +397,10 @@ for _proj in PROJECTIONS:
         _s = mha_symbols(_proj, _mask)
         H6.check("dense", (_proj, _mask), r"\operatorname{density}((\mathbf W'_{HVO})^{T})=1",
                  partial(_density_check, _s.W_HVO("row"), _mask, sp.Integer(1)),
-                 note="“dense, almost no zero entries” read as: every entry structurally nonzero")
+                 note="“dense, almost no zero entries” read as: every entry structurally nonzero",
+                 role="quantity", paper_says="dense, almost no zero entries")
         H6.check("cond", (_proj, _mask),
-                 r"\text{structurally nonzero factors }W'_{HV},W'_O\Rightarrow W'_O W'_{HV}\text{ dense}",
+                 r"\operatorname{density}(W'_O W'_{HV})=1\ \text{for structurally nonzero }W'_{HV},W'_O",
                  partial(_density_check, mul(_s.W_O("row"), _s.W_HV("row")), _mask, sp.Integer(1)),
                  note="the product W'_O W'_HV with generic factors (densities of the factors: H2, H3)")
 
@@ -492,7 +508,8 @@ def _h7(order, mask):
 for _o in ORDERS:
     for _mask in MASKS:
         H7.check(None, (_o, _mask), r"T_D(\mathring H_{\rm bias})=W'_{HVO}{}^{T}x'+b'_{\rm MHA}\quad"
-                 r"\text{given }\textstyle\sum_{n'}H_{i,nn'}=1", partial(_h7, _o, _mask))
+                 r"\text{given }\textstyle\sum_{n'}H_{i,nn'}=1", partial(_h7, _o, _mask),
+                 polarity=None, role="extension", note="not in the papers (used by T10, T12)")
 
 # --------------------------------------------------------------------------------------------
 # H8 — H_i through W_QK
@@ -520,7 +537,7 @@ H8.check("1", None, r"\mathbf x_i\mathbf W_{Qi}(\mathbf x_i\mathbf W_{Ki})^{T}=\
 _WQKsym = MatrixSymbol("W_QKi", _dq, _dq)
 H8.check("2", None, r"\mathbf x_i\mathbf W_{Qi}\mathbf W_{Ki}^{T}\mathbf x_i^{T}=\mathbf x_i\mathbf W_{QKi}\mathbf x_i^{T},\ \mathbf W_{QKi}:=\mathbf W_{Qi}\mathbf W_{Ki}^{T}",
          partial(decide.check_identity, mul(_xq, _WQ, T(_WK), T(_xq)), mul(_xq, _WQK, T(_xq))))
-H8.check("cov", None, r"\mathbf x_i\mathbf W_{QKi}\mathbf x_i^{T}\text{ is a covariance matrix (symmetric)}",
+H8.check("cov", None, r"\mathbf x_i\mathbf W_{QKi}\mathbf x_i^{T}=(\mathbf x_i\mathbf W_{QKi}\mathbf x_i^{T})^{T}\ \text{(a covariance matrix is symmetric)}",
          partial(decide.check_identity, mul(_xq, _WQK, T(_xq)), T(mul(_xq, _WQK, T(_xq)))),
          note="formalised by the weakest property of a covariance matrix, symmetry; centring and "
               "positive semi-definiteness would need more")
@@ -551,7 +568,8 @@ def h8_rank(claimed=None):
 
 H8.check("rank", None, r"\operatorname{rank}\mathbf W_{QKi}=\min(d,d_k)\le d_k", h8_rank,
          note="generic weights: the bound min(d, d_k) is structural (a product through d_k), equality by exact "
-              "integer witnesses at d < d_k, d = d_k, d > d_k")
+              "integer witnesses at d < d_k, d = d_k, d > d_k; a quantity symuat adds (the paper states none)",
+         polarity=None, role="extension")
 
 # --------------------------------------------------------------------------------------------
 # H9 — dependence on the input
@@ -628,15 +646,17 @@ def _as_float(a):
     return np.asarray(a, dtype=float)
 
 
-H9.check("lin", None, r"X\mapsto\mathring{\mathbf H}\text{ is linear}",
+H9.check("lin", None, r"\mathring{\mathbf H}(X+Y)=\mathring{\mathbf H}(X)+\mathring{\mathbf H}(Y)\ \forall X,Y\ (\text{MHA linear; the papers: it is not})",
          lambda: decide.check_instances("forall", _h9_lin_trial, [{"N": 3, "M": 4, "h": 2}],
                                         what="MHA with softmax, exact: scores ln 2 × integers, so H_i is rational"),
-         note="a refutation here agrees with the papers: MHA is not a fixed linear map")
+         note="the papers deny it (MHA's parameters are dynamic): a refutation agrees with them",
+         polarity="denies")
 _s = mha_symbols("split")
 _Y = BlockSymbol("Y", (_s.N,), (_s.h, _s.d))
 _mha_of = lambda Z: mul(HeadSum(HEAD, _s.h, mul(_s.H, Z, _s.S, _s.WV, T(_s.E))), _s.WO)
 H9.check("lin-fixed", None, r"\mathbf H_i\text{ fixed}:\ \mathring{\mathbf H}(X+Y)=\mathring{\mathbf H}(X)+\mathring{\mathbf H}(Y)",
-         partial(decide.check_identity, _mha_of(add(_s.X, _Y)), add(_mha_of(_s.X), _mha_of(_Y))))
+         partial(decide.check_identity, _mha_of(add(_s.X, _Y)), add(_mha_of(_s.X), _mha_of(_Y))),
+         note="UAT §3.4: with H_i as parameters, MHA is “a specialised form of linear transformation”")
 
 
 def _h9_dep_trial(sizes, seed):
@@ -668,11 +688,12 @@ H9.check("dep", None, r"\exists X_1,X_2:\ \mathbf W'_{HVO}(X_1)\ne\mathbf W'_{HV
          lambda: decide.check_instances("exists", _h9_dep_trial, [{"N": 3, "M": 4, "h": 2}],
                                         what="exact rational patterns: X_1 = 0 gives H_i = 1/N; X_2 with scores "
                                              "ln 2 × integers"))
-H9.check("func", None, r"\text{“approximates different functions for different inputs”}",
+H9.check("func", None, r"G_X(\mathbf x')=\mathbf W'_{HVO}(X)^{T}\mathbf x'\ \text{“approximates different functions for different inputs”}",
          lambda: decide.informal(
              "A network with fixed weights computes one function of its input. What varies with the "
              "input is the linear map W'_HVO(X) of the matrix-vector form (H9.dep), i.e. the "
-             "parameters of the UAT form; the sentence is an interpretation of that, not an identity."))
+             "parameters of the UAT form; the sentence is an interpretation of that, not an identity."),
+         polarity=None)
 
 
 def _register_figures():

@@ -59,6 +59,7 @@ D4.check(
     None, None, r"(\mathbf W\diamond\mathbf x)_i:=\sum_{k}w_{k,i}x_k",
     lambda: decide.define(Diamond(_W, _x), meaning=mul(T(_W), _x),
                           note="entry i: the products of column i of W with x, summed"),
+    polarity=None,
 )
 
 
@@ -68,7 +69,8 @@ def _d4_size():
                               corrected_latex=r"\mathbf W\diamond\mathbf x\in\mathbb R^{(n,1)}")
 
 
-D4.check("size", None, r"\mathbf W\diamond\mathbf x\in\mathbb R^{(m,1)}", _d4_size)
+D4.check("size", None, r"\mathbf W\diamond\mathbf x\in\mathbb R^{(m,1)}", _d4_size,
+         note="the size the text states for y; the definition gives n entries")
 
 # Eq. 4 as printed: row 1 "w_{1} x_1 + w_{31} * x_2 + ⋯ + w_{m,1} x_m", row 2
 # "w_{1,2}x_1 + w_{2,2}x_2 + ⋯ + w_{m,2}x_m", last row "w_{1,n}x_1 + w_{2,n}x_2 + ⋯ + w_{mn}x_m".
@@ -152,7 +154,7 @@ for _mm, _meaning in (("C-col", mul(T(_A), _B)), ("C-prod", mul(_A, _Bp))):
     _rhs_b = _B if _mm == "C-col" else _Bp
     D5.check(
         None, (_mm,), latex(Diamond(_A, _rhs_b)) + " := " + latex(_meaning),
-        partial(decide.define, Diamond(_A, _rhs_b, _mm), meaning=_meaning),
+        partial(decide.define, Diamond(_A, _rhs_b, _mm), meaning=_meaning), polarity=None,
     )
     # does the candidate extend D4 column by column? (A ⋄ B) u = A ⋄ (B u) for every u
     D5.check(
@@ -160,7 +162,9 @@ for _mm, _meaning in (("C-col", mul(T(_A), _B)), ("C-prod", mul(_A, _Bp))):
         r"(\mathbf A\diamond\mathbf B)\mathbf u=\mathbf A\diamond(\mathbf B\mathbf u)\ \ \forall\mathbf u",
         partial(decide.check_identity, mul(Diamond(_A, _rhs_b, _mm), _u),
                 Diamond(_A, mul(_rhs_b, _u))),
-        note="whether the candidate agrees with D4 on every column",
+        note="whether the candidate agrees with D4 on every column (symuat's question: the papers "
+             "define no matrix ⋄ matrix)",
+        polarity=None, role="extension",
     )
 
 # --------------------------------------------------------------------------------------------
@@ -190,7 +194,10 @@ for _mm in MM_DEFINITIONS:
                        r"\mathbf A\diamond\mathbf B=(\mathbf B^{T}\diamond\mathbf A^{T})^{T}"))
     P2.check(None, ("mm", _mm, "square"), r"\mathbf A\diamond\mathbf B=\mathbf B\diamond\mathbf A",
              partial(decide.check_identity, Diamond(_An, _Bn, _mm), Diamond(_Bn, _An, _mm),
-                     corrected=_corr))
+                     corrected=_corr),
+             admitted=False,
+             note="the text states the swap for a (matrix, vector) pair (mv); applying it to two matrices, "
+                  "as the chains of P5, P6, H1 and H4 do, is symuat's alternative reading")
 
 # --------------------------------------------------------------------------------------------
 # P3, P4 — "not associative", "not distributive"
@@ -210,7 +217,8 @@ for _mm in MM_DEFINITIONS:
     P3.check(None, (_mm, "square"),
              r"(\mathbf A\diamond\mathbf B)\diamond\mathbf v\neq\mathbf A\diamond(\mathbf B\diamond\mathbf v)",
              partial(decide.check_negation, Diamond(Diamond(_An, _Bn, _mm), _v),
-                     Diamond(_An, Diamond(_Bn, _v))))
+                     Diamond(_An, Diamond(_Bn, _v))),
+             note="the paper's sentence as stated; both D5 candidates admitted")
 
 P4 = REGISTRY.claim(
     "P4", "“⋄ is not distributive”", where="UAT §3.2",
@@ -231,7 +239,8 @@ for _mm in MM_DEFINITIONS:
                             r"(\mathbf A+\mathbf C)\diamond\mathbf B=\mathbf A\diamond\mathbf B+\mathbf C\diamond\mathbf B")
 for (_side, _kind), (_l, _r, _tex) in _dist.items():
     P4.check(None, (_side, _kind), r"\neg\big(" + _tex + r"\big)",
-             partial(decide.check_negation, _l, _r, corrected=Statement(_l, _r, _tex)))
+             partial(decide.check_negation, _l, _r, corrected=Statement(_l, _r, _tex)),
+             note="the paper asserts the negation; refuted means ⋄ is distributive on this side")
 
 # --------------------------------------------------------------------------------------------
 # P5, P6 — the composition chains of App. A
@@ -302,6 +311,10 @@ def _register_chain(claim, build, steps, ends, corrections):
                 label, _tags(mm, parse, shape),
                 f"{latex(printed[a])} = {latex(printed[b])}",
                 partial(_identity_check, members[a], members[b], mm, parse, corr_stmt),
+                role="claim" if label in ("end", "main") else "step",
+                admitted=shape == "square",
+                note="" if shape == "square" else
+                "conf: any conformable shapes, symuat's generalisation (the text states square W_1, W_2)",
             )
 
 
@@ -354,8 +367,9 @@ for _last, _tex in (("W12", r"\mathbf W_{12}"), ("W12x", r"\mathbf W_{12}\mathbf
     for mm, parse, shape in _readings(_pm["0"], _pm["g"]):
         P5.check("pre", _tags(mm, parse, shape, _last),
                  f"{latex(_pm['0'])} = {latex(_pm['g'])} = {_tex}",
-                 partial(_p5_pre, _last, mm, parse, shape),
-                 note="the preamble's last member read literally (W12), as W12 x, and as W12 ⋄ x")
+                 partial(_p5_pre, _last, mm, parse, shape), admitted=shape == "square",
+                 note="the preamble's last member read literally (W12), as W12 x, and as W12 ⋄ x"
+                      + ("" if shape == "square" else "; conf is symuat's generalisation"))
 
 
 def _p5_c_aaai(shape):
@@ -369,7 +383,8 @@ def _p5_c_aaai(shape):
 
 for shape in SHAPES:
     P5.check("c-aaai", (shape,), r"\mathbf W_1^{T}\mathbf W_2^{T}\mathbf x=\mathbf W_{12}\diamond\mathbf x",
-             partial(_p5_c_aaai, shape))
+             partial(_p5_c_aaai, shape), role="step", admitted=shape == "square",
+             note="step c as the AAAI OCR prints it (the OCR is unreliable here)")
 
 
 def _p6_corr_end(members, extra):

@@ -57,10 +57,11 @@ _Wj = HeadMatrix("W", J, _Nn, _nn, 1)
 _theta = HeadMatrix("theta", J, _Nn, 1, 1)
 _xs = MatrixSymbol("x", _nn, 1)
 _G = HeadSum(J, _Nn, mul(_alpha, Sigma(add(mul(T(_Wj), _xs), _theta))))
-D1.check(None, None, r"G(\mathbf x)=" + latex(_G), partial(decide.define, _G))
-D1.check("density", None, r"\{G\}\text{ dense in }C(\mathbf I_n)",
+D1.check(None, None, r"G(\mathbf x)=" + latex(_G), partial(decide.define, _G), polarity=None)
+D1.check("density", None, r"\overline{\{G\}}=C(\mathbf I_n)",
          lambda: decide.informal("Cybenko's theorem (1989), cited by the papers; an analytic result "
-                                 "about a function space, outside what symuat checks."))
+                                 "about a function space, outside what symuat checks."),
+         polarity=None, note="the closure of the set of UAT forms in the sup norm")
 
 D2 = REGISTRY.claim(
     "D2", "Vector-valued UAT form", where="UAT §2; AAAI §2; DUAT §2.1",
@@ -91,7 +92,7 @@ D6 = REGISTRY.claim(
 D6.check(None, None, r"G(x)=\sum_j\alpha_j(x)\sigma(W_j(x)^{T}x+b_j(x))",
          lambda: decide.informal("a definition of a function class whose parameters are arbitrary "
                                  "functions of the input; L2.main.form and T7 show which parameters of "
-                                 "the unrolled network are such functions."))
+                                 "the unrolled network are such functions."), polarity=None)
 
 D3 = REGISTRY.claim(
     "D3", "Matrix-Vector Method", where="UAT §3.1 Eq. 3; AAAI §3.1 Eq. 3; DUAT §2.2 Eq. 3",
@@ -123,7 +124,9 @@ for _lt in ("Linear", "FFN", "conv", "MHA"):
         for _o in ("col", "row"):
             D3.check("exist", (_lt, _r, _o), rf"\exists\mathbf W'\ (\texttt{{{_r}}}):\ {_lt}(\mathbf x)'=\mathbf W'\mathbf x'",
                      partial(_d3, _lt, _r, _o),
-                     note=("a constant W' for MHA would make MHA linear: decided by H9.lin"
+                     polarity="denies" if (_lt, _r) == ("MHA", "const") else "asserts",
+                     note=("a constant W' for MHA would make MHA linear: decided by H9.lin; the papers "
+                           "say MHA's W' depends on the input, so a refutation agrees with them"
                            if (_lt, _r) == ("MHA", "const") else "a const W' is also pointwise"
                            if _r == "pointwise" and _lt != "MHA" else ""))
 
@@ -149,13 +152,15 @@ L1.check("eq", None, r"\boldsymbol\beta\sum_j\boldsymbol\alpha_j\sigma(\cdot)=\s
                  HeadSum(J, _Nn, _term(mul(_beta, _al)))),
          note="a sum over a symbolic number N of terms")
 _alj = MatrixSymbol("alpha_j", _m, _q)
-L1.check("form", ("β-const",), r"\boldsymbol\beta\boldsymbol\alpha_j\text{ does not depend on }\mathbf x",
+L1.check("form", ("β-const",), r"\partial(\boldsymbol\beta\boldsymbol\alpha_j)/\partial\mathbf x=0\ (\text{form D2})",
          partial(decide.check_dependence, mul(_beta, _alj), "x", depends=False))
 _u = MatrixSymbol("u", _m, 1)
 _beta_x = mul(MatrixSymbol("P", _p, _nn), _xs, T(_u))  # an input-dependent β(x) = P x uᵀ
-L1.check("form", ("β(x)",), r"\boldsymbol\beta(\mathbf x)\boldsymbol\alpha_j\text{ does not depend on }\mathbf x\ (\text{form D2})",
+L1.check("form", ("β(x)",), r"\partial(\boldsymbol\beta(\mathbf x)\boldsymbol\alpha_j)/\partial\mathbf x=0\ (\text{form D2})",
          partial(decide.check_dependence, mul(_beta_x, _alj), "x", depends=False),
-         note="β(x) = P x uᵀ as an example of an input-dependent matrix (as W'_{i+1,1} from MHA is)")
+         note="β(x) = P x uᵀ as an example of an input-dependent matrix (as W'_{i+1,1} from MHA is); "
+              "the lemma is stated for a constant β, so this is symuat's alternative reading — the one "
+              "L2.6 and T6 need when they invoke the lemma", admitted=False)
 
 # --------------------------------------------------------------------------------------------
 # L2 — Lemma 2
@@ -175,7 +180,8 @@ x1 = layer(R1, X0)
 s12 = Sigma(add(mul(R1.W2, X0), R1.b2))
 
 L2.check("1", None, r"\mathbf x'_1=(\mathbf W'_{1,1}\mathbf x'_0+\mathbf b'_{1,3})+\mathbf W'_{1,3}\sigma(\mathbf W'_{1,2}\mathbf x'_0+\mathbf b'_{1,2})",
-         partial(decide.check_identity, forward(ALG, [R1], X0), add(add(mul(R1.W1, X0), R1.b3), mul(R1.W3, s12))))
+         partial(decide.check_identity, forward(ALG, [R1], X0), add(add(mul(R1.W1, X0), R1.b3), mul(R1.W3, s12))),
+         role="step", note="Eq. 21")
 
 _eq22 = [
     add(mul(R2.W1, x1), mul(R2.W3, Sigma(add(mul(R2.W2, x1), R2.b2))), R2.b3),
@@ -190,9 +196,10 @@ _eq22 = [
 _x2 = forward(ALG, [R1, R2], X0)
 _prev = _x2
 for _k, _member in enumerate(_eq22, 1):
-    L2.check(f"2.{_k}", None, r"\text{Eq. 22, step " + str(_k) + "}",
-             partial(decide.check_identity, _prev, _member),
-             note="step 1 against the network's x'_2; each later step against the one before")
+    L2.check(f"2.{_k}", None, (r"\mathbf x'_2" if _k == 1 else latex(_prev)) + " = " + latex(_member),
+             partial(decide.check_identity, _prev, _member), role="step",
+             note=f"Eq. 22, step {_k}; all symbols raw (W_{{k,1}} … b_{{k,3}}: layer k's W'_{{k,1}} … b'_{{k,3}}); "
+                  "step 1 against the network's x'_2, each later step against the one before")
     _prev = _member
 
 # L2.3 — the reassignment after Eq. 22 and Eq. 23
@@ -238,10 +245,11 @@ def _l23(which, order, w13):
 for _order in ("seq", "sim"):
     for _w13 in ("reassigned", "original"):
         L2.check("3", (_order, f"W13={_w13}"), r"\mathbf x'_2=(\mathbf W'_{2,1}\mathbf x'_0+\mathbf b'_{2,1})+\mathbf W'_{1,3}\sigma(\cdot)+\mathbf W'_{2,3}\sigma(\mathbf W'_{2,2}\mathbf x'_0+\mathbf b'_{2,2})",
-                 partial(_l23, "duat", _order, _w13),
+                 partial(_l23, "duat", _order, _w13), role="step",
                  note="DUAT's list after Eq. 22, then Eq. 23; W'_{1,3} in Eq. 23 reassigned or original")
-    L2.check("3", ("aaai", _order), r"\text{AAAI list (}\mathbf b'_{2,3},\ \mathbf W'_{2,3}=\mathbf W'_{2,2}\mathbf W'_{1,1}\text{), then Eq. 23}",
-             partial(_l23, "aaai", _order, "reassigned"),
+    L2.check("3", ("aaai", _order), r"\mathbf x'_2=(\mathbf W'_{2,1}\mathbf x'_0+\mathbf b'_{2,3})+\mathbf W'_{1,3}\sigma(\cdot)+\mathbf W'_{2,3}\sigma(\mathbf W'_{2,2}\mathbf x'_0+\mathbf b'_{2,2})"
+             r"\ \ (\text{AAAI list: }\mathbf b'_{2,3}=\mathbf W'_{2,1}\mathbf b'_{1,3}+\mathbf b'_{2,3},\ \mathbf W'_{2,3}=\mathbf W'_{2,2}\mathbf W'_{1,1})",
+             partial(_l23, "aaai", _order, "reassigned"), role="step",
              note="the AAAI list as printed; Eq. 23's b'_{2,1} read as the reassigned b'_{2,3}")
 
 
@@ -254,9 +262,10 @@ def _l24(which):
     return decide.check_identity(_x2, add(add(mul(values["W21"], X0), values["b21"]), R))
 
 
-L2.check("4", ("Eq. 24",), r"\mathbf x'_1=(\mathbf W'_{1,1}\mathbf x'_0+\mathbf b'_{1,3})+UAT^R_1", partial(_l24, "24"))
+L2.check("4", ("Eq. 24",), r"\mathbf x'_1=(\mathbf W'_{1,1}\mathbf x'_0+\mathbf b'_{1,3})+UAT^R_1", partial(_l24, "24"),
+         role="step")
 L2.check("4", ("Eq. 25",), r"\mathbf x'_2=(\mathbf W'_{2,1}\mathbf x'_0+\mathbf b'_{2,1})+UAT^R_2", partial(_l24, "25"),
-         note="combined values from L2.3[sim]")
+         note="combined values from L2.3[sim]", role="step")
 
 
 def _l25(i):
@@ -274,7 +283,8 @@ def _l25(i):
 
 for _i in (1, 2):
     L2.check("5", (f"i={_i}",), r"UAT^R_i=\sum_{j=1}^{i}\mathbf W'_{j,2}\sigma(\mathbf W'_{j,1}\mathbf x'_0+\mathbf b'_{j,1})",
-             partial(_l25, _i), note="the printed hypothesis (indices 2 and 1) against Eq. 24–25 (indices 3 and 2)")
+             partial(_l25, _i), role="step",
+             note="the printed hypothesis (indices 2 and 1) against Eq. 24–25 (indices 3 and 2)")
 
 # the inductive step: state after layer i is (A x0 + c) + R with A, c, R opaque
 A = MatrixSymbol("A_i", D, D)  # W'_{i,1} (combined)
@@ -289,9 +299,10 @@ _eq26 = [add(mul(Rn.W1, x_i), Rn.b3),
          add(mul(Rn.W1, add(mul(A, X0), c)), mul(Rn.W1, R), Rn.b3),
          add(add(mul(Rn.W1, A, X0), add(mul(Rn.W1, c), Rn.b3)), mul(Rn.W1, R))]
 for _k in (1, 2, 3):
-    L2.check(f"6.{_k}", None, r"\text{Eq. 26, step " + str(_k) + "}",
-             partial(decide.check_identity, _eq26[_k - 1], _eq26[_k]),
-             note="W'_{i,1}, b'_{i,1} combined (A_i, c_i), UAT^R_i opaque (R_i); W'_{i+1,1}, b'_{i+1,3} raw")
+    L2.check(f"6.{_k}", None, latex(_eq26[_k - 1]) + " = " + latex(_eq26[_k]),
+             partial(decide.check_identity, _eq26[_k - 1], _eq26[_k]), role="step",
+             note=f"Eq. 26, step {_k}: W'_{{i,1}}, b'_{{i,1}} combined (A_i, c_i), UAT^R_i opaque (R_i); "
+                  "W'_{i+1,1}, b'_{i+1,3} raw (W_{i+1,1}, b_{i+1,3})")
 
 
 def _l264(order, front):
@@ -303,8 +314,11 @@ def _l264(order, front):
 
 for _order in ("seq", "sim"):
     for _front in ("raw", "reassigned"):
-        L2.check("6.4", (_order, f"front={_front}"), r"(\mathbf W'_{i+1,1}\mathbf x'_0+\mathbf b'_{i+1,1})+\mathbf W'_{i+1,1}UAT^R_i",
-                 partial(_l264, _order, _front))
+        L2.check("6.4", (_order, f"front={_front}"),
+                 latex(_eq26[3]) + r" = (\mathbf W'_{i+1,1}\mathbf x'_0+\mathbf b'_{i+1,1})+\mathbf W'_{i+1,1}UAT^R_i",
+                 partial(_l264, _order, _front), role="step",
+                 note="the settings after Eq. 26 applied " + ("one by one" if _order == "seq" else "simultaneously")
+                      + "; the W'_{i+1,1} in front of UAT^R_i " + _front)
 
 _arg = lambda x: add(mul(Rn.W2, x), Rn.b2)
 _eq27 = [mul(Rn.W3, Sigma(_arg(x_i))),
@@ -312,8 +326,9 @@ _eq27 = [mul(Rn.W3, Sigma(_arg(x_i))),
          mul(Rn.W3, Sigma(add(mul(Rn.W2, add(mul(A, X0), c)), mul(Rn.W2, R), Rn.b2))),
          mul(Rn.W3, Sigma(add(mul(Rn.W2, A, X0), add(mul(Rn.W2, c), Rn.b2), mul(Rn.W2, R))))]
 for _k in (1, 2, 3):
-    L2.check(f"7.{_k}", None, r"\text{Eq. 27, step " + str(_k) + "}",
-             partial(decide.check_identity, _eq27[_k - 1], _eq27[_k]))
+    L2.check(f"7.{_k}", None, latex(_eq27[_k - 1]) + " = " + latex(_eq27[_k]),
+             partial(decide.check_identity, _eq27[_k - 1], _eq27[_k]), role="step",
+             note=f"Eq. 27, step {_k}: A_i, c_i, R_i as in L2.6")
 
 
 def _new_sigma(order):
@@ -324,8 +339,9 @@ def _new_sigma(order):
 
 
 for _order in ("seq", "sim"):
-    L2.check("7.4", (_order,), r"\mathbf W'_{i+1,3}\sigma(\mathbf W'_{i+1,2}\mathbf x'_0+\mathbf b'_{i+1,2})",
-             lambda o=_order: decide.check_identity(_eq27[3], _new_sigma(o)))
+    L2.check("7.4", (_order,), latex(_eq27[3]) + r" = \mathbf W'_{i+1,3}\sigma(\mathbf W'_{i+1,2}\mathbf x'_0+\mathbf b'_{i+1,2})",
+             lambda o=_order: decide.check_identity(_eq27[3], _new_sigma(o)), role="step",
+             note="the settings after Eq. 27 applied " + ("one by one" if _order == "seq" else "simultaneously"))
 
 
 def _l28(front):
@@ -338,7 +354,7 @@ def _l28(front):
 
 for _front in ("raw", "reassigned"):
     L2.check("8", (f"front={_front}",), r"\mathbf x'_{i+1}=(\mathbf W'_{i+1,1}\mathbf x'_0+\mathbf b'_{i+1,1})+UAT^R_{i+1}",
-             partial(_l28, _front),
+             partial(_l28, _front), role="step",
              note="the inductive step, for a symbolic layer index: the network's layer i+1 applied to the "
                   "hypothesis, against the form with the derived parameters (L2.6.4, L2.7.4 under sim)")
 
@@ -351,13 +367,13 @@ L2.check("8.sum", ("W3=multiplied",),
          r"\mathbf W'_{i+1,1}\sum_{j\le i}\mathbf W'_{j,3}\sigma_j+\mathbf W'_{i+1,3}\sigma_{i+1}=\sum_{j\le i+1}\tilde{\mathbf W}'_{j,3}\sigma_j,\ \tilde{\mathbf W}'_{j,3}=\mathbf W'_{i+1,1}\mathbf W'_{j,3}",
          partial(decide.check_identity, add(mul(Rn.W1, _Rsum), mul(Rn.W3, _snew)),
                  add(HeadSum(J, n_terms, mul(mul(Rn.W1, _Uj), _sj)), mul(Rn.W3, _snew))),
-         note="a sum over a symbolic number n of earlier layers")
+         note="a sum over a symbolic number n of earlier layers", role="step")
 L2.check("8.sum", ("W3=unchanged",),
          r"\mathbf W'_{i+1,1}\sum_{j\le i}\mathbf W'_{j,3}\sigma_j+\mathbf W'_{i+1,3}\sigma_{i+1}=\sum_{j\le i+1}\mathbf W'_{j,3}\sigma_j",
          partial(decide.check_identity, add(mul(Rn.W1, _Rsum), mul(Rn.W3, _snew)), add(_Rsum, mul(Rn.W3, _snew)),
                  corrected=Statement(add(mul(Rn.W1, _Rsum), mul(Rn.W3, _snew)),
                                      add(HeadSum(J, n_terms, mul(mul(Rn.W1, _Uj), _sj)), mul(Rn.W3, _snew)))),
-         note="the earlier W'_{j,3} left as they were")
+         note="the earlier W'_{j,3} left as they were", role="step")
 
 # L2.9 — which combined parameters depend on the input (constant raw parameters), L = 3
 _layers3 = [raw(k) for k in (1, 2, 3)]
@@ -369,8 +385,9 @@ _L29 = {
     "b'_{1,2}": (_U3.e[0], False), "b'_{2,2}": (_U3.e[1], True), "b'_{3,2}": (_U3.e[2], True),
 }
 for _name, (_expr, _claimed) in _L29.items():
-    L2.check("9", (_name,), rf"{_name}\ " + (r"\text{depends on }\mathbf x'_0" if _claimed else r"\text{is fixed}"),
-             partial(decide.check_dependence, _expr, "x_0", depends=_claimed),
+    L2.check("9", (_name,), rf"\partial {_name}/\partial\mathbf x'_0" + (r"\neq0" if _claimed else "=0"),
+             partial(decide.check_dependence, _expr, "x_0", depends=_claimed), role="quantity",
+             paper_says="depends on the input" if _claimed else "fixed (products and sums of trained parameters)",
              note="3 layers, raw parameters constant; the claim as DUAT B.2 states it (b'_{j,2} for j ≥ 2 "
                   "dynamic, products and sums of trained parameters fixed)")
 
@@ -395,7 +412,8 @@ def _main_exact_induction():
 L2.check("main.exact", ("induction",), r"\mathbf x'_L=A_L\mathbf x'_0+c_L+\sum_{j\le L}U_{L,j}\sigma(V_j\mathbf x'_0+e_j)\ \ \forall L",
          _main_exact_induction)
 for _L in (2, 3, 4):
-    L2.check("main.exact", (f"L={_L}",), rf"\text{{the unrolled form at depth }}L={_L}", partial(_main_exact_depth, _L),
+    L2.check("main.exact", (f"L={_L}",), rf"\mathbf x'_{_L}=A_{_L}\mathbf x'_0+c_{_L}+\sum_{{j\le {_L}}}U_{{{_L},j}}\sigma(V_j\mathbf x'_0+e_j)",
+             partial(_main_exact_depth, _L),
              note="σ opaque, symbolic D, F; at this one depth — for every depth: L2.main.exact[induction], "
                   "which the T8/T9 readings rest on (issue 10)")
 
@@ -417,10 +435,12 @@ def _main_exact_numeric():
                                 what="to_duat on random Transformer blocks (attention, GELU FFN, biases, LayerNorm)")
 
 
-L2.check("main.exact", ("numeric",), r"\text{to\_duat}(x_0)\ \text{reproduces the forward pass},\ L\le 24",
+L2.check("main.exact", ("numeric",), r"\|\text{to\_duat}(\mathbf x_0)-\text{forward}(\mathbf x_0)\|\le10^{-12}\|\text{forward}(\mathbf x_0)\|,\ L\le 24",
          _main_exact_numeric, note="tolerance 1e-12 relative: float64 rounding of O(L) chained products")
-L2.check("main.form", ("D2",), r"\text{the unrolled form is a UAT form with fixed parameters (D2)}",
+L2.check("main.form", ("D2",), r"\partial\mathbf b'_{2,2}/\partial\mathbf x'_0=0\ \ (\text{the unrolled form is of form D2, fixed parameters})",
          partial(decide.check_dependence, _U3.e[1], "x_0", depends=False),
-         note="decided by whether the bias b'_{2,2} of the unrolled form is fixed")
-L2.check("main.form", ("D6",), r"\text{the unrolled form is a DUAT form (D6): some parameters depend on }\mathbf x'_0",
-         partial(decide.check_dependence, _U3.e[1], "x_0", depends=True))
+         note="AAAI calls the result a UAT function (D2); decided by whether the bias b'_{2,2} of the "
+              "unrolled form is fixed")
+L2.check("main.form", ("D6",), r"\partial\mathbf b'_{2,2}/\partial\mathbf x'_0\neq0\ \ (\text{the unrolled form is of form D6})",
+         partial(decide.check_dependence, _U3.e[1], "x_0", depends=True),
+         note="DUAT calls the result a DUAT function (D6)")

@@ -63,7 +63,8 @@ _LEMMAS = {
 }
 for _name, (_l, _r) in _LEMMAS.items():
     LEMMA.check(_name, None, f"{latex(_l)} = {latex(_r)}",
-                partial(decide.check_identity, _l, _r))
+                partial(decide.check_identity, _l, _r), polarity=None, role="extension",
+                note="a textbook vec/Kronecker lemma symuat proves once and uses everywhere")
 
 # --------------------------------------------------------------------------------------------
 # M1 — Linear layer
@@ -127,11 +128,17 @@ for _order in ORDERS:
     for _sense in ("dia", "duat"):
         M1.check(
             "pic", (_order, _sense),
-            r"\text{Eq. 15: columns 1, 2 of }\mathbf W'\text{ and the order of }\mathbf x'",
+            r"\mathbf W'_{:,1}=(w_{1,1},\mathbf 0_{M-1},w_{1,2},\mathbf 0_{M-1},\dots,w_{1,N},\mathbf 0_{M-1})^{T},\ "
+            r"\mathbf W'_{:,2}=\operatorname{shift}_1(\mathbf W'_{:,1}),\ "
+            r"\mathbf x'=(x_{1,1},\dots,x_{1,M},x_{2,1},\dots,x_{N,M})^{T}",
             partial(decide.check_explicit, partial(_m1_pic, _order, _sense), _PIC_SIZES,
                     construction=f"W' = {latex(in_sense(lift_left(_W, M, _order), _sense))}"),
             note="printed: column 1 = (w11, 0…0, w12, 0…0, …, w1n, 0…0) with M−1 zeros after each w; "
-                 "column 2 = column 1 shifted down by one; x' listed row by row",
+                 "column 2 = column 1 shifted down by one; x' listed row by row"
+                 + ("" if (_order, _sense) == ("row", "dia") else
+                    "; the picture is UAT's (dia sense) and lists x' row by row, so this reading is "
+                    "symuat's alternative"),
+            admitted=(_order, _sense) == ("row", "dia"),
         )
 
 # --------------------------------------------------------------------------------------------
@@ -170,7 +177,10 @@ def _m2(order, kind):
 
 for _order in ORDERS:
     for _kind in ("nnz-frac", "zero-frac"):
-        M2.check(None, (_kind, _order), rf"\text{{{_kind}}}(\mathbf W')=1/M", partial(_m2, _order, _kind))
+        M2.check(None, (_kind, _order), rf"\text{{{_kind}}}(\mathbf W')=1/M", partial(_m2, _order, _kind),
+                 role="quantity", paper_says="sparsity 1/M",
+                 note="“sparsity” is ambiguous: the fraction of nonzero entries (nnz-frac) or of zero "
+                      "entries (zero-frac); both admitted")
 
 # --------------------------------------------------------------------------------------------
 # M3 — FFN
@@ -249,7 +259,11 @@ for _second in ORDERS:
         M4.check(None, (_second, _first) if _second != _first else (_second,),
                  rf"(W_2)'_{{\texttt{{{_second}}}}}(W_1)'_{{\texttt{{{_first}}}}}=(W_2W_1)'_{{\texttt{{{_second}}}}}",
                  partial(_m4, _second, _first),
-                 note="reading (second layer's flattening, first layer's flattening)")
+                 polarity="asserts" if _second == _first else "denies",
+                 note="reading (second layer's flattening, first layer's flattening)"
+                      + ("" if _second == _first else
+                         "; the paper says mixed schemes need a further rearrangement, i.e. this "
+                         "identity fails: refuted agrees with the paper"))
 
 # --------------------------------------------------------------------------------------------
 # M5 — convolution
@@ -342,7 +356,8 @@ def _m5_cmp_trial(sizes, seed):
 
 M5.check(
     "cmp", None,
-    r"\text{conv: kernel-sized chunks (band);\ MHA: every token sees every token}",
+    r"\{n':\partial\mathbf y_n/\partial\mathbf x_{n'}\neq0\}=\{n':|n-n'|\le r\}\ (\text{conv}),\ "
+    r"=\{1..N\}\ (\text{MHA, bidir}),\ \{n'\le n\}\ (\text{causal})",
     lambda: decide.check_numeric(_m5_cmp_trial, [{"N": 5, "M": 4, "h": 2}, {"N": 6, "M": 6, "h": 3}],
                                  seeds=(0, 1, 2),
                                  what="token-dependence patterns by probing the linear maps (H fixed)"),

@@ -114,11 +114,14 @@ def eq30_line2(W1, x):
 
 for _b in ("B-both", "B-ffn"):
     for _w in ("mha", "id+mha"):
-        T3.check("1", (_b, f"W1={_w}"), r"\text{block}(\mathbf x'_i)=\text{Eq. 30, line 1}",
-                 partial(decide.check_identity, block(_b, x_i), eq30_line1(W1_of(_w), x_i)))
+        T3.check("1", (_b, f"W1={_w}"), latex(block(_b, x_i)) + " = " + latex(eq30_line1(W1_of(_w), x_i)),
+                 partial(decide.check_identity, block(_b, x_i), eq30_line1(W1_of(_w), x_i)),
+                 note=f"the block {_b} (left) against Eq. 30 line 1 with W'_{{i+1,1}} = "
+                      + ("W^mha" if _w == "mha" else "I + W^mha") + "; raw layer symbols W_{i+1,k}, b_{i+1,k}")
 for _w in ("mha", "id+mha"):
-    T3.check("2", (f"W1={_w}",), r"\text{Eq. 30: line 1}=\text{line 2}",
-             partial(decide.check_identity, eq30_line1(W1_of(_w), x_i), eq30_line2(W1_of(_w), x_i)))
+    T3.check("2", (f"W1={_w}",), latex(eq30_line1(W1_of(_w), x_i)) + " = " + latex(eq30_line2(W1_of(_w), x_i)),
+             partial(decide.check_identity, eq30_line1(W1_of(_w), x_i), eq30_line2(W1_of(_w), x_i)),
+             note="Eq. 30, line 1 = line 2")
 
 T4 = REGISTRY.claim(
     "T4", "Absorption (Eq. 31)", where="DUAT App. B.3 Eq. 31; AAAI App. C.2",
@@ -135,11 +138,12 @@ def eq31(W3, x):
 
 _b2form = eq31(W3f, x_i)  # the quoted B.2 form
 for _idx, _W3 in (("i", W3prev), ("i+1", W3f)):
-    T4.check("eq", (f"W3={_idx}",), r"\text{Eq. 30 line 2}=\text{Eq. 31}",
-             partial(decide.check_identity, eq30_line2(_W1, x_i), eq31(_W3, x_i)))
-    T4.check("same", (f"W3={_idx}",), r"\text{Eq. 31}=\text{the B.2 form}",
-             partial(decide.check_identity, eq31(_W3, x_i), _b2form))
-T4.check("match", None, r"\text{Eq. 30 line 2}=(\mathbf W'_{i+1,1}\mathbf x'_i+\mathbf b'_{i+1,3})+\mathbf W'_{i+1,3}\sigma(\mathbf W'_{i+1,2}\mathbf x'_i+\mathbf b'_{i+1,2})",
+    T4.check("eq", (f"W3={_idx}",), latex(eq30_line2(_W1, x_i)) + " = " + latex(eq31(_W3, x_i)),
+             partial(decide.check_identity, eq30_line2(_W1, x_i), eq31(_W3, x_i)),
+             note="Eq. 30 line 2 = Eq. 31 (with W'_{i+1,2} absorbed)")
+    T4.check("same", (f"W3={_idx}",), latex(eq31(_W3, x_i)) + " = " + latex(_b2form),
+             partial(decide.check_identity, eq31(_W3, x_i), _b2form), note="Eq. 31 = the quoted B.2 form")
+T4.check("match", None, latex(eq30_line2(_W1, x_i)) + r" = (\mathbf W'_{i+1,1}\mathbf x'_i+\mathbf b'_{i+1,3})+\mathbf W'_{i+1,3}\sigma(\mathbf W'_{i+1,2}\mathbf x'_i+\mathbf b'_{i+1,2})",
          partial(decide.check_identity, eq30_line2(_W1, x_i), _b2form))
 
 # --------------------------------------------------------------------------------------------
@@ -157,7 +161,7 @@ T5 = REGISTRY.claim(
     "(unprimed symbols read as the combined values). W'_{i+1,2} absorbed (T4).",
 )
 for _idx, _W3 in (("i", W3prev), ("i+1", W3f)):
-    T5.check("1", (f"W3={_idx}",), r"\mathbf x'_{i+1}=\text{Eq. 32 line 1}",
+    T5.check("1", (f"W3={_idx}",), r"\mathbf x'_{i+1}=" + latex(eq31(_W3, x_i)),
              partial(decide.check_identity, block("B-both", x_i), eq31(_W3, x_i)))
 
 
@@ -169,12 +173,16 @@ def _t5_2(b_reading):
 
 
 for _br in ("one", "two"):
-    T5.check("2", (f"b_i1,b_i3={_br}",), r"\text{Eq. 32, step 2 (substitution)}", partial(_t5_2, _br),
-             note="b_{i,3} (hypothesis) and b_{i,1} (Eq. 32) as one quantity or two")
+    T5.check("2", (f"b_i1,b_i3={_br}",),
+             latex(eq31(W3f, hyp)) + " = " + latex(eq31(W3f, add(add(mul(A, X0), c if _br == "one" else b_i1), R))),
+             partial(_t5_2, _br),
+             note="Eq. 32, step 2 (substitution of the hypothesis x'_i = A_i x_0 + c_i + R_i); b_{i,3} "
+                  "(hypothesis) and b_{i,1} (Eq. 32) as one quantity (c_i) or two")
 _t5_line3 = add(add(mul(_W1, A, X0), add(mul(_W1, c), b3f)), mul(_W1, R),
                 mul(W3f, Sigma(add(mul(_W2abs, A, X0), add(mul(_W2abs, c), b2f), mul(_W2abs, R)))))
-T5.check("3", None, r"\text{Eq. 32, step 3 (grouping)}",
-         partial(decide.check_identity, eq31(W3f, hyp), _t5_line3), note="the stray bracket read as grouping")
+T5.check("3", None, latex(eq31(W3f, hyp)) + " = " + latex(_t5_line3),
+         partial(decide.check_identity, eq31(W3f, hyp), _t5_line3),
+         note="Eq. 32, step 3 (grouping); the stray bracket read as grouping")
 
 T6 = REGISTRY.claim(
     "T6", "Reassignment after Eq. 32", where="DUAT App. B.3 (after Eq. 32); AAAI App. C.2",
@@ -236,10 +244,15 @@ def _t7(b, w):
     return out
 
 
-T7.check("exact", ("eq20",), r"\text{Eq. 20 networks: exact for every depth}", _induction)
+T7.check("exact", ("eq20",), r"\mathbf x'_L=A_L\mathbf x'_0+c_L+\sum_{j\le L}U_{L,j}\sigma(V_j\mathbf x'_0+e_j)\ \forall L\ (\text{Eq. 20 networks})",
+         _induction)
 for _b in ("B-both", "B-ffn"):
     for _w in ("mha", "id+mha"):
-        T7.check("exact", ("eq30", _b, f"W1={_w}"), r"\text{Transformer blocks: exact for every depth}", partial(_t7, _b, _w))
+        T7.check("exact", ("eq30", _b, f"W1={_w}"),
+                 r"\mathbf x'_L=A_L\mathbf x'_0+c_L+\sum_{j\le L}U_{L,j}\sigma(V_j\mathbf x'_0+e_j)\ \forall L\ (\text{Transformer blocks})",
+                 partial(_t7, _b, _w))
+
+
 def _t7_bias_raw():
     """Main Eq. 11's b_{i+1,1} read as a constant other than Eq. 33's b_{i+1,3}: the raw bias of
     layer i+1, not the accumulated c_{i+1} (depth 2, symbolic D, F)."""
@@ -261,7 +274,7 @@ T7.check("bias", ("raw",), r"\mathbf b_{i+1,1}=\text{the raw bias of layer }i+1:
          _t7_bias_raw, admitted=False,
          note="decision (issue 10): not admitted — the two names as two constants, b_{i+1,1} the raw b_{i+1,3}; "
               "fails at depth 2 (the earlier biases pass through W_{2,1})")
-T7.check("exact", ("numeric",), r"\text{to\_duat reproduces the forward pass (L}\le 24)",
+T7.check("exact", ("numeric",), r"\|\text{to\_duat}(\mathbf x_0)-\text{forward}(\mathbf x_0)\|\le10^{-12}\|\text{forward}(\mathbf x_0)\|,\ L\le 24",
          lambda: REGISTRY.verdict("L2.main.exact[numeric]"),
          note="random blocks with attention, GELU FFN, biases, LayerNorm none/pre/post")
 
@@ -449,8 +462,11 @@ def _rules_check(form: str, reading: dict) -> Verdict:
 
 for _form in ("eq20", "eq30"):
     for _reading in t8_readings():
-        T8.check(None, (_form,) + reading_tags(_reading), r"\text{the rules under this reading reproduce }\mathbf x'_L\ \forall L",
-                 partial(_rules_check, _form, _reading))
+        T8.check(None, (_form,) + reading_tags(_reading),
+                 r"\mathbf x'_L=(\mathbf W'_{L,1}\mathbf x'_0+\mathbf b'_{L,3})+\sum_{j\le L}\mathbf W'_{j,3}\sigma(\mathbf W'_{j,2}\mathbf x'_0+\mathbf b'_{j,2})\ \forall L\ (\text{parameters from the printed rules, this reading})",
+                 partial(_rules_check, _form, _reading), admitted=_reading.get("abs") != "none",
+                 note="abs=none (no absorption) is symuat's addition, not in the printed lists"
+                 if _reading.get("abs") == "none" else "")
 
 T9 = REGISTRY.claim(
     "T9", "Dynamic bias recursion (Eq. 34 = main Eq. 12)", where="DUAT App. B.3 Eq. 34; DUAT main Eq. 12; AAAI",
@@ -466,7 +482,8 @@ for _form in ("eq20", "eq30"):
                 _r = {"W1rhs": "raw", "unprimed": "acc", "abs": "all" if _form == "eq30" else "none", "W3": "all",
                       "W2in34": _w2, "W3in34": _w3, "b3in34": _b3}
                 T9.check(None, (_form, f"W2in34={_w2}", f"W3in34={_w3}", f"b3in34={_b3}"),
-                         r"\text{Eq. 34 under this reading reproduces }\mathbf x'_L\ \forall L", partial(_rules_check, _form, _r))
+                         r"\mathbf x'_L=(\mathbf W'_{L,1}\mathbf x'_0+\mathbf b'_{L,3})+\sum_{j\le L}\mathbf W'_{j,3}\sigma(\mathbf W'_{j,2}\mathbf x'_0+\mathbf b'_{j,2})\ \forall L\ (\mathbf b'_{j,2}\text{ from Eq. 34, this reading})",
+                         partial(_rules_check, _form, _r))
 _e1 = unroll(ALG, _symbolic_layers(1), X0, Identity(D), ZeroMatrix(D, 1)).e[0]
 T9.check("range", None, r"j=1:\ \mathbf b'_{1,2}=\mathbf W'_{1,2}\mathbf b'_{0,3}+\mathbf b'_{1,2}+\mathbf W'_{1,2}\textstyle\sum_{\emptyset}=\mathbf b'_{1,2}",
          partial(decide.check_identity, _e1, lemmas.raw(1).b2),
@@ -523,11 +540,13 @@ def _t10(which: str):
                                 "input when its action on a fixed probe differs (relative 1e-12)")
 
 
-T10.check(None, ("duat",), r"\text{the DUAT list}", partial(_t10, "duat"),
+T10.check(None, ("duat",), r"\{p:\partial p/\partial\mathbf x_0\neq0\}=\{\mathbf W'_{j,1},\mathbf W'_{j,2}\}_{j\le i+1}\cup\{\mathbf W'_{j,3}\}_{1<j<i+1}\ (\text{DUAT})",
+          partial(_t10, "duat"),
           note="L = i+1 = 4 blocks B-both with attention; the W' matrices compared with the printed list")
-T10.check(None, ("aaai",), r"\text{the AAAI list}", partial(_t10, "aaai"),
-          note="c_L (b'_{L,1}) is in neither printed list; it is input-independent for token-shared "
-               "biases only (T10.c: proved by induction from the H7 lemma; per-token biases: witness)")
+T10.check(None, ("aaai",), r"\{p:\partial p/\partial\mathbf x_0\neq0\}=\{\mathbf W'_{j,1},\mathbf W'_{j,2},\mathbf W'_{j,3}\}_{j\le i}\ (\text{AAAI})",
+          partial(_t10, "aaai"), note="each paper's own list: both carry the bottom line. c_L (b'_{L,1}) is in neither printed list; it is "
+               "input-independent for token-shared biases only (T10.c: proved by induction from the H7 lemma; "
+               "per-token biases: witness)")
 
 
 def _token_shared_parts():
@@ -593,7 +612,8 @@ def _t11():
                                      "counted on the symbolic unrolled form of 4 layers")
 
 
-T11.check(None, None, r"\#\{\sigma\text{-terms in }\mathbf b'_{j,2}\}=j", _t11)
+T11.check(None, None, r"\#\{\sigma\text{-terms in }\mathbf b'_{j,2}\}=j", _t11,
+          role="quantity", paper_says="a j-layer UAT of x_0")
 
 # --------------------------------------------------------------------------------------------
 # T12 — LayerNorm and biases
@@ -620,7 +640,8 @@ for _o in ("col", "row"):
     _bias = _kron(OneMatrix(_N, 1), _beta) if _o == "row" else _kron(_beta, OneMatrix(_N, 1))
     T12.check("ln", (_o,), r"T_D(\mathrm{LN}(Z))=W'_{\rm LN}(Z)\,T_D(Z)+b'_{\rm LN}",
               partial(decide.check_identity, Vec(_ln, _o), add(mul(_lift, Vec(_Z, _o)), _bias),
-                      construction=f"W'_{{LN}} = {latex(_lift)}"))
+                      construction=f"W'_{{LN}} = {latex(_lift)}"),
+              polarity=None, role="extension", note="not in the papers: LayerNorm per token in matrix-vector form")
 
 S1, S2 = MatrixSymbol("S_1", D, D), MatrixSymbol("S_2", D, D)  # LayerNorm linear parts (frozen)
 be1, be2, batt = MatrixSymbol("beta_1", D, 1), MatrixSymbol("beta_2", D, 1), MatrixSymbol("b_{att}", D, 1)
@@ -660,7 +681,8 @@ def _t12(kind):
 
 for _k in ("pre", "post"):
     T12.check("block", (_k,), r"\text{block}(\mathbf x')=W1\,\mathbf x'+b3+W3\sigma(W2\,\mathbf x'+b2)",
-              partial(_t12, _k), note="S_1, S_2 the LayerNorm linear parts at their inputs; W^{mha} with its bias b_att (H7)")
+              partial(_t12, _k), note="S_1, S_2 the LayerNorm linear parts at their inputs; W^{mha} with its bias b_att (H7)",
+              polarity=None, role="extension")
 
 
 _INPUT_DEPENDENT = {"S_1", "S_2", Wm.name}  # LayerNorm linear parts and the attention matrix
@@ -742,8 +764,10 @@ T12.check("bias", ("pre", "per-token"),
           note="the condition under which it fails: a shift that differs per token position; exact witness")
 
 for _k in ("none", "pre", "post"):
-    T12.check("dep", (_k,), r"\text{the per-layer parameters that depend on the input are those with a factor }S_1,S_2,W^{\rm mha}",
-              partial(_t12_dep, _k))
+    T12.check("dep", (_k,), r"\{p:\partial p/\partial\mathbf x\neq0\}=\{p\ \text{with a factor }S_1,S_2,W^{\rm mha}\}",
+              partial(_t12_dep, _k), polarity=None, role="extension",
+              note="symuat's own prediction from its symbolic construction (not a paper claim): a "
+                   "refutation refutes symuat's prediction; the corrected prediction is checked")
 
 
 # --------------------------------------------------------------------------------------------
@@ -759,10 +783,12 @@ _u3 = unroll(ALG, _symbolic_layers(3), X0, Identity(D), ZeroMatrix(D, 1))
 T13.check("dep", None, r"A_3=W_{3,1}A_2",
           partial(decide.check_identity, _u3.A, mul(lemmas.raw(3).W1, _u2.A)))
 _W = [lemmas.raw(k).W1 for k in (1, 2, 3, 4)]
-T13.check("cost", None, r"A_4\ \text{can only be formed as }W_{4,1}(W_{3,1}(W_{2,1}W_{1,1}))",
+T13.check("cost", None, r"W_{4,1}(W_{3,1}(W_{2,1}W_{1,1}))\neq(W_{4,1}W_{3,1})(W_{2,1}W_{1,1})\ (\text{“only serially”})",
           partial(decide.check_negation, mul(_W[3], mul(_W[2], mul(_W[1], _W[0]))),
                   mul(mul(_W[3], _W[2]), mul(_W[1], _W[0])),
                   corrected=Statement(mul(_W[3], mul(_W[2], mul(_W[1], _W[0]))), mul(mul(_W[3], _W[2]), mul(_W[1], _W[0])),
                                       r"A_4=(W_{4,1}W_{3,1})(W_{2,1}W_{1,1})\ \text{(any bracketing: a parallel prefix product, once the raw }W_{j,1}\text{ are known)}")),
           note="read as: no other order of evaluation gives the combined parameters. The raw W_{j,1} of a "
-               "Transformer need x_{j-1}, so the forward pass itself is serial; their product is not.")
+               "Transformer need x_{j-1}, so the forward pass itself is serial; their product is not. "
+               "The text's own justification is the data dependency (T13.dep); this stronger reading is "
+               "symuat's alternative", admitted=False)
