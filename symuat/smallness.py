@@ -67,7 +67,7 @@ def envelope_proof(name: str, c0, c1) -> tuple[bool, str]:
     A numeric scan first (high precision at points in [−100, 100]): a violation disproves it.
     """
     s = sigma(name, t)
-    for tv in (-100, -10, -3, -1, -sp.Rational(1, 2), 0, sp.Rational(1, 2), 1, 3, 10, 100):
+    for tv in (-10, -1, -sp.Rational(1, 2), 0, sp.Rational(1, 2), 1, 10):
         if sp.N(sp.Abs(s.subs(t, tv)) - c0 - c1 * abs(tv), 30) > sp.Rational(1, 10**20):
             return False, f"fails at t = {tv}"
     if (c0, c1) == (1, 0) and name == "logistic":
@@ -126,10 +126,10 @@ def unit_bound(name: str, params: str, env=None):
 def _confirm_unit(name, params, expr, rng):
     f = sigma_np(name)
     pairs = []
-    for dv in (0.5, 0.1, 0.01):
+    for dv in (0.5, 0.01):
         for nv in (1, 3):
             B = float(expr.subs({delta: dv, n: nv}))
-            for _ in range(20):
+            for _ in range(10):
                 w = rng.uniform(-1, 1, nv) * (dv if params == "all" else 50)
                 th = rng.uniform(-1, 1) * (dv if params == "all" else 50)
                 a = rng.uniform(-1, 1) * dv
