@@ -128,6 +128,20 @@ for _hyp in ("S2", "S1"):
              polarity=None, role="extension",
              note="the corrected pruning bound: removing the small part costs at most its sup, δ, on top of ε "
                   "(under the UAT hypothesis the small part is Λ₁, so it is Λ₁ that can be removed)")
+
+
+def _a1_pruning_limit():
+    uniform = REGISTRY.verdict("A1.prune[hyp=S2]")
+    out = decide.combine_all([uniform], ["∀δ > 0: sup|S_2| ≤ δ ⇒ sup|S_1 − f| < ε + δ"])
+    out.method = ("from the uniform bound, proved for every δ > 0 (A1.prune[hyp=S2]): along a sequence with "
+                  "δ_m = sup|S_2^(m)| → 0, sup|S_1^(m) − f| < ε + δ_m, so limsup ≤ ε; " + out.method)
+    return out
+
+
+A1.check("prune", ("hyp=S2", "to0=limit"),
+         r"\sup_{\mathbf I_n}|S_2^{(m)}|	o0\ \Rightarrow\ \limsup_m\sup_{\mathbf I_n}|S_1^{(m)}-f|\learepsilon",
+         _a1_pruning_limit, polarity=None, role="extension",
+         note="the limit reading of the corrected bound: only ≤ ε survives the limit (each member has < ε + δ_m)")
 A1.check("prune.tight", ("hyp=S2",),
          r"\sup|S_2|\le\delta\ \Rightarrow\ |S_1-f|<\varepsilon+\delta/2",
          lambda: decide.check_real_implication(

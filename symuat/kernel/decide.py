@@ -40,7 +40,6 @@ random values.
 
 from __future__ import annotations
 
-import functools
 import itertools
 import time
 from dataclasses import dataclass
@@ -1035,6 +1034,9 @@ def check_instances(instances: list[Instance], *, what: str, corrected: tuple[st
 # --------------------------------------------------------------------------------------------
 # "small parameters ⇒ small contribution" (A2): a vanishing bound, or a witness family
 # --------------------------------------------------------------------------------------------
+
+
+import functools  # noqa: E402  (kept with the procedure that uses it, for clean merges)
 
 
 @functools.lru_cache(maxsize=256)
