@@ -453,3 +453,48 @@ def structural_rank(expr, hypotheses: dict | None = None):
     for k, v in (hypotheses or {}).items():
         out = out.subs(k, v)
     return sp.simplify(out)
+
+
+# --------------------------------------------------------------------------------------------
+# Eq. 20 networks (W1 independent of the input): the same readings, exactly
+# --------------------------------------------------------------------------------------------
+
+
+def eq20_scenario(L: int, k: int, target: str) -> Scenario:
+    """A residual network of the Eq. 20 form with constant raw parameters (integers; D = 3,
+    F = 2; σ = softsign) and its copy with a rank-1 increment on W3_k or W2_k."""
+    key = ("eq20", L, k, target)
+    if key in _CACHE:
+        return _CACHE[key]
+    from symuat.residual import random_instance
+
+    alg = numpy_algebra(exact=True)
+    alg.sigma = _softsign_array
+    inst = random_instance(L, 3, 2, seed=500 + 10 * L + k, exact=True)
+    x0 = inst.x0
+    D = x0.shape[0]
+
+    def form(layers):
+        u = unroll(alg, layers, x0, np.eye(D, dtype=int).astype(object), x0 * 0)
+        return Form(x0, lambda v, A=u.A: A @ v, u.c, [lambda v, m=m: m @ v for m in u.U],
+                    [lambda v, m=m: m @ v for m in u.V], list(u.e), alg.sigma, [m.shape[0] for m in u.V])
+
+    for seed in range(1000, 1010):
+        rng = np.random.default_rng(seed)
+        layers = list(inst.layers)
+        old = layers[k - 1]
+        name = "W3" if target == "W3" else "W2"
+        W = getattr(old, name)
+        delta = lora_increment(rng, W.shape[0], W.shape[1], 1, True)
+        layers[k - 1] = replace(old, **{name: W + delta})
+        ref = raw_forward(alg, layers, x0)
+        if (ref == raw_forward(alg, inst.layers, x0)).all():
+            continue
+        lift = {(("3" if target == "W3" else "2"), k): (lambda v, m=delta: m @ v)}
+        values = {f"layer{j + 1}.{n}": getattr(l, n) for j, l in enumerate(inst.layers)
+                  for n in ("W1", "W2", "b2", "W3", "b3")}
+        values.update({"x0": x0, "ΔW": delta})
+        out = Scenario(L, k, target, True, form(inst.layers), form(layers), ref, lift, seed, values)
+        _CACHE[key] = out
+        return out
+    raise RuntimeError(f"no seed gives an effective increment for {key}")

@@ -299,7 +299,11 @@ A4 = REGISTRY.claim(
     "float64 Transformer blocks (softmax, GELU, biases; N=3, M=4, h=2, F=6) and an exact Transformer (rational "
     "row-stochastic attention 1+(q·k)² normalised, σ(t)=t³−2t+1; N=2, M=2, F=3). W3 = the FFN's second matrix "
     "(Eq. 20's W3), W2 = its first (Eq. 20's W2 before absorption), attn = the value projection (outside Eq. 18's "
-    "statement, which applies LoRA to the FFN: an extension). ΔW_{L+1,·} := 0 (no layer L+1).",
+    "statement, which applies LoRA to the FFN: an extension). ΔW_{L+1,·} := 0 (no layer L+1). "
+    "Why the readings fail (A4.eq20, A4.concl): with W1 independent of the input (Eq. 20 networks) exactly the "
+    "reading Δ=induced, b2=recomputed, idx=j, op=times reproduces; in a Transformer, tuning layer k changes the "
+    "input of every later attention, hence W'_{L,1} (which Eq. 18 keeps) and the W'_{j,3} of earlier indices, "
+    "so a reading reproduces only when the last layer is tuned.",
 )
 
 
@@ -503,3 +507,26 @@ A6.check("many", None, r"\text{“a UAT fits one function, a DUAT many; hence ma
                                  "parameters (A6.weights, A6.biases): any fixed network is one function of its input, "
                                  "whatever its parametrisation; whether it serves many tasks is empirical."),
          polarity=None)
+
+
+# A4 in Eq. 20 networks: with W1 independent of the input (no attention, or N = 1), which readings reproduce?
+def _a4_eq20(reading: dict):
+    insts = []
+    for target in ("W3", "W2"):
+        for L, k in lora.SCENARIOS:
+            insts.append(decide.Instance(
+                f"Eq. 20 network, L={L}, LoRA on {target} of layer {k}", {"L": L, "k": k, "D": 3, "F": 2}, True,
+                lambda L=L, k=k, t=target: (lambda s: (lora.eq18(s.base, s.ft, reading, s.raw), s.reference))(
+                    lora.eq20_scenario(L, k, t)),
+                values=lambda L=L, k=k, t=target: lora.eq20_scenario(L, k, t).values))
+    return decide.check_instances(insts, what=f"Eq. 18 ({', '.join(lora.reading_tags(reading))}) in Eq. 20 networks",
+                                  stop_at_exact_failure=False)
+
+
+for _reading in lora.readings():
+    if _reading["op"] == "times":
+        A4.check("eq20", lora.reading_tags(_reading),
+                 r"\text{Eq. 18 under this reading}=\mathbf x'_L\ \text{for Eq. 20 networks (}W1\text{ independent of the input)}",
+                 partial(_a4_eq20, _reading), polarity=None, role="extension",
+                 note="exact integer residual networks, σ = softsign, D = 3, F = 2: is the attention's input dependence "
+                      "what breaks Eq. 18?")
