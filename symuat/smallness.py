@@ -34,6 +34,10 @@ n = sp.Symbol("n", positive=True, integer=True)
 ACTIVATIONS = ("logistic", "tanh", "relu", "gelu")
 PARAMETERS = ("inner", "outer", "all")
 PARTS = ("units", "deep")
+RESTS = ("any", "fixed")  # the other parameters: arbitrary (δ uniform over them) or fixed (δ may depend on them)
+alpha = sp.Symbol("alpha", real=True)  # a fixed outer weight
+Wn = sp.Symbol("W", nonnegative=True)  # a fixed ‖w‖₁ + |θ|
+Lam = sp.Symbol("Lambda", positive=True)  # a fixed product of the later layers' Lipschitz constants
 
 
 def sigma(name: str, x):
@@ -108,38 +112,56 @@ def envelope(name: str, need_c1_zero: bool = False):
 # --------------------------------------------------------------------------------------------
 
 
-def unit_bound(name: str, params: str, env=None):
-    r"""The bound symuat proves for a unit, or None: ``outer`` :math:`\delta c_0` (bounded σ only),
-    ``all`` :math:`\delta(c_0+c_1(n+1)\delta)`; ``inner`` leaves α free: no bound."""
-    if params == "inner":
+def unit_bound(name: str, params: str, env=None, rest: str = "any"):
+    r"""The bound symuat proves for a unit, or None. ``rest=any``: ``outer`` :math:`\delta c_0` (bounded σ
+    only), ``all`` :math:`\delta(c_0+c_1(n+1)\delta)`, ``inner`` none (α free). ``rest=fixed`` (α or
+    :math:`W=\|\mathbf w\|_1+|\theta|` fixed): ``inner`` :math:`|\alpha|c_1(n+1)\delta` when σ(0) = 0
+    (:math:`c_0=0`), ``outer`` :math:`\delta(c_0+c_1W)`."""
+    if params == "inner" and rest == "any":
         return None
-    env = env or envelope(name, need_c1_zero=(params == "outer"))
+    if env is None:
+        if params == "inner":
+            env = next((e for e in (envelope(name),) if e is not None and e[0] == 0), None)
+        else:
+            env = envelope(name, need_c1_zero=(params == "outer" and rest == "any"))
     if env is None:
         return None
     c0, c1, why = env
-    expr = delta * c0 if params == "outer" else delta * (c0 + c1 * (n + 1) * delta)
+    if params == "all":
+        expr = delta * (c0 + c1 * (n + 1) * delta)
+    elif params == "outer":
+        expr = delta * c0 if rest == "any" else delta * (c0 + c1 * Wn)
+    else:
+        expr = sp.Abs(alpha) * c1 * (n + 1) * delta
     return {"expr": expr, "facts": [(f"|σ(t)| ≤ {c0} + {c1}|t| ({why})", lambda: envelope_proof(name, c0, c1)[0]),
-                                    ("x ∈ I_n ⇒ |wᵀx + θ| ≤ ‖w‖₁ + |θ| ≤ (n+1)δ", lambda: True)],
-            "confirm": lambda rng: _confirm_unit(name, params, expr, rng)}
+                                    ("x ∈ I_n ⇒ |wᵀx + θ| ≤ ‖w‖₁ + |θ|", lambda: True)],
+            "confirm": lambda rng: _confirm_unit(name, params, expr, rng, rest)}
 
 
-def _confirm_unit(name, params, expr, rng):
+def _confirm_unit(name, params, expr, rng, rest="any"):
     f = sigma_np(name)
     pairs = []
     for dv in (0.5, 0.01):
         for nv in (1, 3):
-            B = float(expr.subs({delta: dv, n: nv}))
             for _ in range(10):
-                w = rng.uniform(-1, 1, nv) * (dv if params == "all" else 50)
-                th = rng.uniform(-1, 1) * (dv if params == "all" else 50)
-                a = rng.uniform(-1, 1) * dv
+                small = lambda *shape: rng.uniform(-1, 1, shape) * dv
+                big = lambda *shape: rng.uniform(-1, 1, shape) * 50
+                w = small(nv) if params in ("inner", "all") else big(nv)
+                th = float(small(1)[0] if params in ("inner", "all") else big(1)[0])
+                a = float(small(1)[0] if params in ("outer", "all") else big(1)[0])
                 x = rng.random((16, nv))
+                B = float(expr.subs({delta: dv, n: nv, alpha: a, Wn: float(np.abs(w).sum() + abs(th))}))
                 pairs.append((float(np.max(np.abs(a * f(x @ w + th)))), B))
     return pairs
 
 
-def unit_witness(name: str, params: str):
-    """A family keeping a unit's contribution away from 0 while the constrained parameters → 0."""
+def unit_witness(name: str, params: str, rest: str = "any"):
+    """A family keeping a unit's contribution away from 0 while the constrained parameters → 0
+    (``rest=fixed``: the other parameters do not depend on δ)."""
+    if rest == "fixed":
+        if params == "inner" and name == "logistic":
+            return unit_witness(name, params)
+        return None
     if params == "inner":
         if name == "logistic":  # σ(0) = 1/2
             return {"value": sigma(name, sp.Integer(0)), "constrained": {"w": 0, "θ": 0}, "free": {"α": 1}, "point": "any x"}
@@ -156,10 +178,16 @@ def unit_witness(name: str, params: str):
 # --------------------------------------------------------------------------------------------
 
 
-def deep_witness(name: str, params: str):
+def deep_witness(name: str, params: str, rest: str = "any"):
     r"""Two residual layers :math:`x\mapsto x+a\sigma(wx+\theta)+b` (D = F = 1): layer 1 with every
     parameter δ, layer 2 with :math:`w=K,\theta=-K,a=K`, :math:`K=1/\delta`; the change of the output
     at :math:`x_0=1` when layer 1 is removed (replaced by the identity)."""
+    if rest == "fixed":
+        if params != "inner":
+            return None
+        # one layer with a = b = 1 fixed, w = θ = δ: it adds σ(δ(x+1)) + 1 → σ(0) + 1 ≠ 0
+        return {"value": sigma(name, 2 * delta) + 1, "constrained": {"w_1": delta, "θ_1": delta},
+                "free": {"a_1": 1, "b_1": 1}, "point": "x₀ = 1 (the layer's change of the output)"}
     K = 1 / delta
     layer2 = lambda x: x + K * sigma(name, K * x - K)
     x1 = 1 + delta * sigma(name, 2 * delta) + delta
@@ -172,22 +200,51 @@ def deep_witness(name: str, params: str):
     return {"value": value, "constrained": constrained, "free": free, "point": "x₀ = 1"}
 
 
-def lipschitz_trial(name: str):
+def deep_bound(name: str, params: str, rest: str):
+    r"""``rest=fixed``, ``outer``/``all``: removing layer k changes the output by at most
+    :math:`\Lambda\,\delta\,(1+c_0+c_1W)` (``all``: :math:`W=(n+1)\delta`), :math:`\Lambda=\prod_{m>k}\mathrm{Lip}_m`
+    fixed. The composition of Lipschitz bounds is not machine-proved here: the bound is confirmed in float64."""
+    if rest != "fixed" or params == "inner":
+        return None
+    env = envelope(name)
+    c0, c1, why = env
+    W = (n + 1) * delta if params == "all" else Wn
+    expr = Lam * delta * (1 + c0 + c1 * W)
+    return {"expr": expr,
+            "facts": [(f"|σ(t)| ≤ {c0} + {c1}|t| ({why})", lambda: envelope_proof(name, c0, c1)[0]),
+                      ("a change η of x_k changes x_L by at most Π_{m>k} Lip_m · η (composition of Lipschitz maps; "
+                       "not machine-checked)", lambda: False)],
+            "confirm": lambda rng: _confirm_deep(name, params, rng)}
+
+
+def _confirm_deep(name, params, rng):
+    trial = lipschitz_trial(name, params)
+    pairs = []
+    for sizes in ({"D": 3, "F": 4, "L": 3, "k": 1}, {"D": 2, "F": 5, "L": 4, "k": 2}):
+        for seed in (0, 1):
+            pairs += trial(sizes, seed, pairs=True)
+    return pairs
+
+
+def lipschitz_trial(name: str, params: str = "all"):
     """float64 trial of the corrected deep statement: removing layer k changes the output by at
     most :math:`\\prod_{m>k}\\mathrm{Lip}_m\\cdot\\sup|a_k\\sigma(\\cdot)+b_k|`, with
     :math:`\\mathrm{Lip}_m\\le\\|W1_m\\|+\\|W3_m\\|\\,\\|W2_m\\|\\,\\mathrm{Lip}(\\sigma)`."""
     f = sigma_np(name)
     lip_sigma = {"logistic": 0.25, "tanh": 1.0, "relu": 1.0, "gelu": 1.13}[name]  # max |σ'| (GELU: 1.129)
 
-    def trial(sizes, seed):
+    def trial(sizes, seed, pairs=False):
         rng = np.random.default_rng(seed)
         D, F, L, k = sizes["D"], sizes["F"], sizes["L"], sizes["k"]
         layers = [(np.eye(D) + 0.3 * rng.standard_normal((D, D)), rng.standard_normal((F, D)), rng.standard_normal(F),
                    rng.standard_normal((D, F)), rng.standard_normal(D)) for _ in range(L)]
         small = 1e-2
         W1, W2, b2, W3, b3 = layers[k - 1]
-        layers[k - 1] = (W1, small * W2, small * b2, small * W3, small * b3)
+        inner = small if params in ("inner", "all") else 1.0
+        outer = small if params in ("outer", "all") else 1.0
+        layers[k - 1] = (W1, inner * W2, inner * b2, outer * W3, outer * b3)
         worst = 0.0
+        out_pairs = []
         for x in rng.random((8, D)):
             def run(skip):
                 y = x
@@ -206,6 +263,9 @@ def lipschitz_trial(name: str):
                            for A, B, c, C, d in layers[k:]])
             change = np.linalg.norm(run(False) - run(True))
             worst = max(worst, change - amp * own * (1 + 1e-12))
+            out_pairs.append((float(change), float(amp * own)))
+        if pairs:
+            return out_pairs
         return worst <= 0, f"output change ≤ Π Lip · own contribution (excess {worst:.3g})", {"excess": worst}
 
     return trial

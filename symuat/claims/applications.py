@@ -172,7 +172,8 @@ A2 = REGISTRY.claim(
     group=GROUP,
     remarks="Readings: parameters = inner (w_j, θ_j) / outer (α_j) / all; layers = units (a term of D1's sum) / deep "
     "(one residual layer x ↦ x + aσ(wx+θ) + b among others; removed = replaced by the identity); σ = logistic, tanh, "
-    "ReLU, GELU. A proved bound |ασ(wᵀx+θ)| ≤ |α|(c₀ + c₁(‖w‖₁+|θ|)) from a proved envelope |σ(t)| ≤ c₀ + c₁|t|, or "
+    "ReLU, GELU; symuat adds rest = any (δ uniform in the other parameters of the network) / fixed (the rest of the "
+    "trained network fixed, δ may depend on it). A proved bound |ασ(wᵀx+θ)| ≤ |α|(c₀ + c₁(‖w‖₁+|θ|)) from a proved envelope |σ(t)| ≤ c₀ + c₁|t|, or "
     "an explicit family with the constrained parameters within δ whose contribution tends to a positive limit or ∞.",
 )
 
@@ -181,34 +182,33 @@ def _units_all(name):
     return decide.check_vanishing(smallness.delta, bound=smallness.unit_bound(name, "all"), what=f"units, all, {name}")
 
 
-def _deep_corrected(name):
-    return decide.check_numeric(smallness.lipschitz_trial(name),
-                                [{"D": 3, "F": 4, "L": 3, "k": 1}, {"D": 2, "F": 5, "L": 4, "k": 2}], seeds=(0, 1),
-                                what="random residual networks, layer k scaled by 1e-2; change of the output on removing "
-                                     "its σ-part against Π Lip_m · its own contribution")
-
-
-def _a2(part, params, name):
+def _a2(part, params, name, rest):
     if part == "units":
-        witness, bound = smallness.unit_witness(name, params), smallness.unit_bound(name, params)
+        witness, bound = smallness.unit_witness(name, params, rest), smallness.unit_bound(name, params, rest=rest)
         corrected = (r"|\alpha|,\|\mathbf w\|_\infty,|\theta|\le\delta\ \Rightarrow\ |\alpha\sigma(\mathbf w^T\mathbf x+\theta)|\le"
                      r"\delta(c_0+c_1(n+1)\delta)\to0", partial(_units_all, name))
     else:
-        witness, bound = smallness.deep_witness(name, params), None
-        corrected = (r"\|\Delta\text{output}\|\le\prod_{m>k}\mathrm{Lip}_m\cdot\sup\|a_k\sigma(w_kx+\theta_k)+b_k\|,\ "
-                     r"\mathrm{Lip}_m\le\|W1_m\|+\|W3_m\|\|W2_m\|\mathrm{Lip}(\sigma)", partial(_deep_corrected, name))
-    return decide.check_vanishing(smallness.delta, witness=witness, bound=bound, what=f"{part}, {params}, {name}",
-                                  corrected=corrected)
+        witness, bound = smallness.deep_witness(name, params, rest), smallness.deep_bound(name, params, rest)
+        corrected = (r"\text{the later layers fixed: }\|\Delta\text{output}\|\le\Lambda\,\delta\,(1+c_0+c_1(n+1)\delta),\ "
+                     r"\Lambda=\prod_{m>k}\mathrm{Lip}_m,\ \mathrm{Lip}_m\le\|W1_m\|+\|W3_m\|\|W2_m\|\mathrm{Lip}(\sigma)",
+                     lambda: REGISTRY.verdict(f"A2[layers=deep,parameters=all,σ={name},rest=fixed]"))
+    return decide.check_vanishing(smallness.delta, witness=witness, bound=bound,
+                                  what=f"{part}, {params}, {name}, rest {rest}", corrected=corrected)
 
 
+_A2_PARAMS = {"inner": r"\mathbf w,\theta", "outer": r"\alpha", "all": r"\alpha,\mathbf w,\theta"}
 for _part in smallness.PARTS:
     for _params in smallness.PARAMETERS:
         for _name in smallness.ACTIVATIONS:
-            A2.check(None, (f"layers={_part}", f"parameters={_params}", f"σ={_name}"),
-                     r"|" + {"inner": r"\mathbf w,\theta", "outer": r"\alpha", "all": r"\alpha,\mathbf w,\theta"}[_params]
-                     + r"|\le\delta\Rightarrow\sup_{\mathbf I_n}|" + (r"\alpha\sigma(\mathbf w^T\mathbf x+\theta)" if _part == "units"
-                                                                    else r"\Delta\,\text{output}") + r"|\to0",
-                     partial(_a2, _part, _params, _name))
+            for _rest in smallness.RESTS:
+                A2.check(None, (f"layers={_part}", f"parameters={_params}", f"σ={_name}", f"rest={_rest}"),
+                         r"|" + _A2_PARAMS[_params] + r"|\le\delta\Rightarrow\sup_{\mathbf I_n}|"
+                         + (r"\alpha\sigma(\mathbf w^T\mathbf x+\theta)" if _part == "units" else r"\Delta\,\text{output}")
+                         + r"|\to0" + (r"\ \text{(other parameters fixed)}" if _rest == "fixed"
+                                        else r"\ \text{(uniformly in the other parameters)}"),
+                         partial(_a2, _part, _params, _name, _rest),
+                         note="rest=any: one δ for every value of the other parameters; rest=fixed: δ may depend on them")
+
 
 # --------------------------------------------------------------------------------------------
 # A3 — LoRA and its lift
