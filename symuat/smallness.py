@@ -140,6 +140,7 @@ def unit_bound(name: str, params: str, env=None, rest: str = "any"):
 
 def _confirm_unit(name, params, expr, rng, rest="any"):
     f = sigma_np(name)
+    bound = sp.lambdify((delta, n, alpha, Wn), expr, "math")
     pairs = []
     for dv in (0.5, 0.01):
         for nv in (1, 3):
@@ -150,7 +151,7 @@ def _confirm_unit(name, params, expr, rng, rest="any"):
                 th = float(small(1)[0] if params in ("inner", "all") else big(1)[0])
                 a = float(small(1)[0] if params in ("outer", "all") else big(1)[0])
                 x = rng.random((16, nv))
-                B = float(expr.subs({delta: dv, n: nv, alpha: a, Wn: float(np.abs(w).sum() + abs(th))}))
+                B = float(bound(dv, nv, a, float(np.abs(w).sum() + abs(th))))
                 pairs.append((float(np.max(np.abs(a * f(x @ w + th)))), B))
     return pairs
 

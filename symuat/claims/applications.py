@@ -178,15 +178,12 @@ A2 = REGISTRY.claim(
 )
 
 
-def _units_all(name):
-    return decide.check_vanishing(smallness.delta, bound=smallness.unit_bound(name, "all"), what=f"units, all, {name}")
-
-
 def _a2(part, params, name, rest):
     if part == "units":
         witness, bound = smallness.unit_witness(name, params, rest), smallness.unit_bound(name, params, rest=rest)
         corrected = (r"|\alpha|,\|\mathbf w\|_\infty,|\theta|\le\delta\ \Rightarrow\ |\alpha\sigma(\mathbf w^T\mathbf x+\theta)|\le"
-                     r"\delta(c_0+c_1(n+1)\delta)\to0", partial(_units_all, name))
+                     r"\delta(c_0+c_1(n+1)\delta)\to0",
+                     lambda: REGISTRY.verdict(f"A2[layers=units,parameters=all,σ={name},rest=any]"))
     else:
         witness, bound = smallness.deep_witness(name, params, rest), smallness.deep_bound(name, params, rest)
         corrected = (r"\text{the later layers fixed: }\|\Delta\text{output}\|\le\Lambda\,\delta\,(1+c_0+c_1(n+1)\delta),\ "
