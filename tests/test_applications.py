@@ -169,3 +169,12 @@ def test_a5_causal_read_as_bidirectional_is_refuted(registry):
     assert app._a5("split", "bidir").status is Status.PROVED
     pattern = np.array(app._a5("std", "causal").quantities["token blocks (n, n') nonzero at N=4 (rows n, columns n')"])
     assert (pattern == np.tril(np.ones((4, 4), dtype=int))).all()
+
+
+def test_a2_fixed_rest_changes_the_answer_only_where_it_should():
+    d = smallness.delta
+    # σ(0) = 1/2: small inner parameters leave α/2 even with α fixed
+    assert decide.check_vanishing(d, witness=smallness.unit_witness("logistic", "inner", "fixed")).status is Status.REFUTED
+    # σ(0) = 0: with α fixed the contribution vanishes (proved bound |α|(n+1)δ)
+    assert decide.check_vanishing(d, bound=smallness.unit_bound("tanh", "inner", rest="fixed")).status is Status.PROVED
+    assert smallness.unit_bound("logistic", "inner", rest="fixed") is None

@@ -390,28 +390,34 @@ A4.check("corr", ("instances",), _EQ18_CORRECTED + r"\quad(L=2,3,\ \text{every t
          _a4_corrected_instances, polarity=None, role="extension")
 
 
+def _outside(L, k, t, scope):
+    """(name, changed and outside the tuned index) for the combined weights (biases are recomputed by T9)."""
+    import re
+
+    s = lora.scenario(L, k, t, True)
+    out = []
+    for name, ch in lora.changed_parameters(s.base, s.ft).items():
+        if name.startswith("b"):
+            continue
+        idx = int(re.search(r"_\{(\d+),", name).group(1))
+        out.append((name, bool(ch) and (idx != k if scope == "k" else idx < k)))
+    return out
+
+
 def _a4_concl(scope: str):
-    """"LoRA is a layer-wise adjustment": tuning layer k changes no combined parameter of another
-    index (``k``), or none of an index below k (``≥k``); exact instances."""
+    """"LoRA is a layer-wise adjustment": tuning layer k changes no combined weight of another
+    index (``k``), or none of an index below k (``≥k``); exact instances. The formula is the
+    indicator vector of such changes, the reference the zero vector."""
     insts = []
     for t in ("W3", "W2"):
         for L, k in lora.SCENARIOS:
-            def compute(L=L, k=k, t=t):
-                s = lora.scenario(L, k, t, True)
-                changed = lora.changed_parameters(s.base, s.ft)
-                import re
-                outside = []
-                for name, ch in changed.items():
-                    idx = int(re.search(r"_\{(\d+),", name).group(1))
-                    if name.startswith("b'") or name.startswith("b_"):
-                        continue  # biases are recomputed (T9): their change is the residual stream's
-                    bad = idx != k if scope == "k" else idx < k
-                    outside.append(1 if (ch and bad) else 0)
-                return np.array(outside, dtype=object), np.zeros(len(outside), dtype=int).astype(object)
-            insts.append(decide.Instance(f"L={L}, LoRA on {t} of layer {k}", {"L": L, "k": k}, True, compute,
-                                         values={"changed": "see lora.changed_parameters"}))
-    v = decide.check_instances(insts, what="indicator of a changed combined weight outside the tuned index (exact)")
-    return v
+            insts.append(decide.Instance(
+                f"L={L}, LoRA on {t} of layer {k}", {"L": L, "k": k}, True,
+                lambda L=L, k=k, t=t: (np.array([int(b) for _, b in _outside(L, k, t, scope)], dtype=object),
+                                       np.zeros(len(_outside(L, k, t, scope)), dtype=int).astype(object)),
+                values=lambda L=L, k=k, t=t: {"combined weights": [n for n, _ in _outside(L, k, t, scope)],
+                                              "changed outside the tuned index": [n for n, b in _outside(L, k, t, scope) if b]}))
+    return decide.check_instances(insts, what="indicator of a changed combined weight outside the tuned index (exact)")
 
 
 A4.check("concl", ("layer-wise=k",), r"\text{LoRA on layer }k\text{ changes only the DUAT weights of index }k",
