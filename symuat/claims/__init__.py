@@ -7,5 +7,6 @@ them, side by side.
 
 from symuat.claims import attention, diamond, lemmas, linear, transformer  # noqa: F401  (registration)
 from symuat.claims import decoder  # noqa: F401,E402  (X1–X6, the decoder-LLM extensions)
+from symuat.claims import applications  # noqa: F401  (registration: A1–A6)
 
 REGISTRY_LOADED = True
