@@ -358,7 +358,7 @@ def derivation(claim, results) -> list[str]:
         for r in rs:
             statements.setdefault(r.check.statement, []).append(r)
         for statement, group in statements.items():
-            if len(group) > 6:
+            if len(group) > 8:
                 counts = Counter(_status(r) for r in group)
                 badges = " ".join(f"{_badge(s)}\\ ×{n}" for s, n in counts.most_common())
             else:
@@ -621,6 +621,9 @@ def run_checks(app):
     seconds = time.perf_counter() - start
     verdicts = {cv.id: cv for cv in claim_verdicts(results, REGISTRY)}
     logger.info(f"symuat: {len(results)} checks of {len(verdicts)} claims in {seconds:.1f} s")
+    for r in results:
+        if r.error:  # a crash fails the build under -W, as it fails `symuat prove`
+            logger.warning(f"symuat: check {r.check.key} crashed: {r.error}")
     return REGISTRY, results, verdicts, seconds
 
 
@@ -676,9 +679,9 @@ def generate(app):
              "nothing on these pages is typed in. The bottom line of a claim is the verdict report's "
              "(:mod:`symuat.verdicts`).", ""]
     for group, members in sections:
-        index += [f"**{SECTION_TITLES.get(group, group.capitalize())}** — :ref:`section-{group}`", ""]
+        index += [f"**{SECTION_TITLES.get(group, group.capitalize())}** (:ref:`{members[0].id}–{members[-1].id} <section-{group}>`)", ""]
         index += _raw(progress_bar([verdicts[c.id] for c in members]))
-    index += [".. toctree::", "   :maxdepth: 2", "   :titlesonly:", "   :caption: Sections", ""]
+    index += [".. toctree::", "   :hidden:", "   :titlesonly:", ""]
     index += [f"   section-{g}" for g, _ in sections] + [""]
     index += [".. _claims-graph:", "", "Dependency graph", "----------------", "",
               f"{n_edges} edges between claims, recorded by the registry whenever a check's procedure "
