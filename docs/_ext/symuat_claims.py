@@ -395,14 +395,22 @@ def readings_section(claim, results) -> list[str]:
                                   for r in results], ("check", "status", "first failing"), widths="70 15 15")),
                   ""]
         return lines
-    if admitted:
-        lines += ["**Readings the text admits:**", "",
-                  _table([(_key_link(r), _badge(_status(r)), f"{r.seconds:.2f} s") for r in admitted],
-                         ("check", "status", "time"), widths="70 18 12"), ""]
-    if other:
-        lines += ["**symuat's alternative readings:**", "",
-                  _table([(_key_link(r), _badge(_status(r)), f"{r.seconds:.2f} s") for r in other],
-                         ("check", "status", "time"), widths="70 18 12"), ""]
+    def grouped(rs):
+        """One row per reading: every step checked under exactly that reading, with its badge."""
+        rows: "OrderedDict[str, list]" = OrderedDict()
+        for r in rs:
+            rows.setdefault(",".join(r.check.reading) if r.check.reading else "(any)", []).append(r)
+        return [(f"``{reading}``", " · ".join(
+            f"{_escape(r.check.id[len(claim.id):].lstrip('.') or claim.id)} {_badge(_status(r))}" for r in group))
+            for reading, group in rows.items()]
+
+    for label, rs in (("Readings the text admits", admitted), ("symuat's alternative readings", other)):
+        if rs:
+            lines += [f"**{label}** (one row per reading; each step checked under it):", "",
+                      _table(grouped(rs), ("reading", "steps"), widths="35 65"), ""]
+    lines += [".. fold:: every check with its time", "",
+              _indent(_table([(_key_link(r), _badge(_status(r)), f"{r.seconds:.2f} s") for r in results],
+                             ("check", "status", "time"), widths="70 18 12")), ""]
     return lines
 
 
