@@ -71,7 +71,7 @@ def _m(tex: str) -> str:
 
 
 #: bare TeX-ish subscripts in prose: W'_HV, b'_{j,2}, H_i, x'_0
-_BARE_SUB = re.compile(r"(?<![\w\\])([A-Za-z]{1,2}\d?'*)_(\{[^{}]*\}|[A-Za-z0-9]{1,3})(?![\w])")
+_BARE_SUB = re.compile(r"(?<![\w\\])([A-Za-z]{1,2}\d?'*)_(\{[^{}]*\}|[A-Za-z0-9]{1,3})(?![A-Za-z0-9_])")
 
 
 def _claim_ref_re():
