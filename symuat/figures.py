@@ -10,8 +10,8 @@ from pathlib import Path
 
 
 #: font sizes that stay readable when a figure is shown at page width (~900 px)
-FONT = {"font.size": 13, "axes.titlesize": 14, "axes.labelsize": 13, "xtick.labelsize": 12,
-        "ytick.labelsize": 12, "legend.fontsize": 12, "figure.titlesize": 15}
+FONT = {"font.size": 14, "axes.titlesize": 15, "axes.labelsize": 14, "xtick.labelsize": 13,
+        "ytick.labelsize": 13, "legend.fontsize": 13, "figure.titlesize": 16}
 
 
 def _save(fig, path) -> Path:
@@ -162,7 +162,7 @@ def dynamic_parameters_figure(texts: list[str], path, model: str = "minilm") -> 
     from matplotlib.ticker import MaxNLocator
 
     with plt.rc_context(FONT):
-        fig, axes = plt.subplots(1, 3, figsize=(15, 5.2))
+        fig, axes = plt.subplots(1, 3, figsize=(13, 5.2))
         for k, (text, layers, norms, e_norms, scales) in enumerate(curves):
             style = dict(marker="os^"[k % 3], linestyle="-", label=f"sentence {k + 1}: “{text}”")
             axes[0].plot(layers, norms, **style)
