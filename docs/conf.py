@@ -33,6 +33,5 @@ autodoc_member_order = "bysource"
 smartquotes = False
 mathjax3_config = {
     "tex": {"packages": {"[+]": ["ams"]}},
-    "chtml": {"displayOverflow": "scroll"},
     "options": {"enableMenu": False},
 }
