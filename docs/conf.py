@@ -1,4 +1,9 @@
-"""Sphinx configuration for symuat. Claim pages are generated from the registry at build time."""
+"""Sphinx configuration for symuat. Claim pages are generated from the registry at build time.
+
+Math: MathJax 3 shipped with the pages (``sphinx-mathjax-offline`` copies it into ``_static``),
+so formulas render opened from disk with no network. ``\\diamond`` is MathJax's own binary
+operator (U+22C4); no macro redefines it.
+"""
 
 import os
 import sys
@@ -9,9 +14,24 @@ sys.path.insert(0, os.path.abspath("_ext"))
 project = "symuat"
 author = "the symuat developers"
 copyright = "2026, the symuat developers"
-extensions = ["sphinx.ext.mathjax", "sphinx.ext.autodoc", "symuat_claims"]
-exclude_patterns = ["_build"]
+extensions = ["sphinx.ext.mathjax", "sphinx-mathjax-offline", "sphinx.ext.autodoc", "symuat_claims"]
+exclude_patterns = ["_build", "claims/*.inc"]
 html_theme = "alabaster"
-html_static_path = []
+html_static_path = ["_static"]
+html_css_files = ["symuat.css"]
+html_js_files = ["symuat.js"]
+html_title = "symuat"
+html_theme_options = {
+    "page_width": "1180px",
+    "sidebar_width": "250px",
+    "fixed_sidebar": False,
+    "show_relbars": True,
+}
+html_sidebars = {"**": ["about.html", "navigation.html", "relations.html", "searchbox.html"]}
 autodoc_member_order = "bysource"
-mathjax3_config = {"tex": {"macros": {"diamond": r"\mathbin{\diamond}"}}}
+# primes in H'_i stay primes: no typographic quotes anywhere
+smartquotes = False
+mathjax3_config = {
+    "tex": {"packages": {"[+]": ["ams"]}},
+    "options": {"enableMenu": False},
+}

@@ -9,25 +9,69 @@ from __future__ import annotations
 from pathlib import Path
 
 
+#: font sizes that stay readable when a figure is shown at page width (~900 px)
+FONT = {"font.size": 14, "axes.titlesize": 15, "axes.labelsize": 14, "xtick.labelsize": 13,
+        "ytick.labelsize": 13, "legend.fontsize": 13, "figure.titlesize": 16}
+
+
 def _save(fig, path) -> Path:
     import matplotlib.pyplot as plt
 
-    fig.tight_layout()
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=110)
+    fig.savefig(path, dpi=100, bbox_inches="tight")
     plt.close(fig)
     return path
 
 
+def _mha_instance(projection: str, mask: str, N: int, M: int, h: int, seed: int = 0):
+    """A random float64 MHA (weights and input) and its W'_HVO, densely (small sizes only)."""
+    import numpy as np
+
+    from symuat.attention import MHAOperator, attention_patterns
+
+    rng = np.random.default_rng(seed)
+    d = M // h
+    if projection == "split":
+        WQ, WK, WV = (rng.standard_normal((h, d, d)) for _ in range(3))
+        WO = rng.standard_normal((M, M))
+    else:
+        WQ, WK, WV = (rng.standard_normal((h, M, d)) for _ in range(3))
+        WO = rng.standard_normal((h * d, M))
+    X = rng.standard_normal((N, M))
+    H = attention_patterns(X, WQ, WK, h, mask, projection=projection)
+    return MHAOperator(H, WV, WO, projection=projection).dense()
+
+
+def block_spectrum(projection: str, mask: str, *, N: int = 6, M: int = 8, h: int = 2, seed: int = 0):
+    """Singular values of the N² token blocks of W'_HVO stacked as rows (each block flattened).
+
+    H6's "entries are highly correlated", made precise: block (a, b) is Σ_i (H_i)_{ab} B_iᵀ, so
+    every block lies in span{B_1ᵀ, …, B_hᵀ} and at most ``h`` singular values are nonzero.
+
+    >>> s = block_spectrum("split", "bidir", N=4, M=4, h=2)
+    >>> int((s > 1e-10 * s[0]).sum())
+    2
+    """
+    import numpy as np
+
+    W = _mha_instance(projection, mask, N, M, h, seed)
+    blocks = W.reshape(N, M, N, M).transpose(0, 2, 1, 3).reshape(N * N, M * M)
+    return np.linalg.svd(blocks, compute_uv=False)
+
+
 def structure_figure(projection: str, mask: str, path, *, N: int = 4, h: int = 2, d: int = 2,
                      dv: int = 2) -> Path:
-    """Three panels — W'_HV, W'_O, W'_HVO (duat sense, row flattening) — for one reading."""
+    """Four panels for one reading: the exact zero/nonzero patterns of W'_HV, W'_O and
+    (W'_HVO)ᵀ (duat sense, row flattening, token blocks outlined) — "dense" — and the singular
+    values of the token blocks of W'_HVO — "entries highly correlated": h nonzero values."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+    import numpy as np
     from matplotlib.colors import ListedColormap
+    from matplotlib.patches import Patch
 
     from symuat.attention import mha_symbols
     from symuat.kernel.structure import generic_support
@@ -36,26 +80,45 @@ def structure_figure(projection: str, mask: str, path, *, N: int = 4, h: int = 2
     M = h * d
     sizes = {"N": N, "h": h, "d": d, "d_v": dv, "M": M}
     panels = [
-        ("W'_HV", s.W_HV("row"), N * h * dv, N * (M if projection == "std" else M)),
-        ("W'_O", s.W_O("row"), N * M, N * h * dv),
-        ("(W'_HVO)ᵀ  (maps x' to H̊')", s.W_HVO("row"), N * M, N * M),
+        ("$W'_{HV}$", s.W_HV("row")),
+        ("$W'_{O}$", s.W_O("row")),
+        ("$(W'_{HVO})^{T}$  (maps $x'$ to $\\mathring{H}'$)", s.W_HVO("row")),
     ]
-    fig, axes = plt.subplots(1, 3, figsize=(13, 4.6))
-    cmap = ListedColormap(["#f4f4f4", "#1f4e79"])
-    for ax, (title, expr, rows, cols) in zip(axes, panels):
-        pattern = generic_support(expr, sizes)
-        ax.imshow(pattern, cmap=cmap, interpolation="nearest", vmin=0, vmax=1)
-        density = pattern.mean()
-        ax.set_title(f"{title}\n{pattern.shape[0]}×{pattern.shape[1]}, density {density:.3f}", fontsize=10)
-        rb, cb = pattern.shape[0] // N, pattern.shape[1] // N
-        for k in range(1, N):
-            ax.axhline(k * rb - 0.5, color="#c0392b", lw=0.8)
-            ax.axvline(k * cb - 0.5, color="#c0392b", lw=0.8)
-        ax.set_xticks([k * cb + cb / 2 - 0.5 for k in range(N)], [f"in {k}" for k in range(N)], fontsize=7)
-        ax.set_yticks([k * rb + rb / 2 - 0.5 for k in range(N)], [f"out {k}" for k in range(N)], fontsize=7)
-    fig.suptitle(f"MHA lifts, {projection} projections, {mask} attention "
-                 f"(N={N} tokens, h={h} heads, d={d}, d_v={dv}; red lines: token blocks)", fontsize=11)
-    return _save(fig, path)
+    with plt.rc_context(FONT):
+        fig, axes = plt.subplots(2, 2, figsize=(12, 11))
+        cmap = ListedColormap(["#f4f4f4", "#1f4e79"])
+        for ax, (title, expr) in zip(axes.flat, panels):
+            pattern = generic_support(expr, sizes)
+            ax.imshow(pattern, cmap=cmap, interpolation="nearest", vmin=0, vmax=1)
+            ax.set_title(f"{title}\n{pattern.shape[0]}×{pattern.shape[1]}, density {pattern.mean():.3f}")
+            rb, cb = pattern.shape[0] // N, pattern.shape[1] // N
+            for k in range(1, N):
+                ax.axhline(k * rb - 0.5, color="#c0392b", lw=1.2)
+                ax.axvline(k * cb - 0.5, color="#c0392b", lw=1.2)
+            ax.set_xticks([k * cb + cb / 2 - 0.5 for k in range(N)], [str(k + 1) for k in range(N)])
+            ax.set_yticks([k * rb + rb / 2 - 0.5 for k in range(N)], [str(k + 1) for k in range(N)])
+            ax.set_xlabel("input token")
+            ax.set_ylabel("output token")
+        axes[0, 0].legend(handles=[Patch(color="#1f4e79", label="structurally nonzero"),
+                                   Patch(facecolor="#f4f4f4", edgecolor="#999", label="always zero")],
+                          loc="upper center", bbox_to_anchor=(1.1, -0.16), ncol=2, frameon=False)
+        Ns, Ms = 6, 8
+        sv = block_spectrum(projection, mask, N=Ns, M=Ms, h=h)
+        ax = axes[1, 1]
+        k = np.arange(1, len(sv) + 1)
+        floor = np.finfo(float).tiny
+        ax.semilogy(k, np.where(sv > 0, sv, floor), "o", color="#1f4e79")
+        ax.axvline(h + 0.5, color="#c0392b", ls="--", lw=1.2, label=f"h = {h} heads")
+        ax.set_title(f"entries correlated: the {Ns * Ns} token blocks\nspan only {h} dimensions")
+        ax.set_xlabel("index of singular value")
+        ax.set_ylabel("singular value (float64)")
+        ax.xaxis.set_major_locator(matplotlib.ticker.MaxNLocator(integer=True))
+        ax.legend(loc="upper right")
+        fig.suptitle(f"MHA lifts, {projection} projections, {mask} attention (exact patterns: N={N} tokens, "
+                     f"h={h} heads, d={d}, d_v={dv};\nspectrum: random float64 weights, N={Ns}, M={Ms}; "
+                     "red lines: token blocks)")
+        fig.tight_layout()
+        return _save(fig, path)
 
 
 def dynamic_parameters_figure(texts: list[str], path, model: str = "minilm") -> Path:
@@ -77,7 +140,7 @@ def dynamic_parameters_figure(texts: list[str], path, model: str = "minilm") -> 
 
     folder = model_path(model)
     bert = BertNumpy(load_bert(folder))
-    fig, axes = plt.subplots(1, 3, figsize=(14, 4.2))
+    curves = []
     for text in texts:
         ids = tokenize(text, folder)
         X = bert.embed(ids)
@@ -93,16 +156,26 @@ def dynamic_parameters_figure(texts: list[str], path, model: str = "minilm") -> 
             gram_B = np.einsum("iab,kab->ik", B, B)
             norms.append(np.sqrt(np.sum(gram_H * gram_B)) / np.sqrt(N))
             states.append(blk.forward(states[-1]))
-        label = text if len(text) < 40 else text[:37] + "…"
         layers = np.arange(1, len(bert.blocks) + 1)
-        axes[0].plot(layers, norms, "o-", label=label)
-        axes[1].plot(layers, [np.linalg.norm(e) / np.sqrt(N) for e in duat.e], "o-", label=label)
-        last = bert.blocks[-1]
-        axes[2].plot(np.arange(N), layer_norm_scales(states[-2] + 0, last.eps), ".-", label=label)
-    axes[0].set(title="‖W'_MHA(x)‖_F per token, by layer", xlabel="layer")
-    axes[1].set(title="dynamic bias e_j of the DUAT form\n(norm per token)", xlabel="layer j", yscale="log")
-    axes[2].set(title="LayerNorm 1/std per token entering the last layer", xlabel="token")
-    for ax in axes:
-        ax.legend(fontsize=7)
-    fig.suptitle("all-MiniLM-L6-v2: the DUAT parameters depend on the input", fontsize=11)
+        curves.append((text, layers, norms, [np.linalg.norm(e) / np.sqrt(N) for e in duat.e],
+                       layer_norm_scales(states[-2] + 0, bert.blocks[-1].eps)))
+    from matplotlib.ticker import MaxNLocator
+
+    with plt.rc_context(FONT):
+        fig, axes = plt.subplots(1, 3, figsize=(13, 5.2))
+        for k, (text, layers, norms, e_norms, scales) in enumerate(curves):
+            style = dict(marker="os^"[k % 3], linestyle="-", label=f"sentence {k + 1}: “{text}”")
+            axes[0].plot(layers, norms, **style)
+            axes[1].plot(layers, e_norms, **style)
+            axes[2].plot(np.arange(1, len(scales) + 1), scales, **style)
+        axes[0].set(title="attention matrix $W'(x)$", xlabel="layer", ylabel="Frobenius norm per token")
+        axes[1].set(title="dynamic bias $e_j$", xlabel="layer $j$", ylabel="norm per token")
+        axes[2].set(title="LayerNorm scale, last layer", xlabel="token position", ylabel="1 / std of the token")
+        for ax in axes:
+            ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+            ax.grid(alpha=0.3)
+        handles, labels = axes[0].get_legend_handles_labels()
+        fig.legend(handles, labels, loc="lower center", ncol=1, frameon=False, bbox_to_anchor=(0.5, -0.02))
+        fig.suptitle("all-MiniLM-L6-v2: the parameters of the DUAT form depend on the input")
+        fig.tight_layout(rect=(0, 0.12, 1, 1))
     return _save(fig, path)

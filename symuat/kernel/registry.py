@@ -9,6 +9,7 @@ return values of running checks.
 
 from __future__ import annotations
 
+import contextvars
 import difflib
 import re
 import time
@@ -17,6 +18,9 @@ from typing import Callable, Iterable
 
 from symuat.errors import UnknownClaimError
 from symuat.kernel.status import Verdict
+
+#: the check whose procedure is running (so :meth:`Registry.verdict` can record who asked)
+_RUNNING: contextvars.ContextVar["Check | None"] = contextvars.ContextVar("symuat_running_check", default=None)
 
 
 @dataclass
@@ -54,7 +58,11 @@ class Check:
     def verdict(self) -> Verdict:
         """The verdict, computed once (claims that rest on this check reuse it)."""
         if self._verdict is None:
-            self._verdict = self.procedure()
+            token = _RUNNING.set(self)
+            try:
+                self._verdict = self.procedure()
+            finally:
+                _RUNNING.reset(token)
         return self._verdict
 
     def run(self) -> "Result":
@@ -128,6 +136,9 @@ class Claim:
 class Registry:
     def __init__(self):
         self.claims: dict[str, Claim] = {}
+        #: dependency edges recorded while checks run: key of the calling check → keys of the
+        #: checks whose verdicts its procedure asked for with :meth:`verdict`
+        self.edges: dict[str, set[str]] = {}
 
     def claim(self, id: str, title: str, *, where: str, statement: str, group: str,
               remarks: str = "") -> Claim:
@@ -139,9 +150,27 @@ class Registry:
 
     def verdict(self, key: str) -> Verdict:
         """The verdict of the check with this exact key (computed once per process), for claims
-        that rest on another claim's check, e.g. D3 on M1."""
+        that rest on another claim's check, e.g. D3 on M1.
+
+        When called from a running check's procedure, the edge (that check → ``key``) is recorded
+        in :attr:`edges`: the dependency graph of the docs is these edges, nothing typed in.
+        """
         (check,) = [c for c in self.all_checks() if c.key == key]
+        caller = _RUNNING.get()
+        if caller is not None:
+            self.edges.setdefault(caller.key, set()).add(key)
         return check.verdict()
+
+    def claim_edges(self) -> dict[str, set[str]]:
+        """The recorded edges between claims: claim ID → IDs of the claims it rests on."""
+        of = {c.key: claim.id for claim in self.claims.values() for c in claim.checks}
+        out: dict[str, set[str]] = {}
+        for src, dsts in self.edges.items():
+            for dst in dsts:
+                a, b = of.get(src), of.get(dst)
+                if a and b and a != b:
+                    out.setdefault(a, set()).add(b)
+        return out
 
     def ordered_claims(self) -> list[Claim]:
         """Claims in the order of the spec: D, P, M, H, L, T, then symuat's own lemmas."""

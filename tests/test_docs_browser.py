@@ -1,0 +1,228 @@
+"""The docs as a reader sees them: built with ``sphinx-build -W``, opened from disk in real headless
+Chromium with the network cut off, after MathJax (shipped with the pages) has typeset them.
+
+Asserts: no math-error node, no raw TeX left in the rendered text, every ``<img>`` and graph link
+target exists, the dependency graph is present, every claim page shows its bottom line (the one
+of the verdict report written by the same build). Screenshots of P5, L2, H6 and the graph go to
+``test-artifacts/docs/`` (gitignored) for a reviewer.
+
+Skips only when Chromium or Sphinx is missing and neither ``CI`` nor ``SYMUAT_REQUIRE_DOCS`` is
+set. ``SYMUAT_DOCS_HTML`` points at an HTML build to check instead of building one (``.ci/run``
+builds the docs once and hands the folder over).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import os
+import re
+import shutil
+import subprocess
+from concurrent.futures import ThreadPoolExecutor
+from html.parser import HTMLParser
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+ARTIFACTS = Path(os.environ.get("SYMUAT_ARTIFACTS", ROOT / "test-artifacts")) / "docs"
+REQUIRED = bool(os.environ.get("CI") or os.environ.get("SYMUAT_REQUIRE_DOCS"))
+SCREENSHOTS = {"P5": "claims/P5.html", "L2": "claims/L2.html", "H6": "claims/H6.html", "graph": "claims/index.html"}
+#: TeX that survived rendering: a control word, \( \[ delimiters, or $…$
+RAW_TEX = re.compile(r"\\(?:[A-Za-z]{2,}|\(|\[)|\$[^$\s][^$]*\$")
+
+
+def _chromium() -> str | None:
+    for name in ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable"):
+        if shutil.which(name):
+            return shutil.which(name)
+    return None
+
+
+def _missing(what: str):
+    if REQUIRED:
+        pytest.fail(f"{what} (required: CI / SYMUAT_REQUIRE_DOCS is set)")
+    pytest.skip(what)
+
+
+@pytest.fixture(scope="module")
+def chromium() -> str:
+    path = _chromium()
+    if path is None:
+        _missing("Chromium is not installed (apt-get install -y chromium)")
+    return path
+
+
+@pytest.fixture(scope="module")
+def html_dir(tmp_path_factory, chromium) -> Path:
+    given = os.environ.get("SYMUAT_DOCS_HTML")
+    if given:
+        out = Path(given)
+        assert (out / "index.html").is_file(), f"SYMUAT_DOCS_HTML={given}: no index.html there"
+        return out
+    try:
+        import sphinx  # noqa: F401
+        import matplotlib  # noqa: F401
+    except ImportError as exc:
+        _missing(f"the docs extra is not installed ({exc}): pip install -e '.[docs]'")
+    out = tmp_path_factory.mktemp("html")
+    # in this process: checks whose verdicts other tests already computed are not run again
+    from sphinx.cmd.build import build_main
+
+    log = io.StringIO()
+    with contextlib.redirect_stdout(log), contextlib.redirect_stderr(log):
+        code = build_main(["-W", "-q", "-b", "html", str(ROOT / "docs"), str(out)])
+    assert code == 0, f"sphinx-build -W failed:\n{log.getvalue()[-4000:]}"
+    return out
+
+
+def _chrome_args(chromium: str) -> list[str]:
+    # --proxy-server to a closed port: the pages must work with no network at all
+    return [chromium, "--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
+            "--proxy-server=127.0.0.1:9", "--hide-scrollbars", "--virtual-time-budget=30000"]
+
+
+def render(chromium: str, page: Path) -> str:
+    proc = subprocess.run(_chrome_args(chromium) + ["--dump-dom", page.as_uri()],
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, f"chromium failed on {page}: {proc.stderr[-2000:]}"
+    return proc.stdout
+
+
+def screenshot(chromium: str, page: Path, target: Path, height: int = 2400) -> None:
+    target.parent.mkdir(parents=True, exist_ok=True)
+    subprocess.run(_chrome_args(chromium) + [f"--screenshot={target}", f"--window-size=1280,{height}",
+                                             page.as_uri()], capture_output=True, timeout=120)
+
+
+class _Page(HTMLParser):
+    """Visible text (outside rendered math, scripts and styles), images, graph links, markers."""
+
+    SKIP = {"script", "style", "mjx-container", "title"}
+
+    def __init__(self):
+        super().__init__(convert_charrefs=True)
+        self.text: list[str] = []
+        self.imgs: list[str] = []
+        self.graph_links: list[str] = []
+        self.graph_edges = 0
+        self.errors = 0
+        self.math_state = None
+        self.bottom_lines: list[str] = []
+        self._skip = 0
+        self._svg = 0
+        self._bottom = 0
+
+    def handle_starttag(self, tag, attrs):
+        a = dict(attrs)
+        cls = a.get("class") or ""
+        if tag == "html":
+            self.math_state = a.get("data-math")
+        if tag in self.SKIP:
+            self._skip += 1
+        if tag == "mjx-merror" or "math-error" in cls or a.get("data-mjx-error"):
+            self.errors += 1
+        if tag == "img":
+            self.imgs.append(a.get("src", ""))
+        if tag == "svg" and a.get("id") == "symuat-graph":
+            self._svg = 1
+        elif self._svg and tag == "svg":
+            self._svg += 1
+        if self._svg and tag == "a":
+            self.graph_links.append(a.get("href", ""))
+        if self._svg and tag == "path" and "edge" in cls:
+            self.graph_edges += 1
+        if "bottom-line" in cls.split():
+            self._bottom = 1
+        if self._bottom and tag == "span" and "verdict" in cls.split():
+            self.bottom_lines.append(next(c for c in cls.split() if c.startswith("verdict-"))[len("verdict-"):])
+
+    def handle_endtag(self, tag):
+        if tag in self.SKIP and self._skip:
+            self._skip -= 1
+        if tag == "svg" and self._svg:
+            self._svg -= 1
+        if tag == "div" and self._bottom:
+            self._bottom = 0
+
+    def handle_data(self, data):
+        if not self._skip:
+            self.text.append(data)
+            if "Math input error" in data:
+                self.errors += 1
+
+
+def parse(dom: str) -> _Page:
+    p = _Page()
+    p.feed(dom)
+    return p
+
+
+@pytest.fixture(scope="module")
+def pages(html_dir, chromium) -> dict[str, tuple[Path, _Page]]:
+    names = ["index.html", "claims/index.html", "model.html"]
+    names += sorted(str(p.relative_to(html_dir)) for p in (html_dir / "claims").glob("section-*.html"))
+    names += [f"claims/{c}.html" for c in ("P5", "H6", "L2", "T8")]
+    with ThreadPoolExecutor(3) as pool:
+        doms = list(pool.map(lambda n: render(chromium, html_dir / n), names))
+        list(pool.map(lambda kv: screenshot(chromium, html_dir / kv[1], ARTIFACTS / f"{kv[0]}.png"),
+                      SCREENSHOTS.items()))
+    return {n: (html_dir / n, parse(d)) for n, d in zip(names, doms)}
+
+
+def test_math_is_typeset_offline_without_errors(pages):
+    for name, (_, page) in pages.items():
+        assert page.math_state in ("done", "none"), f"{name}: math engine state {page.math_state!r}"
+        assert page.errors == 0, f"{name}: {page.errors} math error node(s)"
+    assert pages["claims/P5.html"][1].math_state == "done"
+
+
+def test_no_raw_tex_in_rendered_text(pages):
+    for name, (_, page) in pages.items():
+        text = " ".join(page.text)
+        hits = RAW_TEX.findall(text)
+        assert not hits, f"{name}: raw TeX left in the rendered text: {hits[:5]}"
+
+
+def test_every_image_and_graph_target_exists(pages, html_dir):
+    for name, (path, page) in pages.items():
+        for src in page.imgs + page.graph_links:
+            assert not src.startswith(("http:", "https:", "//")), f"{name}: remote target {src}"
+            target = (path.parent / src.split("#")[0]).resolve()
+            assert target.is_file(), f"{name}: target {src} does not exist"
+    # and nothing on any page is fetched from the network
+    for html in html_dir.rglob("*.html"):
+        remote = re.findall(r"<(?:script|link)[^>]+(?:src|href)=\"(https?:)?//", html.read_text(encoding="utf-8"))
+        assert not remote, f"{html}: loads something from the network"
+
+
+def test_dependency_graph_present(pages, html_dir):
+    verdicts = json.loads((html_dir / "verdicts.json").read_text())
+    _, page = pages["claims/index.html"]
+    assert len(page.graph_links) == len(verdicts["claims"]), "one graph node per claim"
+    n_edges = sum(len(v) for v in verdicts["edges"].values())
+    assert n_edges > 0 and page.graph_edges == n_edges
+    assert "T8" in verdicts["edges"] and "L2" in verdicts["edges"]["T8"]
+
+
+def test_every_claim_page_shows_its_bottom_line(pages, html_dir):
+    verdicts = json.loads((html_dir / "verdicts.json").read_text())
+    for cv in verdicts["claims"]:
+        word = "error" if cv["errors"] else cv["verdict"]
+        page = parse((html_dir / "claims" / f"{cv['id']}.html").read_text(encoding="utf-8"))
+        assert page.bottom_lines[:1] == [word], f"{cv['id']}: bottom line {page.bottom_lines[:1]} ≠ {word}"
+    for name in ("claims/P5.html", "claims/H6.html", "claims/L2.html", "claims/T8.html"):
+        assert pages[name][1].bottom_lines, f"{name}: no bottom line in the rendered page"
+
+
+def test_pages_are_light(html_dir):
+    t8 = (html_dir / "claims" / "T8.html").stat().st_size
+    assert t8 < 400_000, f"T8 page is {t8} bytes"
+
+
+def test_screenshots_taken(pages):
+    for name in SCREENSHOTS:
+        shot = ARTIFACTS / f"{name}.png"
+        assert shot.is_file() and shot.stat().st_size > 10_000, f"no screenshot {shot}"
