@@ -49,6 +49,8 @@ SECTION_TITLES = {
     "linear": "Linear layers in matrix-vector form",
     "attention": "Multi-head attention in matrix-vector form",
     "transformer": "The Transformer as a DUAT",
+    "applications": "Applications: pruning, LoRA, in-context learning",
+    "decoder": "Decoder LLMs: GQA, RoPE, RMSNorm, SwiGLU (symuat's extensions)",
 }
 #: claim IDs known to this build (filled by :func:`generate`), for cross-reference links
 _CLAIM_IDS: set[str] = set()
