@@ -51,7 +51,7 @@ import sympy as sp
 from sympy.matrices.expressions import MatrixExpr, MatrixSymbol
 
 from symuat.errors import DiamondUndefinedError, KernelInconsistencyError, ShapeMismatchError
-from symuat.kernel.evaluate import Evaluator, values_equal
+from symuat.kernel.evaluate import Evaluator, size_at, sizes_key, values_equal
 from symuat.kernel.index_calculus import compare_entries
 from symuat.printing import latex
 from symuat.kernel.status import (
@@ -124,7 +124,14 @@ def size_grid(dims: list, values=(1, 2, 3, 4), limit: int = 80) -> list[dict]:
 
 
 def _shape_at(shape: tuple, sizes: dict) -> tuple[int, ...]:
-    return tuple(int(sp.sympify(d).subs(sizes)) for d in shape)
+    key = sizes_key(sizes)
+    out = []
+    for d in shape:
+        value = size_at(d, key)
+        if value is None:
+            raise TypeError(f"dimension {d} has no integer value at {sizes}")
+        out.append(value)
+    return tuple(out)
 
 
 def random_values(syms: dict, sizes: dict, rng, mode: str) -> dict[str, np.ndarray]:
