@@ -34,6 +34,8 @@ def _parser() -> argparse.ArgumentParser:
     prove.add_argument("ids", nargs="*", metavar="ID", help="claim IDs (P5, P5.f, P5.f[C-col,LR,conf])")
     prove.add_argument("--all", action="store_true", help="every claim symuat knows")
     prove.add_argument("--format", choices=("table", "json", "latex"), default="table")
+    prove.add_argument("--jobs", type=int, default=None, metavar="N",
+                       help="processes to run the checks on (default: every core); output order is fixed")
     sub.add_parser("list", help="list the claims and how many checks each has")
     show = sub.add_parser("show", help="run checks and print each in full")
     show.add_argument("ids", nargs="+", metavar="ID")
@@ -64,7 +66,11 @@ def main(argv: list[str] | None = None) -> int:
     except UnknownClaimError as exc:
         print(f"symuat: {exc}", file=sys.stderr)
         return 2
-    results = report.run_with_progress(checks)
+    jobs = getattr(args, "jobs", None)
+    if jobs is not None and jobs < 1:
+        print("symuat prove: --jobs must be at least 1", file=sys.stderr)
+        return 2
+    results = report.run_with_progress(checks, jobs=jobs)
     if args.command == "show":
         print("\n\n".join(report.detail(r) for r in results))
     elif args.format == "json":

@@ -148,16 +148,19 @@ def detail(result: Result) -> str:
     return "\n".join(lines)
 
 
-def run_with_progress(checks, stream=None) -> list[Result]:
-    """Run checks, showing progress on ``stream`` when it is a terminal."""
+def run_with_progress(checks, stream=None, jobs: int | None = 1) -> list[Result]:
+    """Run checks (on ``jobs`` processes, see :mod:`symuat.kernel.runner`; results in the order
+    of ``checks``), showing progress on ``stream`` when it is a terminal."""
+    from symuat.kernel.runner import run_checks
+
     stream = stream if stream is not None else sys.stderr
     show = hasattr(stream, "isatty") and stream.isatty()
     results = []
-    for k, check in enumerate(checks, 1):
+    for k, result in enumerate(run_checks(checks, jobs), 1):
         if show:
-            stream.write(f"\r\033[K[{k}/{len(checks)}] {check.key}")
+            stream.write(f"\r\033[K[{k}/{len(checks)}] {result.check.key}")
             stream.flush()
-        results.append(check.run())
+        results.append(result)
     if show:
         stream.write("\r\033[K")
         stream.flush()
