@@ -332,7 +332,7 @@ class MHAOperator:
     :math:`d_v` and is kept as :math:`W_{Vi}` and :math:`W_{O,i}`.
     """
 
-    def __init__(self, H, WV, WO, *, projection: str = "split", order: str = "row"):
+    def __init__(self, H, WV, WO, *, projection: str = "split", order: str = "row", WV_all=None):
         H = np.asarray(H, dtype=float)
         if H.ndim != 3 or H.shape[1] != H.shape[2]:
             raise ShapeMismatchError("MHAOperator", "H", H.shape, "patterns", ("h", "N", "N"),
@@ -358,7 +358,11 @@ class MHAOperator:
             self.WV, self.WOi = WVf, WO.reshape(self.h, dv, -1)
             # the same factors side by side, [W_V1 … W_Vh] (M, h·d_v) and W_O (h·d_v, M_out): one
             # BLAS product each for all heads
-            self._WV_all = np.ascontiguousarray(WVf.transpose(1, 0, 2)).reshape(self.M, self.h * dv)
+            if WV_all is None:
+                WV_all = np.ascontiguousarray(WVf.transpose(1, 0, 2)).reshape(self.M, self.h * dv)
+            _need(WV_all.shape == (self.M, self.h * dv), "MHAOperator", "WV_all", WV_all.shape, "W_V",
+                  WVf.shape, "WV_all must be the per-head W_Vi side by side")
+            self._WV_all = WV_all
             self._WO_all = WO
 
     @property

@@ -258,6 +258,9 @@ class Block:
         else:
             H = attention_patterns(Z, self.WQ, self.WK, self.heads, self.mask, projection=self.projection,
                                    bQ=self.bQ, bK=self.bK, scale=self.scale)
+        if self._fused:  # the operator shares the block's [W_V1 … W_Vh] instead of copying it per layer
+            hk = 2 * self.heads * self.WQ.shape[2]
+            return MHAOperator(H, self.WV, self.WO, projection="std", WV_all=self._qkv[0][:, hk:])
         return MHAOperator(H, self.WV, self.WO, projection=self.projection)
 
     def eq20(self, X) -> Eq20:
@@ -296,7 +299,7 @@ class Block:
         I = Identity(N * M)
 
         def ffn_in(y, bias):  # [V_j x0, e_j]: W1 of the FFN applied to [a-part, (c+R)-part + bias]
-            pre = np.stack([y[0], y[1] + y[2] + bias]) @ self.W1
+            pre = (np.concatenate([y[0], y[1] + y[2] + bias]) @ self.W1).reshape(2, N, -1)  # one BLAS product
             pre[1] += self.b1
             return pre
 
