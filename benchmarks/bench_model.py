@@ -12,8 +12,8 @@ produces *every* hidden state (embedding output + 6 layers):
 * the rewrite: ``to_duat`` — the combined DUAT parameters (A, c, U_j, V_j, e_j) *and* every hidden
   state from them, in one O(L) pass (what ``symuat model check`` runs);
 * the former model-check path: the DUAT form, then each state by ``evaluate(k)`` (direct, O(L²));
-* the full Jacobian of the encoder (the "equivalent linear mapping" approach), at 16 tokens only
-  (D = 16·384 = 6144; J is D² float64 = 302 MB; at 128 tokens 19.3 GB).
+* the full Jacobian of the encoder (the "equivalent linear mapping" approach), at 4 tokens only
+  (D = 4·384 = 1536; at 16 tokens J is 6144² float64 = 302 MB, at 128 tokens 19.3 GB).
 
 Times: interleaved rounds (every variant once per round, order rotated), medians; memory:
 tracemalloc peak in separate runs.
@@ -34,6 +34,11 @@ from symuat.models.bert import model_path, relative_error  # noqa: E402
 from symuat.transformer import to_duat  # noqa: E402
 
 
+#: the full Jacobian is formed at this size only: D = 4·384 = 1536 and it already takes ~20 s
+#: (at 16 tokens, D = 6144 and J = 302 MB, several minutes; at 128 tokens J is 19.3 GB)
+JACOBIAN_TOKENS = 4
+
+
 def _hf(folder):
     try:
         import torch
@@ -44,11 +49,16 @@ def _hf(folder):
     return torch, model
 
 
-def _jacobian_seconds(torch, model, ids) -> tuple[float, int]:
-    """Seconds to form the full Jacobian d(last state)/d(embedding output) with torch.func.jacrev."""
+def _jacobian_seconds(torch, folder, ids) -> tuple[float, int]:
+    """Seconds to form the full Jacobian d(last state)/d(embedding output) with torch.func.jacrev
+    (HF's eager attention: the fused kernel has no batching rule for its backward)."""
     import time
 
     from torch.func import jacrev
+    from transformers import BertModel
+
+    model = BertModel.from_pretrained(str(folder), local_files_only=True,
+                                      attn_implementation="eager").to(torch.float64).eval()
 
     with torch.no_grad():
         emb = model.embeddings(input_ids=torch.tensor(ids[None]))
@@ -73,11 +83,12 @@ def run(quick: bool = False) -> str:
     h = bert.blocks[0].heads
     M = bert.blocks[0].M
     rng = np.random.default_rng(0)
-    plan = [(16, 5), (128, 3)] if quick else [(16, 21), (128, 11), (512, 5)]
+    plan = [(16, 5), (128, 3)] if quick else [(4, 11), (16, 21), (128, 11), (512, 5)]
     rows = ["| tokens | variant | median time | vs HF torch f64 | vs symuat forward | spread |",
             "|---|---|---|---|---|---|"]
-    mem_rows = ["| tokens | variant | peak allocations (tracemalloc) | L·h·N²·8 B (the patterns) |",
-                "|---|---|---|---|"]
+    mem_rows = ["| tokens | variant | peak allocations (tracemalloc) | kept after the call | "
+                "L·h·N²·8 B (patterns) | L·N·F·8 B (the e_j) | 3(L+1)·N·M·8 B (the parts) |",
+                "|---|---|---|---|---|---|---|"]
     err_rows = []
     for N, rounds in plan:
         ids = np.concatenate([[101], rng.integers(1000, 20000, N - 2), [102]])
@@ -107,18 +118,21 @@ def run(quick: bool = False) -> str:
         for name, t in med.items():
             vs_hf = f"{t / base_hf:.2f}×" if base_hf else "—"
             rows.append(f"| {N} | {name} | {t * 1e3:.1f} ms | {vs_hf} | {t / base_fw:.2f}× | {common.spread(times[name])} |")
-        if hf is not None and N == 16 and not quick:
-            seconds, jbytes = _jacobian_seconds(torch, hf, ids)
-            rows.append(f"| {N} | full Jacobian (torch.func.jacrev, chunks of 256; 1 run, not interleaved) | "
+        if hf is not None and N == JACOBIAN_TOKENS and not quick:
+            seconds, jbytes = _jacobian_seconds(torch, folder, ids)
+            rows.append(f"| {N} | full Jacobian (HF eager, torch.func.jacrev, chunks of 256; 1 run, not interleaved) | "
                         f"{seconds * 1e3:.0f} ms | {seconds / base_hf:.0f}× | {seconds / base_fw:.0f}× | "
                         f"J alone {jbytes / 2**20:.0f} MiB |")
         print("\n".join(rows[-len(med):]), flush=True)
         # memory, apart from timing
         X0 = bert.embed(ids)
-        patterns = L * h * N * N * 8
-        for name, fn in (("symuat forward", lambda: bert.hidden_states(ids)),
-                         ("rewrite (to_duat, every state)", lambda: to_duat(bert.blocks, X0).states())):
-            mem_rows.append(f"| {N} | {name} | {common.mib(common.peak_bytes(fn))} | {common.mib(patterns)} |")
+        F = bert.blocks[0].W1.shape[1]
+        sizes = [L * h * N * N * 8, L * N * F * 8, 3 * (L + 1) * N * M * 8]
+        for name, fn in (("symuat forward (every state)", lambda: bert.hidden_states(ids)),
+                         ("rewrite (to_duat: parameters + every state)", lambda: to_duat(bert.blocks, X0))):
+            peak, kept = common.peak_and_kept(fn)
+            mem_rows.append(f"| {N} | {name} | {common.mib(peak)} | {common.mib(kept)} | "
+                            + " | ".join(common.mib(x) for x in sizes) + " |")
         # agreement, so a fast wrong answer cannot pass
         mine = to_duat(bert.blocks, X0).states()
         fwd = bert.hidden_states(ids)
@@ -137,10 +151,11 @@ def run(quick: bool = False) -> str:
         "## Time", "", *rows, "",
         "## Peak memory (separate runs, tracemalloc; torch's allocations are not visible to it, so HF has no row)", "",
         *mem_rows, "",
-        f"The weights ({common.mib(weights)}) exist beforehand and are not counted. The rewrite keeps every "
-        "layer's attention patterns (L·h·N² floats, shown) and the parts A_k x0, c_k, R_k of every state "
-        "(3·(L+1)·N·M floats); no NM × NM operator is formed (at 128 tokens one would be 49152² · 8 B = 19.3 GB, "
-        "the full Jacobian likewise).", "",
+        f"The weights ({common.mib(weights)}) exist beforehand and are not counted. What the rewrite keeps is "
+        "every layer's attention patterns (L·h·N²), the biases e_j (L·N·F) and the parts A_k x0, c_k, R_k of "
+        "every state (3(L+1)·N·M) — the columns on the right; the operators A, U_j, V_j are lazy chains over "
+        "the weights. Peak memory is O(L·h·N² + L·N·(F + M) + M²): no NM × NM operator is formed (at 128 tokens "
+        "one would be 49152² · 8 B = 19.3 GB; the full Jacobian likewise).", "",
         "## Agreement", "", *err_rows,
     ]
     how = (f"interleaved rounds in one process ({', '.join(f'{r} at {n} tokens' for n, r in plan)}), every "

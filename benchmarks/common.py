@@ -139,6 +139,20 @@ def peak_bytes(fn: Callable) -> int:
         tracemalloc.stop()
 
 
+def peak_and_kept(fn: Callable) -> tuple[int, int]:
+    """Peak of the allocations during one call, and what is still allocated while its result is
+    held (tracemalloc). Run apart from any timing."""
+    tracemalloc.start()
+    tracemalloc.reset_peak()
+    try:
+        result = fn()
+        kept, peak = tracemalloc.get_traced_memory()
+        del result
+        return peak, kept
+    finally:
+        tracemalloc.stop()
+
+
 def mib(n: float) -> str:
     return f"{n / 2**20:.1f} MiB"
 

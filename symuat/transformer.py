@@ -460,7 +460,7 @@ def to_duat(blocks: list[Block], X0) -> DUAT:
         p, nxt, pre = block.duat_step(parts[-1])
         raw.append(p)
         V.append(Composed([p.W2, A]))
-        e.append(pre[1].reshape(-1))
+        e.append(pre[1].reshape(-1).copy())  # a copy: V_j x0, the other half of pre, is not kept
         sigmas.append(p.sigma)
         U = [Composed([p.W1, Uj]) for Uj in U] + [p.W3]
         A = Composed([p.W1, A])

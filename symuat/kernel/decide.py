@@ -43,6 +43,7 @@ from __future__ import annotations
 import itertools
 import time
 from dataclasses import dataclass
+from functools import lru_cache
 from fractions import Fraction
 from typing import Callable, Iterable
 
@@ -78,6 +79,14 @@ _UNDEFINED = (ShapeMismatchError, DiamondUndefinedError)
 
 def leaf_shapes(*exprs) -> dict[str, tuple]:
     """The named leaves (matrix symbols, block symbols, head families) and their array shapes."""
+    try:
+        return dict(_leaf_shapes(exprs))
+    except TypeError:  # an unhashable operand: no cache
+        return dict(_leaf_shapes.__wrapped__(exprs))
+
+
+@lru_cache(maxsize=4096)
+def _leaf_shapes(exprs: tuple) -> dict[str, tuple]:  # pure in the expressions: cached (copied out)
     out: dict[str, tuple] = {}
     for expr in exprs:
         for node in sp.preorder_traversal(expr):
@@ -91,6 +100,14 @@ def leaf_shapes(*exprs) -> dict[str, tuple]:
 
 def dimension_symbols(*exprs) -> list[sp.Symbol]:
     """The dimension symbols of the expressions (not head indices), sorted by name."""
+    try:
+        return list(_dimension_symbols(exprs))
+    except TypeError:  # an unhashable operand: no cache
+        return list(_dimension_symbols.__wrapped__(exprs))
+
+
+@lru_cache(maxsize=4096)
+def _dimension_symbols(exprs: tuple) -> list[sp.Symbol]:  # pure in the expressions: cached (copied out)
     out: set = set()
     heads: set = set()
     for expr in exprs:
