@@ -221,7 +221,11 @@ class Block:
         return out, H
 
     def _ffn(self, Z):
-        return ACTIVATIONS[self.activation](Z @ self.W1 + self.b1) @ self.W2 + self.b2
+        pre = Z @ self.W1
+        pre += self.b1
+        out = ACTIVATIONS[self.activation](pre) @ self.W2
+        out += self.b2
+        return out
 
     def forward(self, X) -> np.ndarray:
         X = np.asarray(X, dtype=float)
