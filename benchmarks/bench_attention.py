@@ -1,29 +1,27 @@
 #!/usr/bin/env python3
 """Attention benchmarks (issue: MHA in matrix-vector form).
 
-    OPENBLAS_NUM_THREADS=1 python benchmarks/bench_attention.py [--quick]
+    python benchmarks/bench_attention.py [--quick]      (or every benchmark: python benchmarks/run.py)
 
 (a) Proof time of the whole-MHA identity vec_r(H̊) = (Σ_i H_i ⊗ B_iᵀ) vec_r(X) against NM, per
     strategy (symuat.attention_sizes): `index` (symbolic dimensions — one proof for every size),
     `poly` (exact sparse polynomials, Kronecker-structured right side), `naive` (SymPy expand,
     dense W'), `pit` (exact random evaluation over F_p; a cross-check, never a proof). Sizes grow
     until a run takes more than the budget (60 s); the largest NM reached within it is reported.
-(b) The MHA operator (matrix-free), the dense W'_HVO, and the forward pass: time and peak memory
-    (tracemalloc) as ratios from one run, at N=128, M=384, h=12 (dense W' would need
+(b) The MHA operator (matrix-free), the dense W'_HVO, and the forward pass: time (interleaved
+    rounds, medians, no tracemalloc) and peak memory (tracemalloc, separate runs) as ratios, at N=128, M=384, h=12 (dense W' would need
     (NM)² · 8 B = 19 GB there, so it is measured at N=32, M=96, h=12 beside the others).
 """
 
 from __future__ import annotations
 
 import os
+import sys
+import time
+from pathlib import Path
 
-os.environ["OPENBLAS_NUM_THREADS"] = "1"
-
-import statistics  # noqa: E402
-import sys  # noqa: E402
-import time  # noqa: E402
-import tracemalloc  # noqa: E402
-from pathlib import Path  # noqa: E402
+sys.path.insert(0, str(Path(__file__).parent))
+import common  # noqa: E402  (sets OPENBLAS_NUM_THREADS before numpy)
 
 import numpy as np  # noqa: E402
 
@@ -82,18 +80,7 @@ def part_a(quick: bool) -> list[str]:
     return rows
 
 
-def _peak(fn):
-    tracemalloc.start()
-    tracemalloc.reset_peak()
-    start = time.perf_counter()
-    out = fn()
-    seconds = time.perf_counter() - start
-    _, peak = tracemalloc.get_traced_memory()
-    tracemalloc.stop()
-    return out, seconds, peak
-
-
-def part_b(N: int, M: int, h: int, with_dense: bool, rounds: int = 3):
+def part_b(N: int, M: int, h: int, with_dense: bool, rounds: int):
     rng = np.random.default_rng(0)
     d = M // h
     X = rng.standard_normal((N, M))
@@ -108,53 +95,41 @@ def part_b(N: int, M: int, h: int, with_dense: bool, rounds: int = 3):
     }
     if with_dense:
         variants["dense W' (build + matvec)"] = lambda: MHAOperator(H, WV, WO).dense() @ x
-    results = {name: [] for name in variants}
-    peaks = {}
-    reference = None
-    for _ in range(rounds):  # interleaved rounds
-        for name, fn in variants.items():
-            out, seconds, peak = _peak(fn)
-            results[name].append(seconds)
-            peaks[name] = max(peaks.get(name, 0), peak)
-            if reference is None:
-                reference = out
-            assert np.allclose(out, reference, atol=1e-9)
-    base_t = statistics.median(results["forward (H fixed)"])
+    reference = variants["forward (H fixed)"]()
+    for name in ("operator (vec trick)",) + (("dense W' (build + matvec)",) if with_dense else ()):
+        assert np.allclose(variants[name](), reference, atol=1e-9), name
+    times = common.interleaved(variants, rounds)
+    peaks = {name: common.peak_bytes(fn) for name, fn in variants.items()}
+    base_t = common.median(times["forward (H fixed)"])
     base_m = peaks["forward (H fixed)"]
     rows = []
     for name in variants:
-        t = statistics.median(results[name])
+        t = common.median(times[name])
         rows.append(f"| N={N}, M={M}, h={h} | {name} | {t * 1e3:.2f} ms | {t / base_t:.2f}× | "
-                    f"{peaks[name] / 2**20:.2f} MiB | {peaks[name] / base_m:.2f}× |")
+                    f"{common.spread(times[name])} | {peaks[name] / 2**20:.2f} MiB | {peaks[name] / base_m:.2f}× |")
+        print(rows[-1], flush=True)
     return rows
 
 
-def main() -> int:
-    quick = "--quick" in sys.argv
-    only_b = "--only-b" in sys.argv
-    lines = ["# Attention benchmark", "", "OPENBLAS_NUM_THREADS=1; one process; ratios from interleaved runs.", "",
-             "## (a) Proof time of the whole-MHA identity", ""]
-    if only_b:
-        previous = (Path(__file__).with_name("results") / "attention.md").read_text().split("## (b)")[0]
-        lines = previous.rstrip().splitlines()
-    else:
-        lines += part_a(quick)
-    lines += ["", "## (b) Operator vs dense W'_HVO vs forward pass", "",
-              "Peak memory counts allocations made during the call (tracemalloc); the inputs (X, the "
-              "patterns H, the weights) exist beforehand and are not counted.", "",
-              "| size | variant | median time | time ratio | peak memory | memory ratio |",
-              "|---|---|---|---|---|---|"]
-    lines += part_b(32, 96, 12, with_dense=True)
+def run(quick: bool = False) -> str:
+    common.single_thread()
+    body = ["## (a) Proof time of the whole-MHA identity", ""]
+    body += part_a(quick)
+    small, large = (3, 0) if quick else (7, 11)
+    body += ["", "## (b) Operator vs dense W'_HVO vs forward pass", "",
+             "Peak memory counts allocations made during the call (tracemalloc, separate runs); the inputs "
+             "(X, the patterns H, the weights) exist beforehand and are not counted.", "",
+             "| size | variant | median time | time ratio | spread | peak memory | memory ratio |",
+             "|---|---|---|---|---|---|---|"]
+    body += part_b(32, 96, 12, with_dense=True, rounds=small)
     if not quick:
-        lines += part_b(128, 384, 12, with_dense=False)
-        lines += ["", "Dense W' at N=128, M=384 would be 49152² float64 = 19.3 GB: not built."]
-    text = "\n".join(lines) + "\n"
-    print(text)
-    if not quick:
-        out = Path(__file__).with_name("results") / "attention.md"
-        out.write_text(text, encoding="utf-8")
-    return 0
+        body += part_b(128, 384, 12, with_dense=False, rounds=large)
+        body += ["", "Dense W' at N=128, M=384 would be 49152² float64 = 19.3 GB: not built."]
+    how = (f"(a) one run per strategy and size, each in a child process killed at {BUDGET:.0f} s (index: in "
+           f"process). (b) interleaved rounds ({small} at N=32" + (f", {large} at N=128" if large else "")
+           + "), variants in rotated order after a warm-up round, medians, ratios of medians; memory apart.")
+    return common.write("attention.md", "Attention benchmark", how, body)
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    run(common.quick_flag())

@@ -190,9 +190,40 @@ def head_slices(X, h: int) -> np.ndarray:
 
 
 def softmax_rows(S: np.ndarray) -> np.ndarray:
-    S = S - S.max(axis=-1, keepdims=True)
-    E = np.exp(S)
-    return E / E.sum(axis=-1, keepdims=True)
+    E = S - S.max(axis=-1, keepdims=True)
+    np.exp(E, out=E)
+    E /= E.sum(axis=-1, keepdims=True)
+    return E
+
+
+def head_products(X, W, h: int, projection: str) -> np.ndarray:
+    """:math:`x_iW_i` for every head, shape ``(h, N, k)``, as BLAS products: ``std`` multiplies
+    the whole ``X`` by each :math:`W_i` (``X`` is never copied per head), ``split`` each slice."""
+    if projection == "std":
+        return np.matmul(X, W)
+    return np.matmul(head_slices(X, h), W)
+
+
+def patterns_from(Q, K, scale: float, mask="bidir") -> np.ndarray:
+    r""":math:`H_i=\operatorname{softmax}(Q_iK_i^\top\cdot\text{scale})` (masked), shape ``(h, N, N)``.
+
+    Computed a few heads at a time, in place, so the scores being normalised stay in cache
+    (at 512 tokens one head's scores are 2 MiB; all twelve, 24 MiB).
+    """
+    h, N, Nk = Q.shape[0], Q.shape[1], K.shape[1]
+    allowed = _mask_bool(mask, N)
+    H = np.empty((h, N, Nk))
+    step = max(1, (1 << 18) // (N * Nk))  # heads per block: about 2 MiB of scores
+    for i in range(0, h, step):
+        S = H[i:i + step]
+        np.matmul(Q[i:i + step], K[i:i + step].transpose(0, 2, 1), out=S)
+        S *= scale
+        if allowed is not None:
+            np.copyto(S, -np.inf, where=~allowed[None])
+        S -= S.max(axis=-1, keepdims=True)
+        np.exp(S, out=S)
+        S /= S.sum(axis=-1, keepdims=True)
+    return H
 
 
 def _mask_bool(mask, N: int) -> np.ndarray | None:
@@ -233,23 +264,20 @@ def attention_patterns(X, WQ, WK, h: int, mask="bidir", *, projection: str = "sp
     boolean key-padding vector ``(N,)`` (True = real token) or an ``(N, N)`` boolean array.
     """
     x = _inputs(X, h, projection)
+    X = np.asarray(X, dtype=float)
     WQ = _family(WQ, h, "W_Q", x.shape[2])
     WK = _family(WK, h, "W_K", x.shape[2])
     _need(WQ.shape[2] == WK.shape[2], "attention", "W_Q", WQ.shape, "W_K", WK.shape,
           "queries and keys need the same width d_k")
-    Q = np.einsum("hnd,hdk->hnk", x, WQ)
-    K = np.einsum("hnd,hdk->hnk", x, WK)
+    Q = head_products(X, WQ, h, projection)
+    K = head_products(X, WK, h, projection)
     if bQ is not None:
-        Q = Q + np.asarray(bQ, dtype=float).reshape(h, 1, -1)
+        Q += np.asarray(bQ, dtype=float).reshape(h, 1, -1)
     if bK is not None:
-        K = K + np.asarray(bK, dtype=float).reshape(h, 1, -1)
+        K += np.asarray(bK, dtype=float).reshape(h, 1, -1)
     if scale is None:
-        scale = 1 / np.sqrt(np.asarray(X).shape[1] if projection == "split" else WQ.shape[2])
-    S = np.einsum("hnk,hmk->hnm", Q, K) * scale
-    allowed = _mask_bool(mask, S.shape[1])
-    if allowed is not None:
-        S = np.where(allowed[None], S, -np.inf)
-    return softmax_rows(S)
+        scale = 1 / np.sqrt(X.shape[1] if projection == "split" else WQ.shape[2])
+    return patterns_from(Q, K, scale, mask)
 
 
 def output_blocks(WV, WO, h: int, M: int, projection: str = "split") -> np.ndarray:
@@ -277,10 +305,10 @@ def mha_forward(X, WQ, WK, WV, WO, *, heads: int, projection: str = "split", mas
     H = attention_patterns(X, WQ, WK, h, mask, projection=projection, bQ=bQ, bK=bK, scale=scale)
     x = _inputs(X, h, projection)
     WV = _family(WV, h, "W_V", x.shape[2])
-    V = np.einsum("hnd,hdv->hnv", x, WV)
+    V = head_products(np.asarray(X, dtype=float), WV, h, projection)
     if bV is not None:
-        V = V + np.asarray(bV, dtype=float).reshape(h, 1, -1)
-    heads_out = np.einsum("hnm,hmv->hnv", H, V)
+        V += np.asarray(bV, dtype=float).reshape(h, 1, -1)
+    heads_out = np.matmul(H, V)
     concat = heads_out.transpose(1, 0, 2).reshape(x.shape[1], -1)
     WO = np.asarray(WO, dtype=float)
     _need(WO.ndim == 2 and WO.shape[0] == concat.shape[1], "MHA output projection", "concat",
@@ -316,7 +344,7 @@ class MHAOperator:
     :math:`d_v` and is kept as :math:`W_{Vi}` and :math:`W_{O,i}`.
     """
 
-    def __init__(self, H, WV, WO, *, projection: str = "split", order: str = "row"):
+    def __init__(self, H, WV, WO, *, projection: str = "split", order: str = "row", WV_all=None):
         H = np.asarray(H, dtype=float)
         if H.ndim != 3 or H.shape[1] != H.shape[2]:
             raise ShapeMismatchError("MHAOperator", "H", H.shape, "patterns", ("h", "N", "N"),
@@ -340,17 +368,36 @@ class MHAOperator:
         else:
             # B_i = W_Vi W_O,i has rank d_v: keep the factors, (h, M, d_v) and (h, d_v, M_out) — O(M²) in all
             self.WV, self.WOi = WVf, WO.reshape(self.h, dv, -1)
+            # the same factors side by side, [W_V1 … W_Vh] (M, h·d_v) and W_O (h·d_v, M_out): one
+            # BLAS product each for all heads
+            if WV_all is None:
+                WV_all = np.ascontiguousarray(WVf.transpose(1, 0, 2)).reshape(self.M, self.h * dv)
+            _need(WV_all.shape == (self.M, self.h * dv), "MHAOperator", "WV_all", WV_all.shape, "W_V",
+                  WVf.shape, "WV_all must be the per-head W_Vi side by side")
+            self._WV_all = WV_all
+            self._WO_all = WO
 
     @property
     def shape(self) -> tuple[int, int]:
         return (self.N * self.M_out, self.N * self.M)
 
     def _apply(self, X: np.ndarray) -> np.ndarray:
-        # batched matmuls in the cheap order (no einsum path search on every call)
+        return self.apply_many(X[None])[0]
+
+    def apply_many(self, Xs: np.ndarray) -> np.ndarray:
+        r""":math:`\sum_iH_iX_kB_i` for a stack of token matrices ``Xs`` (k, N, M) at once: the
+        operator applied to k vectors :math:`\operatorname{vec}_r(X_k)`, with one BLAS product
+        per factor for the whole stack. Returns (k, N, M_out)."""
+        Xs = np.asarray(Xs, dtype=float)
+        k, N, h = Xs.shape[0], self.N, self.h
         if self.projection == "split":
-            x = head_slices(X, self.h)  # views, no copy of X
-            return (self.H @ x @ self.C).sum(axis=0)  # Σ_i H_i x_i C_i
-        return (self.H @ (X @ self.WV) @ self.WOi).sum(axis=0)  # Σ_i H_i (X W_Vi) W_O,i
+            x = Xs.reshape(k, N, h, -1).transpose(0, 2, 1, 3)  # x_i = X S_i per head: (k, h, N, d)
+            return np.matmul(np.matmul(self.H, x), self.C).sum(axis=1)  # Σ_i H_i x_i C_i
+        dv = self.WOi.shape[1]
+        V = (Xs.reshape(k * N, self.M) @ self._WV_all).reshape(k, N, h, dv).transpose(0, 2, 1, 3)
+        heads = np.matmul(self.H, V)  # H_i X W_Vi: (k, h, N, d_v)
+        concat = heads.transpose(0, 2, 1, 3).reshape(k * N, h * dv)
+        return (concat @ self._WO_all).reshape(k, N, -1)  # Σ_i H_i X W_Vi W_O,i
 
     def matvec(self, v) -> np.ndarray:
         v = np.asarray(v, dtype=float)

@@ -65,12 +65,16 @@ def _parser() -> argparse.ArgumentParser:
     report.add_argument("ids", nargs="*", metavar="ID", help="claim IDs (default: every claim)")
     report.add_argument("--format", choices=("table", "json", "markdown", "latex"), default="table")
     report.add_argument("--wide", action="store_true", help="do not clip lines to 100 columns")
+    report.add_argument("--jobs", type=int, default=None, metavar="N",
+                        help="processes to run the checks on (default: every core); output order is fixed")
     prove = sub.add_parser("prove", help="run checks and print their verdicts")
     prove.add_argument("ids", nargs="*", metavar="ID",
                        help="claim IDs (P5, P5.f, P5.f[C-col,LR,conf], P5.f[C-col])")
     prove.add_argument("--all", action="store_true", help="every claim symuat knows")
     prove.add_argument("--format", choices=("table", "json", "latex"), default="table")
     prove.add_argument("--wide", action="store_true", help="full keys and notes, no wrapping to 100 columns")
+    prove.add_argument("--jobs", type=int, default=None, metavar="N",
+                       help="processes to run the checks on (default: every core); output order is fixed")
     sub.add_parser("list", help="list the claims and how many checks each has")
     show = sub.add_parser("show", help="run checks and print each in full")
     show.add_argument("ids", nargs="+", metavar="ID")
@@ -105,23 +109,27 @@ def main(argv: list[str] | None = None) -> int:
     except UnknownClaimError as exc:
         print(f"symuat: {exc}", file=sys.stderr)
         return 2
+    jobs = getattr(args, "jobs", None)
+    if jobs is not None and jobs < 1:
+        print("symuat prove: --jobs must be at least 1", file=sys.stderr)
+        return 2
     if args.command == "report":
         from symuat.verdicts import claim_verdicts
 
-        results = report.run_with_progress(checks)
+        results = report.run_with_progress(checks, jobs=jobs)
         verdicts = claim_verdicts(results, registry)
         render = {"table": lambda v: report.verdict_table(v, wide=args.wide), "json": report.verdicts_json,
                   "markdown": report.verdicts_markdown, "latex": report.verdicts_latex}[args.format]
         print(render(verdicts))
     elif args.command == "show":
-        results = report.run_with_progress(checks)
+        results = report.run_with_progress(checks, jobs=jobs)
         print("\n\n".join(report.detail(r) for r in results))
     elif args.format == "table":
         writer = report.TableWriter(checks_keys(checks), wide=args.wide, out=sys.stdout)
-        results = report.run_with_progress(checks, on_result=writer.row)
+        results = report.run_with_progress(checks, on_result=writer.row, jobs=jobs)
         writer.finish(results)
     else:
-        results = report.run_with_progress(checks)
+        results = report.run_with_progress(checks, jobs=jobs)
         print(report.to_json(results) if args.format == "json" else report.to_latex(results))
     crashed = [r for r in results if r.error]
     for r in crashed:

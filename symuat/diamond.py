@@ -29,6 +29,8 @@ W.T*x
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 import numpy as np
 import sympy as sp
 from sympy import Basic
@@ -167,11 +169,17 @@ class Diamond(MatrixExpr):
 
     def _symuat_evaluate(self, ev):
         return diamond(ev(self.left), ev(self.right), self.mm if self.kind == "mm" else None,
-                       names=(str(self.left), str(self.right)),
+                       names=(_label(self.left), _label(self.right)),
                        vector_side={"mv": "right", "vm": "left", "mm": None}[self.kind])
 
     def _latex(self, printer):
         return rf"{_wrap(self.left, printer)} \diamond {_wrap(self.right, printer)}"
+
+
+@lru_cache(maxsize=4096)
+def _label(expr) -> str:
+    """An operand's name for error messages (printing SymPy is slow; evaluation is hot)."""
+    return str(expr)
 
 
 class DiamondChain(MatrixExpr):

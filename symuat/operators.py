@@ -80,14 +80,14 @@ class Composed(Operator):
     def __init__(self, ops: list[Operator]):
         flat: list[Operator] = []
         for op in ops:
-            if isinstance(op, Composed):
-                flat += op.ops
-            elif not isinstance(op, Identity):
-                flat.append(op)
-        for a, b in zip(flat, flat[1:]):
-            if a.shape[1] != b.shape[0]:
+            inner = op.ops if isinstance(op, Composed) else [] if isinstance(op, Identity) else [op]
+            # a Composed was checked when it was built: only the junctions are new (this keeps
+            # U_{L,j} = W1_L U_{L-1,j} cheap to build for every depth)
+            if flat and inner and flat[-1].shape[1] != inner[0].shape[0]:
+                a, b = flat[-1], inner[0]
                 raise ShapeMismatchError("composition", repr(a), a.shape, repr(b), b.shape,
                                          "columns of the left map must equal rows of the right")
+            flat += inner
         self.ops = flat
         self.shape = (ops[0].shape[0], ops[-1].shape[1])
 

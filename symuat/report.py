@@ -457,17 +457,19 @@ def verdicts_latex(verdicts) -> str:
     return "\n".join(rows)
 
 
-def run_with_progress(checks, stream=None, on_result=None) -> list[Result]:
-    """Run checks in order, showing progress on ``stream`` when it is a terminal and handing each
+def run_with_progress(checks, stream=None, on_result=None, jobs: int | None = 1) -> list[Result]:
+    """Run checks (on ``jobs`` processes, see :mod:`symuat.kernel.runner`; results in the order of
+    ``checks``), showing progress on ``stream`` when it is a terminal and handing each
     result to ``on_result`` as soon as it is there (``prove`` streams its rows this way)."""
+    from symuat.kernel.runner import run_checks
+
     stream = stream if stream is not None else sys.stderr
     show = hasattr(stream, "isatty") and stream.isatty()
     results = []
-    for k, check in enumerate(checks, 1):
+    for k, result in enumerate(run_checks(checks, jobs), 1):
         if show:
-            stream.write(f"\r\033[K[{k}/{len(checks)}] {check.key[:60]}")
+            stream.write(f"\r\033[K[{k}/{len(checks)}] {result.check.key[:60]}")
             stream.flush()
-        result = check.run()
         results.append(result)
         if on_result is not None:
             if show:

@@ -28,11 +28,12 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Callable
 
 import numpy as np
 
-from symuat.attention import MHAOperator, attention_patterns, mha_forward
+from symuat.attention import MHAOperator, attention_patterns, mha_forward, patterns_from
 from symuat.errors import ShapeMismatchError
 from symuat.operators import Composed, Identity, Operator, RowMap, Sum, TokenAffine, Wrap
 
@@ -48,7 +49,12 @@ except ImportError:  # pragma: no cover - depends on the environment
 def gelu(x):
     """GELU with the exact erf (BERT's ``gelu``)."""
     x = np.asarray(x, dtype=float)
-    return 0.5 * x * (1.0 + _erf_vec(x / math.sqrt(2.0)))
+    out = x * (1.0 / math.sqrt(2.0))  # in place from here: one temporary, not four
+    out[...] = _erf_vec(out)
+    out += 1.0
+    out *= x
+    out *= 0.5
+    return out
 
 
 ACTIVATIONS: dict[str, Callable] = {"gelu": gelu, "tanh": np.tanh, "relu": lambda x: np.maximum(x, 0.0)}
@@ -63,16 +69,35 @@ def layer_norm(Z, gamma, beta, eps):
     return (Z - Z.mean(axis=1, keepdims=True)) * layer_norm_scales(Z, eps)[:, None] * gamma + beta
 
 
-@dataclass
-class Eq20:
-    """Raw Eq. 20 parameters of one layer at one input (operators on vec_r)."""
+def token_affine(parts, scales, gamma) -> np.ndarray:
+    """:class:`~symuat.operators.TokenAffine` (LayerNorm's linear part frozen at an input) applied to
+    a stack of token matrices ``(k, N, M)`` at once."""
+    return (parts - parts.mean(axis=-1, keepdims=True)) * scales[:, None] * gamma
 
-    W1: Operator
-    W2: Operator
-    b2: np.ndarray
-    W3: Operator
-    b3: np.ndarray
-    sigma: Callable
+
+class Eq20:
+    """Raw Eq. 20 parameters of one layer at one input (operators on vec_r).
+
+    ``b2`` and ``b3`` may be given as zero-argument functions: they are then computed when first
+    asked for (the one-pass rewrite folds them into :math:`c` and :math:`e` and never needs them
+    on their own).
+    """
+
+    def __init__(self, W1: Operator, W2: Operator, b2, W3: Operator, b3, sigma: Callable):
+        self.W1, self.W2, self.W3, self.sigma = W1, W2, W3, sigma
+        self._b2, self._b3 = b2, b3
+
+    @property
+    def b2(self) -> np.ndarray:
+        if callable(self._b2):
+            self._b2 = self._b2()
+        return self._b2
+
+    @property
+    def b3(self) -> np.ndarray:
+        if callable(self._b3):
+            self._b3 = self._b3()
+        return self._b3
 
 
 @dataclass
@@ -145,13 +170,62 @@ class Block:
         )
 
     # -- the layer ----------------------------------------------------------------------------
+    @cached_property
+    def _qkv(self):
+        r"""``std`` projection: :math:`[W_{Q1}\cdots W_{Qh}\,|\,W_{K1}\cdots\,|\,W_{V1}\cdots]` side by
+        side, (M, h(2d_k+d_v)), and the biases likewise, so one BLAS product gives every head's
+        queries, keys and values (the attention of HF and of the paper's Eq. 7 alike)."""
+        h = self.heads
+        W = np.concatenate([np.asarray(W, dtype=float).transpose(1, 0, 2).reshape(W.shape[1], -1)
+                            for W in (self.WQ, self.WK, self.WV)], axis=1)
+        b = np.concatenate([np.zeros(h * W_.shape[2]) if b_ is None else np.asarray(b_, dtype=float).reshape(-1)
+                            for W_, b_ in ((self.WQ, self.bQ), (self.WK, self.bK), (self.WV, self.bV))])
+        return W, b
+
+    def _scale(self) -> float:
+        return self.scale if self.scale is not None else 1 / np.sqrt(self.WQ.shape[2])
+
+    def _project(self, Z, which: slice):
+        """Queries/keys/values of every head at ``Z`` (``std``): ``(h, N, ·)`` arrays."""
+        W, b = self._qkv
+        h, dk, dv = self.heads, self.WQ.shape[2], self.WV.shape[2]
+        cols = {"qk": slice(0, 2 * h * dk), "qkv": slice(0, None)}[which]
+        P = Z @ W[:, cols] + b[cols]
+        N = Z.shape[0]
+        Q = P[:, :h * dk].reshape(N, h, dk).transpose(1, 0, 2)
+        K = P[:, h * dk:2 * h * dk].reshape(N, h, dk).transpose(1, 0, 2)
+        V = P[:, 2 * h * dk:].reshape(N, h, dv).transpose(1, 0, 2) if which == "qkv" else None
+        return Q, K, V
+
+    @cached_property
+    def _fused(self) -> bool:
+        """The ``std`` projection with per-head weight families of the declared shapes: the fused
+        products of :attr:`_qkv` apply (anything else goes through :func:`mha_forward`, which
+        validates and names what is wrong)."""
+        W = (self.WQ, self.WK, self.WV)
+        h, M = self.heads, self.M
+        return (self.projection == "std" and all(np.ndim(w) == 3 and w.shape[:2] == (h, M) for w in W)
+                and self.WQ.shape[2] == self.WK.shape[2] and self.WO.shape[0] == h * self.WV.shape[2])
+
     def _mha(self, Z):
-        return mha_forward(Z, self.WQ, self.WK, self.WV, self.WO, heads=self.heads,
-                           projection=self.projection, mask=self.mask, bQ=self.bQ, bK=self.bK,
-                           bV=self.bV, bO=self.bO, scale=self.scale)
+        if not self._fused:
+            return mha_forward(Z, self.WQ, self.WK, self.WV, self.WO, heads=self.heads,
+                               projection=self.projection, mask=self.mask, bQ=self.bQ, bK=self.bK,
+                               bV=self.bV, bO=self.bO, scale=self.scale)
+        Q, K, V = self._project(Z, "qkv")
+        H = patterns_from(Q, K, self._scale(), self.mask)
+        heads_out = np.matmul(H, V)
+        out = heads_out.transpose(1, 0, 2).reshape(Z.shape[0], -1) @ self.WO
+        if self.bO is not None:
+            out += self.bO
+        return out, H
 
     def _ffn(self, Z):
-        return ACTIVATIONS[self.activation](Z @ self.W1 + self.b1) @ self.W2 + self.b2
+        pre = Z @ self.W1
+        pre += self.b1
+        out = ACTIVATIONS[self.activation](pre) @ self.W2
+        out += self.b2
+        return out
 
     def forward(self, X) -> np.ndarray:
         X = np.asarray(X, dtype=float)
@@ -169,19 +243,29 @@ class Block:
         return Y + self._ffn(Y)
 
     # -- the layer in the Eq. 20 form ----------------------------------------------------------
-    def attention_bias(self, N: int) -> np.ndarray:
-        """:math:`b'_{\\rm MHA}=\\operatorname{vec}_r(1_N(\\sum_ib_{Vi}^\\top W_{O,i}+b_O^\\top))` (H7)."""
+    def attention_bias_row(self) -> np.ndarray:
+        r""":math:`\sum_ib_{Vi}^\top W_{O,i}+b_O^\top`: the bias every token gets from attention (H7)."""
         dv = self.WV.shape[2]
         row = np.zeros(self.M) if self.bO is None else np.asarray(self.bO, dtype=float).copy()
         if self.bV is not None:
-            row += np.einsum("hv,hvm->m", np.asarray(self.bV).reshape(self.heads, dv),
-                             self.WO.reshape(self.heads, dv, self.M))
-        return np.tile(row, N)
+            row += np.asarray(self.bV, dtype=float).reshape(-1) @ self.WO.reshape(self.heads * dv, self.M)
+        return row
 
-    def _attention_operator(self, Z) -> Wrap:
-        H = attention_patterns(Z, self.WQ, self.WK, self.heads, self.mask, projection=self.projection,
-                               bQ=self.bQ, bK=self.bK, scale=self.scale)
-        return Wrap(MHAOperator(H, self.WV, self.WO, projection=self.projection), "W'_MHA")
+    def attention_bias(self, N: int) -> np.ndarray:
+        r""":math:`b'_{\rm MHA}=\operatorname{vec}_r(1_N(\sum_ib_{Vi}^\top W_{O,i}+b_O^\top))` (H7)."""
+        return np.tile(self.attention_bias_row(), N)
+
+    def _attention_operator(self, Z) -> MHAOperator:
+        if self._fused:
+            Q, K, _ = self._project(Z, "qk")
+            H = patterns_from(Q, K, self._scale(), self.mask)
+        else:
+            H = attention_patterns(Z, self.WQ, self.WK, self.heads, self.mask, projection=self.projection,
+                                   bQ=self.bQ, bK=self.bK, scale=self.scale)
+        if self._fused:  # the operator shares the block's [W_V1 … W_Vh] instead of copying it per layer
+            hk = 2 * self.heads * self.WQ.shape[2]
+            return MHAOperator(H, self.WV, self.WO, projection="std", WV_all=self._qkv[0][:, hk:])
+        return MHAOperator(H, self.WV, self.WO, projection=self.projection)
 
     def eq20(self, X) -> Eq20:
         """The raw Eq. 20 parameters of this layer at input ``X`` (they depend on ``X``)."""
@@ -190,44 +274,91 @@ class Block:
     def step(self, X) -> tuple[Eq20, np.ndarray]:
         """The raw Eq. 20 parameters at ``X`` and the layer's output, in one pass."""
         X = np.asarray(X, dtype=float)
-        N, M = X.shape
-        D = N * M
-        I = Identity(D)
-        L1, f1 = RowMap(self.W1, N), np.tile(self.b1, N)
-        L2, f2 = RowMap(self.W2, N), np.tile(self.b2, N)
+        p, parts, _ = self.duat_step(np.stack([X, np.zeros_like(X), np.zeros_like(X)]))
+        return p, parts.sum(axis=0)
+
+    def duat_step(self, parts) -> tuple[Eq20, np.ndarray, np.ndarray]:
+        r"""One layer of the one-pass rewrite (:func:`to_duat`).
+
+        ``parts`` = :math:`[A_{j-1}x'_0,\ c_{j-1},\ R_{j-1}]` as token matrices (3, N, M); the layer's
+        input is their sum :math:`x'_{j-1}`. Returns the raw Eq. 20 parameters at that input, the
+        next parts :math:`[A_jx'_0,\ c_j,\ R_j]` — :math:`A_j=W1_jA_{j-1}`,
+        :math:`c_j=W1_jc_{j-1}+b3_j`, :math:`R_j=W1_jR_{j-1}+W3_j\sigma(V_jx'_0+e_j)` — and
+        :math:`[V_jx'_0,\ e_j]` (2, N, F) with :math:`V_j=W2_jA_{j-1}`,
+        :math:`e_j=W2_j(c_{j-1}+R_{j-1})+b2_j`.
+
+        Each operator of the layer is applied once to the stacked parts (attention: one BLAS
+        product per factor for all three), and the layer's own intermediate values — attention
+        output, LayerNorm inputs, FFN pre-activation — are the sums of the parts, so nothing is
+        computed twice: the FFN pre-activation *is* :math:`V_jx'_0+e_j`.
+        """
+        T = np.asarray(parts, dtype=float)
+        _, N, M = T.shape
         sigma = ACTIVATIONS[self.activation]
-        b_att = self.attention_bias(N)
+        row_att = self.attention_bias_row()
+        L1, L2 = RowMap(self.W1, N), RowMap(self.W2, N)
+        f1 = lambda: np.tile(self.b1, N)  # noqa: E731  (the bias vectors, for b2/b3 when asked for)
+        f2 = lambda: np.tile(self.b2, N)  # noqa: E731
+        b_att = lambda: np.tile(row_att, N)  # noqa: E731
+        I = Identity(N * M)
+
+        def ffn_in(y, bias):  # [V_j x0, e_j]: W1 of the FFN applied to [a-part, (c+R)-part + bias]
+            pre = (np.concatenate([y[0], y[1] + y[2] + bias]) @ self.W1).reshape(2, N, -1)  # one BLAS product
+            pre[1] += self.b1
+            return pre
+
         if self.ln == "pre":
-            S1 = TokenAffine(layer_norm_scales(X, self.eps), self.ln1[0])
-            beta1 = np.tile(self.ln1[1], N)
-            U = layer_norm(X, *self.ln1, self.eps)
-            A = self._attention_operator(U)
+            s1 = layer_norm_scales(T.sum(axis=0), self.eps)
+            g1, beta1 = self.ln1
+            u = token_affine(T, s1, g1)  # S1 parts; LN1(x') = Σu + β1
+            op = self._attention_operator(u.sum(axis=0) + beta1)
+            A, S1 = Wrap(op, "W'_MHA"), TokenAffine(s1, g1)
+            Au = op.apply_many(np.concatenate([u, np.broadcast_to(beta1, (1, N, M))]))
+            y = T + Au[:3]  # W1 = I + A S1 on each part
+            shift = (Au[3] + row_att).reshape(-1)  # A β1 + b_att
+            y[1] += Au[3] + row_att  # c-part: W1 c + shift
+            s2 = layer_norm_scales(y.sum(axis=0), self.eps)
+            g2, beta2 = self.ln2
+            S2 = TokenAffine(s2, g2)
+            pre = ffn_in(token_affine(y, s2, g2), beta2)  # W2 = L1 S2 W1, b2 = L1(S2 shift + β2) + f1
             W1 = Sum([I, Composed([A, S1])])
-            Y = X + (A @ U.reshape(-1) + b_att).reshape(N, M)  # the attention just built, applied
-            S2 = TokenAffine(layer_norm_scales(Y, self.eps), self.ln2[0])
-            beta2 = np.tile(self.ln2[1], N)
-            shift = A @ beta1 + b_att  # y = W1 x + shift
-            out = Y + self._ffn(layer_norm(Y, *self.ln2, self.eps))
-            return Eq20(W1=W1, W2=Composed([L1, S2, W1]), b2=L1 @ (S2 @ shift + beta2) + f1,
-                        W3=L2, b3=shift + f2, sigma=sigma), out
-        A = self._attention_operator(X)
+            p = Eq20(W1=W1, W2=Composed([L1, S2, W1]), b2=lambda: L1 @ (S2 @ shift + np.tile(beta2, N)) + f1(),
+                     W3=L2, b3=lambda: shift + f2(), sigma=sigma)
+            y[1] += self.b2
+            y[2] += sigma(pre.sum(axis=0)) @ self.W2
+            return p, y, pre
+        op = self._attention_operator(T.sum(axis=0))
+        A = Wrap(op, "W'_MHA")
         skip = Sum([I, A]) if self.residual == "both" else A
+        y = op.apply_many(T)
+        if self.residual == "both":
+            y += T
+        y[1] += row_att  # [skip a, skip c + b_att, skip R]: the attention sublayer, its sum Z1
         if self.ln == "post":
-            Z1 = X + (A @ X.reshape(-1) + b_att).reshape(N, M)
-            S1 = TokenAffine(layer_norm_scales(Z1, self.eps), self.ln1[0])
-            beta1 = np.tile(self.ln1[1], N)
-            Ymat = layer_norm(Z1, *self.ln1, self.eps)
-            Z2 = Ymat + self._ffn(Ymat)
-            S2 = TokenAffine(layer_norm_scales(Z2, self.eps), self.ln2[0])
-            beta2 = np.tile(self.ln2[1], N)
-            Ly = Composed([S1, skip])  # y = Ly x + ly
-            ly = S1 @ b_att + beta1
-            return Eq20(W1=Composed([S2, Ly]), W2=Composed([L1, Ly]), b2=L1 @ ly + f1,
-                        W3=Composed([S2, L2]), b3=S2 @ (ly + f2) + beta2, sigma=sigma), \
-                layer_norm(Z2, *self.ln2, self.eps)
-        Y = (skip @ X.reshape(-1) + b_att).reshape(N, M)
-        return Eq20(W1=skip, W2=Composed([L1, skip]), b2=L1 @ b_att + f1, W3=L2, b3=b_att + f2,
-                    sigma=sigma), Y + self._ffn(Y)
+            g1, beta1 = self.ln1
+            g2, beta2 = self.ln2
+            s1 = layer_norm_scales(y.sum(axis=0), self.eps)
+            S1 = TokenAffine(s1, g1)
+            u = token_affine(y, s1, g1)
+            u[1] += beta1  # LN1(Z1) = Σu; u[1] = S1 skip c + l_y with l_y = S1 b_att + β1
+            pre = ffn_in(u, 0.0)
+            u[1] += self.b2
+            u[2] += sigma(pre.sum(axis=0)) @ self.W2  # Z2 = LN1(Z1) + FFN(LN1(Z1)) = Σu
+            s2 = layer_norm_scales(u.sum(axis=0), self.eps)
+            S2 = TokenAffine(s2, g2)
+            nxt = token_affine(u, s2, g2)
+            nxt[1] += beta2
+            Ly = Composed([S1, skip])  # y = Ly x + l_y
+            ly = lambda: S1 @ b_att() + np.tile(beta1, N)  # noqa: E731
+            p = Eq20(W1=Composed([S2, Ly]), W2=Composed([L1, Ly]), b2=lambda: L1 @ ly() + f1(),
+                     W3=Composed([S2, L2]), b3=lambda: S2 @ (ly() + f2()) + np.tile(beta2, N), sigma=sigma)
+            return p, nxt, pre
+        pre = ffn_in(y, 0.0)
+        p = Eq20(W1=skip, W2=Composed([L1, skip]), b2=lambda: L1 @ b_att() + f1(), W3=L2,
+                 b3=lambda: b_att() + f2(), sigma=sigma)
+        y[1] += self.b2
+        y[2] += sigma(pre.sum(axis=0)) @ self.W2
+        return p, y, pre
 
 
 def forward(blocks: list[Block], X0) -> list[np.ndarray]:
@@ -257,6 +388,9 @@ class DUAT:
     sigmas: list[Callable]
     raw: list[Eq20] = field(default_factory=list)
     depths: list[tuple] = field(default_factory=list)
+    #: ``parts[k]`` = :math:`[A_kx'_0,\ c_k,\ R_k]` (3, N, M) as the one pass computed them
+    #: (``parts[0]`` = :math:`[x'_0, 0, 0]`); their sum is the hidden state after ``k`` layers.
+    parts: list[np.ndarray] = field(default_factory=list)
 
     @property
     def L(self) -> int:
@@ -268,16 +402,24 @@ class DUAT:
         _, _, U = self.depths[k - 1]
         return [Uj @ s(Vj @ self.x0 + ej) for Uj, Vj, ej, s in zip(U, self.V[:k], self.e[:k], self.sigmas[:k])]
 
+    def states(self) -> list[np.ndarray]:
+        r"""Every hidden state :math:`x'_k=A_kx'_0+c_k+R_k`, ``k = 0 … L``, from the one pass of
+        :func:`to_duat` (no operator applied again)."""
+        return [P.sum(axis=0) for P in self.parts]
+
     def evaluate(self, depth: int | None = None, method: str = "direct") -> np.ndarray:
         r"""The hidden state after ``depth`` layers, recomputed from the combined parameters alone.
 
         ``direct`` applies every chain on its own (:math:`O(L^2)` operator applications, each term
         independently); ``factored`` shares the common prefixes of the chains
-        (:math:`U_{L,j}=W1_L\cdots W1_{j+1}W3_j`, :math:`V_j=W2_jA_{j-1}`): :math:`O(L)`.
+        (:math:`U_{L,j}=W1_L\cdots W1_{j+1}W3_j`, :math:`V_j=W2_jA_{j-1}`): :math:`O(L)`;
+        ``pass`` is :math:`A_kx'_0+c_k+R_k` as :func:`to_duat` accumulated it (no work).
         """
         k = self.L if depth is None else depth
         if not 1 <= k <= self.L:
             raise ValueError(f"depth must be between 1 and {self.L}, not {depth}")
+        if method == "pass":
+            return self.parts[k].sum(axis=0).reshape(self.shape)
         if method == "factored":
             a, acc = self.x0, np.zeros_like(self.x0)
             for p, ej, s in zip(self.raw[:k], self.e[:k], self.sigmas[:k]):
@@ -286,7 +428,7 @@ class DUAT:
             c = self.depths[k - 1][1]
             return (a + c + acc).reshape(self.shape)
         if method != "direct":
-            raise ValueError(f"method must be 'direct' or 'factored', not {method!r}")
+            raise ValueError(f"method must be 'direct', 'factored' or 'pass', not {method!r}")
         A, c, _ = self.depths[k - 1]
         out = A @ self.x0 + c
         for t in self.terms(k):
@@ -295,33 +437,37 @@ class DUAT:
 
 
 def to_duat(blocks: list[Block], X0) -> DUAT:
-    """Run the network once and return its exact DUAT form at ``X0`` (symuat's recursion)."""
+    r"""The exact DUAT form at ``X0`` and every hidden state, in one :math:`O(L)` pass.
+
+    Layer :math:`j` is built at its input :math:`x'_{j-1}=A_{j-1}x'_0+c_{j-1}+R_{j-1}` — the sum of
+    the three parts the pass carries (:meth:`Block.duat_step`) — and the recursion of
+    :mod:`symuat.residual` advances them: :math:`A_j=W1_jA_{j-1}`, :math:`c_j=W1_jc_{j-1}+b3_j`,
+    :math:`V_j=W2_jA_{j-1}`, :math:`e_j=W2_j(c_{j-1}+R_{j-1})+b2_j`,
+    :math:`R_j=W1_jR_{j-1}+W3_j\sigma(V_jx'_0+e_j)`. No separate forward pass runs: the hidden
+    states are the rewrite's own (:meth:`DUAT.states`); ``A``, ``U_j``, ``V_j`` are kept as lazy
+    operator chains. Memory: the attention patterns of every layer, :math:`O(L\,hN^2)`, and
+    the weights, :math:`O(M^2)` per layer.
+    """
     X0 = np.asarray(X0, dtype=float)
     if not blocks:
         raise ValueError("to_duat needs at least one block")
     x0 = X0.reshape(-1)
     D = x0.size
     A: Operator = Identity(D)
-    c = np.zeros(D)
     U: list[Operator] = []
     V: list[Operator] = []
     e: list[np.ndarray] = []
     sigmas: list[Callable] = []
     raw, depths = [], []
-    X = X0
-    R = np.zeros(D)  # UAT^R: the σ-sum part of x'_{j-1}
-    a = x0  # A_{j-1} x0
+    parts = [np.stack([X0, np.zeros_like(X0), np.zeros_like(X0)])]  # [A_0 x0, c_0, R_0] = [x0, 0, 0]
     for block in blocks:
-        p, X_next = block.step(X)
+        p, nxt, pre = block.duat_step(parts[-1])
         raw.append(p)
         V.append(Composed([p.W2, A]))
-        e.append(p.W2 @ (c + R) + p.b2)
+        e.append(pre[1].reshape(-1).copy())  # a copy: V_j x0, the other half of pre, is not kept
         sigmas.append(p.sigma)
-        R = p.W1 @ R + p.W3 @ p.sigma(p.W2 @ a + e[-1])  # UAT^R_{j} = W1_j UAT^R_{j-1} + W3_j σ_j(…)
         U = [Composed([p.W1, Uj]) for Uj in U] + [p.W3]
         A = Composed([p.W1, A])
-        a = p.W1 @ a
-        c = p.W1 @ c + p.b3
-        depths.append((A, c, list(U)))
-        X = X_next
-    return DUAT(x0, X0.shape, A, c, U, V, e, sigmas, raw, depths)
+        parts.append(nxt)
+        depths.append((A, nxt[1].reshape(-1), list(U)))
+    return DUAT(x0, X0.shape, A, depths[-1][1], U, V, e, sigmas, raw, depths, parts)

@@ -15,5 +15,7 @@ def registry():
 
 @pytest.fixture(scope="session")
 def all_results(registry):
-    """Every registered check, run once per test session."""
-    return {c.key: c.run() for c in registry.all_checks()}
+    """Every registered check, run once per test session (on every core, see symuat.kernel.runner)."""
+    from symuat.kernel.runner import run_checks
+
+    return {r.check.key: r for r in run_checks(registry.all_checks())}

@@ -75,8 +75,10 @@ def test_to_duat_reproduces_the_forward_pass(L, N, mh, ln, projection, biases, s
     rng = np.random.default_rng(seed)
     blocks = [Block.random(rng, M=M, heads=h, F=2 * M, ln=ln, biases=biases, projection=projection) for _ in range(L)]
     X0 = rng.standard_normal((N, M))
-    want = tf_forward(blocks, X0)[-1]
-    assert decide._residual(to_duat(blocks, X0).evaluate(), want) <= 1e-12
+    states = tf_forward(blocks, X0)
+    duat = to_duat(blocks, X0)
+    assert decide._residual(duat.evaluate(), states[-1]) <= 1e-12
+    assert all(decide._residual(mine, want) <= 1e-12 for mine, want in zip(duat.states(), states))
 
 
 def test_two_feature_layer_norm():

@@ -68,8 +68,10 @@ def test_tiny_checkpoint_rewrite(tmp_path):
     ids = np.array([1, 5, 7, 2, 9])
     states = bert.hidden_states(ids)
     duat = to_duat(bert.blocks, states[0])
+    passed = duat.states()
     for k in range(1, len(states)):
         assert relative_error(duat.evaluate(k), states[k]) <= 1e-12
+        assert relative_error(passed[k], states[k]) <= 1e-12  # the one pass's own states
 
 
 def test_tiny_checkpoint_against_hf(tmp_path):
@@ -85,9 +87,11 @@ def test_tiny_checkpoint_against_hf(tmp_path):
     keep = mask[0].astype(bool)
     states = bert.hidden_states(ids[0], keep)
     duat = to_duat(bert.blocks_for(keep), states[0])
+    passed = duat.states()
     for k in range(len(states)):
         mine = states[0] if k == 0 else duat.evaluate(k)
         assert relative_error(mine[keep], ref[k][0][keep]) <= 1e-12
+        assert relative_error(passed[k][keep], ref[k][0][keep]) <= 1e-12
 
 
 def test_loader_errors_name_the_file_and_what_is_missing(tmp_path):

@@ -43,6 +43,7 @@ from __future__ import annotations
 import itertools
 import time
 from dataclasses import dataclass
+from functools import lru_cache
 from fractions import Fraction
 from typing import Callable, Iterable
 
@@ -51,7 +52,7 @@ import sympy as sp
 from sympy.matrices.expressions import MatrixExpr, MatrixSymbol
 
 from symuat.errors import DiamondUndefinedError, KernelInconsistencyError, ShapeMismatchError
-from symuat.kernel.evaluate import Evaluator, values_equal
+from symuat.kernel.evaluate import Evaluator, size_at, sizes_key, values_equal
 from symuat.kernel.hypotheses import assuming, impose_all, latex_list
 from symuat.kernel.index_calculus import compare_entries
 from symuat.printing import latex
@@ -79,6 +80,14 @@ _UNDEFINED = (ShapeMismatchError, DiamondUndefinedError)
 
 def leaf_shapes(*exprs) -> dict[str, tuple]:
     """The named leaves (matrix symbols, block symbols, head families) and their array shapes."""
+    try:
+        return dict(_leaf_shapes(exprs))
+    except TypeError:  # an unhashable operand: no cache
+        return dict(_leaf_shapes.__wrapped__(exprs))
+
+
+@lru_cache(maxsize=4096)
+def _leaf_shapes(exprs: tuple) -> dict[str, tuple]:  # pure in the expressions: cached (copied out)
     out: dict[str, tuple] = {}
     for expr in exprs:
         for node in sp.preorder_traversal(expr):
@@ -92,6 +101,14 @@ def leaf_shapes(*exprs) -> dict[str, tuple]:
 
 def dimension_symbols(*exprs) -> list[sp.Symbol]:
     """The dimension symbols of the expressions (not head indices), sorted by name."""
+    try:
+        return list(_dimension_symbols(exprs))
+    except TypeError:  # an unhashable operand: no cache
+        return list(_dimension_symbols.__wrapped__(exprs))
+
+
+@lru_cache(maxsize=4096)
+def _dimension_symbols(exprs: tuple) -> list[sp.Symbol]:  # pure in the expressions: cached (copied out)
     out: set = set()
     heads: set = set()
     for expr in exprs:
@@ -125,7 +142,14 @@ def size_grid(dims: list, values=(1, 2, 3, 4), limit: int = 80) -> list[dict]:
 
 
 def _shape_at(shape: tuple, sizes: dict) -> tuple[int, ...]:
-    return tuple(int(sp.sympify(d).subs(sizes)) for d in shape)
+    key = sizes_key(sizes)
+    out = []
+    for d in shape:
+        value = size_at(d, key)
+        if value is None:
+            raise TypeError(f"dimension {d} has no integer value at {sizes}")
+        out.append(value)
+    return tuple(out)
 
 
 def random_values(syms: dict, sizes: dict, rng, mode: str) -> dict[str, np.ndarray]:

@@ -16,6 +16,7 @@ Shapes are checked at every operation; a mismatch raises
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import lru_cache, reduce
 from typing import Callable
 
 import numpy as np
@@ -33,6 +34,23 @@ from sympy.matrices.expressions import (
 )
 
 from symuat.errors import ShapeMismatchError
+
+
+@lru_cache(maxsize=1 << 16)
+def size_at(dim, sizes: tuple):
+    """``dim`` (an int or a SymPy expression in the dimension symbols) at the sizes ``sizes``
+    (a tuple of ``(symbol, int)`` pairs), or None when it has no integer value there.
+
+    Pure, hence cached: dimension bookkeeping (the shapes of every node at every size tried) is
+    the same handful of substitutions repeated many thousand times across the checks.
+    """
+    value = sp.sympify(dim).subs(dict(sizes))
+    return int(value) if value.is_Integer else None
+
+
+def sizes_key(sizes: dict) -> tuple:
+    """A hashable form of a size assignment, for :func:`size_at`."""
+    return tuple(sizes.items())
 
 
 def _name(expr) -> str:
@@ -55,13 +73,19 @@ class Evaluator:
     sigma: Callable | None = None
     cache: dict = field(default_factory=dict)
     env: dict = field(default_factory=dict)  # head symbol -> head number, inside a head sum
+    _dims_key: tuple | None = field(default=None, repr=False, compare=False)
 
     # -- helpers ---------------------------------------------------------------------------
     def size(self, dim) -> int:
-        value = sp.sympify(dim).subs(self.dims)
-        if not value.is_Integer:
+        if isinstance(dim, int):
+            return dim
+        key = self._dims_key
+        if key is None:
+            key = self._dims_key = sizes_key(self.dims)
+        value = size_at(dim, key)
+        if value is None:
             raise ValueError(f"dimension {dim} has no value (given {self.dims})")
-        return int(value)
+        return value
 
     def shape(self, expr) -> tuple[int, int]:
         return self.size(expr.rows), self.size(expr.cols)
@@ -94,7 +118,7 @@ class Evaluator:
 
     # -- evaluation ------------------------------------------------------------------------
     def __call__(self, expr) -> np.ndarray:
-        key = (expr, tuple(sorted(self.env.items(), key=str))) if self.env else expr
+        key = (expr, frozenset(self.env.items())) if self.env else expr
         if key in self.cache:
             return self.cache[key]
         out = self._eval(expr)
@@ -146,15 +170,15 @@ class Evaluator:
                     continue
                 value = self(arg)
                 if result is None:
-                    result, prev = value, arg
+                    result, prev = value, (arg,)
                     continue
                 if result.shape[1] != value.shape[0]:
                     raise ShapeMismatchError(
-                        "product", _name(prev), result.shape, _name(arg), value.shape,
+                        "product", _name(reduce(MatMul, prev)), result.shape, _name(arg), value.shape,
                         "columns of the left factor must equal rows of the right",
                     )
                 result = result @ value
-                prev = MatMul(prev, arg)
+                prev = prev + (arg,)  # the product so far, built as SymPy only to name it in an error
             return result if coeff == 1 else result * coeff
         if isinstance(expr, KroneckerProduct):
             result = self(expr.args[0])

@@ -8,7 +8,7 @@ The model tier needs ``safetensors`` and ``tokenizers`` (the ``model`` extra) an
   with an error naming the file and what is missing or broken;
 * :class:`BertNumpy` — embeddings and the 6 post-LN blocks as :class:`symuat.transformer.Block`;
   ``hidden_states`` is the plain float64 forward pass;
-* :func:`check_rewrite` — every hidden state recomputed from its DUAT form (``to_duat``), against
+* :func:`check_rewrite` — every hidden state from its DUAT form (``to_duat``'s one pass), against
   the forward pass and, if ``transformers``/``torch`` are installed, against HF ``BertModel`` in
   float64. Errors are relative: ``max|a − b| / max|b|`` over the real tokens of a state.
 """
@@ -244,13 +244,13 @@ def check_rewrite(texts: list[str], model: str = "minilm", *, reference: bool = 
         blocks = bert.blocks_for(keep)
         X0 = bert.embed(batch[k])
         states = [X0]
-        for block in blocks:
+        for block in blocks:  # the independent forward pass
             states.append(block.forward(states[-1]))
-        duat = to_duat(blocks, X0)
+        say("  the DUAT form and every state from it, in one pass")
+        rewritten = to_duat(blocks, X0).states()  # x'_s = A_s x'_0 + c_s + R_s
         rows = []
         for s in range(len(states)):
-            say(f"  state {s}/{len(states) - 1}")
-            rewrite = X0 if s == 0 else duat.evaluate(s)
+            rewrite = rewritten[s]
             fwd = states[s][keep]
             rv = relative_error(rewrite[keep], fwd)
             if ref is not None:

@@ -1,0 +1,53 @@
+#!/usr/bin/env python3
+"""Regenerate every results file in benchmarks/results/ in one go.
+
+    python benchmarks/run.py            # the full run (about 15 minutes on 2 cores)
+    python benchmarks/run.py --quick    # fewer rounds and sizes (a few minutes)
+    python benchmarks/run.py model prove   # only some of them
+
+Each file is stamped with the date, the machine (cores, BLAS via threadpoolctl, versions), the
+load, and how every figure was taken (rounds, interleaving, medians). BLAS and torch run on one
+thread (OPENBLAS_NUM_THREADS=1, set before numpy is imported; OPENBLAS_CORETYPE is left alone).
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).parent))
+import common  # noqa: E402  (first: sets OPENBLAS_NUM_THREADS before numpy)
+
+import bench_attention  # noqa: E402
+import bench_duat  # noqa: E402
+import bench_foundation  # noqa: E402
+import bench_model  # noqa: E402
+import bench_prove  # noqa: E402
+
+BENCHMARKS = {
+    "prove": bench_prove.run,
+    "model": bench_model.run,
+    "duat": bench_duat.run,
+    "attention": bench_attention.run,
+    "foundation": bench_foundation.run,
+}
+
+
+def main(argv: list[str]) -> int:
+    quick = "--quick" in argv
+    chosen = [a for a in argv if not a.startswith("-")] or list(BENCHMARKS)
+    unknown = [c for c in chosen if c not in BENCHMARKS]
+    if unknown:
+        print(f"run.py: unknown benchmark {', '.join(unknown)}; known: {', '.join(BENCHMARKS)}", file=sys.stderr)
+        return 2
+    for name in chosen:
+        start = time.perf_counter()
+        print(f"== {name} (load {common.load()})", flush=True)
+        BENCHMARKS[name](quick)
+        print(f"== {name}: {time.perf_counter() - start:.0f} s", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
