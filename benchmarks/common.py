@@ -98,9 +98,12 @@ def stamp(how: str) -> list[str]:
     ]
 
 
-def interleaved(variants: dict[str, Callable], rounds: int, warmup: int = 1) -> dict[str, list[float]]:
+def interleaved(variants: dict[str, Callable], rounds: int, warmup: int = 1,
+                repeat: int = 1) -> dict[str, list[float]]:
     """Wall times of every variant, ``rounds`` rounds, every variant once per round, the order
-    rotated from round to round (so no variant always runs right after a particular other)."""
+    rotated from round to round (so no variant always runs right after a particular other).
+    With ``repeat`` > 1 a sample is the mean of that many consecutive calls (for calls of a few
+    milliseconds, where one call is at the mercy of the scheduler)."""
     names = list(variants)
     for _ in range(warmup):
         for name in names:
@@ -110,8 +113,9 @@ def interleaved(variants: dict[str, Callable], rounds: int, warmup: int = 1) -> 
         order = names[r % len(names):] + names[:r % len(names)]
         for name in order:
             start = time.perf_counter()
-            variants[name]()
-            times[name].append(time.perf_counter() - start)
+            for _ in range(repeat):
+                variants[name]()
+            times[name].append((time.perf_counter() - start) / repeat)
     return times
 
 
