@@ -436,6 +436,22 @@ class DUAT:
         return out.reshape(self.shape)
 
 
+def duat_step_from_step(block, parts) -> tuple[Eq20, np.ndarray, np.ndarray]:
+    r"""The one-pass layer of :func:`to_duat` for any block that only has ``step(X) → (Eq20, X_next)``
+    (e.g. :class:`symuat.models.llama.LlamaLayer`): the Eq. 20 parameters at the layer's input
+    :math:`x'_{j-1}=a+c+R` (``parts`` = :math:`[a, c, R]`, token matrices), then the same recursion
+    as :meth:`Block.duat_step`, one operator application per part."""
+    T = np.asarray(parts, dtype=float)
+    shape = T.shape[1:]
+    a, c, R = (t.reshape(-1) for t in T)
+    p, _ = block.step(T.sum(axis=0))
+    Va = p.W2 @ a
+    e = p.W2 @ (c + R) + p.b2
+    nxt = np.stack([(p.W1 @ a).reshape(shape), (p.W1 @ c + p.b3).reshape(shape),
+                    (p.W1 @ R + p.W3 @ p.sigma(Va + e)).reshape(shape)])
+    return p, nxt, np.stack([Va, e])
+
+
 def to_duat(blocks: list[Block], X0) -> DUAT:
     r"""The exact DUAT form at ``X0`` and every hidden state, in one :math:`O(L)` pass.
 
@@ -461,7 +477,8 @@ def to_duat(blocks: list[Block], X0) -> DUAT:
     raw, depths = [], []
     parts = [np.stack([X0, np.zeros_like(X0), np.zeros_like(X0)])]  # [A_0 x0, c_0, R_0] = [x0, 0, 0]
     for block in blocks:
-        p, nxt, pre = block.duat_step(parts[-1])
+        step = getattr(block, "duat_step", None)
+        p, nxt, pre = step(parts[-1]) if step is not None else duat_step_from_step(block, parts[-1])
         raw.append(p)
         V.append(Composed([p.W2, A]))
         e.append(pre[1].reshape(-1).copy())  # a copy: V_j x0, the other half of pre, is not kept
