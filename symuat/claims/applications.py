@@ -158,7 +158,7 @@ def _a1_networks():
                                 what="random logistic networks, random partitions, f within ε of G, 64 points of I_n")
 
 
-A1.check("net", None, r"\text{A1.i and A1.ii on random networks (float64)}", _a1_networks, role="step",
+A1.check("net", None, r"\max_{\mathbf x}\big(|S_1-f|-(\varepsilon+|S_2|)\big)<0\ \text{and}\ \max_{\mathbf x}\big(\big||S_1-f|-|S_2|\big|-\varepsilon\big)<0\ \text{(random networks, float64)}", _a1_networks, role="step",
          note="numeric confirmation on networks: 20 networks per instance, random partitions")
 
 # --------------------------------------------------------------------------------------------
@@ -420,7 +420,7 @@ def _a4_concl(scope: str):
     return decide.check_matches_reference(insts, what="indicator of a changed combined weight outside the tuned index (exact)")
 
 
-A4.check("concl", ("layer-wise=k",), r"\text{LoRA on layer }k\text{ changes only the DUAT weights of index }k",
+A4.check("concl", ("layer-wise=k",), r"\{j:\ \mathbf W'_{j,\cdot}\ \text{changed by LoRA on layer }k\}=\{k\}",
          partial(_a4_concl, "k"), note="exact Transformer, W3/W2 tuned; biases b'_{j,2} excluded (recomputed by T9)")
 A4.check("concl", ("layer-wise=≥k",), r"\text{LoRA on layer }k\text{ changes no DUAT weight of index }<k",
          partial(_a4_concl, "≥k"))
@@ -498,11 +498,11 @@ A6 = REGISTRY.claim(
 )
 A6.check("weights", None, r"\exists X_1,X_2:\ \mathbf W'_{HVO}(X_1)\ne\mathbf W'_{HVO}(X_2)\ \text{(H9.dep)}",
          lambda: REGISTRY.verdict("H9.dep"), note="“MHA adjusts the weights”: the same statement as H9.dep")
-A6.check("biases", None, r"\mathbf b'_{2,2}\ \text{depends on }\mathbf x'_0\ \text{(L2.9)}",
+A6.check("biases", None, r"\partial\mathbf b'_{2,2}/\partial\mathbf x'_0\neq0\ \text{(L2.9)}",
          lambda: REGISTRY.verdict("L2.9[b'_{2,2}]"),
          note="“the residual path adjusts the biases”: with constant raw parameters only the biases b'_{j,2}, j ≥ 2, "
               "of the unrolled form depend on the input — the same statement as L2.9[b'_{2,2}]")
-A6.check("which", None, r"\text{the printed list of input-dependent combined parameters (T10)}",
+A6.check("which", None, r"\{p:\partial p/\partial\mathbf x_0\neq0\}=\text{the printed list (T10)}",
          lambda: REGISTRY.verdict("T10[duat]"), role="step",
          note="in a Transformer more depends on the input than the papers list: T10")
 A6.check("many", None, r"\text{“a UAT fits one function, a DUAT many; hence many tasks”}",
