@@ -56,6 +56,17 @@ SECTION_TITLES = {
 _CLAIM_IDS: set[str] = set()
 
 
+def check_target(key: str) -> str:
+    """The reST target of a check: its key in ASCII, plus a short hash when the key has characters
+    the ASCII form drops (``A4.concl[layer-wise=k]`` and ``[layer-wise=≥k]`` stay distinct)."""
+    import hashlib
+
+    slug = re.sub(r"[^A-Za-z0-9]+", "-", key).strip("-")
+    if not key.isascii() or re.search(r"[^A-Za-z0-9.\[\],=_'{}-]", key):
+        slug += "-" + hashlib.sha1(key.encode()).hexdigest()[:6]
+    return "check-" + slug
+
+
 def _escape(text: str) -> str:
     """Plain text for reST (no markup survives)."""
     return re.sub(r"([\\*`|_<>\[\]])", r"\\\1", text)
@@ -244,7 +255,7 @@ def check_detail(r, heading: bool = True) -> list[str]:
     key = r.check.key
     lines = []
     if heading:
-        lines += [f".. _check-{re.sub(r'[^A-Za-z0-9]+', '-', key).strip('-')}:", "",
+        lines += [f".. _{check_target(key)}:", "",
                   f"``{key}``", "~" * (len(key) + 4), ""]
     status = str(r.verdict.status) if r.verdict else "error"
     lines += [_math(r.check.statement)]
@@ -274,7 +285,11 @@ def check_detail(r, heading: bool = True) -> list[str]:
     for k, q in v.quantities.items():
         if k in ("how", "last_instance", "witness"):
             continue
-        lines += [f"*{rich(k, links=False)}:* {rich(str(q))}", ""]
+        if "\\" in k:  # a LaTeX name (check_rank: "\\dim\\operatorname{span}… (upper bound, structural)")
+            tex, rest = re.fullmatch(r"(.*?)((?:\s*\([^()]*\))?)", k).groups()
+            lines += [f"{_m(tex)}{_escape(rest)}: {rich(str(q))}", ""]
+        else:
+            lines += [f"*{rich(k, links=False)}:* {rich(str(q))}", ""]
     if "how" in v.quantities:
         lines += [f"*How:* {rich(str(v.quantities['how']))}", ""]
     for label, x in (("Witness", v.quantities.get("witness")),
@@ -437,7 +452,7 @@ def claim_page(claim, results, cv, rests_on, used_by, section) -> str:
     title_rst = f"{claim.id} — {rich(claim.title, links=False)}"
     lines = [f".. _claim-{claim.id}:", "", title_rst, "=" * max(len(title_rst), len(title)), ""]
     lines += [".. admonition:: As printed", "   :class: claim-statement", "",
-              f"   *{rich(claim.where, links=False)}*", "", _math(claim.statement, "   ")]
+              f"   *Where:* {rich(claim.where, links=False)}", "", _math(claim.statement, "   ")]
     if claim.remarks:
         lines += ["   " + rich(claim.remarks), ""]
     lines += bottom_line(cv)
