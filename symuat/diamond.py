@@ -168,7 +168,7 @@ class Diamond(MatrixExpr):
     def _symuat_evaluate(self, ev):
         return diamond(ev(self.left), ev(self.right), self.mm if self.kind == "mm" else None,
                        names=(str(self.left), str(self.right)),
-                       vector_side={"mv": "right", "vm": "left", "mm": None}[self.kind])
+                       vector_side={"mv": "right", "vm": "left", "mm": "neither"}[self.kind])
 
     def _latex(self, printer):
         return rf"{_wrap(self.left, printer)} \diamond {_wrap(self.right, printer)}"

@@ -23,6 +23,18 @@ class DiamondUndefinedError(SymuatError, ValueError):
     """Matrix ⋄ matrix was asked for without choosing one of the D5 candidate definitions."""
 
 
+class UnsupportedExpressionError(SymuatError, TypeError):
+    """An expression uses a node the kernel has no rule for: the message names the node."""
+
+
+class LeafConflictError(SymuatError, ValueError):
+    """Two leaves share a name but not a shape (``A`` n×n and ``A`` m×m): they are not one matrix."""
+
+
+class NonFiniteError(SymuatError, ValueError):
+    """A NaN or an infinity where a finite number is required: the message names the operand."""
+
+
 class UnknownClaimError(SymuatError, KeyError):
     """A claim ID that the registry does not know."""
 

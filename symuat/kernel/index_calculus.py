@@ -51,6 +51,7 @@ from sympy.matrices.expressions import (
     KroneckerProduct,
     MatAdd,
     MatMul,
+    MatPow,
     MatrixExpr,
     MatrixSymbol,
     OneMatrix,
@@ -87,6 +88,8 @@ def row_space(expr) -> Space:
         return spaces.pop()
     if isinstance(expr, KroneckerProduct):
         return sum((row_space(a) for a in expr.args), ())
+    if isinstance(expr, MatPow):
+        return row_space(expr.base)
     return space_of(expr.rows)
 
 
@@ -105,6 +108,8 @@ def col_space(expr) -> Space:
         return spaces.pop()
     if isinstance(expr, KroneckerProduct):
         return sum((col_space(a) for a in expr.args), ())
+    if isinstance(expr, MatPow):
+        return col_space(expr.base)
     return space_of(expr.cols)
 
 
@@ -153,7 +158,11 @@ class IndexContext:
         if isinstance(expr, MatrixSymbol):
             return [Term(sp.Integer(1), (("E", expr.name, tuple(I), tuple(J)),), ())]
         if isinstance(expr, Identity):
+            if not I:  # Identity(1): a size-1 axis has no index
+                return [Term(sp.Integer(1), (), ())]
             return [Term(sp.Integer(1), (_delta(I[0], J[0]),), ())]
+        if isinstance(expr, MatPow) and sp.sympify(expr.exp).is_Integer and int(expr.exp) >= 1:
+            return self.entry(MatMul(*[expr.base] * int(expr.exp)), I, J)
         if isinstance(expr, ZeroMatrix):
             return []
         if isinstance(expr, OneMatrix):

@@ -1,0 +1,144 @@
+"""Regressions for the kernel's soundness defects (issue 8): each test failed before the fix.
+
+A verdict must never be wrong in either direction: no ``refuted`` for a true identity, no
+positive status for a statement that fails at a larger size, no crash where a verdict or a
+clear error is due.
+"""
+
+import numpy as np
+import pytest
+import sympy as sp
+from sympy import Identity, MatrixSymbol, OneMatrix, Symbol, Trace, ZeroMatrix, sqrt
+
+from symuat.algebra import T, add, dims, kron, mul
+from symuat.diamond import Diamond
+from symuat.elementwise import Sigma
+from symuat.errors import LeafConflictError, UnsupportedExpressionError
+from symuat.kernel import decide
+from symuat.kernel.evaluate import Evaluator
+from symuat.kernel.status import Status
+from symuat.vec import Commutation, Vec
+
+n, m, k, d, p = dims("n m k d p")
+POSITIVE = (Status.PROVED, Status.PROVED_AT_SIZES, Status.NUMERIC_ONLY)
+
+
+# (a) matrix ⋄ matrix follows the node's declared reading at every size -------------------------
+def test_diamond_c_col_is_a_transpose_product_even_when_a_dimension_is_one():
+    A, B = MatrixSymbol("A", k, n), MatrixSymbol("B", k, m)
+    verdict = decide.check_identity(Diamond(A, B, "C-col"), mul(T(A), B), symbolic=False)
+    assert verdict.status is not Status.REFUTED
+    assert decide.check_identity(Diamond(A, B, "C-col"), mul(T(A), B)).status is Status.PROVED
+    # evaluated directly at n = 1: AᵀB has shape (1, m), not (m, 1)
+    rng = np.random.default_rng(0)
+    values = {"A": rng.standard_normal((3, 1)), "B": rng.standard_normal((3, 2))}
+    out = Evaluator({k: 3, n: 1, m: 2}, values, "float")(Diamond(A, B, "C-col"))
+    assert np.allclose(out, values["A"].T @ values["B"])
+
+
+def test_diamond_inside_kronecker_product_is_not_refuted():
+    A, B = MatrixSymbol("A", k, n), MatrixSymbol("B", k, m)
+    C, P = MatrixSymbol("C", p, p), MatrixSymbol("P", d, n * p)
+    verdict = decide.check_identity(mul(P, kron(Diamond(A, B, "C-col"), C)), mul(P, kron(mul(T(A), B), C)),
+                                    symbolic=False)
+    assert verdict.status is not Status.REFUTED
+
+
+# (b) no positive status for a statement false at a larger size ---------------------------------
+def test_polynomial_in_a_dimension_vanishing_at_small_sizes_is_refuted():
+    X = MatrixSymbol("X", n, n)
+    verdict = decide.check_identity(mul((n - 1) * (n - 2) * (n - 3) * (n - 4), X), ZeroMatrix(n, n))
+    assert verdict.status is Status.REFUTED
+    assert verdict.counterexample.sizes["n"] >= 5
+
+
+def _tr(E):
+    """tr(E) as the 1×1 matrix vec(I)ᵀ vec(E)."""
+    return mul(T(Vec(Identity(n), "row")), Vec(E, "row"))
+
+
+def test_degree_four_cayley_hamilton_is_refuted_at_n_five():
+    A = MatrixSymbol("A", n, n)
+    A2, A3, A4 = mul(A, A), mul(A, A, A), mul(A, A, A, A)
+    t1, t2, t3, t4 = _tr(A), _tr(A2), _tr(A3), _tr(A4)
+    # e1..e4 from Newton's identities, as 1×1 matrices
+    e1 = t1
+    e2 = mul(sp.Rational(1, 2), add(mul(t1, t1), mul(-1, t2)))
+    e3 = mul(sp.Rational(1, 6), add(mul(t1, t1, t1), mul(-3, t1, t2), mul(2, t3)))
+    e4 = mul(sp.Rational(1, 24), add(mul(t1, t1, t1, t1), mul(-6, t1, t1, t2), mul(3, t2, t2),
+                                     mul(8, t1, t3), mul(-6, t4)))
+    ch = add(A4, mul(-1, kron(e1, A3)), kron(e2, A2), mul(-1, kron(e3, A)), kron(e4, Identity(n)))
+    verdict = decide.check_identity(ch, ZeroMatrix(n, n))
+    assert verdict.status is Status.REFUTED
+    assert verdict.counterexample.sizes["n"] >= 5
+
+
+def test_true_statement_beyond_the_normal_form_is_never_proved_at_sizes():
+    """(n−1)·X with n = 1 … : a statement the normal form cannot decide is not proved-at-sizes
+    unless the sizes are part of the claim."""
+    X = MatrixSymbol("X", n, n)
+    K = Commutation(n, n)
+    lhs, rhs = mul(K, K, Vec(X, "row")), Vec(X, "row")
+    verdict = decide.check_identity(lhs, rhs)
+    assert verdict.status in (Status.PROVED, Status.NUMERIC_ONLY)
+    at = decide.check_identity(lhs, rhs, explicit_sizes=[{n: 2}, {n: 3}], symbolic=False)
+    assert at.status is Status.PROVED_AT_SIZES
+
+
+def test_same_name_leaves_with_different_shapes_are_an_error():
+    with pytest.raises(LeafConflictError, match="named A"):
+        decide.check_identity(mul(MatrixSymbol("A", n, n), MatrixSymbol("C", n, m)),
+                              mul(MatrixSymbol("C", n, m), MatrixSymbol("A", m, m)))
+
+
+def test_negation_of_an_identity_that_holds_where_checked_is_not_positive():
+    A = MatrixSymbol("A", n, n)
+    K = Commutation(n, n)
+    verdict = decide.check_negation(mul(K, K, Vec(A, "row")), Vec(A, "row"))
+    assert verdict.status is Status.REFUTED
+
+
+# (c) crashes become verdicts or clear errors ---------------------------------------------------
+def test_identity_of_size_one():
+    y = MatrixSymbol("y", 1, 1)
+    assert decide.check_identity(mul(Identity(1), y), y).status is Status.PROVED
+    assert decide.check_identity(mul(Identity(1), y), mul(2, y)).status is Status.REFUTED
+
+
+def test_scalar_coefficients_that_are_not_dimensions():
+    alpha, X, Y = Symbol("alpha"), MatrixSymbol("X", n, n), MatrixSymbol("Y", d, d)
+    assert decide.check_identity(mul(alpha, X), mul(X, alpha)).status is Status.PROVED
+    wrong = decide.check_identity(mul(alpha, X), X)
+    assert wrong.status is Status.REFUTED and "alpha" in wrong.counterexample.values
+    assert decide.check_identity(mul(1 / sqrt(d), Y), mul(sqrt(d) / d, Y)).status is Status.PROVED
+    assert decide.check_identity(mul(1 / sqrt(d), Y), Y).status is Status.REFUTED
+
+
+def test_sympy_trace_is_a_clear_unsupported_error():
+    X = MatrixSymbol("X", n, n)
+    with pytest.raises(UnsupportedExpressionError, match="unsupported: Trace"):
+        decide.check_identity(mul(Trace(X), X), mul(X, Trace(X)))
+
+
+@pytest.mark.parametrize("lhs,rhs", [
+    (Sigma(ZeroMatrix(n, n)), ZeroMatrix(n, n)),
+    (Sigma(mul(-1, MatrixSymbol("X", n, n))), mul(-1, Sigma(MatrixSymbol("X", n, n)))),
+])
+def test_false_sigma_identities_are_refuted_with_the_sigma_named(lhs, rhs):
+    verdict = decide.check_identity(lhs, rhs)
+    assert verdict.status is Status.REFUTED
+    assert "σ(t) = t³ − 2t + 1" in verdict.counterexample.reason
+    assert verdict.counterexample.numeric_recheck.startswith("float64")
+
+
+def test_commutation_with_a_size_one_dimension_is_decided():
+    x = MatrixSymbol("x", n, 1)
+    assert decide.check_identity(mul(Commutation(n, 1), x), x).status is Status.PROVED
+    assert decide.check_identity(mul(Commutation(1, n), x), x).status is Status.PROVED
+
+
+def test_ill_typed_statement_message_is_printable():
+    P, Q = MatrixSymbol("P", n, n), MatrixSymbol("Q", m, m)
+    verdict = decide.check_identity(add(P, Q), add(Q, P))
+    assert verdict.status is not Status.PROVED
+    str(verdict.method), str(verdict.detail)
