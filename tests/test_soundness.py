@@ -142,3 +142,133 @@ def test_ill_typed_statement_message_is_printable():
     verdict = decide.check_identity(add(P, Q), add(Q, P))
     assert verdict.status is not Status.PROVED
     str(verdict.method), str(verdict.detail)
+
+
+# (d) a model check cannot pass on NaN/inf ---------------------------------------------------------
+def _poison(folder, key, value, index=(0, 0)):
+    from safetensors.numpy import load_file, save_file
+
+    tensors = load_file(str(folder / "model.safetensors"))
+    tensors[key] = tensors[key].copy()
+    tensors[key][index] = value
+    save_file(tensors, str(folder / "model.safetensors"))
+
+
+@pytest.mark.parametrize("value", [np.nan, np.inf])
+def test_non_finite_weight_is_rejected_at_load_naming_the_tensor(tmp_path, value):
+    from test_models import _tiny_bert
+
+    from symuat.models import BertNumpy, ModelError, load_bert
+
+    folder = _tiny_bert(tmp_path / "t")
+    _poison(folder, "encoder.layer.1.intermediate.dense.weight", value, (3, 2))
+    with pytest.raises(ModelError, match=r"intermediate.dense.weight' has 1 non-finite value.*\(3, 2\)"):
+        BertNumpy(load_bert(folder))
+
+
+def test_non_finite_hidden_state_fails_and_json_is_strict(tmp_path, monkeypatch, capsys):
+    """A hidden state with a NaN (weights are finite, so: a forward pass that broke down) is a
+    FAIL with exit 1, and the JSON says null, never a bare NaN."""
+    import json
+
+    from symuat import cli
+    from symuat.models import bert
+
+    monkeypatch.setattr(bert, "tokenize", lambda text, folder: np.array([1, 5, 7, 2]))
+    embed = bert.BertNumpy.embed
+
+    def broken(self, ids):
+        X = embed(self, ids).copy()
+        X[1, 2] = np.nan
+        return X
+
+    monkeypatch.setattr(bert.BertNumpy, "embed", broken)
+    from test_models import _tiny_bert
+
+    folder = _tiny_bert(tmp_path / "t")
+    code = cli.main(["model", "check", "--model", str(folder), "--no-reference", "--format", "json", "--text", "x"])
+    out = capsys.readouterr().out
+    assert code == 1
+    assert "NaN" not in out and "Infinity" not in out
+    report = json.loads(out)
+    assert report["passed"] is False and report["non_finite"] is True
+    code = cli.main(["model", "check", "--model", str(folder), "--no-reference", "--text", "x"])
+    assert code == 1 and "FAIL" in capsys.readouterr().out
+
+
+# (e) bad input: a clear error naming the file or operand ------------------------------------------
+def _config(folder, **changes):
+    import json
+
+    path = folder / "config.json"
+    cfg = json.loads(path.read_text())
+    cfg.update(changes)
+    path.write_text(json.dumps(cfg))
+
+
+@pytest.mark.parametrize("changes,message", [
+    ({"num_hidden_layers": 0}, "num_hidden_layers must be a positive integer"),
+    ({"hidden_size": 385}, "hidden_size 385 is not divisible by num_attention_heads 2"),
+    ({"num_attention_heads": 0}, "num_attention_heads must be a positive integer"),
+    ({"layer_norm_eps": -1}, "layer_norm_eps must be a positive finite number"),
+])
+def test_bad_config_is_blamed_on_config_json(tmp_path, changes, message):
+    from test_models import _tiny_bert
+
+    from symuat.models import BertNumpy, ModelError, load_bert
+
+    folder = _tiny_bert(tmp_path / "t")
+    _config(folder, **changes)
+    with pytest.raises(ModelError, match=r"config\.json: " + message):
+        BertNumpy(load_bert(folder))
+
+
+def test_an_existing_folder_is_a_path_not_a_model_name(tmp_path, monkeypatch, capsys):
+    from test_models import _tiny_bert
+
+    from symuat import cli
+    from symuat.models import bert
+
+    _tiny_bert(tmp_path / "ckpt")
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(bert, "tokenize", lambda text, folder: np.array([1, 5, 7, 2]))
+    assert cli.main(["model", "check", "--model", "ckpt", "--no-reference", "--text", "x"]) == 0
+    assert "PASS" in capsys.readouterr().out
+
+
+def test_numeric_api_rejects_bad_input_with_clear_errors():
+    from symuat.attention import mha_forward
+    from symuat.errors import NonFiniteError
+    from symuat.transformer import Block, forward
+
+    rng = np.random.default_rng(0)
+    with pytest.raises(ValueError, match="M=10 is not divisible by heads=3"):
+        Block.random(rng, M=10, heads=3, F=4)
+    with pytest.raises(ValueError, match="heads must be a positive integer, not 0"):
+        Block.random(rng, M=8, heads=0, F=4)
+    with pytest.raises(ValueError, match="heads must be a positive integer, not 0"):
+        mha_forward(np.ones((3, 4)), np.ones((1, 4, 2)), np.ones((1, 4, 2)), np.ones((1, 4, 2)),
+                    np.ones((2, 4)), heads=0)
+    block = Block.random(rng, M=8, heads=2, F=4, ln="post")
+    with pytest.raises(ValueError, match="no tokens"):
+        forward([block], np.zeros((0, 8)))
+    with pytest.raises(NonFiniteError, match="X0 has a non-finite entry"):
+        forward([block], np.full((3, 8), np.nan))
+    with pytest.raises(NonFiniteError, match="not finite"):
+        forward([block], 1e200 * rng.standard_normal((3, 8)))
+
+
+# (f) the CLI stops quietly when its reader goes away --------------------------------------------
+def test_closed_pipe_stops_quietly():
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    proc = subprocess.Popen([sys.executable, "-c", "import sys; from symuat import cli; sys.exit(cli.main(['list']))"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=root,
+                            env={**__import__("os").environ, "PYTHONPATH": str(root)})
+    proc.stdout.close()
+    err = proc.stderr.read().decode()
+    assert proc.wait() == 0, err
+    assert "Traceback" not in err and "BrokenPipe" not in err

@@ -226,7 +226,7 @@ def random_values(syms: dict, sizes: dict, rng, mode: str, scalars=()) -> dict[s
 
 def _evaluate(expr, sizes, values, mode, sigma=None):
     """Evaluate; ``values`` holds arrays for leaves and 0-d values for scalar symbols."""
-    leaves = {k: v for k, v in values.items() if np.ndim(v) == 2}
+    leaves = {k: v for k, v in values.items() if np.ndim(v) > 0}
     scalars = {k: (v.item() if isinstance(v, np.ndarray) else v)
                for k, v in values.items() if np.ndim(v) == 0}
     if mode == "float":
