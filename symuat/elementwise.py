@@ -34,6 +34,7 @@ def sigma_exact(t):
 
 #: a second concrete σ, tried when the first happens to satisfy a false statement
 def sigma_alternative(t):
+    """σ(t) = t² + 3t + 2"""
     return t * t + 3 * t + 2
 
 
