@@ -381,7 +381,8 @@ def _zeros(r, c):
 
 
 def _num(x, sizes, scalars):
-    x = sp.sympify(x).subs({s: v for s, v in sizes.items()})
+    x = sp.sympify(x)
+    x = x.subs({s: sizes[s.name] for s in x.free_symbols if s.name in sizes})
     x = x.subs({sp.Symbol(k): v for k, v in scalars.items()})
     x = sp.nsimplify(x)
     if x.is_Rational:
@@ -392,13 +393,17 @@ def _num(x, sizes, scalars):
 class Judge:
     def __init__(self, sizes: dict, values: dict, scalars: dict, sigma=judge_sigma):
         self.sizes = {str(k): v for k, v in sizes.items()}
+        self.symsizes = {k: v for k, v in sizes.items() if isinstance(k, sp.Symbol)}
         self.values = values
         self.scalars = scalars
         self.sigma = sigma
         self.heads: dict = {}
 
     def dim(self, x) -> int:
-        v = sp.sympify(x).subs({sp.Symbol(k, positive=True, integer=True): v for k, v in self.sizes.items()})
+        x = sp.sympify(x)
+        v = x.subs(self.symsizes) if self.symsizes else x
+        if v.free_symbols:
+            v = v.subs({s: self.sizes[s.name] for s in v.free_symbols if s.name in self.sizes})
         return int(v)
 
     def __call__(self, e) -> np.ndarray:
@@ -568,11 +573,13 @@ def judge_equal(lhs, rhs, seed: int = 0, tries: int = 6) -> bool | None:
     ``True`` if they agree everywhere tried, ``None`` if undefined everywhere."""
     rng = np.random.default_rng(seed)
     shapes = _leaves(lhs, rhs)
+    dims_all = sorted({s for e in (lhs, rhs) for s in sp.preorder_traversal(e)
+                       if isinstance(s, sp.Symbol) and s.is_positive and s.is_integer}, key=str)
     seen = False
     for t in range(tries):
-        sizes = {s: int(rng.integers(1, 4)) for s in (n, m, p, h)}
+        sizes = {s: int(rng.integers(1, 4)) for s in dims_all}
         if t == 0:
-            sizes = {n: 2, m: 3, p: 2, h: 2}
+            sizes = {s: 2 + k % 2 for k, s in enumerate(dims_all)}
         values = {}
         for name, shape in shapes.items():
             dims_ = tuple(int(sp.sympify(x).subs(sizes)) for x in shape)
