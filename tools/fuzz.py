@@ -657,7 +657,7 @@ def run_pair(lhs, rhs, equal: bool, seed: int) -> tuple[str, str]:
     return f"other:{status.value}", ""
 
 
-def fuzz(pairs: int, seed: int = 0, max_depth: int = 3, log=None) -> dict:
+def fuzz(pairs: int, seed: int = 0, max_depth: int = 3, log=None, checkpoint=None) -> dict:
     rng = random.Random(seed)
     counts = {"equal": Counter(), "unequal": Counter()}
     problems = []
@@ -673,6 +673,9 @@ def fuzz(pairs: int, seed: int = 0, max_depth: int = 3, log=None) -> dict:
             problems.append((k, "equal" if equal else "unequal", outcome, rule, detail))
         if log and (k + 1) % 100 == 0:
             log(f"{k + 1}/{pairs} pairs, {time.perf_counter() - start:.0f} s, problems {len(problems)}")
+        if checkpoint and (k + 1) % 50 == 0:
+            checkpoint({"counts": counts, "problems": problems, "seconds": time.perf_counter() - start,
+                        "pairs": k + 1, "seed": seed, "max_depth": max_depth})
     return {"counts": counts, "problems": problems, "seconds": time.perf_counter() - start,
             "pairs": pairs, "seed": seed, "max_depth": max_depth}
 
@@ -740,7 +743,12 @@ def main(argv=None) -> int:
     if args.merge:
         res = merge([json.loads(p.read_text()) for p in args.merge])
     else:
-        res = fuzz(args.pairs, args.seed, args.depth, log=lambda s: print(s, file=sys.stderr, flush=True))
+        def save(partial):  # a long run leaves its counts so far on disk
+            if args.json:
+                args.json.write_text(json.dumps(partial, default=str))
+
+        res = fuzz(args.pairs, args.seed, args.depth, log=lambda s: print(s, file=sys.stderr, flush=True),
+                   checkpoint=save)
     if args.json:
         args.json.write_text(json.dumps(res, default=str))
     text = report_md(res)
