@@ -26,7 +26,7 @@ from sympy import Basic
 from sympy.core.symbol import Str
 from sympy.matrices.expressions import MatrixExpr
 
-from symuat.errors import ShapeMismatchError
+from symuat.errors import ShapeMismatchError, describe
 from symuat.kernel.index_calculus import Term, _delta, col_space, row_space, space_of
 
 ORDERS = ("row", "col")
@@ -117,11 +117,11 @@ class Unvec(MatrixExpr):
         if row_space(v) != self._symuat_row_space() + self._symuat_col_space() and self.order == "row":
             from symuat.kernel.index_calculus import SpaceMismatch
 
-            raise SpaceMismatch(f"unvec_r of {v}: its space {row_space(v)} is not (rows, cols)")
+            raise SpaceMismatch(f"unvec_r of {describe(v)}: its space {row_space(v)} is not (rows, cols)")
         if row_space(v) != self._symuat_col_space() + self._symuat_row_space() and self.order == "col":
             from symuat.kernel.index_calculus import SpaceMismatch
 
-            raise SpaceMismatch(f"unvec_c of {v}: its space {row_space(v)} is not (cols, rows)")
+            raise SpaceMismatch(f"unvec_c of {describe(v)}: its space {row_space(v)} is not (cols, rows)")
         return ctx.entry(v, want, ())
 
     def _symuat_evaluate(self, ev):

@@ -11,15 +11,26 @@ Every verdict in symuat comes from one of these procedures, each of which return
        then cross-checked exactly on random integer instances and in float64; a disagreement
        raises :class:`~symuat.errors.KernelInconsistencyError` (a bug, never a verdict);
     2. **refutation** — exact evaluation on random small integer instances over a grid of
-       sizes; a difference, or one side being undefined where the other is defined, is a
-       counterexample → ``refuted``, re-checked exactly and in float64;
-    3. **explicit sizes** — every entry of both sides, with symbolic entries, expanded; all
-       differences zero → ``proved-at-sizes`` (the sizes are listed).
+       sizes, then at sizes past each dimension's degree bound (:func:`degree_bounds`,
+       :func:`probe_sizes`: a statement such as ``(n−1)(n−2)(n−3)(n−4)·A = 0`` or a degree-4
+       Cayley–Hamilton identity holds at every small size and fails past it); a difference, or
+       one side being undefined where the other is defined, is a counterexample → ``refuted``,
+       re-checked exactly and in float64 with the same σ;
+    3. **explicit sizes** — when the sizes are part of the claim (``explicit_sizes``) or there
+       are no dimensions: every entry of both sides, with symbolic entries, expanded; all
+       differences zero → ``proved-at-sizes`` (the sizes are listed). A statement over symbolic
+       dimensions that holds at every size tried is never ``proved-at-sizes``: it is
+       ``numeric-only`` (exact integer instances at the sizes listed, float64 confirmation).
+
+    Bad input is an error, not a verdict: a node the kernel has no rule for
+    (:class:`~symuat.errors.UnsupportedExpressionError`), two leaves with one name and two
+    shapes (:class:`~symuat.errors.LeafConflictError`).
 :func:`check_chain`
     a printed chain ``a = b = c``: every link is checked with :func:`check_identity`.
 :func:`check_negation`
     "``lhs = rhs`` does not hold in general": ``proved`` by an exact witness, ``refuted`` by a
-    proof of the identity.
+    proof of the identity — or, when the identity holds at every size checked without a proof,
+    ``refuted`` at those sizes (never a positive status for a negation nobody established).
 :func:`check_quantity`
     a claimed formula for a quantity (a density) against the one symuat derives; both are
     cross-checked by exact counting on materialised instances.
@@ -139,11 +150,9 @@ def check_supported(*exprs) -> None:
 
 
 def _short(node) -> str:
-    try:
-        text = str(node)
-    except Exception:  # a printer that needs a shape the node does not have
-        text = type(node).__name__
-    return text if len(text) <= 80 else text[:77] + "..."
+    from symuat.errors import describe
+
+    return describe(node)
 
 
 def scalar_symbols(*exprs) -> list[sp.Symbol]:

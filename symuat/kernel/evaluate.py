@@ -37,8 +37,9 @@ from symuat.errors import ShapeMismatchError
 
 
 def _name(expr) -> str:
-    text = str(expr)
-    return text if len(text) <= 60 else text[:57] + "..."
+    from symuat.errors import describe
+
+    return describe(expr, 60)
 
 
 @dataclass

@@ -46,6 +46,8 @@ import itertools
 from dataclasses import dataclass
 
 import sympy as sp
+
+from symuat.errors import describe
 from sympy.matrices.expressions import (
     Identity,
     KroneckerProduct,
@@ -84,7 +86,7 @@ def row_space(expr) -> Space:
     if isinstance(expr, MatAdd):
         spaces = {row_space(a) for a in expr.args}
         if len(spaces) != 1:
-            raise SpaceMismatch(f"terms of {expr} have row spaces {sorted(map(str, spaces))}")
+            raise SpaceMismatch(f"terms of {describe(expr)} have row spaces {sorted(map(str, spaces))}")
         return spaces.pop()
     if isinstance(expr, KroneckerProduct):
         return sum((row_space(a) for a in expr.args), ())
@@ -104,7 +106,7 @@ def col_space(expr) -> Space:
     if isinstance(expr, MatAdd):
         spaces = {col_space(a) for a in expr.args}
         if len(spaces) != 1:
-            raise SpaceMismatch(f"terms of {expr} have column spaces {sorted(map(str, spaces))}")
+            raise SpaceMismatch(f"terms of {describe(expr)} have column spaces {sorted(map(str, spaces))}")
         return spaces.pop()
     if isinstance(expr, KroneckerProduct):
         return sum((col_space(a) for a in expr.args), ())
@@ -175,7 +177,7 @@ class IndexContext:
                 if row_space(arg) != row_space(expr.args[0]) or col_space(arg) != col_space(
                     expr.args[0]
                 ):
-                    raise SpaceMismatch(f"cannot add {expr.args[0]} and {arg}: spaces differ")
+                    raise SpaceMismatch(f"cannot add {describe(expr.args[0])} and {describe(arg)}: spaces differ")
                 out += self.entry(arg, I, J)
             return out
         if isinstance(expr, MatMul):
@@ -195,7 +197,7 @@ class IndexContext:
                     inner = col_space(mat)
                     if inner != row_space(mats[pos + 1]):
                         raise SpaceMismatch(
-                            f"product {mat} · {mats[pos + 1]}: column space {inner} "
+                            f"product {describe(mat)} · {describe(mats[pos + 1])}: column space {inner} "
                             f"≠ row space {row_space(mats[pos + 1])}"
                         )
                     right_index = self.fresh_multi(inner)
