@@ -880,7 +880,7 @@ def _witness_for(diff, l, r, sizes, index) -> Counterexample:
             fl = float(sp.sympify(l).subs({k: float(v) for k, v in assignment.items()}))
             fr = float(sp.sympify(r).subs({k: float(v) for k, v in assignment.items()}))
             res = abs(fl - fr) / max(1.0, abs(fl), abs(fr))
-            if res <= TOLERANCE:
+            if not res > TOLERANCE:  # NaN (an overflowed float re-check) is not a confirmation
                 raise KernelInconsistencyError("explicit witness not confirmed in float64")
             return Counterexample(
                 _named_sizes(sizes), {str(k): v for k, v in assignment.items()},
