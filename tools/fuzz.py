@@ -621,7 +621,7 @@ def make_pair(rng: random.Random, equal: bool, max_depth: int = 3):
 def run_pair(lhs, rhs, equal: bool, seed: int) -> tuple[str, str]:
     """Classify the kernel's verdict on one pair: (outcome, detail)."""
     from symuat.elementwise import sigma_alternative, sigma_exact
-    from symuat.errors import UnsupportedExpressionError
+    from symuat.errors import KernelInconsistencyError, SymuatError, UnsupportedExpressionError
     from symuat.kernel import decide
     from symuat.kernel.status import Status
 
@@ -632,6 +632,10 @@ def run_pair(lhs, rhs, equal: bool, seed: int) -> tuple[str, str]:
         verdict = decide.check_identity(lhs, rhs)
     except UnsupportedExpressionError as exc:
         return "unsupported", str(exc)[:120]
+    except KernelInconsistencyError as exc:  # two of the kernel's methods disagree: a bug
+        return "crash", f"KernelInconsistencyError: {str(exc)[:200]} | {lhs} vs {rhs}"
+    except SymuatError as exc:  # a clear error about the input (named operands), not a crash
+        return "clear-error", f"{type(exc).__name__}: {str(exc)[:120]}"
     except Exception as exc:  # noqa: BLE001 - every other exception is a crash to report
         return "crash", f"{type(exc).__name__}: {str(exc)[:200]} | {lhs} vs {rhs}"
     status = verdict.status
@@ -702,7 +706,8 @@ def report_md(res: dict) -> str:
         "",
         f"**false proved / proved-at-sizes / numeric-only: {bad['false-positive']}; "
         f"false refuted: {bad['false-refuted']}; crashes: {bad['crash']}; generator bugs: {bad['generator-bug']}; "
-        f"clear `unsupported` errors: {c['equal']['unsupported'] + c['unequal']['unsupported']}.**",
+        f"clear `unsupported` errors: {c['equal']['unsupported'] + c['unequal']['unsupported']}; "
+        f"other clear input errors: {c['equal']['clear-error'] + c['unequal']['clear-error']}.**",
         "",
         "An unequal pair the judge could not tell apart (a mutation that happens to be an identity, "
         "e.g. swapping the factors of a Kronecker product with a size-1 factor) is counted under its "

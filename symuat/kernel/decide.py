@@ -617,7 +617,12 @@ def check_identity(
     dims = dimension_symbols(lhs, rhs)
     dim_names = ", ".join(d.name for d in dims) or "none"
     if symbolic:
-        comparison = compare_entries(lhs, rhs)
+        try:
+            comparison = compare_entries(lhs, rhs)
+        except DiamondUndefinedError as exc:  # a side with matrix ⋄ matrix and no definition
+            from symuat.kernel.index_calculus import EntryComparison
+
+            comparison = EntryComparison(False, None, None, None, None, f"undefined: {exc}")
         if comparison.equal:
             grid = _defined_sizes(lhs, rhs, _confirmation_grid(dims), want=3)
             if not grid:
