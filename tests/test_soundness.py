@@ -113,6 +113,9 @@ def test_scalar_coefficients_that_are_not_dimensions():
     assert wrong.status is Status.REFUTED and "alpha" in wrong.counterexample.values
     assert decide.check_identity(mul(1 / sqrt(d), Y), mul(sqrt(d) / d, Y)).status is Status.PROVED
     assert decide.check_identity(mul(1 / sqrt(d), Y), Y).status is Status.REFUTED
+    # a positive symbol that occurs only in a coefficient is a positive scalar (found by the fuzzer)
+    C = MatrixSymbol("C", m, m)
+    assert decide.check_identity(mul(alpha, 1 / sqrt(n), C), mul(C, 1 / sqrt(n), alpha)).status is Status.PROVED
 
 
 def test_sympy_trace_is_a_clear_unsupported_error():

@@ -217,7 +217,10 @@ def random_values(syms: dict, sizes: dict, rng, mode: str, scalars=()) -> dict[s
         if mode == "symbolic":
             values[sym.name] = sym
         else:
-            v = int(rng.integers(1, 4)) * int(rng.choice([-1, 1]))
+            # a symbol declared positive (a size that only occurs in a coefficient, 1/√d) stays
+            # positive; any other scalar takes either sign
+            sign = 1 if sym.is_positive or sym.is_nonnegative else int(rng.choice([-1, 1]))
+            v = int(rng.integers(1, 4)) * sign
             values[sym.name] = float(v) if mode == "float" else v
     for name, shape_exprs in syms.items():
         shape = _shape_at(shape_exprs, sizes)
