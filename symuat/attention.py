@@ -47,7 +47,7 @@ import sympy as sp
 from sympy import Identity, MatrixSymbol
 
 from symuat.algebra import T, kron, mul
-from symuat.errors import ShapeMismatchError
+from symuat.errors import NonFiniteError, ShapeMismatchError
 from symuat.heads import BlockSymbol, HeadMatrix, HeadSum, Selector
 from symuat.vec import check_order
 
@@ -182,6 +182,7 @@ def _family(W, h: int, name: str, rows: int) -> np.ndarray:
 def head_slices(X, h: int) -> np.ndarray:
     """:math:`x_i=XS_i`, stacked: shape ``(h, N, M/h)``."""
     X = np.asarray(X)
+    _check_heads(h)
     if X.ndim != 2 or X.shape[1] % h:
         raise ShapeMismatchError("head split", "X", X.shape, "heads", (h,),
                                  "X must be 2-D with a number of columns divisible by h")
@@ -244,10 +245,21 @@ def _mask_bool(mask, N: int) -> np.ndarray | None:
     return keep
 
 
+def _check_heads(h) -> int:
+    if isinstance(h, bool) or not isinstance(h, (int, np.integer)) or h < 1:
+        raise ValueError(f"heads must be a positive integer, not {h!r}")
+    return int(h)
+
+
 def _inputs(X, h, projection):
     X = np.asarray(X, dtype=float)
+    _check_heads(h)
     if X.ndim != 2:
         raise ShapeMismatchError("attention", "X", X.shape, "a token matrix", ("N", "M"), "X must be 2-D")
+    if X.shape[0] == 0:
+        raise ValueError("X has no tokens (N = 0): attention needs at least one token")
+    if not np.isfinite(X).all():
+        raise NonFiniteError("X has a non-finite entry (NaN or inf): attention of an overflowed input")
     if projection not in PROJECTIONS:
         raise ValueError(f"projection must be one of {PROJECTIONS}, not {projection!r}")
     if projection == "split":

@@ -141,5 +141,31 @@ def checks_keys(checks) -> list[str]:
     return [c.key for c in checks]
 
 
+def _quiet_on_broken_pipe(run):
+    """``symuat prove --all | head -1``: when the reader closes the pipe, stop quietly (exit 0),
+    with no BrokenPipeError traceback and no second error when Python flushes stdout at exit."""
+    import functools
+    import os
+
+    @functools.wraps(run)
+    def wrapper(argv: list[str] | None = None) -> int:
+        try:
+            code = run(argv)
+            sys.stdout.flush()
+            return code
+        except BrokenPipeError:
+            try:
+                devnull = os.open(os.devnull, os.O_WRONLY)
+                os.dup2(devnull, sys.stdout.fileno())
+            except (OSError, ValueError):  # stdout is not a real file (captured in tests)
+                pass
+            return 0
+
+    return wrapper
+
+
+main = _quiet_on_broken_pipe(main)
+
+
 if __name__ == "__main__":  # pragma: no cover
     sys.exit(main())

@@ -37,7 +37,7 @@ from sympy import Basic
 from sympy.core.symbol import Str
 from sympy.matrices.expressions import MatAdd, MatMul, MatrixExpr, Transpose
 
-from symuat.errors import DiamondUndefinedError, ShapeMismatchError
+from symuat.errors import DiamondUndefinedError, ShapeMismatchError, describe
 from symuat.kernel.index_calculus import SpaceMismatch, Term, col_space, row_space
 
 #: the candidate definitions of matrix ⋄ matrix (spec D5)
@@ -148,7 +148,7 @@ class Diamond(MatrixExpr):
         if kind in ("mv", "vm") or self._need_mm() == "C-col":
             if row_space(A) != row_space(B):
                 raise SpaceMismatch(
-                    f"{self}: rows of {A} {row_space(A)} ≠ rows of {B} {row_space(B)}"
+                    f"{describe(self)}: rows of {describe(A)} {row_space(A)} ≠ rows of {describe(B)} {row_space(B)}"
                 )
             K = ctx.fresh_multi(row_space(A))
             terms = []
@@ -159,7 +159,7 @@ class Diamond(MatrixExpr):
             return terms
         # C-prod
         if col_space(A) != row_space(B):
-            raise SpaceMismatch(f"{self}: columns of {A} ≠ rows of {B}")
+            raise SpaceMismatch(f"{describe(self)}: columns of {describe(A)} ≠ rows of {describe(B)}")
         K = ctx.fresh_multi(col_space(A))
         return [
             Term(sp.expand(s.coeff * t.coeff), s.factors + t.factors, s.bound + t.bound + K)
@@ -169,8 +169,8 @@ class Diamond(MatrixExpr):
 
     def _symuat_evaluate(self, ev):
         return diamond(ev(self.left), ev(self.right), self.mm if self.kind == "mm" else None,
-                       names=(_label(self.left), _label(self.right)),
-                       vector_side={"mv": "right", "vm": "left", "mm": None}[self.kind])
+                       names=(describe(self.left), describe(self.right)),
+                       vector_side={"mv": "right", "vm": "left", "mm": "neither"}[self.kind])
 
     def _latex(self, printer):
         return rf"{_wrap(self.left, printer)} \diamond {_wrap(self.right, printer)}"

@@ -3,6 +3,21 @@
 from __future__ import annotations
 
 
+def describe(expr, limit: int = 80) -> str:
+    """``str(expr)`` for an error message, never raising: SymPy's printer asks a node for its
+    shape, and an ill-typed or undefined node (matrix ⋄ matrix without a definition) raises
+    there — the message about the problem must not crash on the problem."""
+    try:
+        text = str(expr)
+    except Exception:  # noqa: BLE001 - any printer failure falls back to the structure
+        try:
+            args = ", ".join(describe(a, limit) for a in getattr(expr, "args", ()))
+            text = f"{type(expr).__name__}({args})"
+        except Exception:  # noqa: BLE001
+            text = type(expr).__name__
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
 class SymuatError(Exception):
     """Base class of every error symuat raises on purpose."""
 
@@ -21,6 +36,18 @@ class ShapeMismatchError(SymuatError, ValueError):
 
 class DiamondUndefinedError(SymuatError, ValueError):
     """Matrix ⋄ matrix was asked for without choosing one of the D5 candidate definitions."""
+
+
+class UnsupportedExpressionError(SymuatError, TypeError):
+    """An expression uses a node the kernel has no rule for: the message names the node."""
+
+
+class LeafConflictError(SymuatError, ValueError):
+    """Two leaves share a name but not a shape (``A`` n×n and ``A`` m×m): they are not one matrix."""
+
+
+class NonFiniteError(SymuatError, ValueError):
+    """A NaN or an infinity where a finite number is required: the message names the operand."""
 
 
 class UnknownClaimError(SymuatError, KeyError):

@@ -34,7 +34,7 @@ from typing import Callable
 import numpy as np
 
 from symuat.attention import MHAOperator, attention_patterns, mha_forward, patterns_from
-from symuat.errors import ShapeMismatchError
+from symuat.errors import NonFiniteError, ShapeMismatchError
 from symuat.operators import Composed, Identity, Operator, RowMap, Sum, TokenAffine, Wrap
 
 try:  # SciPy's vectorised erf when the model extra is installed; math.erf elementwise otherwise
@@ -73,6 +73,21 @@ def token_affine(parts, scales, gamma) -> np.ndarray:
     """:class:`~symuat.operators.TokenAffine` (LayerNorm's linear part frozen at an input) applied to
     a stack of token matrices ``(k, N, M)`` at once."""
     return (parts - parts.mean(axis=-1, keepdims=True)) * scales[:, None] * gamma
+
+
+def check_tokens(X, M: int | None = None, name: str = "X") -> np.ndarray:
+    """``X`` as a float64 (tokens, width) array with at least one token and finite entries."""
+    X = np.asarray(X, dtype=float)
+    if X.ndim != 2 or (M is not None and X.shape[1] != M):
+        raise ShapeMismatchError("Transformer block", name, X.shape, "model width", (M,),
+                                 f"{name} must be (tokens, model width)")
+    if X.shape[0] == 0:
+        raise ValueError(f"{name} has no tokens (N = 0): a layer needs at least one token")
+    if not np.isfinite(X).all():
+        bad = np.argwhere(~np.isfinite(X))[0]
+        raise NonFiniteError(f"{name} has a non-finite entry (NaN or inf) at {tuple(int(i) for i in bad)}"
+                             " — an overflowed or corrupted input")
+    return X
 
 
 class Eq20:
@@ -136,7 +151,24 @@ class Block:
             raise ValueError("the FFN-only skip (block B-ffn) is defined without LayerNorm")
         if self.activation not in ACTIVATIONS:
             raise ValueError(f"activation must be one of {sorted(ACTIVATIONS)}, not {self.activation!r}")
+        if isinstance(self.heads, bool) or not isinstance(self.heads, (int, np.integer)) or self.heads < 1:
+            raise ValueError(f"heads must be a positive integer, not {self.heads!r}")
+        if np.ndim(self.WO) != 2:
+            raise ShapeMismatchError("MHA output projection", "W_O", np.shape(self.WO), "(h·d_v, M)", ("h·d_v", "M"),
+                                     "W_O must be 2-D")
         M = self.WO.shape[1]
+        if self.projection == "split" and M % self.heads:
+            raise ShapeMismatchError("head split", "W_O", self.WO.shape, "heads", (self.heads,),
+                                     f"the model width {M} must be divisible by heads={self.heads}")
+        width = M // self.heads if self.projection == "split" else M
+        for name, W in (("W_Q", self.WQ), ("W_K", self.WK), ("W_V", self.WV)):
+            shape = np.shape(W)
+            if len(shape) == 3 and (shape[0] != self.heads or shape[1] != width):
+                raise ShapeMismatchError("attention", name, shape, "heads, head input width",
+                                         (self.heads, width), f"{name} must be (heads, {width}, d)")
+        for name, W in (("W1", self.W1), ("W2", self.W2), ("W_O", self.WO)):
+            if not np.isfinite(np.asarray(W, dtype=float)).all():
+                raise NonFiniteError(f"Block: {name} contains NaN or inf")
         for name, W, shape in (("W1", self.W1, (M, None)), ("W2", self.W2, (None, M))):
             if W.ndim != 2 or any(s is not None and s != w for s, w in zip(shape, W.shape)):
                 raise ShapeMismatchError("FFN", name, W.shape, "W_O", self.WO.shape,
@@ -155,6 +187,11 @@ class Block:
     def random(cls, rng, *, M: int, heads: int, F: int, ln: str = "none", biases: bool = True,
                projection: str = "split", residual: str = "both", activation: str = "gelu",
                mask="bidir") -> "Block":
+        if isinstance(heads, bool) or not isinstance(heads, (int, np.integer)) or heads < 1:
+            raise ValueError(f"heads must be a positive integer, not {heads!r}")
+        if projection == "split" and M % heads:
+            raise ValueError(f"M={M} is not divisible by heads={heads}: with the split projection every "
+                             "head takes M/heads columns")
         width = M // heads if projection == "split" else M
         d = M // heads
         g = lambda *s, scale=None: rng.standard_normal(s) / np.sqrt(scale or s[-2] if len(s) > 1 else 1)
@@ -228,10 +265,7 @@ class Block:
         return out
 
     def forward(self, X) -> np.ndarray:
-        X = np.asarray(X, dtype=float)
-        if X.ndim != 2 or X.shape[1] != self.M:
-            raise ShapeMismatchError("Transformer block", "X", X.shape, "model width", (self.M,),
-                                     "X must be (tokens, model width)")
+        X = check_tokens(X, self.M, "X")
         if self.ln == "pre":
             Y = X + self._mha(layer_norm(X, *self.ln1, self.eps))[0]
             return Y + self._ffn(layer_norm(Y, *self.ln2, self.eps))
@@ -273,7 +307,7 @@ class Block:
 
     def step(self, X) -> tuple[Eq20, np.ndarray]:
         """The raw Eq. 20 parameters at ``X`` and the layer's output, in one pass."""
-        X = np.asarray(X, dtype=float)
+        X = check_tokens(X, self.M, "X")
         p, parts, _ = self.duat_step(np.stack([X, np.zeros_like(X), np.zeros_like(X)]))
         return p, parts.sum(axis=0)
 
@@ -363,9 +397,12 @@ class Block:
 
 def forward(blocks: list[Block], X0) -> list[np.ndarray]:
     """All hidden states ``[X0, X1, …, XL]``."""
-    states = [np.asarray(X0, dtype=float)]
-    for block in blocks:
+    states = [check_tokens(X0, blocks[0].M if blocks else None, "X0")]
+    for k, block in enumerate(blocks):
         states.append(block.forward(states[-1]))
+        if not np.isfinite(states[-1]).all():
+            raise NonFiniteError(f"the output of layer {k + 1} is not finite (overflow or NaN): "
+                                 f"max |input| = {np.abs(states[0]).max():.3g}")
     return states
 
 

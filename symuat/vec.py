@@ -26,7 +26,7 @@ from sympy import Basic
 from sympy.core.symbol import Str
 from sympy.matrices.expressions import MatrixExpr
 
-from symuat.errors import ShapeMismatchError
+from symuat.errors import ShapeMismatchError, describe
 from symuat.kernel.index_calculus import Term, _delta, col_space, row_space, space_of
 
 ORDERS = ("row", "col")
@@ -117,11 +117,11 @@ class Unvec(MatrixExpr):
         if row_space(v) != self._symuat_row_space() + self._symuat_col_space() and self.order == "row":
             from symuat.kernel.index_calculus import SpaceMismatch
 
-            raise SpaceMismatch(f"unvec_r of {v}: its space {row_space(v)} is not (rows, cols)")
+            raise SpaceMismatch(f"unvec_r of {describe(v)}: its space {row_space(v)} is not (rows, cols)")
         if row_space(v) != self._symuat_col_space() + self._symuat_row_space() and self.order == "col":
             from symuat.kernel.index_calculus import SpaceMismatch
 
-            raise SpaceMismatch(f"unvec_c of {v}: its space {row_space(v)} is not (cols, rows)")
+            raise SpaceMismatch(f"unvec_c of {describe(v)}: its space {row_space(v)} is not (cols, rows)")
         return ctx.entry(v, want, ())
 
     def _symuat_evaluate(self, ev):
@@ -154,11 +154,12 @@ class Commutation(MatrixExpr):
         return space_of(self.args[1]) + space_of(self.args[0])
 
     def _symuat_entry(self, ctx, I, J):
-        if len(I) != 2 or len(J) != 2:
-            from symuat.kernel.index_calculus import SpaceMismatch
-
-            raise SpaceMismatch("commutation matrix with a size-1 dimension")
-        return [Term(sp.Integer(1), (_delta(I[0], J[1]), _delta(I[1], J[0])), ())]
+        # K[(a,b),(c,d)] = δ_ad δ_bc; a size-1 dimension has no index (and no delta)
+        n_rows, n_cols = len(space_of(self.args[0])), len(space_of(self.args[1]))
+        a, b = (I[0] if n_rows else None), (I[n_rows] if n_cols else None)
+        c, d = (J[0] if n_cols else None), (J[n_cols] if n_rows else None)
+        factors = tuple(_delta(p, q) for p, q in ((a, d), (b, c)) if p is not None)
+        return [Term(sp.Integer(1), factors, ())]
 
     def _symuat_evaluate(self, ev):
         return commutation_matrix(ev.size(self.args[0]), ev.size(self.args[1]), ev.mode)

@@ -26,6 +26,7 @@ from sympy.matrices.expressions import (
     KroneckerProduct,
     MatAdd,
     MatMul,
+    MatPow,
     MatrixExpr,
     MatrixSymbol,
     OneMatrix,
@@ -54,8 +55,9 @@ def sizes_key(sizes: dict) -> tuple:
 
 
 def _name(expr) -> str:
-    text = str(expr)
-    return text if len(text) <= 60 else text[:57] + "..."
+    from symuat.errors import describe
+
+    return describe(expr, 60)
 
 
 @dataclass
@@ -72,6 +74,7 @@ class Evaluator:
     mode: str = "exact"
     sigma: Callable | None = None
     cache: dict = field(default_factory=dict)
+    scalars: dict = field(default_factory=dict)  # name of a scalar symbol (not a dimension) -> value
     env: dict = field(default_factory=dict)  # head symbol -> head number, inside a head sum
     _dims_key: tuple | None = field(default=None, repr=False, compare=False)
 
@@ -108,7 +111,20 @@ class Evaluator:
 
     def scalar(self, c):
         c = sp.sympify(c).subs(self.dims)
+        if self.scalars and c.free_symbols:
+            c = c.subs({s: self.scalars[s.name] for s in c.free_symbols if s.name in self.scalars})
+        if c.free_symbols and self.mode != "symbolic":
+            from symuat.errors import UnsupportedExpressionError
+
+            raise UnsupportedExpressionError(
+                f"scalar coefficient {c} has no value: {', '.join(sorted(map(str, c.free_symbols)))} "
+                "is neither a dimension nor a given scalar"
+            )
         if self.mode == "float":
+            if not c.is_number or c.has(sp.zoo, sp.nan, sp.oo, -sp.oo):
+                from symuat.errors import UnsupportedExpressionError
+
+                raise UnsupportedExpressionError(f"scalar coefficient {c} is not a finite number")
             return float(c)
         if self.mode == "exact" and c.is_Rational:
             from fractions import Fraction
@@ -180,6 +196,20 @@ class Evaluator:
                 result = result @ value
                 prev = prev + (arg,)  # the product so far, built as SymPy only to name it in an error
             return result if coeff == 1 else result * coeff
+        if isinstance(expr, MatPow):
+            base, exp = expr.args
+            if not (sp.sympify(exp).is_Integer and int(exp) >= 1):
+                from symuat.errors import UnsupportedExpressionError
+
+                raise UnsupportedExpressionError(f"{_name(expr)}: only positive integer powers are supported")
+            value = self(base)
+            if value.shape[0] != value.shape[1]:
+                raise ShapeMismatchError("power", _name(base), value.shape, _name(base), value.shape,
+                                         "a power needs a square matrix")
+            result = value
+            for _ in range(int(exp) - 1):
+                result = result @ value
+            return result
         if isinstance(expr, KroneckerProduct):
             result = self(expr.args[0])
             for arg in expr.args[1:]:
@@ -188,10 +218,19 @@ class Evaluator:
         raise TypeError(f"no evaluation rule for {type(expr).__name__}: {expr}")
 
 
+def exact_equal(x, y) -> bool:
+    """Equality of two exact scalars (integers, fractions, or SymPy numbers such as ``√2/2``)."""
+    if x == y:
+        return True
+    if isinstance(x, sp.Basic) or isinstance(y, sp.Basic):
+        return sp.simplify(sp.sympify(x) - sp.sympify(y)) == 0
+    return False
+
+
 def values_equal(a: np.ndarray, b: np.ndarray, mode: str) -> bool:
     """Exact equality for ``exact``; expansion to zero for ``symbolic``."""
     if a.shape != b.shape:
         return False
     if mode == "symbolic":
         return all(sp.expand(x - y) == 0 for x, y in zip(a.flat, b.flat))
-    return bool(all(x == y for x, y in zip(a.flat, b.flat)))
+    return bool(all(exact_equal(x, y) for x, y in zip(a.flat, b.flat)))

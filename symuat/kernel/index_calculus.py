@@ -54,11 +54,14 @@ import itertools
 from dataclasses import dataclass
 
 import sympy as sp
+
+from symuat.errors import describe
 from sympy.matrices.expressions import (
     Identity,
     KroneckerProduct,
     MatAdd,
     MatMul,
+    MatPow,
     MatrixExpr,
     MatrixSymbol,
     OneMatrix,
@@ -91,10 +94,12 @@ def row_space(expr) -> Space:
     if isinstance(expr, MatAdd):
         spaces = {row_space(a) for a in expr.args}
         if len(spaces) != 1:
-            raise SpaceMismatch(f"terms of {expr} have row spaces {sorted(map(str, spaces))}")
+            raise SpaceMismatch(f"terms of {describe(expr)} have row spaces {sorted(map(str, spaces))}")
         return spaces.pop()
     if isinstance(expr, KroneckerProduct):
         return sum((row_space(a) for a in expr.args), ())
+    if isinstance(expr, MatPow):
+        return row_space(expr.base)
     return space_of(expr.rows)
 
 
@@ -109,10 +114,12 @@ def col_space(expr) -> Space:
     if isinstance(expr, MatAdd):
         spaces = {col_space(a) for a in expr.args}
         if len(spaces) != 1:
-            raise SpaceMismatch(f"terms of {expr} have column spaces {sorted(map(str, spaces))}")
+            raise SpaceMismatch(f"terms of {describe(expr)} have column spaces {sorted(map(str, spaces))}")
         return spaces.pop()
     if isinstance(expr, KroneckerProduct):
         return sum((col_space(a) for a in expr.args), ())
+    if isinstance(expr, MatPow):
+        return col_space(expr.base)
     return space_of(expr.cols)
 
 
@@ -161,7 +168,11 @@ class IndexContext:
         if isinstance(expr, MatrixSymbol):
             return [Term(sp.Integer(1), (("E", expr.name, tuple(I), tuple(J)),), ())]
         if isinstance(expr, Identity):
+            if not I:  # Identity(1): a size-1 axis has no index
+                return [Term(sp.Integer(1), (), ())]
             return [Term(sp.Integer(1), (_delta(I[0], J[0]),), ())]
+        if isinstance(expr, MatPow) and sp.sympify(expr.exp).is_Integer and int(expr.exp) >= 1:
+            return self.entry(MatMul(*[expr.base] * int(expr.exp)), I, J)
         if isinstance(expr, ZeroMatrix):
             return []
         if isinstance(expr, OneMatrix):
@@ -174,7 +185,7 @@ class IndexContext:
                 if row_space(arg) != row_space(expr.args[0]) or col_space(arg) != col_space(
                     expr.args[0]
                 ):
-                    raise SpaceMismatch(f"cannot add {expr.args[0]} and {arg}: spaces differ")
+                    raise SpaceMismatch(f"cannot add {describe(expr.args[0])} and {describe(arg)}: spaces differ")
                 out += self.entry(arg, I, J)
             return out
         if isinstance(expr, MatMul):
@@ -194,7 +205,7 @@ class IndexContext:
                     inner = col_space(mat)
                     if inner != row_space(mats[pos + 1]):
                         raise SpaceMismatch(
-                            f"product {mat} · {mats[pos + 1]}: column space {inner} "
+                            f"product {describe(mat)} · {describe(mats[pos + 1])}: column space {inner} "
                             f"≠ row space {row_space(mats[pos + 1])}"
                         )
                     right_index = self.fresh_multi(inner)

@@ -56,9 +56,25 @@ def _read_config(folder: Path) -> dict:
         config = json.loads(path.read_text())
     except json.JSONDecodeError as exc:
         raise ModelError(f"{path}: not valid JSON ({exc})") from exc
+    if not isinstance(config, dict):
+        raise ModelError(f"{path}: not a JSON object")
     for key in ("hidden_size", "num_attention_heads", "num_hidden_layers", "intermediate_size", "layer_norm_eps"):
         if key not in config:
             raise ModelError(f"{path}: missing the key {key!r}")
+    for key in ("hidden_size", "num_attention_heads", "num_hidden_layers", "intermediate_size"):
+        value = config[key]
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            raise ModelError(f"{path}: {key} must be a positive integer, not {value!r}")
+    for key in ("vocab_size", "max_position_embeddings", "type_vocab_size"):
+        value = config.get(key, 1)
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            raise ModelError(f"{path}: {key} must be a positive integer, not {value!r}")
+    eps = config["layer_norm_eps"]
+    if isinstance(eps, bool) or not isinstance(eps, (int, float)) or not np.isfinite(eps) or eps <= 0:
+        raise ModelError(f"{path}: layer_norm_eps must be a positive finite number, not {eps!r}")
+    M, h = config["hidden_size"], config["num_attention_heads"]
+    if M % h:
+        raise ModelError(f"{path}: hidden_size {M} is not divisible by num_attention_heads {h}")
     return config
 
 
@@ -88,12 +104,29 @@ class BertWeights:
         value = np.asarray(self.tensors[key], dtype=np.float64)
         if value.shape != shape:
             raise ModelError(f"{self.source}: tensor {key!r} has shape {value.shape}, expected {shape}")
+        finite = np.isfinite(value)
+        if not finite.all():  # every weight, embedding rows included: a check must not run on NaN
+            bad = np.argwhere(~finite)
+            raise ModelError(f"{self.source}: tensor {key!r} has {len(bad)} non-finite value(s) (NaN or inf), "
+                             f"the first at index {tuple(int(i) for i in bad[0])}")
         return value
+
+
+def _folder(where) -> Path:
+    """A model name (``minilm``) or a checkpoint folder: an existing path is always a path."""
+    text = str(where)
+    if os.sep in text or (os.altsep and os.altsep in text) or Path(text).exists():
+        folder = Path(text)
+        if not folder.is_dir():
+            raise ModelError(f"{folder}: not a folder (a checkpoint is a folder with config.json and "
+                             "model.safetensors)")
+        return folder
+    return model_path(text)
 
 
 def load_bert(where: str | os.PathLike = "minilm") -> BertWeights:
     """Weights of a BERT-style checkpoint: a model name (``minilm``) or a folder path."""
-    folder = Path(where) if os.sep in str(where) or Path(where).is_dir() else model_path(str(where))
+    folder = _folder(where)
     config = _read_config(folder)
     return BertWeights(config, _read_weights(folder / "model.safetensors"), folder / "model.safetensors")
 
@@ -104,8 +137,8 @@ class BertNumpy:
     def __init__(self, weights: BertWeights):
         cfg = weights.config
         M, h, F = cfg["hidden_size"], cfg["num_attention_heads"], cfg["intermediate_size"]
-        if M % h:
-            raise ModelError(f"{weights.source}: hidden_size {M} is not divisible by {h} heads")
+        if M % h:  # _read_config rejects it; kept for configs built in code
+            raise ModelError(f"config: hidden_size {M} is not divisible by {h} heads")
         d, eps = M // h, float(cfg["layer_norm_eps"])
         self.config, self.eps = cfg, eps
         g = weights.get
@@ -186,7 +219,11 @@ def tokenize(text: str, folder: Path) -> np.ndarray:
 
 
 def relative_error(a: np.ndarray, b: np.ndarray) -> float:
-    """``max|a − b| / max|b|`` (b the state being reproduced)."""
+    """``max|a − b| / max|b|`` (b the state being reproduced); ``nan`` when either is not finite
+    (NumPy's and Python's ``max`` would otherwise skip or propagate a NaN silently)."""
+    a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
+    if not (np.isfinite(a).all() and np.isfinite(b).all()):
+        return float("nan")
     return float(np.abs(a - b).max() / max(np.abs(b).max(), np.finfo(float).tiny))
 
 
@@ -221,7 +258,7 @@ class LayerReport:
 def check_rewrite(texts: list[str], model: str = "minilm", *, reference: bool = True,
                   progress: Callable[[str], None] | None = None) -> dict:
     """For each text (batched, padded, when several): every hidden state from its DUAT form."""
-    folder = Path(model) if os.sep in model else model_path(model)
+    folder = _folder(model)
     weights = load_bert(folder)
     bert = BertNumpy(weights)
     say = progress or (lambda msg: None)
@@ -245,12 +282,15 @@ def check_rewrite(texts: list[str], model: str = "minilm", *, reference: bool = 
         X0 = bert.embed(batch[k])
         states = [X0]
         for block in blocks:  # the independent forward pass
+            if not np.isfinite(states[-1]).all():
+                break  # a non-finite state is a failure, reported below; nothing to rewrite past it
             states.append(block.forward(states[-1]))
+        finite = all(np.isfinite(S).all() for S in states) and len(states) == len(blocks) + 1
         say("  the DUAT form and every state from it, in one pass")
-        rewritten = to_duat(blocks, X0).states()  # x'_s = A_s x'_0 + c_s + R_s
+        rewritten = to_duat(blocks, X0).states() if finite else None  # x'_s = A_s x'_0 + c_s + R_s
         rows = []
         for s in range(len(states)):
-            rewrite = rewritten[s]
+            rewrite = rewritten[s] if rewritten is not None else np.full_like(X0, np.nan)
             fwd = states[s][keep]
             rv = relative_error(rewrite[keep], fwd)
             if ref is not None:
@@ -258,6 +298,7 @@ def check_rewrite(texts: list[str], model: str = "minilm", *, reference: bool = 
                 rows.append(LayerReport(s, rv, relative_error(rewrite[keep], r), relative_error(fwd, r)))
             else:
                 rows.append(LayerReport(s, rv, None, None))
-        reports.append({"text": text, "tokens": real, "padded_to": N, "states": [r.as_dict() for r in rows]})
+        reports.append({"text": text, "tokens": real, "padded_to": N, "states": [r.as_dict() for r in rows],
+                        "finite": finite})
     return {"model": model, "source": str(weights.source), "reference": ref is not None, "texts": reports,
             "error_definition": "max |a - b| / max |b| over the real tokens of the state"}

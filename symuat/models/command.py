@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import sys
 
 
@@ -26,6 +27,17 @@ def add_parser(sub) -> None:
 
 DEFAULT_TEXTS = ["The cat sat on the mat.",
                  "A transformer is, the papers say, a universal approximator with dynamic parameters."]
+
+
+def _strict(value):
+    """The report as strict JSON: a NaN or an infinity becomes ``null`` (never a bare NaN)."""
+    if isinstance(value, dict):
+        return {k: _strict(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_strict(v) for v in value]
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    return value
 
 
 def run(args) -> int:
@@ -54,12 +66,17 @@ def run(args) -> int:
         return 2
     if show:
         print("\r\033[K", end="", file=sys.stderr)
-    worst = max(max(s["rewrite_vs_forward"], s["rewrite_vs_reference"] or 0.0)
-                for t in report["texts"] for s in t["states"])
+    errors = [e for t in report["texts"] for s in t["states"]
+              for e in (s["rewrite_vs_forward"], s["rewrite_vs_reference"]) if e is not None]
+    nonfinite = [e for e in errors if not math.isfinite(e)]
+    # a NaN is a failure: Python's max() would skip it and compare False against the tolerance
+    worst = math.inf if nonfinite or not all(t.get("finite", True) for t in report["texts"]) \
+        else max(errors, default=0.0)
     report["tolerance"] = args.tolerance
-    report["passed"] = worst <= args.tolerance
+    report["passed"] = bool(errors) and math.isfinite(worst) and worst <= args.tolerance
+    report["non_finite"] = bool(nonfinite) or not all(t.get("finite", True) for t in report["texts"])
     if args.format == "json":
-        print(json.dumps(report, indent=2))
+        print(json.dumps(_strict(report), indent=2, allow_nan=False))
     else:
         print(f"model {report['model']} ({report['source']})")
         print(f"error: {report['error_definition']}; tolerance {args.tolerance:g}")
@@ -69,10 +86,12 @@ def run(args) -> int:
             print(f"\n{t['text']!r}: {t['tokens']} tokens" + (f", padded to {t['padded_to']}" if t["padded_to"] > t["tokens"] else ""))
             print("  state   rewrite−forward   rewrite−HF(f64)   forward−HF(f64)")
             for s in t["states"]:
-                fmt = lambda v: f"{v:15.2e}" if v is not None else f"{'—':>15}"
+                fmt = lambda v: f"{v:15.2e}" if v is not None and math.isfinite(v) else \
+                    f"{'—' if v is None else 'non-finite':>15}"
                 print(f"  {s['state']:>5}   {fmt(s['rewrite_vs_forward'])}   {fmt(s['rewrite_vs_reference'])}   "
                       f"{fmt(s['forward_vs_reference'])}")
-        print(f"\n{'PASS' if report['passed'] else 'FAIL'}: worst error {worst:.2e}")
+        why = " (a hidden state or an error is NaN/inf)" if report["non_finite"] else ""
+        print(f"\n{'PASS' if report['passed'] else 'FAIL'}: worst error {worst:.2e}{why}")
     return 0 if report["passed"] else 1
 
 
