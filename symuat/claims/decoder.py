@@ -59,7 +59,9 @@ def gqa_statement(order: str = "row", mask: str = "bidir", *, wrong_group: bool 
     E = kron(Selector(_A, g), Selector(_B, r), Identity(dv))
     WO = BlockSymbol("W_O", (g, r, dv), (M,))
     out = mul(HeadSum(_A, g, HeadSum(_B, r, mul(H, X, WV, T(E)))), WO)
-    WVb = HeadMatrix("W_V", _B, r, M, dv) if wrong_group else WV
+    # the mutant's value family is indexed by the query head b (r of them): a family of its own
+    # (one name, one shape — the kernel rejects a name reused with another shape)
+    WVb = HeadMatrix("W_Vq", _B, r, M, dv) if wrong_group else WV
     B = mul(WVb, T(E), WO)
     body = kron(H, T(B)) if order == "row" else kron(T(B), H)
     return Vec(out, order), mul(HeadSum(_A, g, HeadSum(_B, r, body)), Vec(X, order))

@@ -148,7 +148,7 @@ def check_supported(*exprs) -> None:
                     "powers), scalar coefficients, Kronecker products and symuat's own nodes"
                 )
             elif isinstance(node, sp.Basic) and not isinstance(node, (sp.Expr, sp.core.symbol.Str)) \
-                    and not isinstance(node, sp.Tuple):
+                    and not isinstance(node, (sp.Tuple, sp.logic.boolalg.BooleanAtom)):  # flags of custom nodes
                 raise UnsupportedExpressionError(f"unsupported: {type(node).__name__} ({_short(node)})")
             elif isinstance(node, sp.Expr) and not isinstance(node, MatrixExpr) \
                     and any(isinstance(a, MatrixExpr) for a in node.args):
