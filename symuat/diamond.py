@@ -176,12 +176,6 @@ class Diamond(MatrixExpr):
         return rf"{_wrap(self.left, printer)} \diamond {_wrap(self.right, printer)}"
 
 
-@lru_cache(maxsize=4096)
-def _label(expr) -> str:
-    """An operand's name for error messages (printing SymPy is slow; evaluation is hot)."""
-    return str(expr)
-
-
 class DiamondChain(MatrixExpr):
     r"""An unbracketed chain :math:`a_1\diamond a_2\diamond\cdots` as printed; see :func:`parse_chain`."""
 
