@@ -29,7 +29,6 @@ W.T*x
 
 from __future__ import annotations
 
-from functools import lru_cache
 
 import numpy as np
 import sympy as sp
