@@ -29,7 +29,6 @@ W.T*x
 
 from __future__ import annotations
 
-
 import numpy as np
 import sympy as sp
 from sympy import Basic

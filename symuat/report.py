@@ -39,7 +39,7 @@ _SYMBOLS = {
     r"\diamond": "⋄", r"\otimes": "⊗", r"\oplus": "⊕", r"\sigma": "σ", r"\alpha": "α", r"\beta": "β",
     r"\theta": "θ", r"\gamma": "γ", r"\Gamma": "Γ", r"\rho": "ρ", r"\tau": "τ", r"\phi": "φ",
     r"\omega": "ω", r"\eta": "η", r"\top": "T", r"\varepsilon": "ε", r"\epsilon": "ε", r"\delta": "δ", r"\lambda": "λ",
-    r"\Lambda": "Λ", r"\Sigma": "Σ", r"\sum": "Σ", r"\prod": "Π", r"\leq": "≤", r"\le": "≤",
+    r"\Lambda": "Λ", r"\Delta": "Δ", r"\nu": "ν", r"\xi": "ξ", r"\psi": "ψ", r"\Omega": "Ω", r"\Sigma": "Σ", r"\sum": "Σ", r"\prod": "Π", r"\leq": "≤", r"\le": "≤",
     r"\geq": "≥", r"\ge": "≥", r"\neq": "≠", r"\ne": "≠", r"\notin": "∉", r"\in": "∈",
     r"\mapsto": "↦", r"\rightarrow": "→", r"\to": "→", r"\Rightarrow": "⇒", r"\partial": "∂",
     r"\cdots": "⋯", r"\ldots": "…", r"\dots": "…", r"\cdot": "·", r"\forall": "∀", r"\exists": "∃",
@@ -371,7 +371,7 @@ def _detail_words(v) -> str:
         bits.append(f"reading {v.readings_that_hold[0]}")
     for q in v.quantities:
         if q.get("paper_says") and q.get("agrees_with_paper") is False:
-            bits.append(f"{q['key']}: {q['symuat']} (paper: {q['paper_says']})")
+            bits.append(f"{q['key']}: {pretty(str(q['symuat']))} (paper: {q['paper_says']})")
     if v.verdict == "fails" and v.failing_items and not any(q.get("agrees_with_paper") is False
                                                            for q in v.quantities):
         items = v.failing_items
