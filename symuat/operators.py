@@ -139,3 +139,8 @@ class RowMap(Operator):
 
     def matvec(self, v):
         return (v.reshape(self.N, self.W.shape[0]) @ self.W).reshape(-1)
+
+    def rmatvec(self, v):
+        """The adjoint, :math:`I_N\\otimes W`: :math:`G\\mapsto GW^\\top` (transposed chains, e.g.
+        the exact logit decomposition)."""
+        return (v.reshape(self.N, self.W.shape[1]) @ self.W.T).reshape(-1)

