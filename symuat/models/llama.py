@@ -36,7 +36,6 @@ permutation (X2).
 from __future__ import annotations
 
 import importlib.util
-import json
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -44,7 +43,8 @@ from typing import Callable
 
 import numpy as np
 
-from symuat.models.bert import ModelError, relative_error
+from symuat.models.bert import relative_error
+from symuat.models.checkpoint import ModelError, read_config, read_safetensors, require_keys
 from symuat.operators import Composed, Identity, Operator, RowMap, Sum
 from symuat.transformer import Eq20
 
@@ -320,19 +320,12 @@ def _gguf_tokenizer(f: "_GGUFFile", path: Path):
 def load_safetensors(folder: str | os.PathLike) -> LlamaWeights:
     """A Hugging Face Llama checkpoint folder (``config.json`` + ``*.safetensors`` + ``tokenizer.json``)."""
     folder = Path(folder)
-    path = folder / "config.json"
-    if not path.is_file():
-        raise ModelError(f"{path}: missing (a checkpoint folder needs config.json)")
-    try:
-        c = json.loads(path.read_text())
-    except json.JSONDecodeError as exc:
-        raise ModelError(f"{path}: not valid JSON ({exc})") from exc
+    path, c = read_config(folder)
     if c.get("model_type") != "llama":
         raise ModelError(f"{path}: model_type {c.get('model_type')!r} is not supported (Llama family: 'llama'; "
                          "BERT: 'bert')")
-    for key in ("hidden_size", "num_attention_heads", "num_hidden_layers", "intermediate_size", "rms_norm_eps"):
-        if key not in c:
-            raise ModelError(f"{path}: missing the key {key!r}")
+    ints = ("hidden_size", "num_attention_heads", "num_hidden_layers", "intermediate_size")
+    require_keys(path, c, ints + ("rms_norm_eps",), positive=ints)
     M, heads = c["hidden_size"], c["num_attention_heads"]
     rope = c.get("rope_parameters") or {}
     cfg = LlamaConfig(vocab=c.get("vocab_size"), M=M, layers=c["num_hidden_layers"], heads=heads,
@@ -345,17 +338,9 @@ def load_safetensors(folder: str | os.PathLike) -> LlamaWeights:
     files = sorted(folder.glob("*.safetensors"))
     if not files:
         raise ModelError(f"{folder}: no *.safetensors weights file")
-    try:
-        from safetensors.numpy import load_file
-    except ImportError as exc:
-        raise ModelError("loading weights needs safetensors: pip install -e '.[model]'") from exc
     tensors = {}
     for f in files:
-        try:
-            raw = load_file(str(f))
-        except Exception as exc:
-            raise ModelError(f"{f}: not a readable safetensors file ({type(exc).__name__}: {exc})") from exc
-        tensors.update({k: np.asarray(v, dtype=np.float64) for k, v in raw.items()})
+        tensors.update({k: np.asarray(v, dtype=np.float64) for k, v in read_safetensors(f).items()})
     tok = None
     if (folder / "tokenizer.json").is_file():
         from tokenizers import Tokenizer
