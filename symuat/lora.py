@@ -41,6 +41,7 @@ from typing import Callable
 import numpy as np
 
 from symuat.errors import ShapeMismatchError
+from symuat.kernel.decide import exact_rank  # noqa: F401  (rank over ℚ, re-exported: lora.exact_rank)
 from symuat.residual import RawLayer, forward as raw_forward, numpy_algebra, unroll
 
 READING_AXES = {"Δ": ("induced", "raw"), "b2": ("kept", "recomputed"), "idx": ("j", "j+1"), "op": ("plus", "times")}
@@ -405,23 +406,6 @@ def changed_parameters(base: Form, ft: Form, probe_seed: int = 0) -> dict[str, b
 # --------------------------------------------------------------------------------------------
 # A3: the rank of the lifted increment
 # --------------------------------------------------------------------------------------------
-
-
-def exact_rank(M) -> int:
-    """Rank of an integer/rational matrix by Gaussian elimination over the rationals."""
-    rows = [[Fraction(v) for v in row] for row in np.asarray(M, dtype=object)]
-    rank, ncols = 0, len(rows[0]) if rows else 0
-    for c in range(ncols):
-        pivot = next((i for i in range(rank, len(rows)) if rows[i][c] != 0), None)
-        if pivot is None:
-            continue
-        rows[rank], rows[pivot] = rows[pivot], rows[rank]
-        for i in range(len(rows)):
-            if i != rank and rows[i][c] != 0:
-                factor = rows[i][c] / rows[rank][c]
-                rows[i] = [a - factor * b for a, b in zip(rows[i], rows[rank])]
-        rank += 1
-    return rank
 
 
 def structural_rank(expr, hypotheses: dict | None = None):
