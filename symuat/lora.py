@@ -33,7 +33,6 @@ True
 from __future__ import annotations
 
 import copy
-import itertools
 from dataclasses import dataclass, replace
 from fractions import Fraction
 from typing import Callable
@@ -42,20 +41,15 @@ import numpy as np
 
 from symuat.errors import ShapeMismatchError
 from symuat.kernel.decide import exact_rank  # noqa: F401  (rank over ℚ, re-exported: lora.exact_rank)
-from symuat.residual import RawLayer, forward as raw_forward, numpy_algebra, unroll
+from symuat.residual import RawLayer, forward as raw_forward, numpy_algebra, reading_grid, unroll
+from symuat.residual import reading_tags  # noqa: F401  (the tags of a reading, as for T8)
 
 READING_AXES = {"Δ": ("induced", "raw"), "b2": ("kept", "recomputed"), "idx": ("j", "j+1"), "op": ("plus", "times")}
 TARGETS = ("W3", "W2", "attn")
 
 
 def readings():
-    keys = list(READING_AXES)
-    for combo in itertools.product(*(READING_AXES[k] for k in keys)):
-        yield dict(zip(keys, combo))
-
-
-def reading_tags(reading: dict) -> tuple[str, ...]:
-    return tuple(f"{k}={v}" for k, v in reading.items())
+    return reading_grid(READING_AXES)
 
 
 # --------------------------------------------------------------------------------------------

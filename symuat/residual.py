@@ -138,10 +138,15 @@ T8_AXES = {
 }
 
 
-def t8_readings():
-    keys = list(T8_AXES)
-    for combo in itertools.product(*(T8_AXES[k] for k in keys)):
+def reading_grid(axes: dict):
+    """Every reading of a family of axes (``{axis: alternatives}``) as ``{axis: choice}``."""
+    keys = list(axes)
+    for combo in itertools.product(*(axes[k] for k in keys)):
         yield dict(zip(keys, combo))
+
+
+def t8_readings():
+    return reading_grid(T8_AXES)
 
 
 def reading_tags(reading: dict) -> tuple[str, ...]:
