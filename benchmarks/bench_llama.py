@@ -124,11 +124,12 @@ def main(argv=None) -> int:
     text = ("The capital of France is Paris. It lies on the Seine, and its museums, cafés and bridges draw "
             "visitors from everywhere; ") * 8
     base = model.tokenize(text)
+    load_at_start = " / ".join(f"{x:.2f}" for x in os.getloadavg())
     lines = ["# Llama benchmark: DUAT rewrite of SmolLM2-135M (30 layers, GQA 9/3, RoPE, SwiGLU, RMSNorm)", "",
              f"OPENBLAS_NUM_THREADS=1; {args.rounds} interleaved rounds, medians; ratio = rewrite / forward; time "
-             "and peak memory (tracemalloc, allocations during the call) measured in separate runs. **The machine "
-             "(2 cores) was shared with six other engineers' jobs while this ran**: absolute times are noisy; the "
-             "interleaving keeps the ratios comparable.", "",
+             "and peak memory (tracemalloc, allocations during the call) measured in separate runs. Load average "
+             f"when the run started: {load_at_start} (1 / 5 / 15 min, 2 cores): on a loaded machine absolute times "
+             "are noisy; the interleaving keeps the ratios comparable.", "",
              "| tokens | variant | median time | ratio | peak memory | max rel. error vs forward |",
              "|---|---|---|---|---|---|"]
     for N in (16, 128):
