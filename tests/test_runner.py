@@ -44,3 +44,20 @@ def test_a_crash_is_a_result_not_an_exception():
     results = list(run_checks(checks, jobs=2, slice_size=1))
     assert [r.check.key for r in results] == ["A", "B"]
     assert results[1].verdict is None and results[1].error == "RuntimeError: no"
+
+
+def test_edges_recorded_in_workers_reach_the_parent(registry):
+    """A check whose procedure asks for another check's verdict records the edge in the worker;
+    the parent's REGISTRY.edges (the docs' dependency graph) must have it too."""
+    from symuat.kernel.registry import REGISTRY
+
+    saved = {k: set(v) for k, v in REGISTRY.edges.items()}
+    REGISTRY.edges.clear()
+    try:
+        checks = _fresh(registry, ["D3"])
+        list(run_checks(checks, jobs=2, slice_size=1))
+        callers = {k.split(".")[0].split("[")[0] for k in REGISTRY.edges}
+        assert "D3" in callers, REGISTRY.edges
+    finally:
+        REGISTRY.edges.clear()
+        REGISTRY.edges.update(saved)

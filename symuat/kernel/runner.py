@@ -32,7 +32,7 @@ import pickle
 from concurrent.futures import ProcessPoolExecutor
 from typing import Iterable, Iterator
 
-from symuat.kernel.registry import Check, Result
+from symuat.kernel.registry import REGISTRY, Check, Result
 
 #: The checks being run, set in the parent just before the workers fork (they read it, by index).
 _CHECKS: list[Check] = []
@@ -46,8 +46,11 @@ def default_jobs() -> int:
         return max(1, os.cpu_count() or 1)
 
 
-def _run_slice(start: int, stop: int) -> list[bytes | None]:
-    """In a worker: run checks ``start:stop``; each outcome pickled, or None if it cannot be."""
+def _run_slice(start: int, stop: int) -> tuple[list[bytes | None], dict[str, set[str]]]:
+    """In a worker: run checks ``start:stop``; each outcome pickled, or None if it cannot be; and
+    the dependency edges the worker's registry has recorded (``REGISTRY.edges``), which the
+    parent merges into its own — a verdict memoised in the parent never re-runs its procedure, so
+    the edges it asked for would otherwise be lost with the worker."""
     out: list[bytes | None] = []
     for check in _CHECKS[start:stop]:
         result = check.run()
@@ -55,7 +58,7 @@ def _run_slice(start: int, stop: int) -> list[bytes | None]:
             out.append(pickle.dumps((result.verdict, result.seconds, result.error)))
         except Exception:  # an unpicklable verdict: the parent runs this check itself
             out.append(None)
-    return out
+    return out, REGISTRY.edges
 
 
 def _slices(n: int, jobs: int, size: int | None) -> list[tuple[int, int]]:
@@ -83,7 +86,10 @@ def run_checks(checks: Iterable[Check], jobs: int | None = None, *, slice_size: 
         futures = [(start, stop, pool.submit(_run_slice, start, stop))
                    for start, stop in _slices(len(checks), jobs, slice_size)]
         for start, stop, future in futures:
-            for check, payload in zip(checks[start:stop], future.result()):
+            outcomes, edges = future.result()
+            for caller, keys in edges.items():
+                REGISTRY.edges.setdefault(caller, set()).update(keys)
+            for check, payload in zip(checks[start:stop], outcomes):
                 if payload is None:
                     yield check.run()
                     continue
