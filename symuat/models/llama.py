@@ -42,9 +42,9 @@ from typing import Callable
 import numpy as np
 
 from symuat.models.causal_lm import CausalLM, DecoderConfig, DecoderLayer
-from symuat.models.compare import relative_error
+from symuat.models.compare import relative_error  # noqa: F401  (the earlier API)
 from symuat.models.family import Family
-from symuat.models.formats import (
+from symuat.models.formats import (  # noqa: F401  (supported_quants: the earlier API)
     Fields, GGUFFile, ModelError, Tensors, check_folder, folder_tensors, gguf_tokenizer, json_tokenizer, open_gguf,
     read_config, supported_quants,
 )
