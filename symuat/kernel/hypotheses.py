@@ -27,28 +27,13 @@ stays refuted.
 
 from __future__ import annotations
 
-import contextlib
-import contextvars
 from dataclasses import dataclass
 
 import numpy as np
 import sympy as sp
 
-_ACTIVE: contextvars.ContextVar[tuple] = contextvars.ContextVar("symuat_hypotheses", default=())
-
-
-def active() -> tuple:
-    """The hypotheses of the statement being decided (empty outside ``assuming``)."""
-    return _ACTIVE.get()
-
-
-@contextlib.contextmanager
-def assuming(hypotheses):
-    token = _ACTIVE.set(tuple(hypotheses or ()))
-    try:
-        yield
-    finally:
-        _ACTIVE.reset(token)
+from symuat.kernel.assumptions import _ACTIVE, active, assuming  # noqa: F401  (re-exported)
+from symuat.kernel.index_calculus import _free_vars
 
 
 @dataclass(frozen=True)
@@ -129,8 +114,6 @@ class LineSums:
 
 
 def _mentions(factor: tuple) -> set:
-    from symuat.kernel.index_calculus import _free_vars
-
     return _free_vars(factor)
 
 
