@@ -60,3 +60,81 @@ def test_hypotheses_and_index_calculus_do_not_import_each_other():
     kernel = ROOT / "symuat/kernel"
     assert "symuat.kernel.hypotheses" not in _imports(kernel / "index_calculus.py")
     assert "symuat.kernel.index_calculus" in _imports(kernel / "hypotheses.py")
+
+
+# -- fresh install: the catalogue needs only the core dependencies ---------------------------------
+
+_ONLY_CORE = r'''
+import sys, tomllib, importlib.abc
+deps = tomllib.load(open("pyproject.toml", "rb"))["project"]["dependencies"]
+allowed = {d.split(">")[0].split("=")[0].split("[")[0].strip().lower() for d in deps}
+allowed |= {"symuat", "mpmath"}  # mpmath: sympy's own dependency
+class Block(importlib.abc.MetaPathFinder):
+    def find_spec(self, name, path, target=None):
+        top = name.split(".")[0]
+        if top in sys.stdlib_module_names or top.startswith("_") or top.lower() in allowed:
+            return None
+        raise ImportError(f"No module named {top!r} (not a core dependency)")
+sys.meta_path.insert(0, Block())
+import symuat.claims
+from symuat.kernel.registry import REGISTRY
+from symuat.kernel.runner import run_checks
+crashed = [f"{r.check.key}: {r.error}" for r in run_checks(REGISTRY.all_checks(), jobs=2) if r.error]
+print(len(crashed), crashed[:3])
+'''
+
+
+def test_every_catalogue_check_runs_with_only_the_core_dependencies():
+    """`pip install -e . && symuat report` on a fresh machine: no check needs an extra (main: 48 A2
+    checks crashed with No module named 'scipy')."""
+    import subprocess
+    import sys
+
+    out = subprocess.run([sys.executable, "-c", _ONLY_CORE], cwd=ROOT, capture_output=True, text=True,
+                         timeout=600, env={"OPENBLAS_NUM_THREADS": "1", "PATH": "/usr/bin:/bin"})
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert out.stdout.startswith("0 "), out.stdout
+
+
+# -- a crash is a status of its own ----------------------------------------------------------------
+
+
+def _crashing_registry():
+    from symuat.kernel.registry import Registry
+
+    fake = Registry()
+    claim = fake.claim("X1", "a broken claim", where="-", statement="-", group="-")
+    claim.check("a", None, "1=1", lambda: decide.informal("nothing to check"))
+    claim.check("b", None, "1=1", lambda: 1 / 0)
+    claim.check("c", None, "1=1", lambda: [][1])
+    ok = fake.claim("X2", "a sound claim", where="-", statement="-", group="-")
+    A = MatrixSymbol("A", 2, 2)
+    ok.check(None, None, "A=A", lambda: decide.check_identity(A, A))
+    return fake
+
+
+def test_a_crashed_check_makes_the_claim_error_in_roll_up_totals_json_and_exit_status(monkeypatch, capsys):
+    import json
+
+    import symuat.claims  # noqa: F401  (registered before the fake registry replaces the real one)
+    import symuat.kernel.registry as reg
+    from symuat import cli
+    from symuat.kernel.runner import run_checks
+    from symuat.verdicts import claim_verdicts, totals_line
+
+    fake = _crashing_registry()
+    results = list(run_checks(fake.all_checks(), jobs=1))
+    broken, sound = claim_verdicts(results, fake)
+    assert broken.verdict == "error" and broken.strength is None
+    assert broken.bottom_line == "error: 2 checks crashed"
+    assert sound.verdict == "holds"
+    assert totals_line([broken, sound]).startswith("error: 1 claim with crashed checks (2 crashed)")
+    assert [r.as_dict()["status"] for r in results] == ["informal", "error", "error", "proved"]
+    monkeypatch.setattr(reg, "REGISTRY", fake)
+    assert cli.main(["report", "--format", "json"]) == 1
+    out = json.loads(capsys.readouterr().out)
+    assert out[0]["verdict"] == "error" and out[0]["errors"] == ["X1.b", "X1.c"]
+    assert cli.main(["report"]) == 1
+    table = capsys.readouterr().out
+    assert table.splitlines()[0].startswith("error: 1 claim")
+    assert "X1     ! error" in table

@@ -1,7 +1,9 @@
 """Statuses and verdicts.
 
 A :class:`Verdict` is what running a check produces. Its status is one of the six of the spec
-(``claims.md``, "What symuat reports"). Verdicts are built only by the procedures in
+(``claims.md``, "What symuat reports"). A seventh, :attr:`Status.ERROR`, is never a verdict's:
+it is the status of a check whose procedure *crashed* (no verdict exists), reported as such and
+never rolled into a claim's bottom line as anything else. Verdicts are built only by the procedures in
 :mod:`symuat.kernel.decide`, which derive the status from the outcome of a proof, an exact
 counterexample search, or a numeric confirmation; nothing in symuat types a status in.
 """
@@ -21,6 +23,8 @@ class Status(str, enum.Enum):
     REFUTED = "refuted"
     INFORMAL = "informal"
     DEFINITION = "definition"
+    #: the check crashed: there is no verdict (never produced by a procedure)
+    ERROR = "error"
 
     def __str__(self) -> str:
         return self.value
