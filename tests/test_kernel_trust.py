@@ -138,3 +138,40 @@ def test_a_crashed_check_makes_the_claim_error_in_roll_up_totals_json_and_exit_s
     table = capsys.readouterr().out
     assert table.splitlines()[0].startswith("error: 1 claim")
     assert "X1     ! error" in table
+
+
+# -- constants decided exactly, never refuted on float noise ----------------------------------------
+
+_HALF, _THIRD = sp.Rational(1, 2), sp.Rational(1, 3)
+EULER = (sp.atan(_HALF) + sp.atan(_THIRD), sp.pi / 4)
+MACHIN = (4 * sp.atan(sp.Rational(1, 5)) - sp.atan(sp.Rational(1, 239)), sp.pi / 4)
+
+
+@pytest.mark.parametrize("pair", [EULER, MACHIN], ids=["euler", "machin"])
+@pytest.mark.parametrize("leaf", ["1x1", "x"])
+def test_true_constant_identities_are_never_refuted(pair, leaf):
+    n = dims("n")
+    L = OneMatrix(1, 1) if leaf == "1x1" else MatrixSymbol("x", n, 1)
+    v = decide.check_identity(mul(pair[0], L), mul(pair[1], L))
+    assert v.status is Status.NUMERIC_ONLY, v.method
+    assert "undecided" in v.method and "bits" in v.method  # the precision is stated
+
+
+@pytest.mark.parametrize("leaf", ["1x1", "x"])
+def test_constant_differences_below_float64_are_certified_and_refuted(leaf):
+    n = dims("n")
+    L = OneMatrix(1, 1) if leaf == "1x1" else MatrixSymbol("x", n, 1)
+    for lhs, rhs in [(EULER[0], EULER[1] + sp.Rational(1, 10**40)),
+                     (sp.exp(sp.pi * sp.sqrt(163)), sp.Integer(640320**3 + 744))]:
+        v = decide.check_identity(mul(lhs, L), mul(rhs, L))
+        assert v.status is Status.REFUTED
+        assert "certified nonzero" in v.counterexample.exact_recheck
+
+
+def test_zero_status_is_three_valued():
+    from symuat.kernel.constants import zero_status
+
+    assert zero_status(sp.sqrt(2) + sp.sqrt(3) - sp.sqrt(5 + 2 * sp.sqrt(6)))[0] is True
+    assert zero_status(sp.pi - sp.Rational(355, 113))[0] is False
+    assert zero_status(EULER[0] - EULER[1])[0] is None
+    assert zero_status(sp.I * sp.sqrt(2) - sp.sqrt(-2))[0] is True

@@ -12,9 +12,10 @@ reader checks one procedure at a time:
     :func:`check_identity` (normal form → counterexample search with a degree guarantee →
     explicit expansion), :func:`check_chain`, :func:`check_negation`, :func:`check_explicit`,
     :func:`check_shape`, :func:`define`, :func:`informal`.
-:mod:`~symuat.kernel.decide.constants`
-    closed-form scalar constants decided exactly (zero recognition by SymPy, then certified
-    interval arithmetic at rising precision): never a verdict from float noise.
+:mod:`~symuat.kernel.constants` (used by every exact comparison)
+    closed-form scalar constants decided exactly (zero recognition by SymPy and minimal
+    polynomials, certified interval arithmetic at rising precision): never a verdict from float
+    noise; an undecided difference caps the verdict at ``numeric-only``.
 :mod:`~symuat.kernel.decide.quantities`
     :func:`check_quantity` (a formula against exact counts), :func:`exact_rank`,
     :func:`check_rank` (structural upper bound + exact witnesses).

@@ -81,6 +81,7 @@ from symuat.printing import latex
 from symuat.kernel.evaluate import exact_equal, values_equal
 from symuat.kernel.hypotheses import assuming, latex_list
 from symuat.kernel.index_calculus import compare_entries
+from symuat.kernel.constants import collect_undecided, polynomial_is_zero, zero_status
 from symuat.kernel.decide.instances import (
     SEEDS,
     TOLERANCE,
@@ -312,6 +313,8 @@ def _recheck(cex: Counterexample, lhs, rhs, sizes, sigma=None) -> Counterexample
         raise KernelInconsistencyError("counterexample did not re-check exactly")
     idx, d = diff[0]
     cex.exact_recheck = f"exact: entry {idx} differs by {d} ({len(diff)} of {left.size} entries differ)"
+    if isinstance(d, sp.Basic) and not d.is_Rational and not d.free_symbols:
+        cex.exact_recheck += "; " + zero_status(d)[1]  # a closed-form constant: certified nonzero
     res = _residual(fl, fr)
     exact_rel = _exact_relative(left, right)
     if not res > TOLERANCE:
@@ -363,7 +366,7 @@ def explicit_expansion(lhs, rhs, sizes_list: list[dict]) -> tuple[list[dict], Co
                 raise KernelInconsistencyError("explicit expansion: undefined side not reproduced")
             return proved, cex
         for l, r in zip(left.flat, right.flat):
-            if sp.expand(l - r) != 0:
+            if not polynomial_is_zero(l - r):
                 from symuat.elementwise import sigma_alternative
 
                 cex = find_counterexample(lhs, rhs, [sizes], seeds=range(20))
@@ -393,13 +396,28 @@ def check_identity(
     """
     hypotheses = tuple(hypotheses)
     if not hypotheses:
-        return _check_identity(lhs, rhs, explicit_sizes, corrected, construction, symbolic)
-    with assuming(hypotheses):
+        with collect_undecided() as undecided:
+            verdict = _check_identity(lhs, rhs, explicit_sizes, corrected, construction, symbolic)
+        return _capped(verdict, undecided)
+    with assuming(hypotheses), collect_undecided() as undecided:
         verdict = _check_identity(lhs, rhs, explicit_sizes, corrected, construction, symbolic)
+    verdict = _capped(verdict, undecided)
     verdict.hypotheses = latex_list(hypotheses)
     verdict.method += "; under the hypotheses (normal-form rule, instances drawn on them)"
     if verdict.corrected is not None and verdict.corrected.verdict is not None:
         verdict.corrected.verdict.hypotheses = latex_list(hypotheses)  # decided under them too
+    return verdict
+
+
+def _capped(verdict: Verdict, undecided: list[str]) -> Verdict:
+    """A verdict reached with an undecided constant comparison (treated as equal) is at most
+    ``numeric-only``, with the precision stated; a proof by normal form or a certified
+    counterexample does not rest on it."""
+    if not undecided or verdict.status in (Status.PROVED, Status.REFUTED):
+        return verdict
+    verdict.status = Status.NUMERIC_ONLY
+    verdict.method += ("; a constant difference is undecided (" + "; ".join(undecided)
+                       + "): not refuted on float noise, not proved either")
     return verdict
 
 
@@ -580,6 +598,12 @@ def check_explicit(
     construction: str | None = None,
 ) -> Verdict:
     """Compare two explicit matrices (entries SymPy expressions) built at each listed size."""
+    with collect_undecided() as undecided:
+        verdict = _check_explicit(build, sizes_list, corrected_build, corrected_latex, construction)
+    return _capped(verdict, undecided)
+
+
+def _check_explicit(build, sizes_list, corrected_build, corrected_latex, construction) -> Verdict:
     proved = []
     for sizes in sizes_list:
         left, right = build(sizes)
@@ -590,7 +614,7 @@ def check_explicit(
             return _explicit_refuted(cex, corrected_build, corrected_latex, sizes_list, construction)
         for idx, (l, r) in enumerate(zip(left.flat, right.flat)):
             diff = sp.expand(l - r)
-            if diff != 0:
+            if not polynomial_is_zero(diff):
                 cex = _witness_for(diff, l, r, sizes, np.unravel_index(idx, left.shape))
                 return _explicit_refuted(cex, corrected_build, corrected_latex, sizes_list, construction)
         proved.append(_named_sizes(sizes))
@@ -618,7 +642,7 @@ def _witness_for(diff, l, r, sizes, index) -> Counterexample:
     for _ in range(200):
         assignment = {s: int(v) for s, v in zip(symbols, rng.integers(-3, 4, len(symbols)))}
         dv = diff.subs(assignment)
-        if dv != 0:
+        if dv != 0 and zero_status(dv)[0] is False:  # certified nonzero
             lv, rv = sp.sympify(l).subs(assignment), sp.sympify(r).subs(assignment)
             fl = float(sp.sympify(l).subs({k: float(v) for k, v in assignment.items()}))
             fr = float(sp.sympify(r).subs({k: float(v) for k, v in assignment.items()}))
