@@ -175,3 +175,64 @@ def test_zero_status_is_three_valued():
     assert zero_status(sp.pi - sp.Rational(355, 113))[0] is False
     assert zero_status(EULER[0] - EULER[1])[0] is None
     assert zero_status(sp.I * sp.sqrt(2) - sp.sqrt(-2))[0] is True
+
+
+# -- a counterexample search with a guarantee -------------------------------------------------------
+
+
+def test_search_goes_through_every_size_up_to_the_degree_bound():
+    """(n−1)(n−2)(n−3)(n−4)(n−P)·A = 0 with P main's only probe: false at n = 5 (main: numeric-only,
+    and its negation refuted)."""
+    from sympy import ZeroMatrix
+
+    n = dims("n")
+    A = MatrixSymbol("A", n, n)
+    P = decide.degree_bounds(mul((n - 1) * (n - 2) * (n - 3) * (n - 4) * (n - 10), A), ZeroMatrix(n, n))[n] + 1
+    c = (n - 1) * (n - 2) * (n - 3) * (n - 4) * (n - P)
+    v = decide.check_identity(mul(c, A), ZeroMatrix(n, n))
+    assert v.status is Status.REFUTED and v.counterexample.sizes == {"n": 5}
+    assert decide.check_negation(mul(c, A), ZeroMatrix(n, n)).status is Status.PROVED
+
+
+def test_search_is_joint_over_several_dimensions():
+    """Zero on the small grid, at each dimension's probe and on the diagonal; not at (6, 5)."""
+    from sympy import ZeroMatrix
+
+    n, m = dims("n m")
+    B = MatrixSymbol("B", n, m)
+    c = (n - 1) * (n - 2) * (n - 3) * (n - 4) * (m - 1) * (m - 2) * (m - 3) * (m - 4) * (n - m) * (m - 2)
+    v = decide.check_identity(mul(c, B), ZeroMatrix(n, m))
+    assert v.status is Status.REFUTED
+
+
+def test_search_plan_says_whether_it_is_complete_in_degree():
+    from sympy import ZeroMatrix
+
+    n, m = dims("n m")
+    B = MatrixSymbol("B", n, m)
+    plan = decide.search_plan(mul((n - 1) * (m - 1), B), ZeroMatrix(n, m))
+    assert plan.complete and plan.needed == len(plan.grid) == (plan.bounds[n] + 1) * (plan.bounds[m] + 1)
+    big = decide.search_plan(mul((n - 1) ** 40 * (m - 1) ** 40, B), ZeroMatrix(n, m), budget=1e5)
+    assert not big.complete and "bounded, not complete in degree" in big.describe()
+
+
+def test_negation_of_a_numeric_only_identity_is_not_refuted(monkeypatch):
+    from symuat.kernel.decide import identity
+    from symuat.kernel.status import Verdict
+
+    A = MatrixSymbol("A", 2, 2)
+    monkeypatch.setattr(identity, "check_identity", lambda l, r, **k: Verdict(Status.NUMERIC_ONLY, "holds where tried"))
+    v = identity.check_negation(A, A)
+    assert v.status is Status.NUMERIC_ONLY and "undecided" in v.method
+
+
+def test_listed_sizes_are_all_checked_or_the_call_fails():
+    from symuat.errors import KernelInputError
+
+    n = dims("n")
+    A, B = MatrixSymbol("A", n, n), MatrixSymbol("B", n, n)
+    lhs, rhs = add(mul(A, B), B), add(B, mul(A, B))
+    v = decide.check_identity(lhs, rhs, explicit_sizes=[{n: 2}, {n: 6}], symbolic=False)
+    assert v.status is Status.PROVED_AT_SIZES and v.sizes == [{"n": 2}, {"n": 6}]  # main: [{n: 2}]
+    with pytest.raises(KernelInputError, match="n': 400"):
+        decide.check_identity(lhs, rhs, explicit_sizes=[{n: 2}, {n: 400}], symbolic=False)

@@ -74,6 +74,11 @@ from symuat.kernel.decide.instances import (  # noqa: F401
 )
 from symuat.kernel.decide.identity import (  # noqa: F401
     EXPANSION_BUDGET,
+    EXPANSION_LIMIT,
+    GRID_BUDGET,
+    GRID_MAX,
+    SearchPlan,
+    search_plan,
     NODE_COST,
     PROBE_BUDGET,
     Statement,

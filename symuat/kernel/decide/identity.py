@@ -65,6 +65,7 @@ from sympy.matrices.expressions import MatrixExpr, MatrixSymbol
 from symuat.errors import (
     DiamondUndefinedError,
     KernelInconsistencyError,
+    KernelInputError,
     LeafConflictError,
     ShapeMismatchError,
     UnsupportedExpressionError,
@@ -78,7 +79,7 @@ from symuat.kernel.status import (
 )
 from symuat.printing import latex
 
-from symuat.kernel.evaluate import exact_equal, values_equal
+from symuat.kernel.evaluate import exact_equal, sizes_key, values_equal
 from symuat.kernel.hypotheses import assuming, latex_list
 from symuat.kernel.index_calculus import compare_entries
 from symuat.kernel.constants import collect_undecided, polynomial_is_zero, zero_status
@@ -153,6 +154,8 @@ def degree_bounds(*exprs) -> dict:
 PROBE_BUDGET = 2_000_000
 #: budget of an explicit expansion with symbolic entries at one size (beyond the first size)
 EXPANSION_BUDGET = 20_000
+#: beyond this estimated cost a listed size is not expanded: the call fails, naming the size
+EXPANSION_LIMIT = 2_000_000
 
 
 #: cost of evaluating one node, in scalar operations (SymPy size lookups, array allocation)
@@ -220,6 +223,62 @@ def probe_sizes(lhs, rhs, budget: float = PROBE_BUDGET) -> list[dict]:
     return out
 
 
+#: total exact-evaluation budget of the degree-complete grid (scalar operations, estimated)
+GRID_BUDGET = 30_000_000
+#: at most this many size combinations are enumerated for the degree-complete grid
+GRID_MAX = 20_000
+
+
+@dataclass
+class SearchPlan:
+    """The sizes a counterexample search must visit to be complete in degree, and how many it
+    visits: ``D_d + 1`` distinct sizes ``1 … D_d + 1`` for every dimension ``d`` (its degree bound
+    :func:`degree_bounds`), jointly — the tensor grid — since a nonzero polynomial of degree
+    ``≤ D_d`` in each variable does not vanish on such a grid."""
+
+    bounds: dict
+    needed: int
+    grid: list[dict]
+    complete: bool
+    cost: float
+
+    def describe(self) -> str:
+        bounds = ", ".join(f"{d.name}: degree ≤ {b}" for d, b in self.bounds.items())
+        if self.complete:
+            return (f"search complete in degree ({bounds}): all {self.needed} combinations of "
+                    f"D+1 distinct sizes per dimension tried, jointly")
+        return (f"search bounded, not complete in degree ({bounds}): the degree bounds need "
+                f"{self.needed} size combinations, {len(self.grid)} tried within the budget "
+                f"({GRID_BUDGET:.0e} estimated operations)")
+
+    def as_dict(self) -> dict:
+        return {"degree bounds": {d.name: b for d, b in self.bounds.items()}, "size combinations needed":
+                self.needed, "size combinations tried": len(self.grid), "complete in degree": self.complete}
+
+
+def search_plan(lhs, rhs, budget: float = GRID_BUDGET) -> SearchPlan:
+    """The degree-complete grid of sizes (cheapest first), cut at the budget (:class:`SearchPlan`)."""
+    bounds = degree_bounds(lhs, rhs)
+    dims = list(bounds)
+    needed = 1
+    for d in dims:
+        needed *= bounds[d] + 1
+    if _irrational_coefficients(lhs, rhs):
+        budget = budget / 100
+    if needed > GRID_MAX:
+        return SearchPlan(bounds, needed, [], False, 0.0)
+    grid = [dict(zip(dims, combo)) for combo in itertools.product(*(range(1, bounds[d] + 2) for d in dims))]
+    grid.sort(key=lambda a: (sum(a.values()), tuple(a.values())))
+    out, total = [], 0.0
+    for sizes in grid:
+        c = _cost((lhs, rhs), sizes) * len(SEEDS)
+        if total + c > budget:
+            return SearchPlan(bounds, needed, out, False, total)
+        total += c
+        out.append(sizes)
+    return SearchPlan(bounds, needed, out, True, total)
+
+
 def _lazy(make):
     yield from make()
 
@@ -240,7 +299,12 @@ def find_counterexample(lhs, rhs, grid: list[dict] | None = None, seeds=SEEDS,
     scalars = scalar_symbols(lhs, rhs)
     dims = dimension_symbols(lhs, rhs)
     if grid is None:  # the probes are computed only when the small sizes found nothing
-        grid = itertools.chain(size_grid(dims), _lazy(lambda: probe_sizes(lhs, rhs)))
+        small = size_grid(dims)
+        seen = {sizes_key(s) for s in small}
+        grid = itertools.chain(
+            small,
+            _lazy(lambda: [q for q in search_plan(lhs, rhs).grid if sizes_key(q) not in seen]),
+            _lazy(lambda: probe_sizes(lhs, rhs)))
     fallback = None
     for sizes in grid:
         for seed in seeds:
@@ -354,7 +418,18 @@ def explicit_expansion(lhs, rhs, sizes_list: list[dict]) -> tuple[list[dict], Co
     proved = []
     for sizes in sizes_list:
         if proved and _cost((lhs, rhs), sizes) > EXPANSION_BUDGET:
-            continue  # symbolic entries: expand only where it is cheap (the first size always)
+            # dear to expand with symbolic entries: an exact search at this size first (it may
+            # refute); then the expansion, up to a hard limit — every listed size is checked or
+            # the call fails (a listed size is never skipped)
+            if _cost((lhs, rhs), sizes) > EXPANSION_LIMIT:
+                raise KernelInputError(
+                    f"explicit size {_named_sizes(sizes)} is beyond the expansion limit (estimated "
+                    f"{_cost((lhs, rhs), sizes):.3g} > {EXPANSION_LIMIT:.0e} operations) and "
+                    "exact evaluation there is beyond the search budget too: it cannot be checked; "
+                    "list smaller sizes")
+            cex = find_counterexample(lhs, rhs, [sizes], seeds=range(4))
+            if cex is not None:
+                return proved, cex
         values = random_values(syms, sizes, None, "symbolic", scalars)
         left, err_l = _evaluate(lhs, sizes, values, "symbolic")
         right, err_r = _evaluate(rhs, sizes, values, "symbolic")
@@ -477,14 +552,16 @@ def _check_identity(lhs, rhs, explicit_sizes, corrected, construction, symbolic)
             raise KernelInconsistencyError(f"{lhs} = {rhs}: undefined at every tried size")
         witness = _confirm_or_raise(lhs, rhs, defined, "holds at every size tried")
         probes = [_named_sizes(q) for q in probe_sizes(lhs, rhs)]
+        plan = search_plan(lhs, rhs)
         return Verdict(
             Status.NUMERIC_ONLY,
             "holds at every size tried, not proved for symbolic dimensions: exact integer instances "
-            f"(6 seeds at small sizes; 2 at sizes past each dimension's degree bound "
-            f"{_bounds_text(lhs, rhs)}), float64 at {len(defined)} sizes" + differ,
+            f"(6 seeds at small sizes; 2 on the degree grid and past each dimension's degree bound "
+            f"{_bounds_text(lhs, rhs)}; {plan.describe()}), float64 at {len(defined)} sizes" + differ,
             sizes=[_named_sizes(q) for q in small] + probes,
             numeric=witness,
             construction=construction,
+            quantities={"counterexample search": plan.as_dict()},
         )
     sizes_list = explicit_sizes if explicit_sizes is not None else [{}]
     proved, cex = explicit_expansion(lhs, rhs, sizes_list)
@@ -576,16 +653,23 @@ def check_negation(lhs, rhs, *, corrected: Statement | None = None) -> Verdict:
                 corrected.latex if corrected else f"{latex(lhs)} = {latex(rhs)}", inner
             ),
         )
-    # the identity holds at every size checked: that is evidence against the negation, never
-    # for it — refuted at those sizes (not for all dimensions), the identity as the correction
+    if inner.status is Status.PROVED_AT_SIZES:  # no dimensions: the identity is proved outright
+        return Verdict(
+            Status.REFUTED,
+            f"the identity the claim denies holds at every size it has ({inner.method})",
+            sizes=inner.sizes, detail=inner.detail, numeric=inner.numeric,
+            corrected=Corrected(corrected.latex if corrected else f"{latex(lhs)} = {latex(rhs)}", inner),
+        )
+    # the identity holds at every size checked, without a proof: evidence, not a decision —
+    # the negation is neither proved (no counterexample) nor refuted (no proof of the identity)
     return Verdict(
-        Status.REFUTED,
-        f"the identity the claim denies holds at every size checked ({inner.method}); the "
-        "negation fails there (not proved for all dimensions)",
+        Status.NUMERIC_ONLY,
+        f"undecided: no counterexample to the identity the claim denies, and no proof of it "
+        f"({inner.method})",
         sizes=inner.sizes,
         detail=inner.detail,
         numeric=inner.numeric,
-        corrected=Corrected(corrected.latex if corrected else f"{latex(lhs)} = {latex(rhs)}", inner),
+        quantities=dict(inner.quantities),
     )
 
 
