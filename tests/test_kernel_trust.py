@@ -236,3 +236,78 @@ def test_listed_sizes_are_all_checked_or_the_call_fails():
     assert v.status is Status.PROVED_AT_SIZES and v.sizes == [{"n": 2}, {"n": 6}]  # main: [{n: 2}]
     with pytest.raises(KernelInputError, match="n': 400"):
         decide.check_identity(lhs, rhs, explicit_sizes=[{n: 2}, {n: 400}], symbolic=False)
+
+
+# -- hypotheses: every one holds on every instance, or an error names them ---------------------------
+
+
+def _causal_family():
+    from symuat.algebra import T
+    from symuat.attention import HEAD, CausalHeadMatrix
+    from symuat.heads import HeadSum
+
+    N, h = dims("N h")
+    one = OneMatrix(N, 1)
+    Hc = CausalHeadMatrix("H", HEAD, h, N, N)
+    return HeadSum(HEAD, h, mul(T(one), Hc)), mul(h, T(one))
+
+
+def test_causal_column_sums_draw_the_lower_triangle_and_a_true_statement_is_not_refuted():
+    from symuat.kernel.hypotheses import LineSums, assuming, impose_all
+
+    hyp = LineSums("H", "columns", causal=True)
+    rng = np.random.default_rng(0)
+    with assuming([hyp]):
+        H = impose_all({"H": rng.integers(-3, 4, (3, 4, 4)).astype(object)}, "exact")["H"]
+    assert hyp.holds(H)
+    assert all(H[k][a, b] == 0 for k in range(3) for a in range(4) for b in range(4) if a < b)
+    assert [sum(H[0][a, b] for a in range(4)) for b in range(4)] == [1, 1, 1, 1]
+    lhs, rhs = _causal_family()  # 1ᵀH_i = 1ᵀ for every head, summed: true under the hypothesis
+    assert decide.check_identity(lhs, rhs, hypotheses=[hyp]).status is not Status.REFUTED
+
+
+def test_every_hypothesis_holds_at_once():
+    from symuat.algebra import T
+    from symuat.kernel.hypotheses import LineSums
+
+    n = dims("n")
+    A, one = MatrixSymbol("A", n, n), OneMatrix(n, 1)
+    both = [LineSums("A"), LineSums("A", "columns")]  # doubly stochastic (main: only the last held)
+    assert decide.check_identity(mul(T(one), A), T(one), hypotheses=both).status is Status.PROVED
+    assert decide.check_identity(mul(A, one), one, hypotheses=both).status is Status.PROVED
+    assert decide.check_identity(mul(A, one), mul(2, one), hypotheses=both).status is Status.REFUTED
+
+
+@pytest.mark.parametrize("statement", ["vacuous", "false", "proved-by-rule"])
+def test_jointly_unsatisfiable_hypotheses_are_an_error_naming_them(statement):
+    from symuat.errors import UnsatisfiableHypothesesError
+    from symuat.kernel.hypotheses import LineSums
+
+    n = dims("n")
+    A, one = MatrixSymbol("A", n, n), OneMatrix(n, 1)
+    lhs, rhs = {"vacuous": (mul(A, A), mul(A, A)), "false": (mul(A, A), A),
+                "proved-by-rule": (mul(A, one), mul(2, one))}[statement]
+    with pytest.raises(UnsatisfiableHypothesesError, match=r"=1.*=2"):
+        decide.check_identity(lhs, rhs, hypotheses=[LineSums("A"), LineSums("A", value=2)])
+
+
+def test_a_counterexample_is_rechecked_against_the_hypotheses(monkeypatch):
+    from symuat.errors import KernelInconsistencyError
+    from symuat.kernel import hypotheses
+    from symuat.kernel.hypotheses import LineSums
+
+    n = dims("n")
+    A, B = MatrixSymbol("A", n, n), MatrixSymbol("B", n, n)
+    monkeypatch.setattr(hypotheses.LineSums, "impose", lambda self, array, mode: array)  # a broken draw
+    with pytest.raises(KernelInconsistencyError, match="violates the hypotheses"):
+        decide.check_identity(mul(A, B), mul(B, A), hypotheses=[LineSums("A")])
+
+
+def test_a_non_numeric_line_sum_is_a_clear_error():
+    from symuat.errors import KernelInputError
+    from symuat.kernel.hypotheses import LineSums
+
+    with pytest.raises(KernelInputError, match="rational"):
+        LineSums("H", value="one")
+    with pytest.raises(KernelInputError, match="rational"):
+        LineSums("H", value=sp.Symbol("c"))

@@ -355,6 +355,11 @@ def _recheck(cex: Counterexample, lhs, rhs, sizes, sigma=None) -> Counterexample
         used = SIGMA_WITNESS if sigma in (None, sigma_exact) else getattr(sigma, "__doc__", None) or "σ"
         cex.reason += f" (the opaque σ evaluated as {used}: a counterexample for one σ refutes a claim for every σ)"
     exact = {k: (v.astype(object) if isinstance(v, np.ndarray) else v) for k, v in cex.values.items()}
+    from symuat.kernel.hypotheses import violated
+
+    broken = violated(exact)
+    if broken:  # instances are drawn on the hypotheses: a witness outside them is a kernel bug
+        raise KernelInconsistencyError(f"counterexample violates the hypotheses: {'; '.join(broken)}")
     left, err_l = _evaluate(lhs, sizes, exact, "exact", sigma)
     right, err_r = _evaluate(rhs, sizes, exact, "exact", sigma)
     floats = {k: np.asarray(v, dtype=float) for k, v in cex.values.items()}
@@ -474,6 +479,7 @@ def check_identity(
         with collect_undecided() as undecided:
             verdict = _check_identity(lhs, rhs, explicit_sizes, corrected, construction, symbolic)
         return _capped(verdict, undecided)
+    _check_satisfiable(hypotheses, lhs, rhs, explicit_sizes)
     with assuming(hypotheses), collect_undecided() as undecided:
         verdict = _check_identity(lhs, rhs, explicit_sizes, corrected, construction, symbolic)
     verdict = _capped(verdict, undecided)
@@ -482,6 +488,26 @@ def check_identity(
     if verdict.corrected is not None and verdict.corrected.verdict is not None:
         verdict.corrected.verdict.hypotheses = latex_list(hypotheses)  # decided under them too
     return verdict
+
+
+def _check_satisfiable(hypotheses, lhs, rhs, explicit_sizes) -> None:
+    """Hypotheses that cannot hold together make any statement vacuous (and their rules would
+    rewrite a sum to two values): an error naming them, before anything is decided."""
+    from symuat.kernel.decide.instances import _shape_at
+    from symuat.kernel.hypotheses import check_satisfiable
+
+    shapes = leaf_shapes(lhs, rhs)
+
+    def shape(name, sizes):
+        if name not in shapes:
+            return None
+        try:
+            return _shape_at(shapes[name], sizes)
+        except TypeError:
+            return None
+
+    dims = dimension_symbols(lhs, rhs)
+    check_satisfiable(hypotheses, shape, explicit_sizes or size_grid(dims, (2, 3, 4), 27))
 
 
 def _capped(verdict: Verdict, undecided: list[str]) -> Verdict:
