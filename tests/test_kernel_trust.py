@@ -311,3 +311,91 @@ def test_a_non_numeric_line_sum_is_a_clear_error():
         LineSums("H", value="one")
     with pytest.raises(KernelInputError, match="rational"):
         LineSums("H", value=sp.Symbol("c"))
+
+
+# -- every procedure returns a verdict or a clear error ----------------------------------------------
+
+_x, _y = sp.symbols("x y", real=True)
+
+
+def test_real_implication_refutes_on_a_boundary_model_float64_cannot_confirm():
+    v = decide.check_real_implication([_x], [_x / 3 - sp.Rational(1, 3) >= 2], _x > 7)
+    assert v.status is Status.REFUTED and v.counterexample.values == {"x": 7}
+    assert "boundary" in v.counterexample.numeric_recheck
+    assert decide.check_real_implication([_x], [_x / 3 - sp.Rational(1, 3) >= 2], _x >= 7).status is Status.PROVED
+
+
+@pytest.mark.parametrize("hyps, concl, status", [
+    ([sp.GreaterThan(1, 0, evaluate=False), _x > 1], _x > 0, Status.PROVED),
+    ([sp.Integer(2) > 1, _x > 1], _x > 0, Status.PROVED),  # a hypothesis SymPy evaluates to True
+    ([_x > 1], sp.StrictGreaterThan(2, 1, evaluate=False), Status.PROVED),
+    ([_x > 1], sp.StrictGreaterThan(1, 2, evaluate=False), Status.REFUTED),
+    ([sp.GreaterThan(0, 1, evaluate=False)], _x > 0, Status.PROVED),  # vacuous
+])
+def test_real_implication_accepts_evaluated_and_unevaluated_constant_atoms(hyps, concl, status):
+    v = decide.check_real_implication([_x, _y], hyps, concl, sample=lambda rng: rng.normal(size=2) * 5)
+    assert v.status is status
+
+
+def test_real_implication_outside_the_fragment_is_a_clear_error():
+    from symuat.errors import KernelInputError
+
+    with pytest.raises(KernelInputError, match="not linear"):
+        decide.check_real_implication([_x, _y], [_x * _y > 1], _x > 0)
+    with pytest.raises(KernelInputError, match="one inequality"):
+        decide.check_real_implication([_x], [_x > 1], sp.Eq(_x, 2))
+
+
+def test_check_rank_refutes_false_bounds_that_agree_on_the_grid():
+    from symuat.claims import attention as att
+
+    d, dk = att._dq, att._dk
+    v = att.h8_rank(claimed=sp.Min(d, dk, 3))  # main: KernelInconsistencyError
+    assert v.status is Status.REFUTED and v.counterexample.sizes == {"d": 4, "d_k": 4}
+    structure = decide.rank_bound_of_product(mul(att._WQ, att._WK.T))
+    kw = dict(structure=structure, witness=att._h8_rank_witness, grid=att._H8_GRID, relation="≤")
+    assert decide.check_rank("rank", 4, **kw).status is Status.REFUTED  # main: crash
+    assert decide.check_rank("rank", dk, **kw).status is Status.PROVED
+    assert decide.check_rank("rank", 100, **kw).status is Status.NUMERIC_ONLY  # false for d, d_k > 100
+
+
+def test_check_rank_needs_a_statement_about_the_rank():
+    from symuat.claims import attention as att
+    from symuat.errors import KernelInputError
+
+    shape_proof = decide.check_shape(att._WQK, (att._dq, att._dq))
+    with pytest.raises(KernelInputError, match="statement about the rank"):
+        decide.check_rank("rank", sp.Min(att._dq, att._dk), sp.Min(att._dq, att._dk), structure=shape_proof,
+                          structure_reason="a shape", witness=att._h8_rank_witness, grid=att._H8_GRID)
+    assert decide.rank_bound_of_product(mul(att._WQ, att._WK.T)).bound == sp.Min(att._dq, att._dk)
+
+
+@pytest.mark.parametrize("bad, error", [(np.nan, "NonFiniteError"), (np.inf, "NonFiniteError"),
+                                        (1j, "KernelInputError"), ("a", "KernelInputError")])
+def test_exact_rank_names_a_bad_entry(bad, error):
+    from symuat import errors
+
+    with pytest.raises(getattr(errors, error), match=r"entry \(0, 1\)"):
+        decide.exact_rank(np.array([[1, bad]], dtype=object))
+
+
+def test_a_shift_whose_r_occurs_in_no_shape_is_decided():
+    from symuat.heads import HeadSum
+    from symuat.linear import ShiftMatrix
+
+    N, M, r = dims("N M r")
+    t = sp.Symbol("t", integer=True)
+    X = MatrixSymbol("X", N, M)
+    conv = HeadSum(t, 2 * r + 1, mul(ShiftMatrix(N, t, r), X))
+    assert decide.check_identity(conv, conv).status is Status.PROVED  # main: ValueError
+    assert decide.check_identity(conv, mul(2 * r + 1, X)).status is Status.REFUTED
+
+
+def test_an_unbound_tap_is_a_clear_error():
+    from symuat.errors import KernelInputError
+    from symuat.linear import ShiftMatrix
+
+    N, M, r = dims("N M r")
+    X = MatrixSymbol("X", N, M)
+    with pytest.raises(KernelInputError, match="tap t outside a sum"):
+        decide.check_identity(mul(ShiftMatrix(N, sp.Symbol("t", integer=True), r), X), X)

@@ -107,7 +107,13 @@ from symuat.kernel.decide.identity import (  # noqa: F401
     probe_sizes,
     timed,
 )
-from symuat.kernel.decide.quantities import check_quantity, check_rank, exact_rank  # noqa: F401
+from symuat.kernel.decide.quantities import (  # noqa: F401
+    RankBound,
+    check_quantity,
+    check_rank,
+    exact_rank,
+    rank_bound_of_product,
+)
 from symuat.kernel.decide.dependence import check_dependence  # noqa: F401
 from symuat.kernel.decide.reference import (  # noqa: F401
     Instance,

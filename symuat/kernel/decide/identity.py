@@ -67,6 +67,7 @@ from symuat.errors import (
     KernelInconsistencyError,
     KernelInputError,
     LeafConflictError,
+    SymuatError,
     ShapeMismatchError,
     UnsupportedExpressionError,
 )
@@ -534,6 +535,10 @@ def _check_identity(lhs, rhs, explicit_sizes, corrected, construction, symbolic)
             from symuat.kernel.index_calculus import EntryComparison
 
             comparison = EntryComparison(False, None, None, None, None, f"undefined: {exc}")
+        except (ValueError, TypeError) as exc:
+            if isinstance(exc, SymuatError):
+                raise
+            raise KernelInputError(f"outside the kernel's fragment: {exc}") from exc
         if comparison.equal:
             grid = _defined_sizes(lhs, rhs, _confirmation_grid(dims), want=3)
             if not grid:

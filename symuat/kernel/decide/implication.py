@@ -28,11 +28,13 @@ from typing import Callable, Iterable
 
 import numpy as np
 import sympy as sp
+from sympy.core.relational import Relational
 from sympy.matrices.expressions import MatrixExpr, MatrixSymbol
 
 from symuat.errors import (
     DiamondUndefinedError,
     KernelInconsistencyError,
+    KernelInputError,
     LeafConflictError,
     ShapeMismatchError,
     UnsupportedExpressionError,
@@ -90,19 +92,24 @@ def _linear_coeffs(expr, variables) -> tuple[dict, Fraction]:
     coeffs, c0 = {}, Fraction(0)
     for mono, c in terms.items():
         if not c.is_Rational:
-            raise ValueError(f"non-rational coefficient {c} in {expr}")
+            raise KernelInputError(f"non-rational coefficient {c} in the atom {expr}: outside linear real arithmetic")
         value = Fraction(int(c.p), int(c.q))
         if mono == 1:
             c0 += value
         elif mono in allowed:
             coeffs[mono] = coeffs.get(mono, Fraction(0)) + value
         else:
-            raise ValueError(f"not linear in {variables}: term {mono} of {expr}")
+            raise KernelInputError(f"the atom {expr} is not linear in {variables} (term {mono}): outside linear real arithmetic")
     return {k: v for k, v in coeffs.items() if v != 0}, c0
 
 
 def _as_constraints(rel) -> list[tuple[sp.Expr, bool]]:
-    """A relational as ``(e, strict)`` meaning ``e > 0`` (strict) or ``e ≥ 0``."""
+    """A relational as ``(e, strict)`` meaning ``e > 0`` (strict) or ``e ≥ 0``; an atom SymPy has
+    already evaluated is a truth value (``True``: no constraint; ``False``: ``−1 ≥ 0``)."""
+    if rel is sp.true or rel is True:
+        return []
+    if rel is sp.false or rel is False:
+        return [(sp.Integer(-1), False)]
     if isinstance(rel, sp.And):
         return [c for a in rel.args for c in _as_constraints(a)]
     if isinstance(rel, (sp.StrictLessThan, sp.StrictGreaterThan)):
@@ -113,17 +120,22 @@ def _as_constraints(rel) -> list[tuple[sp.Expr, bool]]:
         return [(big - small, False)]
     if isinstance(rel, sp.Equality):
         return [(rel.lhs - rel.rhs, False), (rel.rhs - rel.lhs, False)]
-    raise ValueError(f"not an inequality: {rel}")
+    raise KernelInputError(f"not an inequality: {rel} ({type(rel).__name__}); the atoms must be linear "
+                           "inequalities or equations, possibly under absolute values")
 
 
 def _negate(rel):
-    """``¬rel`` for one inequality (a conclusion)."""
+    """``¬rel`` for one inequality (a conclusion); ``¬True`` is ``False`` and vice versa."""
+    if rel is sp.true or rel is True:
+        return sp.false
+    if rel is sp.false or rel is False:
+        return sp.true
     table = {sp.StrictLessThan: sp.GreaterThan, sp.LessThan: sp.StrictGreaterThan,
              sp.StrictGreaterThan: sp.LessThan, sp.GreaterThan: sp.StrictLessThan}
     for cls, neg in table.items():
         if isinstance(rel, cls):
             return neg(rel.lhs, rel.rhs, evaluate=False)
-    raise ValueError(f"the conclusion must be one inequality, not {rel}")
+    raise KernelInputError(f"the conclusion must be one inequality (<, ≤, >, ≥), not {rel}")
 
 
 def _sign_cases(constraints: list[tuple[sp.Expr, bool]]):
@@ -216,18 +228,31 @@ def _pick(lo, lo_strict, hi, hi_strict) -> Fraction:
     return (lo + hi) / 2
 
 
+def _truth(rel, subs: dict):
+    """The truth value of ``rel`` (relationals, And, truth values) at ``subs``, evaluated afresh
+    (an atom built with ``evaluate=False`` is rebuilt, so it evaluates); None if it does not."""
+    if rel in (sp.true, sp.false, True, False):
+        return bool(rel)
+    if isinstance(rel, sp.And):
+        parts = [_truth(a, subs) for a in rel.args]
+        return None if None in parts else all(parts)
+    if isinstance(rel, Relational):
+        out = type(rel)(sp.sympify(rel.lhs).xreplace(subs), sp.sympify(rel.rhs).xreplace(subs))
+        return bool(out) if out in (sp.true, sp.false) else None
+    out = sp.sympify(rel).xreplace(subs)
+    return bool(out) if out in (sp.true, sp.false) else None
+
+
 def _holds_exact(rel, values: dict) -> bool:
-    out = rel.xreplace({k: sp.Rational(v.numerator, v.denominator) for k, v in values.items()})
-    if out not in (sp.true, sp.false):
-        raise KernelInconsistencyError(f"exact re-check did not evaluate: {out}")
-    return bool(out)
+    out = _truth(rel, {k: sp.Rational(v.numerator, v.denominator) for k, v in values.items()})
+    if out is None:
+        raise KernelInputError(f"the atom {rel} does not evaluate to a truth value at rational values")
+    return out
 
 
-def _holds_float(rel, values: dict) -> bool:
-    out = rel.xreplace({k: sp.Float(float(v)) for k, v in values.items()})
-    if out not in (sp.true, sp.false):
-        raise KernelInconsistencyError(f"float64 re-check did not evaluate: {out}")
-    return bool(out)
+def _holds_float(rel, values: dict) -> bool | None:
+    """The float64 re-check (reported, not required: a model on a boundary may round either way)."""
+    return _truth(rel, {k: sp.Float(float(v)) for k, v in values.items()})
 
 
 def check_real_implication(variables: list, hypotheses: list, conclusion, *, realise: Callable | None = None,
@@ -242,6 +267,8 @@ def check_real_implication(variables: list, hypotheses: list, conclusion, *, rea
     hypotheses satisfies the conclusion); ``corrected`` is ``(latex, procedure)``.
     """
     variables = list(variables)
+    hypotheses = [sp.sympify(h) for h in hypotheses]
+    conclusion = sp.sympify(conclusion)
     base = [c for h in hypotheses for c in _as_constraints(h)]
     negated = _as_constraints(_negate(conclusion))
     cases = 0
@@ -254,16 +281,21 @@ def check_real_implication(variables: list, hypotheses: list, conclusion, *, rea
         model = {v: model.get(v, Fraction(0)) for v in variables}
         if not all(_holds_exact(h, model) for h in hypotheses) or _holds_exact(conclusion, model):
             raise KernelInconsistencyError("Fourier–Motzkin model does not re-check exactly")
-        if not all(_holds_float(h, model) for h in hypotheses) or _holds_float(conclusion, model):
-            raise KernelInconsistencyError("Fourier–Motzkin model not confirmed in float64")
-        lhs = conclusion.lhs.xreplace({k: sp.Rational(v.numerator, v.denominator) for k, v in model.items()})
-        rhs = conclusion.rhs.xreplace({k: sp.Rational(v.numerator, v.denominator) for k, v in model.items()})
+        floats = [_holds_float(h, model) for h in hypotheses] + [_holds_float(conclusion, model)]
+        if all(f is True for f in floats[:-1]) and floats[-1] is False:
+            numeric_recheck = "float64: hypotheses true, conclusion false"
+        else:  # on a boundary (x = 7 against x > 7) float64 may round either way: reported only
+            numeric_recheck = ("float64 cannot confirm it: the model lies on a boundary of an atom, where "
+                               "rounding decides; the exact (rational) re-check stands")
+        exact_model = {k: sp.Rational(v.numerator, v.denominator) for k, v in model.items()}
+        lhs = sp.sympify(getattr(conclusion, "lhs", conclusion)).xreplace(exact_model)
+        rhs = sp.sympify(getattr(conclusion, "rhs", conclusion)).xreplace(exact_model)
         cex = Counterexample(
             {}, {str(k): v for k, v in model.items()}, lhs=lhs, rhs=rhs,
             reason=f"the hypotheses hold and {latex(conclusion)} fails (sign case "
                    f"{'; '.join(('≥0: ' if sg > 0 else '<0: ') + str(a) for sg, a in split) or 'none'})",
             exact_recheck=f"exact (rationals): hypotheses true, conclusion {lhs} vs {rhs} false",
-            numeric_recheck="float64: hypotheses true, conclusion false",
+            numeric_recheck=numeric_recheck,
         )
         if realise is not None:
             cex.exact_recheck += "; " + realise(model)
@@ -276,15 +308,17 @@ def check_real_implication(variables: list, hypotheses: list, conclusion, *, rea
     numeric = None
     if sample is not None:
         rng = np.random.default_rng(0)
-        f_h = sp.lambdify(variables, sp.And(*hypotheses), "math")
-        f_c = sp.lambdify(variables, conclusion, "math")
         tried = 0
         for _ in range(samples):
             vals = sample(rng)
-            if bool(f_h(*vals)):
+            at = dict(zip(variables, (sp.Float(float(v)) for v in vals)))
+            if all(_truth(h, at) for h in hypotheses):
                 tried += 1
-                if not bool(f_c(*vals)):
-                    raise KernelInconsistencyError(f"proved, but a float64 sample violates it: {vals}")
+                if _truth(conclusion, at) is False:
+                    # a float64 draw is not exact: decide it exactly before calling it a disagreement
+                    exact = {k: sp.Rational(float(v)) for k, v in at.items()}
+                    if all(_truth(h, exact) for h in hypotheses) and _truth(conclusion, exact) is False:
+                        raise KernelInconsistencyError(f"proved, but an exact sample violates it: {vals}")
         numeric = NumericWitness([{"draws satisfying the hypotheses": tried}], [0], 0.0, 0.0,
                                  "inequalities evaluated in float64 at random draws")
     return Verdict(Status.PROVED, f"sign-case split ({cases} cases) + Fourier–Motzkin elimination over the "

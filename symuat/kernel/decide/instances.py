@@ -164,6 +164,12 @@ def _dimension_symbols(exprs: tuple) -> list[sp.Symbol]:  # pure in the expressi
         for node in sp.preorder_traversal(expr):
             if hasattr(node, "_symuat_head"):
                 heads.add(node._symuat_head)
+                out |= sp.sympify(node.args[1]).free_symbols  # the range of a head sum (2r+1 taps)
+            if isinstance(node, MatrixExpr) and hasattr(node, "_symuat_evaluate"):
+                # a size argument of a custom node that occurs in no shape (a shift's r)
+                for arg in node.args:
+                    if isinstance(arg, sp.Expr) and not isinstance(arg, MatrixExpr):
+                        out |= {x for x in arg.free_symbols if x.is_integer and x.is_positive}
             if isinstance(node, MatrixExpr):
                 try:
                     shape = node.shape
