@@ -399,3 +399,36 @@ def test_an_unbound_tap_is_a_clear_error():
     X = MatrixSymbol("X", N, M)
     with pytest.raises(KernelInputError, match="tap t outside a sum"):
         decide.check_identity(mul(ShiftMatrix(N, sp.Symbol("t", integer=True), r), X), X)
+
+
+# -- numeric confirmations record what was measured --------------------------------------------------
+
+
+def test_check_numeric_records_every_residual_and_their_max():
+    residuals = {(2, 0): 1.5e-16, (2, 1): 2.7e-16, (3, 0): 0.0, (3, 1): 1.9e-16}
+
+    def trial(sizes, seed):
+        r = residuals[(sizes["n"], seed)]
+        return True, f"residual {r:.2e}", {"residual": r}
+
+    v = decide.check_numeric(trial, [{"n": 2}, {"n": 3}], seeds=(0, 1), what="t")
+    assert v.numeric.max_residual == 2.7e-16
+    assert [(i["sizes"]["n"], i["seed"], i["residual"]) for i in v.numeric.instances] == \
+        [(n, s, r) for (n, s), r in residuals.items()]
+    assert "2.70e-16" in v.detail  # the worst instance, not the last one
+    assert v.as_dict()["numeric"]["instances"][1]["residual"] == 2.7e-16
+
+
+def test_check_numeric_without_a_measured_residual_has_no_numeric_witness():
+    v = decide.check_numeric(lambda sizes, seed: (True, "a pattern", {"pattern": [1, 0]}), [{"n": 2}], what="t")
+    assert v.numeric is None  # main: "max residual 0 ≤ 0 … exact zero test"
+    assert v.quantities["instances"] == [{"sizes": {"n": 2}, "seed": 0, "holds": True, "outcome": "a pattern"},
+                                         {"sizes": {"n": 2}, "seed": 1, "holds": True, "outcome": "a pattern"}]
+
+
+def test_numeric_confirmation_of_an_identity_lists_each_instance():
+    n = dims("n")
+    A, B = MatrixSymbol("A", n, n), MatrixSymbol("B", n, n)
+    w = decide.check_identity(mul(A, add(A, B)), add(mul(A, A), mul(A, B))).numeric
+    assert len(w.instances) == len(w.sizes) * len(w.seeds)
+    assert w.max_residual == max(i["residual"] for i in w.instances)

@@ -60,22 +60,27 @@ def to_jsonable(value: Any) -> Any:
 
 @dataclass
 class NumericWitness:
-    """A float64 confirmation on random instances."""
+    """A float64 confirmation on random instances: what was measured — every instance's
+    residual (``instances``: sizes, seed, residual), their maximum, the sizes and seeds."""
 
     sizes: list[dict[str, int]]
     seeds: list[int]
     max_residual: float
     tolerance: float
     tolerance_reason: str
+    instances: list[dict] | None = None
 
     def as_dict(self) -> dict:
-        return {
+        out = {
             "sizes": self.sizes,
             "seeds": self.seeds,
             "max_residual": self.max_residual,
             "tolerance": self.tolerance,
             "tolerance_reason": self.tolerance_reason,
         }
+        if self.instances is not None:
+            out["instances"] = self.instances
+        return out
 
 
 @dataclass

@@ -278,6 +278,7 @@ def numeric_confirmation(lhs, rhs, sizes_list: list[dict], seeds=SEEDS) -> Numer
     scalars = scalar_symbols(lhs, rhs)
     worst = 0.0
     used = []
+    measured = []
     for sizes in sizes_list:
         for seed in seeds:
             rng = np.random.default_rng(seed)
@@ -291,11 +292,12 @@ def numeric_confirmation(lhs, rhs, sizes_list: list[dict], seeds=SEEDS) -> Numer
             if left.shape != right.shape:
                 raise KernelInconsistencyError(f"numeric confirmation at {sizes}: shapes differ")
             res = _residual(left, right)
+            measured.append({"sizes": _named_sizes(sizes), "seed": int(seed), "residual": res})
             worst = res if not np.isfinite(res) else max(worst, res)  # NaN must not be skipped
             if not np.isfinite(worst):
                 break
         used.append(_named_sizes(sizes))
-    return NumericWitness(used, list(seeds), worst, TOLERANCE, TOLERANCE_REASON)
+    return NumericWitness(used, list(seeds), worst, TOLERANCE, TOLERANCE_REASON, instances=measured)
 
 
 def _confirm_or_raise(lhs, rhs, sizes_list, what: str) -> NumericWitness:

@@ -70,23 +70,44 @@ def check_numeric(trial: Callable, sizes_list: list[dict], *, seeds=SEEDS, what:
 
     ``trial(sizes, seed)`` returns ``(holds, description, values)``. The status is
     ``numeric-only`` when it holds on every instance, ``refuted`` (with the instance) otherwise.
+    What was measured is recorded, instance by instance (``quantities["instances"]``: sizes,
+    seed, outcome, and the residual when the trial reports one as ``values["residual"]``); the
+    numeric witness carries the maximum residual only when every instance measured one — a
+    property without a residual (a pattern, a sign) has no numeric witness, never "0 ≤ 0".
     """
+    instances = []
+    values = description = None
     for sizes in sizes_list:
         for seed in seeds:
             holds, description, values = trial(sizes, seed)
+            res = values.get("residual") if isinstance(values, dict) else None
+            res = float(res) if isinstance(res, (int, float, np.floating, np.integer)) else None
+            instances.append({"sizes": {str(k): v for k, v in sizes.items()}, "seed": int(seed),
+                              "holds": bool(holds), "outcome": description,
+                              **({"residual": res} if res is not None else {})})
             if not holds:
                 cex = Counterexample(
                     {str(k): v for k, v in sizes.items()}, values, reason=f"fails: {description}",
                     numeric_recheck=f"float64 instance, seed {seed}",
                 )
-                return Verdict(Status.REFUTED, f"float64 instance ({what})", counterexample=cex)
+                return Verdict(Status.REFUTED, f"float64 instance ({what})", counterexample=cex,
+                               quantities={"instances": instances})
+    residuals = [i["residual"] for i in instances if "residual" in i]
+    numeric = None
+    if instances and len(residuals) == len(instances):
+        worst = max(residuals, key=lambda r: (np.isnan(r), r))
+        numeric = NumericWitness([{str(k): v for k, v in s.items()} for s in sizes_list], list(seeds), worst,
+                                 TOLERANCE, "the residual each trial reports, relative; " + TOLERANCE_REASON,
+                                 instances=[{k: i[k] for k in ("sizes", "seed", "residual")} for i in instances])
+    worst_case = max(instances, key=lambda i: i.get("residual", 0.0)) if residuals else instances[-1]
     return Verdict(
         Status.NUMERIC_ONLY,
-        f"{what}; holds on every instance",
-        numeric=NumericWitness([{str(k): v for k, v in s.items()} for s in sizes_list], list(seeds),
-                               0.0, 0.0, "exact zero test: structural zeros are exact 0.0 in float64"),
-        detail=description,
-        quantities={"last_instance": values},
+        f"{what}; holds on every instance ({len(instances)}: {len(sizes_list)} sizes × seeds {list(seeds)})",
+        numeric=numeric,
+        detail=(f"worst instance ({worst_case['sizes']}, seed {worst_case['seed']}): " if residuals else
+                f"last instance ({worst_case['sizes']}, seed {worst_case['seed']}): ") + worst_case["outcome"],
+        # the instances live in the numeric witness when each measured a residual
+        quantities={"last_instance": values, **({} if numeric else {"instances": instances})},
     )
 
 
@@ -146,6 +167,7 @@ def check_matches_reference(instances: list[Instance], *, what: str, corrected: 
     else ``numeric-only``. The relative error of every instance is reported (``quantities``).
     """
     errors: dict[str, str] = {}
+    measured: list[dict] = []  # float64 instances: their residuals, as measured
     failure = float_failure = None
     def values_of(inst):
         return (inst.values() if callable(inst.values) else inst.values) or {}
@@ -183,6 +205,7 @@ def check_matches_reference(instances: list[Instance], *, what: str, corrected: 
             if not (np.all(np.isfinite(got)) and np.all(np.isfinite(want))):
                 raise KernelInconsistencyError(f"{inst.name}: non-finite value")
             err = _residual(got, want)
+            measured.append({"instance": inst.name, "sizes": inst.sizes, "residual": err})
             errors[inst.name] = f"{err:.3g} (float64, relative)"
             if err > TOLERANCE and float_failure is None:
                 float_failure = Counterexample(inst.sizes, values_of(inst), lhs=got, rhs=want,
@@ -202,4 +225,6 @@ def check_matches_reference(instances: list[Instance], *, what: str, corrected: 
     return Verdict(Status.NUMERIC_ONLY, f"{what}: equal to the reference on every instance "
                    f"({sum(i.exact for i in instances)} exact, {sum(not i.exact for i in instances)} float64)",
                    sizes=[i.sizes for i in instances], quantities=quantities,
-                   numeric=NumericWitness([i.sizes for i in instances], [], 0.0, TOLERANCE, TOLERANCE_REASON))
+                   numeric=NumericWitness([i.sizes for i in instances if not i.exact], [],
+                                          max((m["residual"] for m in measured), default=0.0), TOLERANCE,
+                                          TOLERANCE_REASON, instances=measured))
