@@ -474,3 +474,27 @@ def test_sigint_during_prove_all_exits_130_with_one_line_and_ends_the_workers():
     alive = [w for w in workers if Path(f"/proc/{w}").exists()
              and "Z" not in (Path(f"/proc/{w}/stat").read_text().split()[2:3] or ["Z"])]
     assert not alive, alive
+
+
+# -- a difference below float64 is reported, not a kernel error ----------------------------------------
+
+
+def test_differences_below_float64_refute_with_the_exact_recheck_standing():
+    from fractions import Fraction
+
+    x = sp.Symbol("x")
+
+    def tiny(sizes):
+        return (np.array([[x * (1 + sp.Rational(1, 10**30))]], dtype=object), np.array([[x]], dtype=object))
+
+    v = decide.check_explicit(tiny, [{}])  # main: KernelInconsistencyError
+    assert v.status is Status.REFUTED and "exact re-check stands" in v.counterexample.numeric_recheck
+
+    def euler(sizes):
+        return (np.array([[EULER[0]]], dtype=object), np.array([[EULER[1]]], dtype=object))
+
+    assert decide.check_explicit(euler, [{}]).status is Status.NUMERIC_ONLY  # main: refuted
+    inst = decide.Instance("tiny", {}, True, lambda: (np.array([Fraction(1) + Fraction(1, 10**30)], dtype=object),
+                                                      np.array([Fraction(1)], dtype=object)))
+    v = decide.check_matches_reference([inst], what="t")  # main: KernelInconsistencyError
+    assert v.status is Status.REFUTED and "exact re-check stands" in v.counterexample.numeric_recheck

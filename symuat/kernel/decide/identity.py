@@ -387,10 +387,12 @@ def _recheck(cex: Counterexample, lhs, rhs, sizes, sigma=None) -> Counterexample
         cex.exact_recheck += "; " + zero_status(d)[1]  # a closed-form constant: certified nonzero
     res = _residual(fl, fr)
     exact_rel = _exact_relative(left, right)
+    if np.isnan(res):  # float64 overflows (σ compounds magnitudes): a limit of float64, not a verdict
+        cex.numeric_recheck = ("float64: not finite at these values (overflow); the exact re-check stands")
+        return cex
     if not res > TOLERANCE:
-        if exact_rel > 1e-6:  # float64 would see a difference this large: a real disagreement
-            raise KernelInconsistencyError(
-                "counterexample not confirmed in float64" + (" (not finite)" if np.isnan(res) else ""))
+        if exact_rel > 1e-6:  # float64 would see a difference this large: the evaluators disagree
+            raise KernelInconsistencyError("counterexample not confirmed in float64")
         cex.numeric_recheck = (
             f"float64: the difference (exact relative size {exact_rel:.3g}) is below what float64 "
             f"resolves at these magnitudes (residual {res:.3g}); the exact re-check stands")
@@ -762,14 +764,20 @@ def _witness_for(diff, l, r, sizes, index) -> Counterexample:
             fl = float(sp.sympify(l).subs({k: float(v) for k, v in assignment.items()}))
             fr = float(sp.sympify(r).subs({k: float(v) for k, v in assignment.items()}))
             res = abs(fl - fr) / max(1.0, abs(fl), abs(fr))
-            if not res > TOLERANCE:  # NaN (an overflowed float re-check) is not a confirmation
+            exact_rel = abs(float(sp.N(dv / sp.Max(1, sp.Abs(lv), sp.Abs(rv)))))
+            if res > TOLERANCE:
+                numeric = f"float64: relative residual {res:.3g} > tolerance {TOLERANCE}"
+            elif np.isfinite(res) and exact_rel > 1e-6:  # float64 would see it: the evaluators disagree
                 raise KernelInconsistencyError("explicit witness not confirmed in float64")
+            else:  # below what float64 resolves (a certified constant difference), or an overflow
+                numeric = (f"float64: residual {res:.3g} does not resolve the difference (exact relative "
+                           f"size {exact_rel:.3g}); the exact re-check stands")
             return Counterexample(
                 _named_sizes(sizes), {str(k): v for k, v in assignment.items()},
                 lhs=str(lv), rhs=str(rv),
                 reason=f"entry {tuple(int(i) for i in index)}: {sp.sstr(l)} ≠ {sp.sstr(r)}",
-                exact_recheck=f"exact: {lv} ≠ {rv}",
-                numeric_recheck=f"float64: relative residual {res:.3g} > tolerance {TOLERANCE}",
+                exact_recheck=f"exact: {lv} ≠ {rv}" + ("" if dv.is_Rational else "; " + zero_status(dv)[1]),
+                numeric_recheck=numeric,
             )
     raise KernelInconsistencyError("no integer witness for a nonzero polynomial")
 
