@@ -234,8 +234,9 @@ def test_listed_sizes_are_all_checked_or_the_call_fails():
     lhs, rhs = add(mul(A, B), B), add(B, mul(A, B))
     v = decide.check_identity(lhs, rhs, explicit_sizes=[{n: 2}, {n: 6}], symbolic=False)
     assert v.status is Status.PROVED_AT_SIZES and v.sizes == [{"n": 2}, {"n": 6}]  # main: [{n: 2}]
-    with pytest.raises(KernelInputError, match="n': 400"):
-        decide.check_identity(lhs, rhs, explicit_sizes=[{n: 2}, {n: 400}], symbolic=False)
+    for sizes in ([{n: 2}, {n: 400}], [{n: 400}, {n: 2}]):
+        with pytest.raises(KernelInputError, match="n': 400"):
+            decide.check_identity(lhs, rhs, explicit_sizes=sizes, symbolic=False)
 
 
 # -- hypotheses: every one holds on every instance, or an error names them ---------------------------

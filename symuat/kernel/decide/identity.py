@@ -425,7 +425,7 @@ def explicit_expansion(lhs, rhs, sizes_list: list[dict]) -> tuple[list[dict], Co
     scalars = scalar_symbols(lhs, rhs)
     proved = []
     for sizes in sizes_list:
-        if proved and _cost((lhs, rhs), sizes) > EXPANSION_BUDGET:
+        if _cost((lhs, rhs), sizes) > EXPANSION_BUDGET:
             # dear to expand with symbolic entries: an exact search at this size first (it may
             # refute); then the expansion, up to a hard limit — every listed size is checked or
             # the call fails (a listed size is never skipped)
