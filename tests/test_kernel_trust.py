@@ -499,3 +499,14 @@ def test_differences_below_float64_refute_with_the_exact_recheck_standing():
                                                       np.array([Fraction(1)], dtype=object)))
     v = decide.check_matches_reference([inst], what="t")  # main: KernelInconsistencyError
     assert v.status is Status.REFUTED and "exact re-check stands" in v.counterexample.numeric_recheck
+
+
+def test_a_statement_with_no_instance_at_the_listed_sizes_is_a_clear_error():
+    from symuat.errors import KernelInputError
+
+    n, m = dims("n m")
+    A = MatrixSymbol("A", n, m)
+    with pytest.raises(KernelInputError, match="undefined at every listed size"):  # main: KernelInconsistencyError
+        decide.check_identity(mul(A, A), mul(A, A), explicit_sizes=[{n: 2, m: 3}])
+    with pytest.raises(KernelInputError, match="witness family or a bound"):
+        decide.check_vanishing(sp.Symbol("delta"), what="A2")

@@ -70,6 +70,7 @@ from symuat.errors import (
     SymuatError,
     ShapeMismatchError,
     UnsupportedExpressionError,
+    describe,
 )
 from symuat.kernel.status import (
     Corrected,
@@ -544,7 +545,8 @@ def _check_identity(lhs, rhs, explicit_sizes, corrected, construction, symbolic)
         if comparison.equal:
             grid = _defined_sizes(lhs, rhs, _confirmation_grid(dims), want=3)
             if not grid:
-                raise KernelInconsistencyError("proved, but undefined at every tested size")
+                raise KernelInputError(f"{describe(lhs)} = {describe(rhs)}: both sides are undefined (or of different "
+                                       "shapes) at every size tried: the statement has no instance to check")
             cex = find_counterexample(lhs, rhs, grid)
             if cex is not None:
                 raise KernelInconsistencyError(
@@ -582,7 +584,8 @@ def _check_identity(lhs, rhs, explicit_sizes, corrected, construction, symbolic)
             return refuted("exact counterexample (integer entries), re-checked exactly and in float64", cex)
         defined = _defined_sizes(lhs, rhs, small, want=4)
         if not defined:
-            raise KernelInconsistencyError(f"{lhs} = {rhs}: undefined at every tried size")
+            raise KernelInputError(f"{describe(lhs)} = {describe(rhs)}: undefined at every size tried: the "
+                                   "statement has no instance to check")
         witness = _confirm_or_raise(lhs, rhs, defined, "holds at every size tried")
         probes = [_named_sizes(q) for q in probe_sizes(lhs, rhs)]
         plan = search_plan(lhs, rhs)
@@ -601,7 +604,8 @@ def _check_identity(lhs, rhs, explicit_sizes, corrected, construction, symbolic)
     if cex is not None:
         return refuted("explicit expansion found a nonzero entry; exact integer witness", cex)
     if not proved:
-        raise KernelInconsistencyError(f"{lhs} = {rhs}: undefined at every listed size")
+        raise KernelInputError(f"{describe(lhs)} = {describe(rhs)}: undefined at every listed size "
+                               f"{[_named_sizes(x) for x in sizes_list]}")
     witness = _confirm_or_raise(lhs, rhs, proved[:4], "proved at sizes")
     return Verdict(
         Status.PROVED_AT_SIZES,

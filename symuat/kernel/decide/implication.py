@@ -410,4 +410,4 @@ def check_vanishing(delta: sp.Symbol, *, witness: dict | None = None, bound: dic
                        corrected=Corrected(corrected[0], corrected[1]()) if corrected else None)
     if proof is not None:
         return proof
-    raise KernelInconsistencyError(f"{what}: neither a witness nor a bound to decide with")
+    raise KernelInputError(f"{what}: check_vanishing needs a witness family or a bound to decide with")
