@@ -68,7 +68,7 @@ def _mutant(claim, tag: str, statement: str, procedure, source: str):
 def _mistakes(claim, tags: list[str]):
     """``<ID>.mistakes``: proved iff every mutant of the claim is refuted with an exact witness."""
     keys = [f"{claim.id}.mutant[{t}]" for t in tags]
-    claim.check("mistakes", None, r"\text{every cited mistake is refuted: }" + ", ".join(
+    claim.check("mistakes", None, r"\text{each cited mistake}\neq\text{the rewrite: }" + ", ".join(
         rf"\text{{{t}}}" for t in tags),
         lambda: mistakes_refuted([REGISTRY.verdict(k) for k in keys], tags),
         note="rests on " + ", ".join(keys), **EXT)
@@ -250,9 +250,9 @@ for _mask in ("bidir", "causal"):
     WP4.check("fold", (_mask,), r"\text{fold }b_V\text{ into }b_O\ \text{given }\textstyle\sum_{n'}H_{i,nn'}=1",
               partial(decide.check_identity, *_wp4(_mask), hypotheses=[LineSums("H", causal=_mask == "causal")]),
               **EXT)
-_mutant(WP4, "any-H", r"\text{the fold with patterns whose rows need not sum to 1}",
+_mutant(WP4, "any-H", r"\text{fold }b_V\text{ into }b_O\ \text{for any }H_i\ (\textstyle\sum_{n'}H_{i,nn'}\overset?=1\text{ dropped})",
         partial(decide.check_identity, *_wp4("bidir")), "the hypothesis dropped (an arbitrary H_i)")
-_mutant(WP4, "bV-twice", r"\text{the fold with }b_V\text{ also kept in the values (added separately)}",
+_mutant(WP4, "bV-twice", r"\sum_iH_i(XW_{V,i}+\mathbf 1b_{V,i})W_{O,i}+\mathbf 1(b_O+\textstyle\sum_ib_{V,i}W_{O,i})\overset?=\text{the original}",
         partial(decide.check_identity, *_wp4("bidir", twice=True), hypotheses=[LineSums("H")]),
         "llm-transparency-tool #35")
 _mistakes(WP4, ["any-H", "bV-twice"])
@@ -314,7 +314,7 @@ WP5.check("values", ("repeat_interleave",),
 _mutant(WP5, "tile", r"R=\mathbf 1_r\otimes I_g\ (i\mapsto i\bmod g):\ \text{the scores of every head}",
         partial(decide.check_identity, _scores(mul(_expanded(_WKg, _TILE), _Sq)), _scores(mul(_WKg, _Skv))),
         "TransformerLens #1553, fkodom #5")
-_mutant(WP5, "O-swapped", r"W_O\text{'s row blocks indexed (K/V head, group) instead of (group, K/V head)}",
+_mutant(WP5, "O-swapped", r"\sum_{a,b}H_{ab}XW_V(R\otimes I_d)^TS_{ab}S_{ba}^TW_O\overset?=\sum_{a,b}H_{ab}XW_VS_aS_{ab}^TW_O\ \text{(}W_O\text{ blocks swapped)}",
         partial(decide.check_identity, *_values(_RI, swapped=True)), "nntile PR #347")
 _mistakes(WP5, ["tile", "O-swapped"])
 
@@ -379,9 +379,9 @@ _GQA_SIZES = [{"M": 2, "g": 2, "r": 2, "d": 1}, {"M": 1, "g": 2, "r": 3, "d": 2}
 WP6.check("gqa", ("per-group",), r"[q_{j,1}\cdots q_{j,r}\,k_j\,v_j]_{j\le g}\ \xrightarrow{\rm reshape\ (g,\,r+2,\,d)}\ (W_Q,W_K,W_V)",
           partial(decide.check_explicit, _fused_gqa_build(), _GQA_SIZES),
           note="every entry of the split against the separate Q and K (V alike), symbolic entries", **EXT)
-_mutant(WP6, "gqa-flat-split", r"\text{the flat split of the per-group layout}",
+_mutant(WP6, "gqa-flat-split", r"F[:,\,:hd]\overset?=W_Q\ \text{(flat split of the per-group layout)}",
         partial(decide.check_explicit, _fused_gqa_build("flat-split"), _GQA_SIZES), "NVIDIA-NeMo/RL PR #2802")
-_mutant(WP6, "d=M/h", r"\text{the head width computed as }M/h\ (M=2,h=2,d=2)",
+_mutant(WP6, "d=M/h", r"\text{split with head width }M/h\overset?=(W_Q,W_K)\ (M=2,h=2,d=2)",
         partial(decide.check_explicit, _fused_gqa_build("d=M/h"), [{"M": 2, "g": 1, "r": 2, "d": 2}]),
         "tt-metal #32806")
 _mistakes(WP6, ["flat-split", "gqa-flat-split", "d=M/h"])
@@ -484,9 +484,9 @@ def _wp8_build(mistake: str | None = None, relative: bool = False):
 _PR_SIZES = [{"d": 4, "r": 2}, {"d": 8, "r": 4}, {"d": 6, "r": 4}]
 WP8.check("relative", None, r"(R^{(r)}_n)^TR^{(r)}_m=R^{(r)}_{m-n}",
           partial(decide.check_explicit, _wp8_build(relative=True), _PR_SIZES), **EXT)
-_mutant(WP8, "freq-over-d", r"\text{frequencies }\theta^{-2k/d}\text{ instead of }\theta^{-2k/r}",
+_mutant(WP8, "freq-over-d", r"R_n(\theta^{-2k/d})\overset?=R_n(\theta^{-2k/r})\ \text{(frequencies over the head width)}",
         partial(decide.check_explicit, _wp8_build("freq-over-d"), [{"d": 8, "r": 4}]), "transformers #48630")
-_mutant(WP8, "contiguous-pairs", r"\text{pairs }(2k,2k+1)\text{ on a half-split head}",
+_mutant(WP8, "contiguous-pairs", r"R^{\rm int}_n\overset?=R^{\rm half}_n\ \text{on the first }r\text{ coordinates of a half-split head}",
         partial(decide.check_explicit, _wp8_build("contiguous-pairs"), [{"d": 8, "r": 4}]), "pie-project PR #603")
 _mistakes(WP8, ["freq-over-d", "contiguous-pairs"])
 

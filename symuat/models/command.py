@@ -23,6 +23,9 @@ def add_parser(sub) -> None:
     install.add_argument("name", nargs="?", default="all", choices=("all", "minilm", "smollm2"),
                          help="which model (default: all)")
     _add_explain_parser(msub)
+    from symuat.models.fold import add_fold_parser  # spec §9: `symuat model fold` (issue #21)
+
+    add_fold_parser(msub)
 
 
 DEFAULT_TEXTS = ["The cat sat on the mat.",
@@ -48,6 +51,10 @@ def run(args) -> int:
         return _install_llama(args.name)
     if args.model_command == "explain":
         return _run_explain(args)
+    if args.model_command == "fold":  # spec §9 (issue #21)
+        from symuat.models.fold import run_fold
+
+        return run_fold(args)
     if args.model_command == "check" and _family(args.model) != "bert":
         return _run_llama_check(args)
     if args.model_command == "install":
