@@ -37,6 +37,16 @@ class FoldRefused(ModelError):
     """A fold that would change the model: the message names the WP entry that says why."""
 
 
+REFUSE_WP12 = ("WP12: centring the weights that write to the residual stream needs every reader to remove the mean "
+               "(LayerNorm); a Llama decoder's readers are RMSNorms, which see the mean (WP12.mutant[rms] is "
+               "refuted) — not folded")
+REFUSE_WP2 = ("WP2: the LayerNorms of a BERT block are post-norms — their output is read by the next maps *and* by "
+              "the skip connection, so folding γ, β into the next Q/K/V changes the model (WP2.bert is refuted; on "
+              "MiniLM the folded model is off by O(1)) — not folded")
+REFUSE_WP3_BERT = "WP3: a BERT encoder has no unembedding (no LM head) — nothing to centre"
+REFUSE_WP4_LLAMA = "WP4: a Llama decoder has no value biases — nothing to fold"
+
+
 # --------------------------------------------------------------------------------------------
 # the Llama family
 # --------------------------------------------------------------------------------------------
@@ -62,9 +72,7 @@ def fold_llama(weights, *, norms: bool = True, centre_unembedding: bool = True, 
     ``layout="half"`` writes W_Q/W_K in the HF half-split order (what a safetensors folder holds).
     """
     if centre_writers:
-        raise FoldRefused("WP12: centring the weights that write to the residual stream needs every reader to "
-                          "remove the mean (LayerNorm); a Llama decoder's readers are RMSNorms, which see the mean "
-                          "(WP12.mutant[rms] is refuted) — not folded")
+        raise FoldRefused(REFUSE_WP12)
     c = weights.config
     t = {k: np.asarray(v, dtype=np.float64) for k, v in weights.tensors.items()}
     log: list[tuple[str, str]] = []
@@ -111,9 +119,7 @@ def fold_llama(weights, *, norms: bool = True, centre_unembedding: bool = True, 
 def fold_bert(weights, *, norms: bool = False, value_biases: bool = True, centre_writers: bool = True):
     """Fold a :class:`~symuat.models.bert.BertWeights`; returns ``(BertWeights, log)``."""
     if norms:
-        raise FoldRefused("WP2: the LayerNorms of a BERT block are post-norms — their output is read by the next "
-                          "maps *and* by the skip connection, so folding γ, β into the next Q/K/V changes the "
-                          "model (WP2.bert is refuted; on MiniLM the folded model is off by O(1)) — not folded")
+        raise FoldRefused(REFUSE_WP2)
     cfg = weights.config
     L = cfg["num_hidden_layers"]
     t = {k: np.asarray(v, dtype=np.float64) for k, v in weights.tensors.items()}
@@ -274,20 +280,24 @@ def fold_model(model: str, asked: dict):
     if family == "llama":
         from symuat.models.llama import load_llama
 
+        if asked.get("center-writers"):  # refused before anything is loaded
+            raise FoldRefused(REFUSE_WP12)
+        if asked.get("value-biases"):
+            raise FoldRefused(REFUSE_WP4_LLAMA)
         weights = load_llama(model)
         opts = dict(norms=True, centre_unembedding=True, centre_writers=False) if not asked else \
             dict(norms=asked["norms"], centre_unembedding=asked["center-unembedding"],
                  centre_writers=asked["center-writers"])
-        if asked.get("value-biases"):
-            raise FoldRefused("WP4: a Llama decoder has no value biases — nothing to fold")
         folded, log = fold_llama(weights, **opts)
         extra = {"tokenizer.json": weights.tokenizer.to_str().encode()} if weights.tokenizer is not None else {}
         return family, weights, folded, log, extra, llama_config_json(folded.config)
     from symuat.models.bert import _folder, load_bert
 
-    weights = load_bert(model)
+    if asked.get("norms"):
+        raise FoldRefused(REFUSE_WP2)
     if asked.get("center-unembedding"):
-        raise FoldRefused("WP3: a BERT encoder has no unembedding (no LM head) — nothing to centre")
+        raise FoldRefused(REFUSE_WP3_BERT)
+    weights = load_bert(model)
     opts = dict(norms=False, value_biases=True, centre_writers=True) if not asked else \
         dict(norms=asked["norms"], value_biases=asked["value-biases"], centre_writers=asked["center-writers"])
     folded, log = fold_bert(weights, **opts)
