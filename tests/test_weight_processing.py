@@ -7,8 +7,8 @@ import pytest
 from symuat.kernel.status import Status
 
 WP = [f"WP{k}" for k in range(1, 13)]
-HOLDS = {"WP1", "WP3", "WP4", "WP5", "WP6", "WP7", "WP8", "WP10", "WP12"}
-TO_EXAMINE = {"WP2", "WP9", "WP11"}
+HOLDS = {"WP1", "WP2", "WP3", "WP4", "WP5", "WP6", "WP7", "WP8", "WP10", "WP12"}
+TO_EXAMINE = {"WP9", "WP11"}
 #: shape-general rewrites: proved for symbolic dimensions
 SYMBOLIC = ["WP1.rms[rms]", "WP1.ln[ln]", "WP1.gated[rms]", "WP3.shift", "WP3.softmax", "WP4.fold[bidir]",
             "WP4.fold[causal]", "WP5.scores[repeat_interleave]", "WP5.values[repeat_interleave]",
@@ -70,6 +70,15 @@ def test_every_wp_entry_names_its_mutants_from_the_spec(wp_results):
                 "WP4.mutant[any-H]", "WP10.mutant[added-twice]", "WP10.mutant[never-added]", "WP12.mutant[rms]",
                 "WP12.mutant[no-norm]"):
         assert tag in wp_results
+
+
+def test_wp2_the_fold_is_refuted_by_a_witness_and_what_folds_is_proved(wp_results):
+    for item in ("post-LN", "post-RMS"):
+        keys = [k for k in wp_results if k.startswith("WP2.") and item in k]
+        negation = [k for k in keys if not k.startswith("WP2.kept")][0]
+        v = wp_results[negation].verdict
+        assert v.status is Status.PROVED and v.quantities["witness"]["exact_recheck"]
+        assert wp_results[f"WP2.kept[{item}]"].verdict.status is Status.PROVED
 
 
 def test_wp9_condition_and_wp11_correction(wp_results):

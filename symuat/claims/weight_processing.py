@@ -15,7 +15,8 @@ listed on every entry). For each entry symuat
 * checks every cited mistake as a mutant with the same procedure: it must come back ``refuted``
   with an exact counterexample (``<ID>.mutant[…]``); ``<ID>.mistakes`` carries the bottom line
   on that (``proved`` iff every mistake is refuted exactly);
-* gives the corrected statement where the spec says "to examine" (WP2, WP9, WP11).
+* gives the corrected statement where the spec says "to examine" (WP2: the fold refuted, what does
+  fold proved; WP9, WP11: refuted, with the corrected statement on the verdict).
 
 Frozen norms: a norm applied to a token row is :math:`\operatorname{diag}(s)Z` (RMSNorm) or
 :math:`\operatorname{diag}(s)ZC_M` (LayerNorm, :math:`C_M=I-\frac1M\mathbf 1\mathbf 1^T`) with
@@ -146,13 +147,15 @@ _mistakes(WP1, ["gate-unfolded", "wrong-side"])
 WP2 = _claim(
     "WP2", "Post-norms do not fold",
     r"x_{l+1}=\mathrm{LN}(x_l+F(x_l))\odot\gamma+\beta\ \text{(BERT)},\ x+\mathrm{RMS}_{\rm post}(F(\mathrm{RMS}_{\rm pre}(x)))"
-    r"\ \text{(Gemma)}:\ \text{the post-norm's scale folds into the next layer's }Q/K/V\text{ as in WP1?}",
-    r"To examine. The next layer reads the stream twice: through its maps and through the skip "
-    r"connection. Folding $\gamma,\beta$ into the maps leaves the skip with $\mathrm{LN}(\cdot)$ instead of "
-    r"$\mathrm{LN}(\cdot)\odot\gamma+\beta$: refuted (`bert`, exact counterexample; on MiniLM the folded model's "
-    r"last state is off by O(1) — `symuat model fold --model minilm --norms` refuses, naming WP2). Sandwich: "
-    r"$\gamma_{\rm post}$ scales one summand of the stream, so no reader can take it. Corrected: only a "
-    r"*pre*-norm's scale folds (WP1); a post-norm's affine stays on the stream (`corrected`).",
+    r"\ \text{(Gemma)}:\ \text{folding the post-norm's scale into the next }Q/K/V\text{ as in WP1 changes the model}",
+    r"The statement to examine (“the post-norm's scale can be folded as in WP1”) is refuted: the next layer "
+    r"reads the stream twice, through its maps and through the skip connection, and folding $\gamma,\beta$ "
+    r"into the maps leaves the skip with $\mathrm{LN}(\cdot)$ instead of $\mathrm{LN}(\cdot)\odot\gamma+\beta$ "
+    r"(`bert`: an exact witness; on MiniLM every state of the folded model is off by O(1) — "
+    r"`symuat model fold --model minilm --norms` refuses, naming WP2). Sandwich norms: $\gamma_{\rm post}$ "
+    r"scales one summand of the stream, so no reader can take it (`sandwich`). The corrected statement — what "
+    r"does fold — is `kept`: a reader may take the scale only while the stream keeps it, i.e. only a "
+    r"*pre*-norm's scale folds (WP1); a post-norm's affine stays on the stream.",
     "TransformerLens #509, PR #650")
 _Z = MatrixSymbol("Z", _N, _M)  # the post-LN output before its affine (frozen)
 _A = MatrixSymbol("A", _M, _M)  # the next sub-layer's maps, frozen (attention patterns fixed)
@@ -162,12 +165,14 @@ _next = add(_stream, mul(_stream, _A), mul(_oneN, T(_bA)))
 _folded_next = add(_Z, mul(_Z, mul(Diag(_gamma), _A)), mul(_oneN, add(mul(T(_beta), _A), T(_bA))))
 _kept_next = add(_stream, mul(_Z, mul(Diag(_gamma), _A)), mul(_oneN, add(mul(T(_beta), _A), T(_bA))))
 WP2.check("bert", ("post-LN",),
-          r"x+xA+\mathbf 1b^T\overset?=Z+Z(\operatorname{diag}(\gamma)A)+\mathbf 1(\beta^TA+b^T),\quad x=Z\operatorname{diag}(\gamma)+\mathbf 1\beta^T",
-          partial(decide.check_identity, _next, _folded_next,
-                  corrected=Statement(_next, _kept_next,
-                                      r"x+xA+\mathbf 1b^T=x+Z(\operatorname{diag}(\gamma)A)+\mathbf 1(\beta^TA+b^T)"
-                                      r"\ \text{(the skip keeps }\gamma,\beta)")),
-          note="the statement to examine (post-LN, BERT): the folded model drops γ, β from the skip path", **EXT)
+          r"\exists Z,\gamma,\beta,A,b:\ x+xA+\mathbf 1b^T\neq Z+Z(\operatorname{diag}(\gamma)A)+\mathbf 1(\beta^TA+b^T),"
+          r"\quad x=Z\operatorname{diag}(\gamma)+\mathbf 1\beta^T",
+          partial(decide.check_negation, _next, _folded_next),
+          note="post-LN (BERT): the folded model drops γ, β from the skip path; an exact witness", **EXT)
+WP2.check("kept", ("post-LN",),
+          r"x+xA+\mathbf 1b^T=x+Z(\operatorname{diag}(\gamma)A)+\mathbf 1(\beta^TA+b^T)\ \text{(the skip keeps }\gamma,\beta)",
+          partial(decide.check_identity, _next, _kept_next),
+          note="the corrected statement: the readers may take γ, β only while the stream keeps them", **EXT)
 _t = MatrixSymbol("t", _N, 1)  # frozen scales of the post-sublayer RMSNorm
 _Y = MatrixSymbol("Y", _N, _M)  # the sub-layer's output
 _gp, _gq = MatrixSymbol("gamma_post", _M, 1), MatrixSymbol("gamma_pre", _M, 1)
@@ -175,16 +180,16 @@ _Wn = MatrixSymbol("W_n", _M, _K)  # a map of the next layer
 _x1 = add(_X, mul(Diag(_t), _Y, Diag(_gp)))
 _read = mul(Diag(_s), _x1, Diag(_gq), _Wn)
 WP2.check("sandwich", ("post-RMS",),
-          r"\operatorname{diag}(s)\big(X+\operatorname{diag}(t)Y\operatorname{diag}(\gamma_{\rm post})\big)\operatorname{diag}(\gamma_{\rm pre})W"
-          r"\overset?=\operatorname{diag}(s)\big(X+\operatorname{diag}(t)Y\big)\operatorname{diag}(\gamma_{\rm post}\odot\gamma_{\rm pre})W",
-          partial(decide.check_identity, _read,
-                  mul(Diag(_s), add(_X, mul(Diag(_t), _Y)), Diag(Hadamard(_gp, _gq)), _Wn),
-                  corrected=Statement(_read, mul(Diag(_s), _x1, mul(Diag(_gq), _Wn)),
-                                      r"\operatorname{diag}(s)x_{l+1}\operatorname{diag}(\gamma_{\rm pre})W="
-                                      r"\operatorname{diag}(s)x_{l+1}(\operatorname{diag}(\gamma_{\rm pre})W)"
-                                      r"\ (\gamma_{\rm post}\text{ stays; }\gamma_{\rm pre}\text{ folds, WP1})")),
+          r"\exists\ldots:\ \operatorname{diag}(s)\big(X+\operatorname{diag}(t)Y\operatorname{diag}(\gamma_{\rm post})\big)\operatorname{diag}(\gamma_{\rm pre})W"
+          r"\neq\operatorname{diag}(s)\big(X+\operatorname{diag}(t)Y\big)\operatorname{diag}(\gamma_{\rm post}\odot\gamma_{\rm pre})W",
+          partial(decide.check_negation, _read,
+                  mul(Diag(_s), add(_X, mul(Diag(_t), _Y)), Diag(Hadamard(_gp, _gq)), _Wn)),
           note="Gemma 2/3 sandwich norms; even with the next pre-norm's scales s held fixed (in the folded model "
                "they change as well)", **EXT)
+WP2.check("kept", ("post-RMS",),
+          r"\operatorname{diag}(s)x_{l+1}\operatorname{diag}(\gamma_{\rm pre})W=\operatorname{diag}(s)x_{l+1}(\operatorname{diag}(\gamma_{\rm pre})W)"
+          r"\ (\gamma_{\rm post}\text{ stays; }\gamma_{\rm pre}\text{ folds, WP1})",
+          partial(decide.check_identity, _read, mul(Diag(_s), _x1, mul(Diag(_gq), _Wn))), **EXT)
 
 # ============================================================================================
 # WP3 — centre the unembedding
