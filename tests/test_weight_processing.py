@@ -109,3 +109,13 @@ def test_wp_entries_are_grouped_apart_in_the_report(registry, wp_results):
     results = list(wp_results.values())
     table = verdict_table([roll_up(registry.claims[c], results) for c in WP], width=200)
     assert "weight-processing" in table.lower() or "§9" in table
+
+
+def test_wp5_numeric_trial_can_fail():
+    from symuat.claims.weight_processing import _WP5_SIZES, _wp5_trial
+    from symuat.kernel.head_maps import tile_index
+
+    assert _wp5_trial(_WP5_SIZES[0], 0)[0]
+    holds, _, values = _wp5_trial(_WP5_SIZES[0], 0, index=tile_index)
+    assert not holds and values["residual"] > 1e-2
+    assert _wp5_trial(_WP5_SIZES[2], 0, index=tile_index)[0]  # one K/V head: tiling is harmless (nntile #347)
