@@ -59,16 +59,17 @@ def _claim(id_, title, statement, remarks, sources):
                           statement=statement, group=GROUP, remarks=remarks)
 
 
-def _mutant(claim, tag: str, statement: str, procedure, source: str):
-    """A cited mistake, checked with the same procedure as the rewrite (must be refuted)."""
-    return claim.check("mutant", (tag,), statement, procedure,
+def _mutant(claim, tag: str, statement: str, procedure, source: str, step: str = "mutant"):
+    """A cited mistake, checked with the same procedure as the rewrite (must be refuted); ``step``: the
+    spec's item ID where it names one (``WP3.softcap``)."""
+    return claim.check(step, (tag,), statement, procedure,
                        note=f"the shipped mistake ({source}): must come back refuted with an exact counterexample",
                        **MUT)
 
 
 def _mistakes(claim, tags: list[str]):
     """``<ID>.mistakes``: proved iff every mutant of the claim is refuted with an exact witness."""
-    keys = [f"{claim.id}.mutant[{t}]" for t in tags]
+    keys = [next(c.key for c in claim.checks if c.reading == (t,) and not c.admitted) for t in tags]
     claim.check("mistakes", None, r"\text{each cited mistake}\neq\text{the rewrite: }" + ", ".join(
         rf"\text{{{t}}}" for t in tags),
         lambda: mistakes_refuted([REGISTRY.verdict(k) for k in keys], tags),
@@ -224,7 +225,7 @@ def _wp3_softcap():
 
 
 _mutant(WP3, "softcap", r"\operatorname{softmax}(c\tanh((z-k\mathbf 1^T)/c))\overset?=\operatorname{softmax}(c\tanh(z/c))",
-        _wp3_softcap, "TransformerLens PR #650: capped logits are not shift-invariant")
+        _wp3_softcap, "TransformerLens PR #650: capped logits are not shift-invariant", step="softcap")
 _mistakes(WP3, ["softcap"])
 
 # ============================================================================================

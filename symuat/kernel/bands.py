@@ -66,19 +66,17 @@ def mask(N: int, band: Band, sizes: dict) -> np.ndarray:
 
 
 def _pieces(a: Band, b: Band) -> list[tuple]:
-    """The symmetric difference of the two intervals as (p, q) inclusive pieces (None: unbounded)."""
+    """The symmetric difference of the two offset intervals as inclusive pieces ``(p, q)``
+    (``None``: unbounded on that side): one piece per side whose bounds differ."""
     out = []
-    for x, y in ((a.lo, b.lo),):
-        if x is None and y is None or (x is not None and y is not None and sp.simplify(x - y) == 0):
-            continue
-        lo = None if x is None or y is None else sp.Min(x, y)
-        hi = (y if x is None else x if y is None else sp.Max(x, y)) - 1
+    same = lambda x, y: (x is None and y is None) or (x is not None and y is not None and sp.simplify(x - y) == 0)
+    if not same(a.lo, b.lo):  # below the higher of the two lower bounds
+        lo = None if a.lo is None or b.lo is None else sp.Min(a.lo, b.lo)
+        hi = (b.lo if a.lo is None else a.lo if b.lo is None else sp.Max(a.lo, b.lo)) - 1
         out.append((lo, sp.simplify(hi)))
-    for x, y in ((a.hi, b.hi),):
-        if x is None and y is None or (x is not None and y is not None and sp.simplify(x - y) == 0):
-            continue
-        lo = (y if x is None else x if y is None else sp.Min(x, y)) + 1
-        hi = None if x is None or y is None else sp.Max(x, y)
+    if not same(a.hi, b.hi):  # above the lower of the two upper bounds
+        lo = (b.hi if a.hi is None else a.hi if b.hi is None else sp.Min(a.hi, b.hi)) + 1
+        hi = None if a.hi is None or b.hi is None else sp.Max(a.hi, b.hi)
         out.append((sp.simplify(lo), hi))
     return out
 
@@ -87,19 +85,18 @@ def agreement_bound(a: Band, b: Band):
     """The largest :math:`N` (an expression in :math:`w`; ``oo``: every :math:`N`) for which the
     two bands give the same :math:`N\\times N` mask: they agree iff :math:`N\\le` the bound.
 
-    Every band here contains :math:`\\delta=0` (a token sees itself), so each piece of the
-    symmetric difference lies on one side of 0; a piece at :math:`\\delta\\ge p>0` is invisible iff
-    :math:`p\\ge N`, one at :math:`\\delta\\le q<0` iff :math:`-q\\ge N`.
+    An :math:`N\\times N` mask shows the offsets :math:`|\\delta|\\le N-1`. A piece of the symmetric
+    difference at :math:`\\delta\\ge p>0` is invisible iff :math:`p\\ge N`, one at
+    :math:`\\delta\\le q<0` iff :math:`-q\\ge N`; a piece through 0 is always visible (bound 0).
     """
     bound = sp.oo
     for p, q in _pieces(a, b):
-        if p is not None and (p.is_positive or sp.simplify(p - WINDOW).is_nonnegative is not None
-                              and sp.ask(sp.Q.positive(p), sp.Q.positive(WINDOW))):
+        if p is not None and sp.sympify(p).is_positive:
             bound = sp.Min(bound, p)
-        elif q is not None and sp.ask(sp.Q.negative(q), sp.Q.positive(WINDOW)):
+        elif q is not None and sp.sympify(q).is_negative:
             bound = sp.Min(bound, -q)
         else:
-            return sp.Integer(0)  # a piece through 0: never the same mask (not for these conventions)
+            return sp.Integer(0)
     return sp.simplify(bound)
 
 
