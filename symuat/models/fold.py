@@ -341,22 +341,47 @@ def run_fold(args) -> int:
     from pathlib import Path
 
     out = Path(args.out)
+    show = sys.stderr.isatty()
+
+    def progress(msg: str) -> None:  # one line on a terminal, overwritten; nothing in a pipe
+        if show:
+            print(f"\r\033[K{msg}", end="" if msg else "", file=sys.stderr, flush=True)
+
     try:
         if out.exists() and (not out.is_dir() or any(out.iterdir())):
             raise ModelError(f"{out}: exists and is not an empty folder (choose a new --out)")
         if not (args.tolerance > 0 and math.isfinite(args.tolerance)):
             raise ModelError(f"--tolerance must be a positive number, not {args.tolerance}")
+        progress(f"loading and folding {args.model} …")
         family, original, folded, log, extra, config = fold_model(args.model, _asked(args))
     except ModelError as exc:
+        progress("")
         print(f"symuat: {exc}", file=sys.stderr)
         return 2
-    out.parent.mkdir(parents=True, exist_ok=True)
-    stage = Path(tempfile.mkdtemp(prefix=f".{out.name}.", dir=out.parent)) / "checkpoint"
     try:
-        write_checkpoint(stage, config, folded.tensors, extra)
+        out.parent.mkdir(parents=True, exist_ok=True)
+        stage = Path(tempfile.mkdtemp(prefix=f".{out.name}.", dir=out.parent)) / "checkpoint"
+    except OSError as exc:
+        print(f"symuat: {out}: cannot write there ({exc.strerror or exc})", file=sys.stderr)
+        return 2
+    try:
+        try:
+            progress(f"writing the folded checkpoint ({sum(v.size for v in folded.tensors.values()) * 8 / 1e6:.0f} MB) …")
+            write_checkpoint(stage, config, folded.tensors, extra)
+        except OSError as exc:  # disk full, permissions: nothing is left behind (the stage is removed)
+            print(f"symuat: {out}: writing the checkpoint failed ({exc.strerror or exc}); nothing written",
+                  file=sys.stderr)
+            return 1
         texts = args.text or (["The capital of France is"] if family == "llama" else
                               ["The cat sat on the mat.", "A transformer is a universal approximator."])
-        results = check_folded(family, original, stage, texts)
+        progress("reloading it and checking every state …")
+        try:
+            results = check_folded(family, original, stage, texts)
+        except ModelError as exc:
+            progress("")
+            print(f"symuat: {exc}", file=sys.stderr)
+            return 2
+        progress("")
         worst = max([e for r in results for e in r["states"]]
                     + [r["logits_centred"] for r in results if r["logits_centred"] is not None])
         passed = math.isfinite(worst) and worst <= args.tolerance
@@ -375,7 +400,9 @@ def run_fold(args) -> int:
                                   "removing each row's mean (WP3's allowed shift)",
               "texts": results, "worst": worst if math.isfinite(worst) else None, "passed": passed}
     if args.format == "json":
-        print(json.dumps(report, indent=2, allow_nan=False))
+        from symuat.models.command import _strict
+
+        print(json.dumps(_strict(report), indent=2, allow_nan=False))
     else:
         print(f"model {args.model} ({family}): folded")
         for wp, what in log:
