@@ -192,3 +192,75 @@ def test_cli_fold_minilm_round_trip(tmp_path, capsys, minilm_weights):
     report = json.loads(capsys.readouterr().out)
     assert report["passed"] and report["worst"] <= TOL and len(report["texts"][0]["states"]) == 7
     assert (out / "vocab.txt").is_file() and (out / "config.json").is_file()
+
+
+# --------------------------------------------------------------------------------------------
+# reference tier: transformers' own readers agree with the folded layout (WP7)
+# --------------------------------------------------------------------------------------------
+
+
+def _transformers():
+    try:
+        import torch  # noqa: F401
+        import transformers  # noqa: F401
+    except ImportError:
+        if os.environ.get("SYMUAT_REQUIRE_REFERENCE") == "1":
+            pytest.fail("transformers/torch are required here (SYMUAT_REQUIRE_REFERENCE=1)")
+        pytest.skip("transformers/torch not installed (pip install -e '.[reference]')")
+
+
+def _hf_gguf_tensors(weights):
+    """W_Q, W_K as transformers' GGUF reader un-permutes them (``LlamaTensorProcessor``, the code path
+    ``from_pretrained(gguf_file=…)`` takes), applied to the GGUF's stored rows."""
+    from transformers.modeling_gguf_pytorch_utils import LlamaTensorProcessor
+
+    c = weights.config
+    proc = LlamaTensorProcessor(config={"num_attention_heads": c.heads, "num_key_value_heads": c.kv_heads})
+    out = {}
+    for k in range(c.layers):
+        for name, gname in (("q_proj", "attn_q"), ("k_proj", "attn_k")):
+            key = f"model.layers.{k}.self_attn.{name}.weight"
+            out[key] = proc.process(weights.tensors[key], f"blk.{k}.{gname}.weight").weights
+    return out
+
+
+def _assert_same_qk_layout(weights, hf):
+    mine = fo.unpermute_rope_rows(weights.tensors, weights.config)
+    for k in range(weights.config.layers):
+        for name in ("q_proj", "k_proj"):
+            key = f"model.layers.{k}.self_attn.{name}.weight"
+            assert np.array_equal(mine[key], hf[key]), key  # bit for bit
+
+
+def test_folded_tiny_checkpoint_loads_in_transformers_and_matches(tmp_path):
+    """The written folder is a real HF checkpoint: LlamaForCausalLM.from_pretrained reads it (its own
+    files, not symuat's parse) and, with its float32 islands made float64, gives the GGUF model's states."""
+    _transformers()
+    import torch
+    from transformers import LlamaForCausalLM
+    from test_llama import write_tiny_gguf
+
+    from symuat.cli import main
+    from symuat.models import llama as ll
+
+    path = write_tiny_gguf(tmp_path / "tiny.gguf")
+    out = tmp_path / "folded"
+    assert main(["model", "fold", "--model", str(path), "--out", str(out), "--text", "hello world"]) == 0
+    original = ll.LlamaNumpy(ll.load_gguf(path))
+    _assert_same_qk_layout(ll.load_gguf(path), _hf_gguf_tensors(ll.load_gguf(path)))
+    ids = original.tokenize("hello world")
+    model = LlamaForCausalLM.from_pretrained(str(out), dtype=torch.float64, attn_implementation="eager").eval()
+    with ll._Float64Islands(), torch.no_grad():
+        res = model(input_ids=torch.tensor(ids[None]), output_hidden_states=True)
+    states = original.hidden_states(ids)
+    hs = [h[0].numpy() for h in res.hidden_states]
+    assert max(fo.compare_states(states[:-1], hs[:-1])) <= 1e-12  # HF's last entry is after the final norm
+    la, lb = original.logits(states[-1]), res.logits[0].numpy()
+    assert fo.row_errors(fo.centred(lb), fo.centred(la)).max() <= 1e-12
+
+
+def test_smollm2_unpermute_is_transformers_gguf_layout(smollm2_weights):
+    """WP7 on SmolLM2: symuat's un-permutation (h for W_Q, g for W_K) equals transformers' GGUF reader's,
+    bit for bit, in all 30 layers."""
+    _transformers()
+    _assert_same_qk_layout(smollm2_weights, _hf_gguf_tensors(smollm2_weights))
