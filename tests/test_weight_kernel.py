@@ -152,3 +152,17 @@ def test_row_stochastic_hypothesis_is_needed_and_columns_do_not_do():
     assert decide.check_identity(lhs, rhs, hypotheses=[LineSums("H")]).status is Status.PROVED
     assert decide.check_identity(lhs, rhs).status is Status.REFUTED
     assert decide.check_identity(lhs, rhs, hypotheses=[LineSums("H", "columns")]).status is Status.REFUTED
+
+
+def test_sigmoid_instances_are_exact_and_never_refute_a_true_statement():
+    from symuat.decoder import Hadamard
+    from symuat.elementwise import Sigma
+
+    X, W, G = MatrixSymbol("X", N, M), MatrixSymbol("W", M, d), MatrixSymbol("gamma", M, 1)
+    silu = lambda P: Hadamard(P, Sigma(P))
+    folded = silu(mul(X, mul(Diag(G), W)))
+    sizes = [{N: 1, M: 2, d: 1}, {N: 2, M: 2, d: 2}]
+    assert softcap.refute_with_sigmoid(silu(mul(X, Diag(G), W)), folded, sizes).status is Status.NUMERIC_ONLY
+    v = softcap.refute_with_sigmoid(silu(mul(X, W)), folded, sizes)
+    assert v.status is Status.REFUTED and "transcendental" in v.counterexample.exact_recheck
+    assert softcap.sigmoid_in_e(0) == sp.Rational(1, 2)

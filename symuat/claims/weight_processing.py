@@ -135,9 +135,9 @@ WP1.check("gated", ("rms",), r"\big(\mathrm{silu}(Z_\gamma W_g)\odot Z_\gamma W_
           note="both readers of the normed stream take the scale (σ uninterpreted: holds for silu and every σ)", **EXT)
 _mutant(WP1, "gate-unfolded", r"\big(\mathrm{silu}(Z_\gamma W_g)\odot Z_\gamma W_u\big)W_d\overset?="
         r"\big(\mathrm{silu}(ZW_g)\odot Z(\operatorname{diag}(\gamma)W_u)\big)W_d",
-        partial(decide.check_identity, _ffn, _swiglu(_Zr, _Wg, _Zr, mul(Diag(_gamma), _Wu))),
-        "TransformerLens #372; σ is generic here, so the exact witness may use another σ — with silu on "
-        "SmolLM2 the unfolded gate is off by O(1), tests/test_fold.py")
+        partial(softcap.refute_with_sigmoid, _ffn, _swiglu(_Zr, _Wg, _Zr, mul(Diag(_gamma), _Wu)),
+                [{_N: 1, _M: 2, _F: 1}, {_N: 2, _M: 2, _F: 2}]),
+        "TransformerLens #372; the witness uses silu itself (σ the logistic sigmoid), exactly")
 _Wsq = MatrixSymbol("W_sq", _M, _M)
 _mutant(WP1, "wrong-side", r"(Z\operatorname{diag}(\gamma))W\overset?=Z(W\operatorname{diag}(\gamma))\quad(W\ M\times M)",
         partial(decide.check_identity, mul(_Zr, Diag(_gamma), _Wsq), mul(_Zr, mul(_Wsq, Diag(_gamma)))),

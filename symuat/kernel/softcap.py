@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
 import sympy as sp
 
 from symuat.errors import KernelInconsistencyError
@@ -84,3 +85,53 @@ def check_capped_shift(z: list[int], k: int, c: int | None) -> Verdict:
                            counterexample=cex)
     return Verdict(Status.NUMERIC_ONLY, "the shift is constant on the row at this instance (exact)",
                    numeric=NumericWitness([{"V": len(z)}], [0], 0.0, 0.0, "exact instance"))
+
+
+# --------------------------------------------------------------------------------------------
+# exact instances for σ = the logistic sigmoid (silu's gate): rational functions of e
+# --------------------------------------------------------------------------------------------
+
+E = sp.Symbol("e", positive=True)  # Euler's number, kept as a transcendental symbol
+
+
+def sigmoid_in_e(t):
+    """The logistic sigmoid at an integer ``t`` as a rational function of :math:`e`:
+    :math:`e^t/(1+e^t)` (so :math:`t\\,\\sigma(t)` is silu)."""
+    t = int(t)
+    return E ** t / (1 + E ** t) if t >= 0 else 1 / (1 + E ** (-t))
+
+
+def refute_with_sigmoid(lhs, rhs, sizes_list: list[dict], seeds=range(4)):
+    """A counterexample to ``lhs = rhs`` with σ the logistic sigmoid (not a stand-in polynomial):
+    integer leaves, every σ value :math:`e^t/(1+e^t)` a rational function of :math:`e`; a difference
+    that is a nonzero rational function of :math:`e` (rational coefficients) is a nonzero number since
+    :math:`e` is transcendental. Returns ``refuted`` with the witness, or ``numeric-only`` when no
+    instance differs (evidence only)."""
+    from symuat.kernel import decide
+
+    syms = decide.leaf_shapes(lhs, rhs)
+    for sizes in sizes_list:
+        for seed in seeds:
+            rng = np.random.default_rng(seed)
+            values = decide.random_values(syms, sizes, rng, "exact")
+            left, err_l = decide._evaluate(lhs, sizes, values, "exact", sigma=sigmoid_in_e)
+            right, err_r = decide._evaluate(rhs, sizes, values, "exact", sigma=sigmoid_in_e)
+            if err_l or err_r or left.shape != right.shape:
+                continue
+            for idx, (a, b) in enumerate(zip(left.flat, right.flat)):
+                gap = sp.cancel(sp.sympify(a) - sp.sympify(b))
+                if gap != 0:
+                    fa, fb = (float(sp.sympify(x).subs(E, math.e)) for x in (a, b))
+                    res = abs(fa - fb) / max(1.0, abs(fa), abs(fb))
+                    if not res > 1e-12:
+                        raise KernelInconsistencyError("sigmoid witness not confirmed in float64")
+                    where = tuple(int(i) for i in np.unravel_index(idx, left.shape))
+                    cex = Counterexample(
+                        {str(k): int(v) for k, v in sizes.items()}, values, lhs=str(sp.factor(a)), rhs=str(sp.factor(b)),
+                        reason=f"entry {where} differs with σ the logistic sigmoid (silu = t·σ(t))",
+                        exact_recheck="exact: the difference is a nonzero rational function of e, which is "
+                                      "transcendental (Lindemann), so a nonzero number",
+                        numeric_recheck=f"float64: relative residual {res:.3g} > 1e-12")
+                    return Verdict(Status.REFUTED, "exact counterexample with σ the logistic sigmoid (values "
+                                   "rational in e), integer weights; re-checked in float64", counterexample=cex)
+    return Verdict(Status.NUMERIC_ONLY, "no instance with σ the sigmoid differs (exact)")
