@@ -10,6 +10,9 @@ r"""Logit shifts under softmax, with and without soft-capping, decided exactly.
   every :math:`\tanh(m/c)=(u^{2m}-1)/(u^{2m}+1)` is a rational function of :math:`u=e^{1/c}`;
   :math:`u` is transcendental (Lindemann–Weierstrass), so a difference that is a nonzero rational
   function of :math:`u` with rational coefficients is a nonzero number: an *exact* witness.
+* :func:`refute_with_sigmoid` — the same device for σ the logistic sigmoid (silu's gate): at
+  integer arguments :math:`\sigma(t)=e^t/(1+e^t)` is a rational function of :math:`e`, so a
+  statement about silu is refuted exactly, not through a stand-in polynomial σ.
 
 >>> v = check_capped_shift([2, 0], 1, 1)
 >>> v.status, v.counterexample.reason[:40]
