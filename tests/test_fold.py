@@ -69,6 +69,18 @@ def test_cli_fold_tiny_gguf_round_trip(tmp_path, capsys):
     assert "not an empty folder" in capsys.readouterr().err
 
 
+def test_cli_fold_of_an_hf_folder_needs_no_layout_change(tmp_path, capsys):
+    from symuat.cli import main
+    from test_llama import write_tiny_folder
+
+    folder = write_tiny_folder(tmp_path / "hf")
+    out = tmp_path / "folded"
+    assert main(["model", "fold", "--model", str(folder), "--out", str(out), "--format", "json",
+                 "--text", "hello"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["passed"] and [f["entry"] for f in report["folds"]] == ["WP1", "WP3"]
+
+
 def test_cli_refusals_name_the_entry_and_write_nothing(tmp_path, capsys):
     from symuat.cli import main
     from test_llama import write_tiny_gguf
@@ -170,6 +182,12 @@ def test_minilm_fold_reproduces_every_state(minilm_weights):
     ids = _ids("The cat sat on the mat.")
     errs = fo.compare_states(BertNumpy(minilm_weights).hidden_states(ids), BertNumpy(folded).hidden_states(ids))
     assert len(errs) == 7 and max(errs) <= TOL, errs
+    # with a key-padding mask the patterns' rows still sum to 1: WP4's hypothesis holds, the fold too
+    keep = np.ones(ids.size, dtype=bool)
+    keep[-3:] = False
+    a = BertNumpy(minilm_weights).hidden_states(ids, keep)
+    b = BertNumpy(folded).hidden_states(ids, keep)
+    assert max(fo.compare_states([x[keep] for x in a], [x[keep] for x in b])) <= TOL
 
 
 def test_minilm_post_norm_fold_fails_exactly_where_wp2_says(minilm_weights):
