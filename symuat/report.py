@@ -421,7 +421,7 @@ def verdict_table(verdicts, width: int | None = None, wide: bool = False) -> str
         detail = _detail_words(v)
         if detail:
             lines.append(fit(" " * 8 + detail))
-        if v.verdict in ("fails", "holds-under-readings") and not v.extension:
+        if v.verdict in ("fails", "holds-under-readings") and (not v.extension or group):  # §9: "to examine"
             fix = (f"correction ({v.corrected_status}): {pretty(v.corrected)}" if v.corrected
                    else "correction: none found" if v.verdict == "fails" else "")
             if fix:

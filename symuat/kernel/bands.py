@@ -148,5 +148,5 @@ def check_same_mask(a: Band, b: Band) -> Verdict:
                    "materialised masks at every N ≤ 9, w ≤ 6", quantities={"agree iff": f"N <= {bound}"})
     return Verdict(Status.REFUTED, "exact 0/1 masks at the smallest sizes where the offsets differ",
                    counterexample=cex,
-                   corrected=Corrected(rf"\text{{same }}N\times N\text{{ mask}}\iff N\le {sp.latex(bound)}", cond),
+                   corrected=Corrected(rf"\text{{the masks agree}} \iff N \le {sp.latex(bound)}", cond),
                    quantities={"agree iff": f"N <= {bound}"})
