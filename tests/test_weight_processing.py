@@ -113,7 +113,7 @@ def test_wp_entries_are_grouped_apart_in_the_report(registry, wp_results):
     results = list(wp_results.values())
     table = verdict_table([roll_up(registry.claims[c], results) for c in WP], width=200)
     assert "§9 Weight-processing identities" in table
-    assert "correction (proved): masks agree iff N ≤ w" in table  # a "to examine" entry shows its correction
+    assert "correction (proved): the masks agree iff N ≤ w" in table  # a "to examine" entry shows its correction
 
 
 # WP5 on symuat's own decoder code: grouped attention (LlamaLayer) against MHA on expanded weights
