@@ -159,3 +159,18 @@ def test_wp5_grouped_attention_equals_mha_on_expanded_weights_and_tiling_fails(s
             assert holds  # one K/V head: tiling is harmless (why nntile's tests passed, PR #347)
         else:
             assert not holds and values["residual"] > 1e-2
+
+
+SPEC = __import__("pathlib").Path(__file__).resolve().parents[2] / "shared" / "spec" / "claims.md"
+
+
+@pytest.mark.skipif(not SPEC.exists(), reason="shared/spec not beside the checkout")
+def test_every_item_the_spec_names_in_section_9_is_checked(registry):
+    import re
+
+    section = SPEC.read_text().split("## 9.")[1].split("\n## ")[0]
+    checked = {c.id for c in registry.all_checks()}
+    items = set(re.findall(r"`(WP\d+\.[A-Za-z0-9-]+)`", section))
+    assert items >= {"WP2.bert", "WP2.sandwich", "WP3.softcap"}
+    assert items <= checked, items - checked
+    assert set(re.findall(r"### (WP\d+) ", section)) == {f"WP{k}" for k in range(1, 13)}
