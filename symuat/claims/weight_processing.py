@@ -573,9 +573,10 @@ WP11 = _claim(
     r"$s,s'$. Without RoPE the two norm weights fold into one diagonal (`norope`, symbolic). With RoPE the "
     r"rotation sits between them: $W_Q\operatorname{diag}(\gamma_q)R_nR_{n'}^T\operatorname{diag}(\gamma_k)W_K^T$ "
     r"(`rope`, corrected form, proved for symbolic head width with generic RoPE blocks); the single-diagonal "
-    r"fold is refuted on true rotations. It holds when $\gamma_q$ is constant on each rotated pair "
-    r"(`pair-constant`: $\operatorname{diag}(\gamma_q)$ then commutes with every $R$). Real weights (Gemma-3's "
-    r"q/k norms are not pair-constant in general): pending the Gemma-3 family (issue #22).",
+    r"fold is refuted on true rotations. It holds when $\gamma_k$ is constant on each rotated pair "
+    r"(`pair-constant`: $\operatorname{diag}(\gamma_k)$ then commutes with $R_nR_{n'}^T$; symmetrically a "
+    r"pair-constant $\gamma_q$ folds the diagonal after the rotations). Real weights (whether Gemma-3-270M's q/k norm weights are pair-constant): pending "
+    r"the Gemma-3 family (issue #22).",
     "NVIDIA TensorRT-Model-Connect PR #1304; vllm #51049")
 _N2 = dims("Np")
 _sp = MatrixSymbol("s_k", _N2, 1)
@@ -633,7 +634,7 @@ WP12 = _claim(
     r"$(x+yWC_M)C_M=(x+yW)C_M$ (`ln`, symbolic $N,M,F$). An RMSNorm reader sees the mean (`rms`: refuted, and its "
     r"scale changes too), and so does a reader that is no norm (`no-norm`). `symuat model fold --model minilm` "
     r"centres MiniLM's writers (post-LN: the only reader of each sum is a LayerNorm) and reproduces every state; "
-    r"`--center` on SmolLM2 is refused, naming WP12.",
+    r"`--center-writers` on SmolLM2 is refused, naming WP12.",
     "TransformerLens center_writing_weights; #523")
 _Yw = MatrixSymbol("Y", _N, _F)
 _Wout, _bout = MatrixSymbol("W_out", _F, _M), MatrixSymbol("b_out", 1, _M)
