@@ -386,6 +386,18 @@ def _detail_words(v) -> str:
     return "; ".join(bits)
 
 
+#: claim groups shown apart from the papers' claims, under a heading (issue #21: spec §9)
+GROUP_HEADINGS = {"weight-processing": "§9 Weight-processing identities (symuat's extensions, not in the papers; "
+                                       "sources on each page)"}
+
+
+def _group_heading(claim_id: str) -> str | None:
+    from symuat.kernel.registry import REGISTRY
+
+    claim = REGISTRY.claims.get(claim_id)
+    return GROUP_HEADINGS.get(claim.group) if claim is not None else None
+
+
 def verdict_table(verdicts, width: int | None = None, wide: bool = False) -> str:
     """``symuat report``: the totals, then one row per claim (and a correction line for claims
     that fail somewhere), in at most ``width`` columns."""
@@ -397,14 +409,19 @@ def verdict_table(verdicts, width: int | None = None, wide: bool = False) -> str
 
     lines = [fit(totals_line(verdicts) + "."), fit(others_line(verdicts)), ""]
     lines.append(fit(f"{'ID':<6} {'':1} {'verdict':<21} {'strength':<15} claim / readings that hold / wrong steps"))
+    shown_group = None
     for v in verdicts:
+        group = _group_heading(v.id)  # groups shown apart (spec §9), issue #21's hook
+        if group and group != shown_group:
+            lines += ["", fit(group)]
+        shown_group = group
         head = f"{v.id:<6} {VERDICT_MARK[v.verdict]} {v.verdict:<21} {v.strength or '—':<15} "
         title = v.title + (" (symuat's)" if v.extension and "extension" not in v.title else "")
         lines.append(fit(head + title))
         detail = _detail_words(v)
         if detail:
             lines.append(fit(" " * 8 + detail))
-        if v.verdict in ("fails", "holds-under-readings") and not v.extension:
+        if v.verdict in ("fails", "holds-under-readings") and (not v.extension or group):  # §9: "to examine"
             fix = (f"correction ({v.corrected_status}): {pretty(v.corrected)}" if v.corrected
                    else "correction: none found" if v.verdict == "fails" else "")
             if fix:
