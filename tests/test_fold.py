@@ -117,6 +117,47 @@ def test_fold_of_a_random_decoder_and_its_mistakes():
     assert max(fo.compare_states(base, wrong.hidden_states(ids))) > 1e-3
 
 
+def test_fold_of_a_decoder_with_biases_round_trips_through_the_written_folder(tmp_path):
+    """WP7 also moves the Q/K biases (their rows are permuted like W's); the written config.json says
+    attention_bias/mlp_bias and the reloaded folder gives every state. What a Llama config.json cannot
+    say (biases on some projections only, GGUF rope_freqs) is refused, not written wrong."""
+    import dataclasses
+
+    from symuat.kernel.head_maps import llama_cpp_permute
+    from symuat.models import llama as ll
+
+    m = ll.random_llama(np.random.default_rng(4), M=16, heads=4, kv_heads=2, F=10, layers=2, vocab=30,
+                        rope="half", biases=True)
+    cfg = dataclasses.replace(m.config, rope="interleaved")
+    gg = fo._rebuild(m, cfg, [dataclasses.replace(
+        layer, config=cfg, WQ=llama_cpp_permute(layer.WQ.T, 4).T, WK=llama_cpp_permute(layer.WK.T, 2).T,
+        bq=llama_cpp_permute(layer.bq, 4), bk=llama_cpp_permute(layer.bk, 2)) for layer in m.layers])
+    ids = np.array([3, 1, 4, 1, 5, 9])
+    base = gg.hidden_states(ids)
+    folded, log = fo.fold_llama(gg)
+    assert [wp for wp, _ in log] == ["WP7", "WP1", "WP3"]
+    config = fo.llama_config_json(folded)
+    assert config["attention_bias"] and config["mlp_bias"] and not config["tie_word_embeddings"]
+    fo.write_checkpoint(tmp_path / "f", config, fo.hf_tensors(folded))
+    back = ll.load_folder(tmp_path / "f")
+    sb = back.hidden_states(ids)
+    assert max(fo.compare_states(base, sb)) <= TOL
+    assert fo.row_errors(fo.centred(back.logits(sb[-1])), fo.centred(gg.logits(base[-1]))).max() <= TOL
+    # the biases left in the GGUF order: the check fails
+    wrong = fo.unpermute_rope_rows(gg)
+    for layer, stored in zip(wrong.layers, gg.layers):
+        layer.bq = stored.bq
+    assert max(fo.compare_states(base, wrong.hidden_states(ids))) > 1e-3
+    # refused: biases on some projections only; frequencies that are not rope_theta's
+    part = fo._rebuild(folded, folded.config, [dataclasses.replace(layer, bo=None) for layer in folded.layers])
+    with pytest.raises(ModelError, match="attention_bias"):
+        fo.llama_config_json(part)
+    freq = fo._rebuild(folded, dataclasses.replace(folded.config, inv_freq=folded.config.frequencies() / 2),
+                       folded.layers)
+    with pytest.raises(ModelError, match="RoPE frequencies"):
+        fo.llama_config_json(freq)
+
+
 # --------------------------------------------------------------------------------------------
 # SmolLM2-135M: WP1, WP3, WP7 on real weights
 # --------------------------------------------------------------------------------------------
