@@ -256,26 +256,30 @@ def _rank_count(order, sizes):
 def _a3_rank(order, claim):
     expr = lift_right(_dW, _N, order)
     derived = lora.structural_rank(expr, _LORA_HYP)
-    if claim == "rank=r":
-        claimed, name, count = _r, r"\operatorname{rank}\Delta\mathbf W'", partial(_rank_count, order)
+    if claim == "value":  # symuat's value, reported beside the verdict: the papers state no rank
+        claimed, name, count = _N * _r, r"\operatorname{rank}\Delta\mathbf W'", partial(_rank_count, order)
     else:  # the same fraction of the largest possible rank as ΔW itself: rank/(N·min(p,q)) = r/min(p,q) (q ≤ p here)
         claimed, name = _r / _q, r"\operatorname{rank}\Delta\mathbf W'/(N\min(p,q))"
         derived = sp.cancel(derived / (_N * _q))
         count = lambda sizes: _rank_count(order, sizes) / (sizes[_N] * min(sizes[_p], sizes[_q]))
-    grid = [s for s in _RANK_GRID if claim == "rank=r" or s[_q] <= s[_p]]
+    grid = [s for s in _RANK_GRID if claim == "value" or s[_q] <= s[_p]]
     return decide.check_quantity(name, claimed, derived, count, [_N, _p, _q, _r], grid=grid,
                                  how="structure: rank(I_N ⊗ (BA)ᵀ) = rank(I_N)·rank(BA) = N·min(p, q, r) = N·r (LoRA: r ≤ min(p, q)); "
                                      "cross-checked by exact ranks (rational elimination) of random integer B, A")
 
 
 for _o in ("col", "row"):
-    A3.check("rank", (_o, "rank=r"), r"\operatorname{rank}\Delta\mathbf W'=r", partial(_a3_rank, _o, "rank=r"),
-             role="quantity", paper_says="a low-rank (rank r) update of the lifted parameters",
-             note="read as: the lifted update has LoRA's rank r")
-    A3.check("rank", (_o, "low-rank"), r"\operatorname{rank}\Delta\mathbf W'/(N\min(p,q))=r/\min(p,q)\quad(q\le p)",
+    A3.check("rank", (_o,), r"\operatorname{rank}\Delta\mathbf W'=N\,r", partial(_a3_rank, _o, "value"),
+             role="quantity", polarity=None,
+             paper_says="no rank stated: “low-rank” appears only in the title of the cited LoRA paper",
+             note="the rank of the lifted update, a value symuat reports beside the verdict (tokens N; under the "
+                  "other convention, X ↦ WX on columns of length M, it is M·r)",
+             why="the lift is I_N ⊗ (BA)ᵀ: one copy of ΔW per token, so the ranks multiply")
+    A3.check("lowrank", (_o,), r"\operatorname{rank}\Delta\mathbf W'/(N\min(p,q))=r/\min(p,q)\quad(q\le p)",
              partial(_a3_rank, _o, "low-rank"), role="quantity",
-             paper_says="a low-rank update of the lifted parameters",
-             note="read as: low rank relative to the size (the same fraction of full rank as ΔW); shown for q ≤ p")
+             paper_says="LoRA (low-rank adaptation) is a layer-wise fine-tuning of the lifted parameters",
+             note="“low-rank” (LoRA's name, the only sense the seeds give it) read as low rank relative to the size: "
+                  "the same fraction of full rank as ΔW; shown for q ≤ p")
 A3.check("layerwise", None, r"\text{“LoRA is a layer-wise fine-tuning of the lifted parameters”}",
          lambda: decide.informal("the paraphrase names no relation beyond A3.eq and A3.lift (proved): the lifted "
                                  "parameters of the tuned layer change by the lift of ΔW, those of other layers do not "

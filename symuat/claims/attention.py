@@ -25,7 +25,7 @@ from symuat.attention import (
 )
 from symuat.diamond import MM_DEFINITIONS, PARSES, Diamond, DiamondChain, resolve
 from symuat.heads import BlockSymbol, HeadMatrix, HeadSum, Selector
-from symuat.kernel import decide
+from symuat.kernel import decide, minimise
 from symuat.kernel.decide import Statement
 from symuat.kernel.hypotheses import LineSums
 from symuat.kernel.registry import REGISTRY
@@ -537,10 +537,41 @@ H8.check("1", None, r"\mathbf x_i\mathbf W_{Qi}(\mathbf x_i\mathbf W_{Ki})^{T}=\
 _WQKsym = MatrixSymbol("W_QKi", _dq, _dq)
 H8.check("2", None, r"\mathbf x_i\mathbf W_{Qi}\mathbf W_{Ki}^{T}\mathbf x_i^{T}=\mathbf x_i\mathbf W_{QKi}\mathbf x_i^{T},\ \mathbf W_{QKi}:=\mathbf W_{Qi}\mathbf W_{Ki}^{T}",
          partial(decide.check_identity, mul(_xq, _WQ, T(_WK), T(_xq)), mul(_xq, _WQK, T(_xq))))
+_half = sp.Rational(1, 2)
+_Wsym, _Wskew = mul(_half, add(_WQK, T(_WQK))), mul(_half, add(_WQK, mul(sp.Integer(-1), T(_WQK))))
+_H8_BILINEAR = [
+    Statement(mul(_xq, _WQK, T(_xq)), add(mul(_xq, _Wsym, T(_xq)), mul(_xq, _Wskew, T(_xq))),
+              r"\mathbf x_i\mathbf W_{QKi}\mathbf x_i^{T}=\mathbf x_i\mathbf W^{s}\mathbf x_i^{T}+\mathbf x_i\mathbf W^{a}\mathbf x_i^{T}"),
+    Statement(T(mul(_xq, _Wsym, T(_xq))), mul(_xq, _Wsym, T(_xq)),
+              r"(\mathbf x_i\mathbf W^{s}\mathbf x_i^{T})^{T}=\mathbf x_i\mathbf W^{s}\mathbf x_i^{T}"),
+    Statement(T(mul(_xq, _Wskew, T(_xq))), mul(sp.Integer(-1), _xq, _Wskew, T(_xq)),
+              r"(\mathbf x_i\mathbf W^{a}\mathbf x_i^{T})^{T}=-\mathbf x_i\mathbf W^{a}\mathbf x_i^{T}"),
+]
+
+
+def _h8_cov():
+    verdict = minimise.check_identity(mul(_xq, _WQK, T(_xq)), T(mul(_xq, _WQK, T(_xq))), corrected=_H8_BILINEAR)
+    if verdict.corrected is not None:
+        verdict.corrected.statement = (
+            r"\text{the scores are a bilinear form of the tokens, }(\mathbf x_i\mathbf W_{QKi}\mathbf x_i^{T})_{nn'}"
+            r"=\mathbf x_{i,n}\mathbf W_{QKi}\mathbf x_{i,n'}^{T}\text{, and }\mathbf x_i\mathbf W_{QKi}\mathbf x_i^{T}"
+            r"=\mathbf x_i\mathbf W^{s}\mathbf x_i^{T}+\mathbf x_i\mathbf W^{a}\mathbf x_i^{T}\text{ with a symmetric and an "
+            r"antisymmetric part, }\mathbf W^{s}=\frac12(\mathbf W_{QKi}+\mathbf W_{QKi}^{T}),\ \mathbf W^{a}=\frac12(\mathbf W_{QKi}-\mathbf W_{QKi}^{T})"
+            r"\text{: symmetric for every }\mathbf x_i\text{ iff }\mathbf W_{QKi}=\mathbf W_{QKi}^{T}")
+        verdict.corrected.note = ("the three identities are proved for symbolic N, d, d_k; 'iff': if W^a ≠ 0, some "
+                                  "e_kᵀ W^a e_l ≠ 0, and x_i with rows e_k, e_l gives a non-symmetric score matrix "
+                                  "(the counterexample is such an x_i)")
+    return verdict
+
+
 H8.check("cov", None, r"\mathbf x_i\mathbf W_{QKi}\mathbf x_i^{T}=(\mathbf x_i\mathbf W_{QKi}\mathbf x_i^{T})^{T}\ \text{(a covariance matrix is symmetric)}",
-         partial(decide.check_identity, mul(_xq, _WQK, T(_xq)), T(mul(_xq, _WQK, T(_xq)))),
-         note="formalised by the weakest property of a covariance matrix, symmetry; centring and "
-              "positive semi-definiteness would need more")
+         _h8_cov, role="gloss",
+         note="DUAT App. C: “these parameters are learned elements of the covariance matrix of the input” — a gloss on "
+              "Eq. 35, formalised by the weakest property of a covariance matrix, symmetry (centring and positive "
+              "semi-definiteness would need more). A gloss does not carry the bottom line (Eq. 35 does); a wrong "
+              "gloss is named on it with its correction",
+         why="x_iW_{QK}x_i^T is symmetric only when W_QK = W_Q W_Kᵀ is, and a product W_Q W_Kᵀ of two "
+             "independent matrices is not")
 
 
 def _h8_rank_witness(sizes):

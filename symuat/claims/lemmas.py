@@ -89,10 +89,17 @@ D6 = REGISTRY.claim(
     "D6", "DUAT (dynamic UAT)", where="DUAT §2.3 Eq. 4; App. B.2",
     statement=r"G(x)=\sum_j\alpha_j(x)\,\sigma(W_j(x)^{T}x+b_j(x))", group="lemmas",
 )
+# the parameters' dependence on x is opaque: at each input they are given matrices (named (x))
+_al6 = HeadMatrix("alpha(x)", J, _Nn, _m, _m)
+_W6 = HeadMatrix("W(x)", J, _Nn, _nn, _m)
+_b6 = HeadMatrix("b(x)", J, _Nn, _m, 1)
+_G6 = HeadSum(J, _Nn, mul(_al6, Sigma(add(mul(T(_W6), _xs), _b6))))
 D6.check(None, None, r"G(x)=\sum_j\alpha_j(x)\sigma(W_j(x)^{T}x+b_j(x))",
-         lambda: decide.informal("a definition of a function class whose parameters are arbitrary "
-                                 "functions of the input; L2.main.form and T7 show which parameters of "
-                                 "the unrolled network are such functions."), polarity=None)
+         partial(decide.define, _G6,
+                 note="a definition of a function class whose parameters are arbitrary functions of the input "
+                      "(DUAT §2.3: “part or all of the parameters depend on the input”); L2.main.form and T7 show "
+                      "which parameters of the unrolled network are such functions"),
+         polarity=None)
 
 D3 = REGISTRY.claim(
     "D3", "Matrix-Vector Method", where="UAT §3.1 Eq. 3; AAAI §3.1 Eq. 3; DUAT §2.2 Eq. 3",
@@ -436,7 +443,9 @@ def _main_exact_numeric():
 
 
 L2.check("main.exact", ("numeric",), r"\|\text{to\_duat}(\mathbf x_0)-\text{forward}(\mathbf x_0)\|\le10^{-12}\|\text{forward}(\mathbf x_0)\|,\ L\le 24",
-         _main_exact_numeric, note="tolerance 1e-12 relative: float64 rounding of O(L) chained products")
+         _main_exact_numeric, role="confirmation",
+         note="tolerance 1e-12 relative: float64 rounding of O(L) chained products; a confirmation beside the "
+              "proof by induction (L2.main.exact[induction]): it does not lower the headline")
 L2.check("main.form", ("D2",), r"\partial\mathbf b'_{2,2}/\partial\mathbf x'_0=0\ \ (\text{the unrolled form is of form D2, fixed parameters})",
          partial(decide.check_dependence, _U3.e[1], "x_0", depends=False),
          note="AAAI calls the result a UAT function (D2); decided by whether the bias b'_{2,2} of the "

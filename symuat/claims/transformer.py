@@ -276,7 +276,9 @@ T7.check("bias", ("raw",), r"\mathbf b_{i+1,1}=\text{the raw bias of layer }i+1:
               "fails at depth 2 (the earlier biases pass through W_{2,1})")
 T7.check("exact", ("numeric",), r"\|\text{to\_duat}(\mathbf x_0)-\text{forward}(\mathbf x_0)\|\le10^{-12}\|\text{forward}(\mathbf x_0)\|,\ L\le 24",
          lambda: REGISTRY.verdict("L2.main.exact[numeric]"),
-         note="random blocks with attention, GELU FFN, biases, LayerNorm none/pre/post")
+         role="confirmation",
+         note="random blocks with attention, GELU FFN, biases, LayerNorm none/pre/post; a float64 confirmation "
+              "beside the proved recursion (T7.exact[eq20], T7.exact[eq30,…]): it does not lower the headline")
 
 # --------------------------------------------------------------------------------------------
 # T8, T9 — the paper's update rules, every reading, depths 1..5
@@ -730,11 +732,16 @@ def _t12_dep(kind, refined=False):
     verdict = decide.check_numeric(trial, [{"ln": kind}], seeds=(0, 1),
                                    what="symbolic prediction against two random inputs")
     if verdict.status is Status.REFUTED and not refined:
+        fixed = {k: _depends(v, True) for k, v in params.items()}
+        dep = ", ".join(k for k, d in fixed.items() if d) or "none"
+        free = ", ".join(k for k, d in fixed.items() if not d) or "none"
         verdict.corrected = Corrected(
-            r"\text{…except }W^{\rm mha}(1_N\otimes v)=1_N\otimes B v\text{ (rows of }H_i\text{ sum to 1), which is fixed}",
+            rf"\text{{{kind}-LN layer: the parameters that depend on the input are }}{dep}\text{{; }}{free}"
+            r"\text{ are fixed, since }W^{\rm mha}(1_N\otimes v)=1_N\otimes\textstyle\sum_iB_i^{T}v"
+            r"\text{ (rows of }H_i\text{ sum to 1) for a token-shared }v",
             _t12_dep(kind, refined=True),
-            note="the exception rests on the H7 lemma: proved structurally in T12.bias[pre,token-shared]; "
-                 "it fails for a per-token shift (T12.bias[pre,per-token])")
+            note="the exception rests on the H7 lemma, proved for symbolic dimensions in "
+                 "T12.bias[pre,token-shared]; it fails for a per-token shift (T12.bias[pre,per-token])")
     return verdict
 
 
@@ -765,7 +772,7 @@ T12.check("bias", ("pre", "per-token"),
 
 for _k in ("none", "pre", "post"):
     T12.check("dep", (_k,), r"\{p:\partial p/\partial\mathbf x\neq0\}=\{p\ \text{with a factor }S_1,S_2,W^{\rm mha}\}",
-              partial(_t12_dep, _k), polarity=None, role="extension",
+              partial(_t12_dep, _k), polarity=None, role="prediction",
               note="symuat's own prediction from its symbolic construction (not a paper claim): a "
                    "refutation refutes symuat's prediction; the corrected prediction is checked")
 
