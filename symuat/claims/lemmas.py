@@ -379,7 +379,12 @@ L2.check("8.sum", ("W3=unchanged",),
          r"\mathbf W'_{i+1,1}\sum_{j\le i}\mathbf W'_{j,3}\sigma_j+\mathbf W'_{i+1,3}\sigma_{i+1}=\sum_{j\le i+1}\mathbf W'_{j,3}\sigma_j",
          partial(decide.check_identity, add(mul(Rn.W1, _Rsum), mul(Rn.W3, _snew)), add(_Rsum, mul(Rn.W3, _snew)),
                  corrected=Statement(add(mul(Rn.W1, _Rsum), mul(Rn.W3, _snew)),
-                                     add(HeadSum(J, n_terms, mul(mul(Rn.W1, _Uj), _sj)), mul(Rn.W3, _snew)))),
+                                     add(HeadSum(J, n_terms, mul(mul(Rn.W1, _Uj), _sj)), mul(Rn.W3, _snew)),
+                                     r"UAT^R_{i+1}=\mathbf W'_{i+1,1}UAT^R_i+\mathbf W'_{i+1,3}\sigma_{i+1}"
+                                     r"=\sum_{j\le i+1}\tilde{\mathbf W}'_{j,3}\sigma_j,\ "
+                                     r"\tilde{\mathbf W}'_{j,3}=\mathbf W'_{i+1,1}\mathbf W'_{j,3}\ (j\le i),\ "
+                                     r"\tilde{\mathbf W}'_{i+1,3}=\mathbf W'_{i+1,3}"
+                                     r"\ \text{(every earlier }\mathbf W'_{j,3}\text{ multiplied by the new }\mathbf W'_{i+1,1})")),
          note="the earlier W'_{j,3} left as they were", role="step")
 
 # L2.9 — which combined parameters depend on the input (constant raw parameters), L = 3
@@ -446,8 +451,18 @@ L2.check("main.exact", ("numeric",), r"\|\text{to\_duat}(\mathbf x_0)-\text{forw
          _main_exact_numeric, role="confirmation",
          note="tolerance 1e-12 relative: float64 rounding of O(L) chained products; a confirmation beside the "
               "proof by induction (L2.main.exact[induction]): it does not lower the headline")
+def _l2_form_d2():
+    verdict = decide.check_dependence(_U3.e[1], "x_0", depends=False)
+    if verdict.corrected is not None:  # the whole corrected statement, not the fragment "depends on x_0"
+        verdict.corrected.statement = (
+            r"\mathbf x'_L=(\mathbf W'_{L,1}\mathbf x'_0+\mathbf b'_{L,1})+\sum_{j\le L}\mathbf W'_{j,3}"
+            r"\sigma(\mathbf W'_{j,2}\mathbf x'_0+\mathbf b'_{j,2}(\mathbf x'_0))\text{ with }"
+            r"\partial\mathbf b'_{2,2}/\partial\mathbf x'_0\neq0\text{: a DUAT form (D6), not a UAT form (D2)}")
+    return verdict
+
+
 L2.check("main.form", ("D2",), r"\partial\mathbf b'_{2,2}/\partial\mathbf x'_0=0\ \ (\text{the unrolled form is of form D2, fixed parameters})",
-         partial(decide.check_dependence, _U3.e[1], "x_0", depends=False),
+         _l2_form_d2,
          note="AAAI calls the result a UAT function (D2); decided by whether the bias b'_{2,2} of the "
               "unrolled form is fixed")
 L2.check("main.form", ("D6",), r"\partial\mathbf b'_{2,2}/\partial\mathbf x'_0\neq0\ \ (\text{the unrolled form is of form D6})",

@@ -9,6 +9,7 @@ axes (:data:`symuat.residual.T8_AXES`).
 
 from __future__ import annotations
 
+import functools
 from functools import partial
 
 import numpy as np
@@ -229,6 +230,15 @@ T7 = REGISTRY.claim(
     statement=r"\mathbf x_{i+1}=(\mathbf W'_{i+1,1}\mathbf x_0+\mathbf b_{i+1,1})+\sum_{j=1}^{i+1}\mathbf W'_{j,3}\sigma(\mathbf W'_{j,2}\mathbf x'_0+\mathbf b'_{j,2})",
     group="transformer",
 )
+
+
+#: the corrected update rules of T8/T9, as one statement (symuat's recursion, proved by induction)
+T8_CORRECTED = (
+    r"\mathbf x'_L=(A_L\mathbf x'_0+c_L)+\sum_{j\le L}U_{L,j}\sigma(V_j\mathbf x'_0+e_j)\ \forall L,\ \text{where }"
+    r"A_0=I,\ c_0=0,\ A_L=W1_LA_{L-1},\ c_L=W1_Lc_{L-1}+b3_L,\ U_{L,j}=W1_LU_{L-1,j}\ (j<L),\ U_{L,L}=W3_L,\ "
+    r"V_L=W2_LA_{L-1},\ e_L=W2_L(c_{L-1}+R_{L-1})+b2_L,\ R_{L-1}=\sum_{j<L}U_{L-1,j}\sigma(V_j\mathbf x'_0+e_j)"
+    r"\text{, with each layer's raw Eq. 20 parameters; for a Transformer layer (Eq. 30) }W1_L=\mathbf W'_{L,1}"
+    r"\text{ and }W2_L\text{ is the absorbed }\mathbf W'_{L,2}\mathbf W'_{L,1}\text{ (Eq. 31, T4)}")
 
 
 def _induction() -> Verdict:
@@ -458,8 +468,7 @@ def _rules_check(form: str, reading: dict) -> Verdict:
     )
     quantities["float64 error at the first failing depth (tanh, random weights)"] = f"{_float_error(form, reading, L):.3g}"
     return Verdict(Status.REFUTED, "exact evaluation at depths 1..5", counterexample=cex, quantities=quantities,
-                   corrected=Corrected(r"A_L=W1_LA_{L-1},\ c_L=W1_Lc_{L-1}+b3_L,\ U_{L,j}=W1_LU_{L-1,j},\ "
-                                       r"V_L=W2_LA_{L-1},\ e_L=W2_L(c_{L-1}+R_{L-1})+b2_L", _induction()))
+                   corrected=Corrected(T8_CORRECTED, _induction()))
 
 
 for _form in ("eq20", "eq30"):
@@ -522,29 +531,104 @@ def _dependence_sets(L: int):
     return deps
 
 
+@functools.lru_cache(maxsize=None)
+def _exact_dependence(L: int, seed: int):
+    """Which combined parameters differ between two inputs, in exact arithmetic: ``L`` Transformer
+    layers with a rational row-stochastic attention (:class:`symuat.lora.ExactBlock`: input-dependent
+    like softmax, rational), symuat's recursion on their Eq. 30 parameters (W2 absorbed)."""
+    from symuat import lora
+    from symuat.residual import numpy_algebra as _alg
+
+    rng = np.random.default_rng(seed)
+    blocks = lora.exact_blocks(rng, L=L, N=2, M=2, F=2)
+    X1, X2 = lora.exact_input(rng, 2, 2), lora.exact_input(rng, 2, 2)
+
+    def unrolled(X0):
+        layers, X = [], X0
+        for blk in blocks:
+            layers.append(blk.raw(X))
+            X = blk.forward(X)
+        x0 = X0.reshape(-1, 1)
+        alg = _alg(exact=True)
+        alg.sigma = lora._softsign_array
+        return unroll(alg, layers, x0, np.eye(4, dtype=int).astype(object), x0 * 0)
+
+    u1, u2 = unrolled(X1), unrolled(X2)
+    differ = lambda a, b: bool(np.any(np.asarray(a, dtype=object) != np.asarray(b, dtype=object)))
+    deps = {f"W'_{{{L},1}}": differ(u1.A, u2.A), "b_{L,1}": differ(u1.c, u2.c)}
+    for j in range(L):
+        deps[f"W'_{{{j + 1},2}}"] = differ(u1.V[j], u2.V[j])
+        deps[f"b'_{{{j + 1},2}}"] = differ(u1.e[j], u2.e[j])
+        deps[f"W'_{{{j + 1},3}}"] = differ(u1.U[j], u2.U[j])
+    return deps, {"X_1": X1, "X_2": X2}
+
+
+def _t10_printed(which: str, L: int) -> set:
+    if which == "duat":
+        return {f"W'_{{{L},1}}"} | {f"W'_{{{j},2}}" for j in range(1, L + 1)} | {f"W'_{{{j},3}}" for j in range(2, L)}
+    if which == "aaai":
+        return {f"W'_{{{L},1}}"} | {f"W'_{{{j},2}}" for j in range(1, L)} | {f"W'_{{{j},3}}" for j in range(1, L)}
+    # symuat's: every W'_{j,2}, every W'_{j,3} but the last (U_{L,L} = W3_L), and W'_{L,1}
+    return {f"W'_{{{L},1}}"} | {f"W'_{{{j},2}}" for j in range(1, L + 1)} | {f"W'_{{{j},3}}" for j in range(1, L)}
+
+
 def _t10(which: str):
-    L = 4  # i + 1
+    """The printed list against exact instances: a parameter that differs between two inputs and is
+    missing from the list refutes it, exactly; the float64 softmax Transformer must agree."""
+    L = 3  # i + 1: the smallest depth at which both printed lists miss a parameter
 
     def trial(sizes, seed):
-        deps = _dependence_sets(L)
-        if which == "duat":
-            printed = {f"W'_{{{L},1}}"} | {f"W'_{{{j},2}}" for j in range(1, L + 1)} | {f"W'_{{{j},3}}" for j in range(2, L)}
-        else:
-            printed = {f"W'_{{{L},1}}"} | {f"W'_{{{j},2}}" for j in range(1, L)} | {f"W'_{{{j},3}}" for j in range(1, L)}
-        names = {k for k in deps if k.startswith("W'")}
-        actual = {k for k in names if deps[k]}
-        missing, extra = sorted(actual - printed), sorted(printed - actual)
-        return (not missing and not extra,
-                f"depend on the input: {sorted(actual)}; the list misses {missing}, wrongly includes {extra}",
-                {k: bool(v) for k, v in deps.items()})
+        deps, values = _exact_dependence(L, seed)
+        printed = _t10_printed(which, L)
+        actual = {k for k in deps if k.startswith("W'") and deps[k]}
+        missing = sorted(actual - printed)
+        fdeps = _dependence_sets(L)
+        if not set(missing) <= {k for k, v in fdeps.items() if v}:
+            raise decide.KernelInconsistencyError(f"T10: exact and float64 dependence disagree on {missing}")
+        return (not missing,
+                f"{', '.join(missing) or 'nothing'} {'differs' if len(missing) == 1 else 'differ'} between the two "
+                f"inputs (exact) but "
+                f"{'are' if len(missing) != 1 else 'is'} not in the printed list; depend on the input: {sorted(actual)}",
+                values, "float64, softmax attention (random blocks): the same parameters depend on the input")
 
-    return decide.check_numeric(trial, [{"L": L}], seeds=(0,), what="two random inputs; a parameter depends on the "
-                                "input when its action on a fixed probe differs (relative 1e-12)")
+    verdict = decide.check_instances("forall", trial, [{"L": L}], seeds=range(3),
+                                     what="L = 3 layers, rational row-stochastic attention, two exact inputs")
+    if verdict.status is Status.REFUTED:
+        verdict.corrected = Corrected(T10_CORRECTED, _t10_symuat())
+    return verdict
+
+
+#: the dependent set symuat finds, as one statement
+T10_CORRECTED = (
+    r"\text{in an }L\text{-layer Transformer }(L=i+1)\text{: }\{\mathbf W':\partial\mathbf W'/\partial\mathbf x_0\neq0\}"
+    r"=\{\mathbf W'_{L,1}\}\cup\{\mathbf W'_{j,2}\}_{j\le L}\cup\{\mathbf W'_{j,3}\}_{j<L}\text{; }"
+    r"\mathbf W'_{L,3}=W3_L\text{ is fixed, and of the biases }\mathbf b'_{j,2}\ (j\ge2)\text{ depend on the input while }"
+    r"\mathbf b'_{1,2}=b2_1\text{ and, for token-shared biases, }\mathbf b_{L,1}\text{ are fixed}")
+
+
+def _t10_symuat():
+    """T10_CORRECTED: every member depends (exact witness), the rest are fixed (structure; T10.c)."""
+    L = 3
+
+    def members(sizes, seed):
+        deps, values = _exact_dependence(L, seed)
+        want = _t10_printed("symuat", L) | {f"b'_{{{j},2}}" for j in range(2, L + 1)}
+        ok = all(deps[k] for k in want)
+        return ok, f"every member of the set differs between the two inputs: {sorted(want)}", values, \
+            "float64, softmax attention: the same"
+
+    u = unroll(ALG, _symbolic_layers(L), X0, Identity(D), ZeroMatrix(D, 1))
+    parts = [decide.check_instances("exists", members, [{"L": L}], seeds=range(3),
+                                    what="L = 3, rational row-stochastic attention, two exact inputs"),
+             decide.check_identity(u.U[-1], lemmas.raw(L).W3), decide.check_identity(u.e[0], lemmas.raw(1).b2),
+             REGISTRY.verdict("T10.c[token-shared]")]
+    return decide.combine_all(parts, ["members depend", "U_{L,L} = W3_L", "e_1 = b2_1", "T10.c[token-shared]"])
 
 
 T10.check(None, ("duat",), r"\{p:\partial p/\partial\mathbf x_0\neq0\}=\{\mathbf W'_{j,1},\mathbf W'_{j,2}\}_{j\le i+1}\cup\{\mathbf W'_{j,3}\}_{1<j<i+1}\ (\text{DUAT})",
           partial(_t10, "duat"),
-          note="L = i+1 = 4 blocks B-both with attention; the W' matrices compared with the printed list")
+          note="L = i+1 = 3 blocks B-both with attention; the W' matrices compared with the printed list",
+          why="a combined W' depends on the input when it is a product through some layer's W'_{t,1} = I + W^mha_t(x_{t-1})")
 T10.check(None, ("aaai",), r"\{p:\partial p/\partial\mathbf x_0\neq0\}=\{\mathbf W'_{j,1},\mathbf W'_{j,2},\mathbf W'_{j,3}\}_{j\le i}\ (\text{AAAI})",
           partial(_t10, "aaai"), note="each paper's own list: both carry the bottom line. c_L (b'_{L,1}) is in neither printed list; it is "
                "input-independent for token-shared biases only (T10.c: proved by induction from the H7 lemma; "
