@@ -28,7 +28,7 @@ from symuat.algebra import T, add, dims, kron, mul
 from symuat.attention import MASKS, PROJECTIONS, mha_symbols
 from symuat.elementwise import Sigma
 from symuat.heads import BlockSymbol
-from symuat.kernel import decide
+from symuat.kernel import decide, minimise
 from symuat.kernel.registry import REGISTRY
 from symuat.kernel.status import Status
 from symuat.kernel.structure import generic_density, generic_support
@@ -226,14 +226,14 @@ _W0, _B, _A = MatrixSymbol("W_0", _p, _q), MatrixSymbol("B", _p, _r), MatrixSymb
 _xq, _X = MatrixSymbol("x", _q, 1), MatrixSymbol("X", _N, _p)
 _dW = mul(_B, _A)
 A3.check("eq", None, r"\mathbf W_0\mathbf x+\Delta\mathbf W\mathbf x=(\mathbf W_0+\Delta\mathbf W)\mathbf x",
-         partial(decide.check_identity, add(mul(_W0, _xq), mul(_dW, _xq)), mul(add(_W0, _dW), _xq)))
+         partial(minimise.check_identity, add(mul(_W0, _xq), mul(_dW, _xq)), mul(add(_W0, _dW), _xq)))
 for _o in ("col", "row"):
     A3.check("lift", (_o,), r"(\mathbf W_0+\Delta\mathbf W)'=\mathbf W_0'+\Delta\mathbf W'",
-             partial(decide.check_identity, lift_right(add(_W0, _dW), _N, _o),
+             partial(minimise.check_identity, lift_right(add(_W0, _dW), _N, _o),
                      add(lift_right(_W0, _N, _o), lift_right(_dW, _N, _o))),
              note=f"lift of X ↦ XW: {latex(lift_right(_W0, _N, _o))}")
     A3.check("lift.apply", (_o,), r"T_D(X(\mathbf W_0+\Delta\mathbf W))=\mathbf W_0'T_D(X)+\Delta\mathbf W'T_D(X)",
-             partial(decide.check_identity, Vec(mul(_X, add(_W0, _dW)), _o),
+             partial(minimise.check_identity, Vec(mul(_X, add(_W0, _dW)), _o),
                      add(mul(lift_right(_W0, _N, _o), Vec(_X, _o)), mul(lift_right(_dW, _N, _o), Vec(_X, _o)))),
              role="step")
 
@@ -345,7 +345,7 @@ def _a4_corrected_symbolic():
     e_k = add(mul(Rn.W2, add(c_, R_)), Rn.b2)
     form = add(add(mul(Rn.W1, A_, X0), add(mul(Rn.W1, c_), Rn.b3)), mul(Rn.W1, R_),
                mul(add(Rn.W3, d3), Sigma(add(mul(add(mul(Rn.W2, A_), mul(d2, A_)), X0), add(e_k, mul(d2, add(c_, R_)))))))
-    step = decide.check_identity(lemmas.layer(tuned, hyp), form)
+    step = minimise.check_identity(lemmas.layer(tuned, hyp), form)
     induction = REGISTRY.verdict("T7.exact[eq30,B-both,W1=id+mha]")
     out = decide.combine_all([step, induction], ["tuned layer k (symbolic index)", "T7.exact (induction)"])
     out.method = ("the fine-tuned network unrolls by T7's induction; the tuned layer's step, for a symbolic layer index and "
@@ -467,7 +467,7 @@ def _a5(proj, mask):
     grid = [{s: g[s.name] for s in dims_} for g in _A5_GRID[proj]]
     count = lambda sizes: (lambda sup: Fraction(int(sup.sum()), sup.size))(
         generic_support(P, {k.name: v for k, v in sizes.items()}))
-    v = decide.check_quantity("fraction of nonzero token blocks", sp.Integer(1), generic_density(P), count, dims_, grid=grid,
+    v = decide.check_quantity(r"\text{fraction of nonzero token blocks of }(\mathbf W'_{HVO})^{T}", sp.Integer(1), generic_density(P), count, dims_, grid=grid,
                               how="generic zero pattern of the token-level matrix P from its index-level normal form "
                                   "(the causal mask enters as the constraint [n ≥ n']); exact counts of materialised "
                                   "instances (random nonzero integers)")

@@ -24,7 +24,7 @@ from symuat.algebra import T, dims, kron, mul
 from symuat.decoder import Diag, Hadamard, PairHeadMatrix, rotation
 from symuat.elementwise import Sigma
 from symuat.heads import BlockSymbol, HeadMatrix, HeadSum, Selector
-from symuat.kernel import decide
+from symuat.kernel import decide, minimise
 from symuat.kernel.registry import REGISTRY
 from symuat.vec import Vec
 
@@ -74,7 +74,7 @@ for _o in ("row", "col"):
                  r"\operatorname{vec}(\mathrm{GQA}(X))=\sum_{a,b}\mathbf H_{ab}\otimes\mathbf B_{ab}^{T}\operatorname{vec}(X)"
                  if _o == "row" else
                  r"\operatorname{vec}_c(\mathrm{GQA}(X))=\sum_{a,b}\mathbf B_{ab}^{T}\otimes\mathbf H_{ab}\operatorname{vec}_c(X)",
-                 partial(decide.check_identity, _l, _r), **EXT)
+                 partial(minimise.check_identity, _l, _r), **EXT)
 
 
 def _x1_operator_trial(sizes, seed):
@@ -310,9 +310,9 @@ for _o in ("row", "col"):
     X3.check("lift", (_o,), r"T_D(\operatorname{diag}(s)Z\operatorname{diag}(\gamma))="
              + (r"(\operatorname{diag}(s)\otimes\operatorname{diag}(\gamma))" if _o == "row"
                 else r"(\operatorname{diag}(\gamma)\otimes\operatorname{diag}(s))") + r"T_D(Z)",
-             partial(decide.check_identity, _l, _r), **EXT)
+             partial(minimise.check_identity, _l, _r), **EXT)
 X3.check("diag", ("row",), r"\operatorname{diag}(s)\otimes\operatorname{diag}(\gamma)=\operatorname{diag}(\operatorname{vec}_r(s\gamma^{T}))",
-         partial(decide.check_identity, kron(Diag(_s), Diag(_g)), Diag(Vec(mul(_s, T(_g)), "row"))),
+         partial(minimise.check_identity, kron(Diag(_s), Diag(_g)), Diag(Vec(mul(_s, T(_g)), "row"))),
          note="the lift is diagonal: no centring, so no token-internal mixing", **EXT)
 
 # --------------------------------------------------------------------------------------------
@@ -369,7 +369,7 @@ for _reading, _tex in (("alpha(x)", r"W'_{\rm down}\operatorname{diag}(W_u'x')\,
                        ("gate-as-sigma", r"W'_{\rm down}\operatorname{diag}(W_g'x'\odot W_u'x')\,\sigma(W_g'x')"),
                        ("gate-as-weight", r"W'_{\rm down}\operatorname{diag}(\mathrm{silu}(W_g'x'))\,W_u'x'")):
     _l, _r = swiglu_form(_reading)
-    X4.check("duat", (_reading,), r"T_D(\mathrm{FFN}(X))=" + _tex, partial(decide.check_identity, _l, _r),
+    X4.check("duat", (_reading,), r"T_D(\mathrm{FFN}(X))=" + _tex, partial(minimise.check_identity, _l, _r),
              note="D6: the parameters in front of σ (or the linear map) depend on x'", **EXT)
 
 _X0 = MatrixSymbol("X_0", _N, _M)  # another input: the output weight frozen there
@@ -422,10 +422,10 @@ _XL = MatrixSymbol("X_L", _N, _M)
 _Tok = MatrixSymbol("T", _N, _V)
 X5.check("head", ("row",), r"T_D(\operatorname{diag}(s)X_L\operatorname{diag}(\gamma_f)W_E^{T})="
          r"(\mathbf I_N\otimes\mathbf W_E)(\operatorname{diag}(s)\otimes\operatorname{diag}(\gamma_f))x'_L",
-         partial(decide.check_identity, Vec(mul(Diag(_s), _XL, Diag(_g), T(_WE)), "row"),
+         partial(minimise.check_identity, Vec(mul(Diag(_s), _XL, Diag(_g), T(_WE)), "row"),
                  mul(kron(Identity(_N), _WE), kron(Diag(_s), Diag(_g)), Vec(_XL, "row"))), **EXT)
 X5.check("embed", ("row",), r"T_D(\mathbf T\mathbf W_E)=(\mathbf I_N\otimes\mathbf W_E^{T})T_D(\mathbf T)",
-         partial(decide.check_identity, Vec(mul(_Tok, _WE), "row"), mul(kron(Identity(_N), T(_WE)), Vec(_Tok, "row"))),
+         partial(minimise.check_identity, Vec(mul(_Tok, _WE), "row"), mul(kron(Identity(_N), T(_WE)), Vec(_Tok, "row"))),
          note="tied: the same W_E reads the tokens in and the logits out", **EXT)
 
 

@@ -37,6 +37,11 @@ ENTRY_LEVELS = (1, 1, 2, 3, 5, 10)
 DRAWS = 24
 #: at most this many 0/1 patterns are enumerated exhaustively at one size
 EXHAUSTIVE = 256
+#: at most this many evaluations per search (a deterministic budget: the outcome never depends
+#: on the machine's speed); when it runs out, the counterexample found so far stays
+BUDGET = 1200
+#: random draws (entries −3..3) that decide whether a size fails, in the first pass
+PROBES = 6
 
 
 def size_order(dims: list, largest: dict | None = None, top: int = 4) -> list[dict]:
@@ -75,34 +80,64 @@ def _draws(shapes: dict, level: int, rng, first: bool):
 def minimal_counterexample(lhs, rhs, *, largest: dict | None = None, max_entry: int = 10,
                            sigma=None) -> Counterexample | None:
     """The first failing instance of ``lhs = rhs`` in the order smallest sizes, then smallest
-    entries (|entry| ≤ ``max_entry``); re-checked exactly and in float64. None if none found."""
+    entries (|entry| ≤ ``max_entry``); re-checked exactly and in float64. None if none found.
+
+    Two passes: the smallest sizes at which some of a few random draws (entries −3..3) fails,
+    then, at those sizes, the smallest entries ({0, 1} exhaustively when there are few patterns,
+    then −k..k for growing k)."""
     from symuat.kernel import decide
 
     shapes_sym = decide.leaf_shapes(lhs, rhs)
     dims = decide.dimension_symbols(lhs, rhs)
     scalars = decide.scalar_symbols(lhs, rhs)
     levels = [lv for lv in ENTRY_LEVELS if lv <= max_entry]
-    for sizes in size_order(dims, largest):
+    budget = [BUDGET]
+
+    def fails(sizes, values):
+        """``True``: a counterexample; ``False``: equal; ``None``: undefined at these sizes."""
+        budget[0] -= 1
+        for sym in scalars:  # a nonzero scalar, smallest first
+            values[sym.name] = 1
+        left, err_l = decide._evaluate(lhs, sizes, values, "exact", sigma)
+        right, err_r = decide._evaluate(rhs, sizes, values, "exact", sigma)
+        if err_l or err_r or left.shape != right.shape:
+            return None
+        return (not decide.values_equal(left, right, "exact")
+                and decide._exact_relative(left, right) > decide.TOLERANCE), left, right
+
+    def shapes_at(sizes):
         try:
-            shapes = {name: decide._shape_at(shape, sizes) for name, shape in shapes_sym.items()}
+            return {name: decide._shape_at(shape, sizes) for name, shape in shapes_sym.items()}
         except TypeError:
+            return None
+
+    for sizes in size_order(dims, largest):  # pass 1: the smallest failing sizes
+        shapes = shapes_at(sizes)
+        if shapes is None:
             continue
-        rng = np.random.default_rng(0)
+        rng = np.random.default_rng(1)
+        found = False
+        for _ in range(PROBES):
+            if budget[0] < 0:
+                return None
+            out = fails(sizes, {n: rng.integers(-3, 4, size=sh).astype(object) for n, sh in shapes.items()})
+            if out is None:
+                break
+            if out[0]:
+                found = True
+                break
+        if not found:
+            continue
+        rng = np.random.default_rng(0)  # pass 2: the smallest entries at these sizes
         for i, level in enumerate(levels):
             for values in _draws(shapes, level, rng, first=(i == 0)):
-                for sym in scalars:  # a nonzero scalar, smallest first
-                    values[sym.name] = 1
-                left, err_l = decide._evaluate(lhs, sizes, values, "exact", sigma)
-                right, err_r = decide._evaluate(rhs, sizes, values, "exact", sigma)
-                if err_l or err_r or left.shape != right.shape:
-                    break  # undefined or non-conformable at these sizes: the next sizes
-                if not decide.values_equal(left, right, "exact") and \
-                        decide._exact_relative(left, right) > decide.TOLERANCE:
-                    cex = Counterexample(decide._named_sizes(sizes), values, left, right, reason="values differ")
+                if budget[0] < 0:
+                    return None
+                out = fails(sizes, values)
+                if out and out[0]:
+                    cex = Counterexample(decide._named_sizes(sizes), values, out[1], out[2], reason="values differ")
                     return decide._recheck(cex, lhs, rhs, sizes, sigma)
-            else:
-                continue
-            break
+        return None
     return None
 
 
