@@ -516,3 +516,50 @@ def others_line(verdicts: list[ClaimVerdict]) -> str:
     if t["extension"]:
         rest.append(f"{t['extension']} symuat extension{'s' if t['extension'] != 1 else ''}")
     return ("Also: " + ", ".join(rest) + ".") if rest else ""
+
+
+_RELATIONS = ("=", "<", ">", r"\le", r"\ge", r"\in", r"\neq", r"\ne", r"\Rightarrow", r"\iff", r"\subseteq", "≤", "≥", "⇒")
+
+
+def _strip_text(latex_: str) -> str:
+    """``latex_`` without the contents of ``\\text{…}`` (prose inside a formula)."""
+    out, i = [], 0
+    while i < len(latex_):
+        if latex_.startswith(r"\text{", i):
+            depth, i = 1, i + len(r"\text{")
+            while i < len(latex_) and depth:
+                depth += {"{": 1, "}": -1}.get(latex_[i], 0)
+                i += 1
+            out.append(" ")
+        else:
+            out.append(latex_[i])
+            i += 1
+    return "".join(out)
+
+
+def correction_defects(latex_: str) -> list[str]:
+    """Why a corrected statement is not a whole statement (empty: it is one).
+
+    A correction replaces a claim: it must be a relation in its own right (an ``=``, ``<``,
+    ``\\in``, ``\\Rightarrow`` … outside prose), must not continue another sentence (``…except``),
+    and a quantity must name what it measures (``\\operatorname{density}(\\mathbf W'_{HVi}) = …``,
+    not ``density = …``).
+
+    >>> correction_defects(r"\\text{depends on }x_0")
+    ['no relation outside prose']
+    >>> correction_defects(r"\\operatorname{density}(\\mathbf W'_{HVi}) = \\frac{N+1}{2N}")
+    []
+    """
+    defects = []
+    text = latex_.strip()
+    math = _strip_text(text)
+    if not any(rel in math for rel in _RELATIONS):
+        defects.append("no relation outside prose")
+    if text.lstrip(r"\text{ ").startswith(("…", "...")):
+        defects.append("continues another statement (starts with an ellipsis)")
+    first = min((math.find(rel) for rel in _RELATIONS if rel in math), default=-1)
+    if first > 0:
+        lhs = text[:first] if r"\text{" not in text[:first] else ""
+        if lhs.strip() and all(ch.isalpha() or ch in " -" for ch in lhs.strip()):
+            defects.append(f"the quantity {lhs.strip()!r} names no object")
+    return defects

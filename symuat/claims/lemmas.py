@@ -163,8 +163,19 @@ L1.check("form", ("β-const",), r"\partial(\boldsymbol\beta\boldsymbol\alpha_j)/
          partial(decide.check_dependence, mul(_beta, _alj), "x", depends=False))
 _u = MatrixSymbol("u", _m, 1)
 _beta_x = mul(MatrixSymbol("P", _p, _nn), _xs, T(_u))  # an input-dependent β(x) = P x uᵀ
+def _l1_form_beta_x():
+    verdict = decide.check_dependence(mul(_beta_x, _alj), "x", depends=False)
+    if verdict.corrected is not None:  # the whole corrected statement, not "depends on x"
+        verdict.corrected.statement = (
+            r"\boldsymbol\beta(\mathbf x)\sum_j\boldsymbol\alpha_j\sigma(\mathbf W_j^{T}\mathbf x+\mathbf b_j)"
+            r"=\sum_j\tilde{\boldsymbol\alpha}_j(\mathbf x)\sigma(\mathbf W_j^{T}\mathbf x+\mathbf b_j),\ "
+            r"\tilde{\boldsymbol\alpha}_j(\mathbf x)=\boldsymbol\beta(\mathbf x)\boldsymbol\alpha_j,\ "
+            r"\partial\tilde{\boldsymbol\alpha}_j/\partial\mathbf x\neq0\text{: a DUAT form (D6), not a UAT form (D2)}")
+    return verdict
+
+
 L1.check("form", ("β(x)",), r"\partial(\boldsymbol\beta(\mathbf x)\boldsymbol\alpha_j)/\partial\mathbf x=0\ (\text{form D2})",
-         partial(decide.check_dependence, mul(_beta_x, _alj), "x", depends=False),
+         _l1_form_beta_x,
          note="β(x) = P x uᵀ as an example of an input-dependent matrix (as W'_{i+1,1} from MHA is); "
               "the lemma is stated for a constant β, so this is symuat's alternative reading — the one "
               "L2.6 and T6 need when they invoke the lemma", admitted=False)
