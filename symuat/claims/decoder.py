@@ -375,10 +375,13 @@ for _reading, _tex in (("alpha(x)", r"W'_{\rm down}\operatorname{diag}(W_u'x')\,
 _X0 = MatrixSymbol("X_0", _N, _M)  # another input: the output weight frozen there
 _frozen = mul(_down, Diag(mul(kron(Identity(_N), T(_Wu)), Vec(_X0, "row"))), _silu(_lin(_Wg)))
 X4.check("uat", ("alpha(x)", "static"),
-         r"\exists X, X_0:\ T_D(\mathrm{FFN}(X))\neq W'_{\rm down}\operatorname{diag}(W_u'x'_0)\,\mathrm{silu}(W_g'x')",
+         r"\exists\sigma, X, X_0:\ T_D(\mathrm{FFN}_\sigma(X))\neq W'_{\rm down}\operatorname{diag}(W_u'x'_0)\,"
+         r"\mathrm{silu}_\sigma(W_g'x'),\ \mathrm{silu}_\sigma(t)=t\,\sigma(t)",
          partial(decide.check_negation, _ffn, _frozen),
-         note="a static α (the output weight frozen at another input X_0) does not give the FFN: with σ = silu and "
-              "W = W_g it is not a D2 term; it is D6", **EXT)
+         note="a static α (the output weight frozen at another input X_0) does not give the gated FFN as an identity "
+              "of the architecture: for some σ (the witness's σ(t) = t³ − 2t + 1, in silu_σ(t) = tσ(t)) it is not a "
+              "D2 term; it is D6. Stated for some σ, not for the logistic σ of silu itself, whose values are not "
+              "rational (an exact witness needs a rational σ)", **EXT)
 
 
 def _x4_trial(sizes, seed):

@@ -826,6 +826,17 @@ def _t12_dep(kind, refined=False):
             _t12_dep(kind, refined=True),
             note="the exception rests on the H7 lemma, proved for symbolic dimensions in "
                  "T12.bias[pre,token-shared]; it fails for a per-token shift (T12.bias[pre,per-token])")
+        observed = verdict.counterexample.values if verdict.counterexample is not None else {}
+        wrong = sorted(k for k in predicted if k in observed and observed[k] != predicted[k])
+        proof = REGISTRY.verdict("T12.bias[pre,token-shared]") if kind == "pre" else None
+        if wrong == ["b3"] and predicted["b3"] and proof is not None and proof.status is Status.PROVED:
+            # the refutation, exactly: the prediction says b3 depends on the input; it is proved not to
+            verdict.counterexample = Counterexample(
+                {}, {}, reason="the prediction says b3 depends on the input (it has the factor W^mha); it does not: "
+                               "b3 = W^mha(1_N⊗β_1) + 1_N⊗(b_att + b_3) = 1_N⊗(Σ_i B_iᵀβ_1 + b_att + b_3), free of H_i",
+                exact_recheck="exact: T12.bias[pre,token-shared] proves it for symbolic N, h, d, d_v (" + proof.method + ")",
+                numeric_recheck="float64: " + verdict.counterexample.numeric_recheck + ", b3 equal at two random inputs")
+            verdict.method = "the prediction against a proof (T12.bias[pre,token-shared]), confirmed on two random inputs"
     return verdict
 
 
