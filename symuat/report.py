@@ -303,7 +303,9 @@ def detail(result: Result) -> str:
     lines = [f"{c.key}: {status_of(result)}  ({result.seconds:.2f} s)",
              f"  statement: {pretty(c.statement)}", f"  LaTeX:     {c.statement}"]
     if c.reading:
-        lines.append(f"  reading:   {', '.join(c.reading)}"
+        from symuat.verdicts import reading_text  # issue 19: each tag with its meaning
+
+        lines.append(f"  reading:   {reading_text(c.reading)}"
                      + ("" if c.admitted else "  (symuat's alternative; the text does not admit it)"))
     bearing = {"asserts": "the paper asserts this statement", "denies": "the paper asserts it is false",
                None: "not a claim of the paper"}[c.polarity]
@@ -315,7 +317,7 @@ def detail(result: Result) -> str:
     if c.note:
         lines.append(f"  note:      {c.note}")
     if getattr(c, "why", ""):
-        lines.append(f"  why:       {c.why}")
+        lines.append(f"  why:       {pretty(c.why)}")
     if result.error:
         lines.append(f"  ERROR: {result.error}")
         return "\n".join(lines)

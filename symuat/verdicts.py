@@ -64,6 +64,33 @@ AXES: dict[str, tuple[str, ...]] = {
     "network": ("eq20", "eq30"),
 }
 TAG_AXIS = {tag: axis for axis, tags in AXES.items() for tag in tags}
+#: what a reading tag means (claims.md §0.3 and the entries), for ``symuat show``
+READING_MEANING: dict[str, str] = {
+    "col": "T_D = vec_c (column-major)", "row": "T_D = vec_r (row-major)",
+    "dia": "y' = W'⋄x' = (W')ᵀx'", "duat": "y' = W'x' (“W' stands for (W')ᵀ”)",
+    "transposed": "the primes of H2/H3/H5: (W')ᵀx' = y'",
+    "C-col": "A⋄B := AᵀB (D4 on each column of B)", "C-prod": "A⋄B := AB",
+    "LR": "a⋄b⋄c := (a⋄b)⋄c", "RL": "a⋄b⋄c := a⋄(b⋄c)",
+    "conf": "any conformable shapes", "square": "square matrices, as stated",
+    "split": "per-head slices x_i = XS_i", "std": "full-width projections XW_{·i}",
+    "bidir": "no mask", "causal": "(H_i)_{nn'} = 0 for n' > n",
+    "const": "the lift depends on the layer's parameters only", "pointwise": "the lift may depend on the input",
+    "seq": "reassignments evaluated one by one, in printed order",
+    "sim": "every right-hand side uses the values before the list",
+    "α-full": "α_j an arbitrary m×m matrix", "α-diag": "α_j diagonal",
+    "pre": "pre-LN block", "post": "post-LN block", "none": "no LayerNorm",
+    "B-both": "y = x + MHA(x), x_next = y + FFN(y)", "B-ffn": "y = MHA(x), x_next = y + FFN(y)",
+    "eq20": "Eq. 20 networks (raw parameters independent of the input)", "eq30": "Transformer blocks (Eq. 30)",
+}
+
+
+def reading_text(tags) -> str:
+    """The reading tags with their meanings: ``C-col (A⋄B := AᵀB), LR (a⋄b⋄c := (a⋄b)⋄c)``.
+
+    >>> reading_text(("C-col", "LR", "L=3"))
+    'C-col (A⋄B := AᵀB (D4 on each column of B)), LR (a⋄b⋄c := (a⋄b)⋄c), L=3'
+    """
+    return ", ".join(f"{t} ({READING_MEANING[t]})" if t in READING_MEANING else t for t in tags or ())
 #: tags that are items (each must hold) in these claims although they name a reading elsewhere
 ITEM_TAGS = {
     "T10": {"duat", "aaai"},  # the DUAT list and the AAAI list: each paper's own statement

@@ -297,6 +297,30 @@ def _identity_check(lhs, rhs, mm, parse, corrected=None):
                                  corrected=corrected)
 
 
+def _applied(expr, mm, parse) -> str:
+    """``expr`` with the reading applied, in ordinary matrix algebra (LaTeX): ``W_1^T W_2 x``."""
+    try:
+        plain = _resolved(expr, mm, parse).doit()
+        return latex(plain.doit())
+    except Exception:  # a member the reading leaves undefined (shapes, a chain without parse)
+        return "undefined"
+
+
+def _why(a, b, mm, parse) -> str:
+    """One line of why: each side of the step with the reading applied."""
+    under = " and ".join(t for t in (mm, parse) if t)
+    left, right = _applied(a, mm, parse), _applied(b, mm, parse)
+
+    def shown(e):
+        try:
+            return latex(_resolved(e, mm, parse))  # the parse's brackets made explicit
+        except Exception:
+            return latex(e)
+
+    return (f"under {under}: " if under else "") + (
+        f"{shown(a)} = {left}, but {shown(b)} = {right}" if left != right else f"both sides are {left}")
+
+
 def _register_chain(claim, build, steps, ends, corrections):
     """Register every step (pairs of consecutive members), ``end`` and ``main`` per reading."""
     printed, _ = build("square")
@@ -315,6 +339,7 @@ def _register_chain(claim, build, steps, ends, corrections):
                 admitted=shape == "square",
                 note="" if shape == "square" else
                 "conf: any conformable shapes, symuat's generalisation (the text states square W_1, W_2)",
+                why=_why(members[a], members[b], mm, parse),
             )
 
 
