@@ -325,6 +325,26 @@ def _exact_depths(form: str, reading: dict) -> tuple[list[int], dict]:
     return ok, first_fail
 
 
+def _small_failure(form: str, reading: dict, L: int) -> dict | None:
+    """A failing instance at depth ``L`` a reader can check by hand: the smallest sizes (D ≤ 3,
+    F ≤ 2) first, then the smallest entries ({0, 1}, then −1..1, then −2..2); deterministic."""
+    from symuat.residual import RandomInstance
+
+    alg = numpy_algebra(exact=True)
+    for D, F in sorted(((d, f) for d in (1, 2, 3) for f in (1, 2)), key=lambda s: (s[0] + s[1], s)):
+        rng = np.random.default_rng(L * 10 + D * 3 + F)
+        for lo, hi in ((0, 1), (-1, 1), (-2, 2)):
+            for _ in range(8):
+                arr = lambda *shape: rng.integers(lo, hi + 1, size=shape).astype(object)
+                layers = [RawLayer(arr(D, D), arr(F, D), arr(F, 1), arr(D, F), arr(D, 1)) for _ in range(L)]
+                inst = RandomInstance(layers, arr(D, 1), D, F, form)
+                want = forward(alg, network_layers(inst), inst.x0)
+                got = paper_rules(alg, inst.layers, inst.x0, reading, inst.x0 * 0).evaluate(alg)
+                if not np.array_equal(got, want):
+                    return {"L": L, "inst": inst, "got": got, "want": want}
+    return None
+
+
 def _float_error(form, reading, L):
     alg = numpy_algebra(exact=False)
     inst = random_instance(L, 8, 16, seed=7, exact=False, form=form)
@@ -442,6 +462,7 @@ def _rules_check(form: str, reading: dict) -> Verdict:
         out.quantities.update(quantities)
         out.detail = "for every depth: T7.exact / L2.main.exact (induction), which is this reading's recursion"
         return out
+    fail = _small_failure(form, reading, fail["L"]) or fail  # readable: smallest sizes, then entries
     L, inst = fail["L"], fail["inst"]
     values = {f"layer{k + 1}.{name}": getattr(l, name) for k, l in enumerate(inst.layers)
               for name in ("W1", "W2", "b2", "W3", "b3")}
@@ -461,7 +482,7 @@ def _rules_check(form: str, reading: dict) -> Verdict:
     else:
         raise decide.KernelInconsistencyError("T8 counterexample not confirmed in float64")
     cex = Counterexample(
-        {"L": L, "D": 3, "F": 2}, values, lhs=fail["got"], rhs=fail["want"],
+        {"L": L, "D": inst.D, "F": inst.F}, values, lhs=fail["got"], rhs=fail["want"],
         reason=f"the rules' unrolled form differs from the forward pass at depth {L}",
         exact_recheck="exact: integer entries, σ(t) = t³ − 2t + 1",
         numeric_recheck=f"float64, same parameters, σ = {sigma_name}: relative residual {res:.3g} > tolerance {decide.TOLERANCE}",
