@@ -228,3 +228,20 @@ def test_identity_counterexamples_have_minimal_sizes(all_results, registry):
         if checked >= 25:
             break
     assert checked >= 10
+
+
+def test_rope_for_every_even_width_and_its_mutants():
+    """X2 for symbolic m: the relative identity and the GGUF→HF layout are proved; the wrong order
+    (R_n' R_nᵀ… as R_n R_n') and the unpermuted layout are refuted."""
+    from symuat.claims import decoder as dec
+    from symuat.algebra import mul
+
+    for conv in ("interleaved", "half"):
+        place, A, B = dec.rope_blocks(conv)
+        assert decide.check_identity(mul(T(place(A)), place(B)), place(mul(T(A), B))).status is Status.PROVED
+        assert decide.check_identity(mul(place(A), place(B)), place(mul(T(A), B))).status is Status.REFUTED
+    perm, A, _ = dec.rope_blocks("interleaved", permuted=True)
+    half, A2, _ = dec.rope_blocks("half")
+    inter, A3, _ = dec.rope_blocks("interleaved")
+    assert decide.check_identity(perm(A), half(A2)).status is Status.PROVED
+    assert decide.check_identity(inter(A3), half(A2)).status is Status.REFUTED

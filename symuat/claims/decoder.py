@@ -26,6 +26,7 @@ from symuat.elementwise import Sigma
 from symuat.heads import BlockSymbol, HeadMatrix, HeadSum, Selector
 from symuat.kernel import decide, minimise
 from symuat.kernel.registry import REGISTRY
+from symuat.kernel.status import Status, Verdict
 from symuat.vec import Vec
 
 EXT = {"polarity": None, "role": "extension"}
@@ -195,7 +196,78 @@ def rope_relative(convention: str = "interleaved", *, transpose: bool = True):
 
 for _conv, _tag in (("interleaved", "interleaved"), ("half", "rotate-half")):
     X2.check("rel", (_tag,), r"\mathbf R_n^{T}\mathbf R_{n'}=\mathbf R_{n'-n}",
-             partial(decide.check_explicit, rope_relative(_conv), _WIDTHS), **EXT)
+             partial(decide.check_explicit, rope_relative(_conv), _WIDTHS), polarity=None, role="confirmation",
+             note="symuat's rotation() at d = 2, 4, 6, beside the proof for every width (X2.rel.all)")
+
+
+def rope_blocks(convention: str = "interleaved", *, permuted: bool = False):
+    """RoPE for every even head width ``d = 2m`` (symbolic ``m``), the 2×2 rotations of the pairs
+    opaque (``A_k = R(nθ_k)``, ``B_k = R(n'θ_k)``): pair ``k`` sits at coordinates ``2k, 2k+1``
+    (interleaved: ``R_n = Σ_k (e_k⊗I_2)A_k(e_k⊗I_2)ᵀ``) or at ``k, k+m`` (rotate-half:
+    ``Σ_k (I_2⊗e_k)A_k(I_2⊗e_k)ᵀ``). Returns ``(R_n, R_n', R_{n'-n})`` builders: ``R(X)`` places the
+    family X; ``R_{n'-n}`` is ``R(A_kᵀB_k)`` by the one-pair lemma (X2.rel at d = 2).
+    ``permuted``: ``P R^int Pᵀ`` with ``P = Σ_j (e_j⊗I_m)(I_m⊗e_jᵀ)`` (X2.layout's row permutation)."""
+    m = dims("m")
+    k, j = sp.Symbol("k", integer=True), sp.Symbol("j", integer=True)
+    A, B = HeadMatrix("R_n", k, m, 2, 2), HeadMatrix("R_n'", k, m, 2, 2)
+    e = Selector(k, m)
+    if convention == "interleaved":
+        S = kron(e, Identity(2))
+    else:
+        S = kron(Identity(2), e)
+    place = lambda X: HeadSum(k, m, mul(S, X, T(S)))
+    if permuted:
+        P = HeadSum(j, 2, mul(kron(Selector(j, 2), Identity(m)), kron(Identity(m), T(Selector(j, 2)))))
+        inner = place
+        place = lambda X: mul(P, inner(X), T(P))
+    return place, A, B
+
+
+def _x2_layout_all():
+    """P R^int_n Pᵀ = R^half_n for every even width (pairs (2k, 2k+1) moved to (k, k+m))."""
+    perm, A, _ = rope_blocks("interleaved", permuted=True)
+    half, A2, _ = rope_blocks("half")
+    return minimise.check_identity(perm(A), half(A2))
+
+
+def _x2_every_width(convention: str):
+    """R_nᵀR_{n'} = R_{n'-n} for every even width: the block lemma for symbolic m, and the 2×2 lemma
+    (symbolic positions and frequency: a statement with no dimension left)."""
+    place, A, B = rope_blocks(convention)
+    blocks = minimise.check_identity(mul(T(place(A)), place(B)), place(mul(T(A), B)))
+    pair = decide.check_explicit(rope_relative("interleaved"), [{"d": 2}])
+    out = decide.combine_all([blocks, pair], ["blocks, symbolic m", "one pair, d = 2"])
+    if out.status is Status.PROVED_AT_SIZES and blocks.status is Status.PROVED:
+        # the only "size" of the 2×2 lemma is the pair itself; its positions and θ are symbolic
+        out = Verdict(Status.PROVED, "the block lemma for a symbolic number m of pairs (" + blocks.method + "), and "
+                      "the one-pair lemma R(nθ)ᵀR(n'θ) = R((n'−n)θ) by expansion with symbolic n, n', θ "
+                      "(addition theorems): together every even width d = 2m", numeric=blocks.numeric)
+    return out
+
+
+for _conv, _tag in (("interleaved", "interleaved"), ("half", "rotate-half")):
+    X2.check("rel.all", (_tag,), r"\mathbf R_n^{T}\mathbf R_{n'}=\mathbf R_{n'-n}\ \text{for every even width }d=2m",
+             partial(_x2_every_width, _conv),
+             note="pair k at coordinates 2k, 2k+1 (interleaved) or k, k+m (rotate-half), for symbolic m; X2.rel "
+                  "checks symuat's own rotation() at d = 2, 4, 6", **EXT)
+def _x2_scores_all(tag: str):
+    """(R_n q)ᵀ(R_{n'} k) = qᵀ(R_nᵀR_{n'})k for any d×d matrices (symbolic d), and R_nᵀR_{n'} = R_{n'-n}
+    for every even width (X2.rel.all)."""
+    d = dims("d")
+    R1, R2 = MatrixSymbol("R_n", d, d), MatrixSymbol("R_n'", d, d)
+    q, kk = MatrixSymbol("q", d, 1), MatrixSymbol("k", d, 1)
+    step = minimise.check_identity(mul(T(mul(R1, q)), mul(R2, kk)), mul(T(q), mul(T(R1), R2), kk))
+    return decide.combine_all([step, REGISTRY.verdict(f"X2.rel.all[{tag}]")],
+                              ["(R_n q)ᵀ(R_n' k) = qᵀ(R_nᵀR_n')k", f"X2.rel.all[{tag}]"])
+
+
+for _conv, _tag in (("interleaved", "interleaved"), ("half", "rotate-half")):
+    X2.check("scores.all", (_tag,), r"(\mathbf R_n\mathbf q)^{T}(\mathbf R_{n'}\mathbf k)=\mathbf q^{T}\mathbf R_{n'-n}\mathbf k"
+             r"\ \text{for every even width}", partial(_x2_scores_all, _tag),
+             note="the score of (n, n') depends on the positions through n' − n only, for symbolic m", **EXT)
+X2.check("layout.all", ("GGUF→HF",), r"\mathbf P\,\mathbf R^{\rm interleaved}_n\mathbf P^{T}=\mathbf R^{\rm half}_n"
+         r"\ \text{for every even width }d=2m", _x2_layout_all,
+         note="P = Σ_j (e_j⊗I_m)(I_m⊗e_jᵀ): HF row jm + a ← GGUF row 2a + j (even rows first), for symbolic m", **EXT)
 
 
 def _scores_build(convention):
@@ -214,7 +286,8 @@ for _conv, _tag in (("interleaved", "interleaved"), ("half", "rotate-half")):
              r"\ \Rightarrow\ W_{QK}(n,n')=W_Q\mathbf R_{n'-n}W_K^{T}",
              partial(decide.check_explicit, _scores_build(_conv), _WIDTHS),
              note="the score of (n, n') depends on the positions through n' − n only; H8's W_QK becomes "
-                  "position-dependent", **EXT)
+                  "position-dependent (symuat's rotation() at d = 2, 4, 6, beside X2.scores.all)",
+             polarity=None, role="confirmation")
 
 
 def rope_layout(*, permuted: bool = True):
@@ -235,7 +308,8 @@ def rope_layout(*, permuted: bool = True):
 X2.check("layout", ("GGUF→HF",), r"\mathbf P\,\mathbf R^{\rm interleaved}_n\mathbf P^{T}=\mathbf R^{\rm half}_n",
          partial(decide.check_explicit, rope_layout(), _WIDTHS),
          note="P = the per-head row permutation transformers applies to GGUF's W_Q, W_K (even rows first): the "
-              "two conventions give the same scores only with the matching weight layout", **EXT)
+              "two conventions give the same scores only with the matching weight layout (symuat's rotation() at "
+              "d = 2, 4, 6, beside X2.layout.all)", polarity=None, role="confirmation")
 X2.check("vo", ("row", "std", "causal"),
          r"\operatorname{vec}(\mathrm{GQA}_{\rm RoPE}(X))=\sum_{a,b}\mathbf H^{\rm RoPE}_{ab}\otimes\mathbf B_{ab}^{T}\operatorname{vec}(X)",
          lambda: REGISTRY.verdict("X1.exist[row,std,causal]"),
@@ -274,7 +348,8 @@ X2.check("numeric", ("interleaved", "rotate-half"),
          lambda: decide.check_numeric(_x2_trial, [{"N": 5, "M": 8, "h": 2, "conv": "interleaved"},
                                                  {"N": 7, "M": 12, "h": 2, "conv": "half"}],
                                       what="float64 scores of a random layer; relative residual ≤ 1e-12"),
-         note="symuat.models.llama.apply_rope, both conventions, against the relative form", **EXT)
+         note="symuat.models.llama.apply_rope, both conventions, against the relative form (a float64 "
+              "confirmation of the implementation beside X2.scores.all)", polarity=None, role="confirmation")
 
 # --------------------------------------------------------------------------------------------
 # X3 — RMSNorm as an input-dependent diagonal lift
