@@ -245,3 +245,13 @@ def test_rope_for_every_even_width_and_its_mutants():
     inter, A3, _ = dec.rope_blocks("interleaved")
     assert decide.check_identity(perm(A), half(A2)).status is Status.PROVED
     assert decide.check_identity(inter(A3), half(A2)).status is Status.REFUTED
+
+
+def test_the_logit_telescope_and_its_forward_chain_mutant():
+    """X6.telescope's step, and the forward-chain mutant (ρ pulled back with W1, not W1ᵀ), refuted."""
+    from symuat.algebra import dims, mul
+
+    D, K = dims("D K")
+    rho, W1, Mk = MatrixSymbol("rho", D, 1), MatrixSymbol("W1", D, D), MatrixSymbol("M", D, K)
+    assert decide.check_identity(mul(T(rho), mul(W1, Mk)), mul(T(mul(T(W1), rho)), Mk)).status is Status.PROVED
+    assert decide.check_identity(mul(T(rho), mul(W1, Mk)), mul(T(mul(W1, rho)), Mk)).status is Status.REFUTED

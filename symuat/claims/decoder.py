@@ -565,11 +565,44 @@ def logit_decomposition_trial(sizes, seed, *, mutant: str | None = None):
     return res <= decide.TOLERANCE, f"|Σ terms − logit| / max(1, |logit|) = {res:.2e} ≤ 1e-12", {"residual": res}
 
 
+def _x6_telescope():
+    """The decomposition is T7's recursion read through the readout ρ: ρ_Lᵀx'_L splits into the terms
+    (linearity), and each term is computed by the transposed chain ρ_{j-1} = W1_jᵀρ_j, because
+    ρ_Lᵀ(W1_L M) = (W1_Lᵀρ_L)ᵀM for every M (U_{L,j} = W1_L U_{L-1,j}, A_L = W1_L A_{L-1}, U_{j,j} = W3_j):
+    by induction on L, ρ_Lᵀ U_{L,j} = (W3_jᵀ ρ_j)ᵀ and ρ_Lᵀ A_L = ρ_0ᵀ."""
+    from symuat.algebra import add
+    from symuat.elementwise import Sigma
+
+    D, F, K = dims("D F K")
+    rho, W1 = MatrixSymbol("rho_L", D, 1), MatrixSymbol("W1_L", D, D)
+    Mk = MatrixSymbol("M", D, K)  # U_{L-1,j} (K = F) or A_{L-1} (K = D)
+    A, c, x0 = MatrixSymbol("A_L", D, D), MatrixSymbol("c_L", D, 1), MatrixSymbol("x_0", D, 1)
+    U, V, e = MatrixSymbol("U_{L,j}", D, F), MatrixSymbol("V_j", F, D), MatrixSymbol("e_j", F, 1)
+    term = mul(U, Sigma(add(mul(V, x0), e)))
+    parts = [
+        minimise.check_identity(mul(T(rho), mul(W1, Mk)), mul(T(mul(T(W1), rho)), Mk)),
+        minimise.check_identity(mul(T(rho), add(mul(A, x0), c, term)),
+                                add(mul(T(rho), A, x0), mul(T(rho), c), mul(T(rho), term))),
+        REGISTRY.verdict("L2.main.exact[induction]"),
+    ]
+    out = decide.combine_all(parts, ["ρ_Lᵀ(W1_L M) = (W1_Lᵀρ_L)ᵀM", "ρᵀx'_L splits into the terms",
+                                     "L2.main.exact[induction]"])
+    if out.status is Status.PROVED:
+        out.method = ("induction on L with T7's recursion (L2.main.exact[induction]): the step ρ_Lᵀ(W1_L M) = "
+                      "(W1_Lᵀρ_L)ᵀM for symbolic D, K, and the split of ρᵀx'_L into its terms; " + out.method)
+    return out
+
+
+X6.check("telescope", None,
+         r"\rho^{T}\mathbf x'_L=\rho_0^{T}\mathbf x'_0+\rho^{T}c_L+\sum_{j\le L}(W3_j^{T}\rho_j)^{T}\sigma(V_j\mathbf x'_0+e_j),"
+         r"\ \rho_L=\rho,\ \rho_{j-1}=W1_j^{T}\rho_j",
+         _x6_telescope, note="the identity decompose_logit computes, for every depth (σ opaque)", **EXT)
 X6.check("sum", None, r"\Big|\rho^{T}A_Lx'_0+\rho^{T}c_L+\sum_j\rho^{T}U_{L,j}\sigma_j-\ell_t\Big|\le10^{-12}\max(1,|\ell_t|)",
          lambda: decide.check_numeric(logit_decomposition_trial,
                                       [{"N": 4, "M": 8, "L": 2}, {"N": 6, "M": 8, "L": 4}, {"N": 1, "M": 12, "L": 3}],
                                       what="float64, random decoders, the predicted token at the last position"),
-         note="symuat.models.llama.decompose_logit", **EXT)
+         note="symuat.models.llama.decompose_logit on random decoders: a float64 confirmation of the "
+              "implementation beside the proof (X6.telescope)", polarity=None, role="confirmation")
 
 
 # --------------------------------------------------------------------------------------------
