@@ -29,6 +29,7 @@ import itertools
 
 import numpy as np
 
+from symuat.kernel.evaluate import values_equal
 from symuat.kernel.status import Counterexample, Status, Verdict
 
 #: the entry bounds tried at each size, in order: {0, 1}, then −k..k
@@ -102,7 +103,7 @@ def minimal_counterexample(lhs, rhs, *, largest: dict | None = None, max_entry: 
         right, err_r = decide._evaluate(rhs, sizes, values, "exact", sigma)
         if err_l or err_r or left.shape != right.shape:
             return None
-        return (not decide.values_equal(left, right, "exact")
+        return (not values_equal(left, right, "exact")
                 and decide._exact_relative(left, right) > decide.TOLERANCE), left, right
 
     def shapes_at(sizes):
