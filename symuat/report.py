@@ -345,7 +345,7 @@ def detail(result: Result) -> str:
             lines.append(f"  {k}: {q}")
     if v.counterexample is not None:
         x = v.counterexample
-        lines.append(f"  counterexample at {x.sizes}: {x.reason}")
+        lines.append(f"  counterexample at {x.sizes}: {pretty(x.reason) if '$' in x.reason else x.reason}")
         if x.values:
             lines.append(f"    values: {json.dumps(x.as_dict()['values'])}")
         if x.lhs is not None:

@@ -106,7 +106,7 @@ def test_correction_defects_catches_fragments():
     assert correction_defects(r"\text{…except }W=1")
     assert correction_defects(r"density = \frac{N+1}{2N}")
     assert correction_defects(r"zero-frac = \frac{M-1}{M}")
-    assert not correction_defects(r"\operatorname{density}(\mathbf W'_{HVi}) = \frac{N+1}{2N}")
+    assert not correction_defects(r"\operatorname{density}\,\mathbf W'_{HVi} = \frac{N+1}{2N}")
     assert not correction_defects(r"\mathbf W\diamond\mathbf x\in\mathbb R^{(n,1)}")
 
 

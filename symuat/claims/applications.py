@@ -28,6 +28,7 @@ from symuat.algebra import T, add, dims, kron, mul
 from symuat.attention import MASKS, PROJECTIONS, mha_symbols
 from symuat.elementwise import Sigma
 from symuat.heads import BlockSymbol
+from symuat.claims import _named as named
 from symuat.kernel import decide, minimise
 from symuat.kernel.registry import REGISTRY
 from symuat.kernel.status import Status
@@ -263,7 +264,7 @@ def _a3_rank(order, claim):
         derived = sp.cancel(derived / (_N * _q))
         count = lambda sizes: _rank_count(order, sizes) / (sizes[_N] * min(sizes[_p], sizes[_q]))
     grid = [s for s in _RANK_GRID if claim == "value" or s[_q] <= s[_p]]
-    return decide.check_quantity(name, claimed, derived, count, [_N, _p, _q, _r], grid=grid,
+    return named.check_quantity(name, claimed, derived, count, [_N, _p, _q, _r], grid=grid,
                                  how="structure: rank(I_N ⊗ (BA)ᵀ) = rank(I_N)·rank(BA) = N·min(p, q, r) = N·r (LoRA: r ≤ min(p, q)); "
                                      "cross-checked by exact ranks (rational elimination) of random integer B, A")
 
@@ -467,7 +468,7 @@ def _a5(proj, mask):
     grid = [{s: g[s.name] for s in dims_} for g in _A5_GRID[proj]]
     count = lambda sizes: (lambda sup: Fraction(int(sup.sum()), sup.size))(
         generic_support(P, {k.name: v for k, v in sizes.items()}))
-    v = decide.check_quantity(r"\text{fraction of nonzero token blocks of }(\mathbf W'_{HVO})^{T}", sp.Integer(1), generic_density(P), count, dims_, grid=grid,
+    v = named.check_quantity(r"\text{fraction of nonzero token blocks of }(\mathbf W'_{HVO})^{T}", sp.Integer(1), generic_density(P), count, dims_, grid=grid,
                               how="generic zero pattern of the token-level matrix P from its index-level normal form "
                                   "(the causal mask enters as the constraint [n ≥ n']); exact counts of materialised "
                                   "instances (random nonzero integers)")

@@ -25,6 +25,7 @@ from symuat.attention import (
 )
 from symuat.diamond import MM_DEFINITIONS, PARSES, Diamond, DiamondChain, resolve
 from symuat.heads import BlockSymbol, HeadMatrix, HeadSum, Selector
+from symuat.claims import _named as named
 from symuat.kernel import decide, minimise
 from symuat.kernel.decide import Statement
 from symuat.kernel.hypotheses import LineSums
@@ -58,7 +59,7 @@ def _density_check(expr, mask, claimed=None, name="density"):
     if not grid:  # std has M instead of d
         grid = [{s: v for s, v in zip(dims_, combo)} for combo in [(2, 2, 1, 2), (3, 2, 2, 1), (2, 3, 2, 2), (4, 1, 1, 3)]]
     count = lambda sizes: _count_density(expr, {k.name: v for k, v in sizes.items()})
-    return decide.check_quantity(
+    return named.check_quantity(
         name, derived if claimed is None else claimed, derived, count, dims_, grid=grid,
         how="generic zero pattern of the construction's index-level entry; cross-checked by "
             "counting nonzeros of materialised instances (random nonzero integers, two draws)",
@@ -190,7 +191,7 @@ for _mask in MASKS:
     # one head's W'_HVi = H_i ⊗ W_Viᵀ (row, duat sense), as a head sum over a single head
     H1.check("dense", (_mask,), r"\operatorname{density}(\mathbf W'_{HVi})=1",
              partial(_density_check, HeadSum(HEAD, 1, kron(_one.H, T(_one.WV))), _mask, sp.Integer(1),
-                     r"\operatorname{density}(\mathbf W'_{HVi})"),
+                     r"\operatorname{density}\,\mathbf W'_{HVi}"),
              note="one head, generic W_Vi; the claim “dense” read as density 1",
              role="quantity", paper_says="dense")
 
@@ -233,13 +234,13 @@ for _form, (_lhs, _rhs, _tex) in _FORMS.items():
                       "existence claim (H2.exist carries the bottom line)", role="step")
 for _mask in MASKS:
     H2.check("density", (_mask,), r"\operatorname{density}(W'_{HV})=\frac{\#\{\text{nonzero entries}\}}{\#\{\text{entries}\}}",
-             partial(_density_check, mha_symbols("split", _mask).W_HV("row"), _mask, None, r"\operatorname{density}(\mathbf W'_{HV})"),
+             partial(_density_check, mha_symbols("split", _mask).W_HV("row"), _mask, None, r"\operatorname{density}\,\mathbf W'_{HV}"),
              note="split; generic parameters; a value symuat reports — the papers call the head matrices "
                   "W'_HVi (H1.dense) and W'_HVO (H5.dense) dense, not W'_HV", polarity=None, role="quantity",
              paper_says="not stated (the papers call W'_HVi and W'_HVO dense)")
 for _mask in MASKS:
     H2.check("density", ("std", _mask), r"\operatorname{density}(W'_{HV})=\frac{\#\{\text{nonzero entries}\}}{\#\{\text{entries}\}}",
-             partial(_density_check, mha_symbols("std", _mask).W_HV("row"), _mask, None, r"\operatorname{density}(\mathbf W'_{HV})"),
+             partial(_density_check, mha_symbols("std", _mask).W_HV("row"), _mask, None, r"\operatorname{density}\,\mathbf W'_{HV}"),
              note="decision (issue 10): reported for full-width (std) projections too — every head reads all "
                   "of X, so W'_HV has no head-block zeros: only the mask's zeros remain (the split 1/h is a "
                   "property of the split reading)", polarity=None, role="quantity")
@@ -264,7 +265,7 @@ H3.check("uat", None, r"\hat{\mathbf H}'\diamond\mathbf W'_O=\mathring{\mathbf H
          note="vector ⋄ matrix as D4 defines it (P2[mv]); W'_O in the dia sense; row flattening",
          role="step")
 H3.check("density", None, r"\operatorname{density}(\mathbf W'_O)=\frac{\#\{\text{nonzero entries}\}}{\#\{\text{entries}\}}",
-         partial(_density_check, _s.W_O("row"), "bidir", None, r"\operatorname{density}(\mathbf W'_O)"),
+         partial(_density_check, _s.W_O("row"), "bidir", None, r"\operatorname{density}\,\mathbf W'_O"),
          note="generic W_O; a value symuat reports — the papers call W'_HVi and W'_HVO dense, not W'_O",
          polarity=None, role="quantity", paper_says="not stated (the papers call W'_HVi and W'_HVO dense)")
 
@@ -397,13 +398,13 @@ for _proj in PROJECTIONS:
     for _mask in MASKS:
         _s = mha_symbols(_proj, _mask)
         H6.check("dense", (_proj, _mask), r"\operatorname{density}((\mathbf W'_{HVO})^{T})=1",
-                 partial(_density_check, _s.W_HVO("row"), _mask, sp.Integer(1), r"\operatorname{density}((\mathbf W'_{HVO})^{T})"),
+                 partial(_density_check, _s.W_HVO("row"), _mask, sp.Integer(1), r"\operatorname{density}\,(\mathbf W'_{HVO})^{T}"),
                  note="“dense, almost no zero entries” read as: every entry structurally nonzero",
                  role="quantity", paper_says="dense, almost no zero entries")
         H6.check("cond", (_proj, _mask),
                  r"\operatorname{density}(W'_O W'_{HV})=1\ \text{for structurally nonzero }W'_{HV},W'_O",
                  partial(_density_check, mul(_s.W_O("row"), _s.W_HV("row")), _mask, sp.Integer(1),
-                         r"\operatorname{density}(\mathbf W'_O\mathbf W'_{HV})"),
+                         r"\operatorname{density}\,\mathbf W'_O\mathbf W'_{HV}"),
                  note="the product W'_O W'_HV with generic factors (densities of the factors: H2, H3)")
 
 
@@ -584,7 +585,7 @@ def _h8_rank_witness(sizes):
     return E @ E.T, {"W_Qi": E, "W_Ki": E}
 
 
-_H8_GRID = [{_dq: a, _dk: b} for a, b in [(1, 1), (2, 1), (1, 2), (3, 2), (2, 3), (3, 3), (4, 1), (5, 7), (8, 3)]]
+_H8_GRID = [{_dq: a, _dk: b} for a, b in [(3, 2), (2, 3), (3, 3), (4, 1)]]
 
 
 def h8_rank(claimed=None):

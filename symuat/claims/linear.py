@@ -16,6 +16,7 @@ from sympy import Identity, MatrixSymbol, OneMatrix
 from symuat.algebra import T, add, dims, kron, mul
 from symuat.diamond import Diamond
 from symuat.elementwise import Sigma
+from symuat.claims import _named as named
 from symuat.kernel import decide, minimise
 from symuat.printing import latex
 from symuat.kernel.decide import Statement
@@ -168,8 +169,8 @@ def _m2_count(order, kind, sizes):
 def _m2(order, kind):
     density = generic_density(lift_left(_W, M, order))
     derived = density if kind == "nnz-frac" else 1 - density
-    return decide.check_quantity(
-        rf"\text{{{kind}}}(\mathbf W')", sp.Integer(1) / M, sp.simplify(derived), partial(_m2_count, order, kind), [N, M],
+    return named.check_quantity(
+        rf"\text{{{kind}}}\,\mathbf W'", sp.Integer(1) / M, sp.simplify(derived), partial(_m2_count, order, kind), [N, M],
         how="generic density of the lift from its index-level entry (single monomial: nonzero iff "
             "its deltas hold), cross-checked by counting nonzeros of materialised lifts",
     )
