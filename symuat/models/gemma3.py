@@ -361,6 +361,23 @@ def _gguf_tokenizer(f: "_GGUFFile", path: Path):
     return tok
 
 
+def load_tokenizer(path: str | os.PathLike):
+    """The tokenizer of a Gemma-3 GGUF alone (no tensor is dequantized)."""
+    path = Path(path)
+    if not path.is_file():
+        raise ModelError(f"{path}: missing GGUF file")
+    f = _GGUFFile(path)
+    if f.get("general.architecture") != "gemma3":
+        raise ModelError(f"{path}: architecture {f.get('general.architecture')!r} is not supported here "
+                         "(the Gemma 3 family: 'gemma3')")
+    return _gguf_tokenizer(f, path)
+
+
+def resolve(where: str | os.PathLike = "gemma3") -> Path:
+    """The GGUF file of ``gemma3`` (the packaged model) or of a path."""
+    return gemma3_path() if str(where) == "gemma3" else Path(where)
+
+
 def load_gemma3(where: str | os.PathLike = "gemma3") -> Gemma3Weights:
     """``gemma3`` (the packaged Gemma-3-270M) or a Gemma-3 ``.gguf`` file."""
     return load_gguf(gemma3_path() if str(where) == "gemma3" else where)
@@ -650,7 +667,8 @@ HF_PATCH_NOTE = ("HF Gemma3ForCausalLM in float64 (attn_implementation='eager'),
                  "(a float32 scalar buffer sqrt(640), made the float64 sqrt(640)). 'stock_hf_float64_gap' is "
                  "unpatched HF float64 vs the float64 forward: a finding about HF, not a tolerance of symuat. HF's last "
                  "hidden state is after the final norm, so the last state is compared after that norm; HF's logits "
-                 "are its lm_head applied to that state, in chunks of rows")
+                 "are its lm_head (a bias-free Linear, torch.nn.functional.linear) on that state, 64 rows at a time, "
+                 "with a weight checked bit-identical (SHA-256) to HF's lm_head.weight before the HF model is freed")
 
 _HF_CACHE: dict = {}
 
@@ -676,17 +694,28 @@ def _hf_model(source: Path):
             raise ModelError(f"{source}: transformers does not read it as gemma3_text")
         hc = Gemma3TextConfig(**cfg)
         hc._attn_implementation = "eager"
-        with no_init_weights():
-            model = Gemma3ForCausalLM(hc).to(torch.float64).eval()
+        default = torch.get_default_dtype()
+        torch.set_default_dtype(torch.float64)  # built in float64 directly (no float32 copy to convert)
+        try:
+            with no_init_weights():
+                model = Gemma3ForCausalLM(hc).eval()
+        finally:
+            torch.set_default_dtype(default)
         loaded = gguf_utils.load_gguf_checkpoint(str(source), return_tensors=True, model_to_load=model)
     finally:
         gguf_utils.tqdm = bar
-    sd = {k: v.to(torch.float64) for k, v in loaded["tensors"].items()}
-    missing, unexpected = model.load_state_dict(sd, strict=False)
-    missing = [m for m in missing if m != "lm_head.weight"]
+    tensors = loaded.pop("tensors")
+    params = dict(model.named_parameters())
+    missing = sorted(set(params) - set(tensors) - {"lm_head.weight"})
+    unexpected = sorted(set(tensors) - set(params))
     if missing or unexpected:
         raise ModelError(f"{source}: HF reference could not load {missing or unexpected}")
+    with torch.no_grad():
+        for k in list(tensors):  # one tensor at a time: never a second float64 copy of the model
+            params[k].copy_(tensors.pop(k))
     model.tie_weights()
+    if model.lm_head.weight.data_ptr() != model.model.embed_tokens.weight.data_ptr():
+        raise ModelError(f"{source}: HF reference did not tie lm_head to the embedding")
     _HF_CACHE[key] = model
     return model
 
@@ -768,13 +797,14 @@ class _Float64Islands:
 
 
 def hf_gemma3_reference(source: Path, ids, *, faithful: bool = True) -> dict | None:
-    """Hidden states of HF ``Gemma3ForCausalLM`` in float64 and its logits as a function of the
-    token rows, or None when transformers/torch are not installed.
+    """Hidden states of HF ``Gemma3ForCausalLM`` in float64, or None when transformers/torch are
+    not installed.
 
     ``faithful=True`` makes its float32 islands float64 (:class:`_Float64Islands`); ``False`` is
-    stock HF float64. ``logits(rows)`` is HF's ``lm_head`` applied to those rows of its (normed)
-    last hidden state — the logits of 600 tokens are 1.26 GB in float64, so the check asks for
-    them a chunk of rows at a time.
+    stock HF float64. Returned: ``hidden_states`` (the last after the final norm), and
+    ``lm_head`` — the SHA-256 of HF's (tied) ``lm_head.weight`` in float64 — so that its logits,
+    ``F.linear(last, W)`` (:func:`hf_logits`), can be formed a chunk of rows at a time after the
+    2 GB model is freed, with a weight proved bit-identical to HF's.
     """
     try:
         os.environ.setdefault("HF_HUB_OFFLINE", "1")
@@ -784,21 +814,38 @@ def hf_gemma3_reference(source: Path, ids, *, faithful: bool = True) -> dict | N
     except ImportError:
         return None
     import contextlib
+    import hashlib
 
     model = _hf_model(Path(source))
     if model.config.final_logit_softcapping is not None:
         raise ModelError(f"{source}: transformers sets final_logit_softcapping; not modelled")
+    if getattr(model, "_symuat_lm_head_sha", None) is None:
+        model._symuat_lm_head_sha = hashlib.sha256(model.lm_head.weight.detach().numpy().tobytes()).hexdigest()
     ctx = _Float64Islands(model) if faithful else contextlib.nullcontext()
     with ctx, torch.no_grad():
         out = model.model(input_ids=torch.tensor(np.asarray(ids)[None]), output_hidden_states=True, use_cache=False)
         hs = [h[0].numpy().copy() for h in out.hidden_states]
-        last = out.last_hidden_state[0].clone()
+    if model.lm_head.bias is not None:
+        raise ModelError(f"{source}: HF's lm_head has a bias; not modelled")
+    return {"hidden_states": hs, "lm_head": model._symuat_lm_head_sha}
 
-    def logits(rows) -> np.ndarray:
-        with torch.no_grad():
-            return model.lm_head(last[torch.as_tensor(np.asarray(rows))]).numpy()
 
-    return {"hidden_states": hs, "logits": logits}
+def hf_logits(last: np.ndarray, weight: np.ndarray, rows) -> np.ndarray:
+    """HF's ``lm_head`` (a bias-free ``nn.Linear``: ``torch.nn.functional.linear``) on the token
+    rows ``rows`` of its last hidden state, with the weight as a float64 torch tensor (shared,
+    not copied)."""
+    import torch
+
+    with torch.no_grad():
+        return torch.nn.functional.linear(torch.from_numpy(last[np.asarray(rows)]), torch.from_numpy(weight)).numpy()
+
+
+def free_hf() -> None:
+    """Drop the cached HF model (2 GB in float64)."""
+    import gc
+
+    _HF_CACHE.clear()
+    gc.collect()
 
 
 # --------------------------------------------------------------------------------------------
@@ -854,26 +901,44 @@ def check_gemma3(texts: list[str], model: str = "gemma3", *, reference: bool = T
     the float64-faithful HF reference; errors per token row. The logits of every row are compared,
     ``chunk`` rows at a time (never the whole N × 262 144 array)."""
     say = progress or (lambda msg: None)
+    import hashlib
+
+    source = weights.source if weights is not None else resolve(model)
+    tok = weights.tokenizer if weights is not None else load_tokenizer(source)
+    id_lists = []
+    for text in texts:
+        if not text or not text.strip():
+            raise ModelError("empty text: give a sentence to encode")
+        id_lists.append(np.array(tok.encode(text).ids, dtype=np.int64))
+    # the reference first, then its 2 GB freed before symuat's weights are loaded (peak memory)
+    refs, stocks, constants, hf_config = [None] * len(texts), [None] * len(texts), None, None
+    if reference:
+        for k, ids in enumerate(id_lists):
+            say(f"text {k + 1}/{len(texts)}: reference HF Gemma3ForCausalLM in float64 "
+                "(built from the GGUF by transformers: ~1 min)")
+            refs[k] = hf_gemma3_reference(source, ids, faithful=True)
+            if refs[k] is None:
+                break
+            stocks[k] = hf_gemma3_reference(source, ids, faithful=False)
+            if hf_config is None:
+                hf_config = hf_constants(source)
+        free_hf()
+    ref_ok = refs[0] is not None
     say("loading and dequantizing the weights")
-    weights = weights or load_gemma3(model)
+    weights = weights or load_gemma3(source)
+    if ref_ok:
+        constants = constants_agree(weights.config, hf_config)
+        if hashlib.sha256(weights.tensors["model.embed_tokens.weight"].tobytes()).hexdigest() != refs[0]["lm_head"]:
+            constants.append("HF's lm_head.weight (float64) is not bit-identical to symuat's embedding")
     net = Gemma3Numpy(weights)
-    reports, ref_ok, constants = [], False, None
-    for k, text in enumerate(texts):
-        ids = net.tokenize(text)
+    reports = []
+    for k, (text, ids, ref, stock) in enumerate(zip(texts, id_lists, refs, stocks)):
+        net.check_ids(ids)
         tag = f"text {k + 1}/{len(texts)} ({ids.size} tokens)"
         say(f"{tag}: forward")
         states = net.hidden_states(ids)
         say(f"{tag}: the DUAT rewrite")
         duat = gemma3_duat(net, states[0], progress=lambda m: say(f"{tag}: the DUAT rewrite,{m}"))
-        ref = stock = None
-        if reference:
-            say(f"{tag}: reference HF Gemma3ForCausalLM in float64 (building it from the GGUF takes ~1 min)")
-            ref = hf_gemma3_reference(weights.source, ids, faithful=True)
-            if ref is not None:
-                ref_ok = True
-                if constants is None:
-                    constants = constants_agree(weights.config, hf_constants(weights.source))
-                stock = hf_gemma3_reference(weights.source, ids, faithful=False)
         last = len(states) - 1
         normed = lambda X: X * net.final_scales(X)[:, None] * net.norm  # noqa: E731
         rows = []
@@ -893,11 +958,12 @@ def check_gemma3(texts: list[str], model: str = "gemma3", *, reference: bool = T
             f_rows, d_rows = net.logits(states[-1], idx), duat.logits(idx)
             lg["rewrite_vs_forward"] = worst(lg["rewrite_vs_forward"], row_relative_error(d_rows, f_rows))
             if ref is not None:
-                r_rows = ref["logits"](idx)
+                r_rows = hf_logits(ref["hidden_states"][-1], net.lm_head, idx)
                 lg["rewrite_vs_reference"] = worst(lg["rewrite_vs_reference"], row_relative_error(d_rows, r_rows))
                 lg["forward_vs_reference"] = worst(lg["forward_vs_reference"], row_relative_error(f_rows, r_rows))
             if stock is not None:
-                stock_logits = worst(stock_logits, row_relative_error(stock["logits"](idx), f_rows))
+                s_rows = hf_logits(stock["hidden_states"][-1], net.lm_head, idx)
+                stock_logits = worst(stock_logits, row_relative_error(s_rows, f_rows))
             if idx[-1] == ids.size - 1 and net.tokenizer is not None and np.isfinite(f_rows[-1]).all():
                 pred = net.tokenizer.decode([int(np.argmax(f_rows[-1]))])
         rows.append({"state": "logits", **lg})
@@ -908,9 +974,9 @@ def check_gemma3(texts: list[str], model: str = "gemma3", *, reference: bool = T
                     for s in range(len(states))]
             entry["stock_hf_float64_gap"] = {"worst_state": max(gaps), "logits": stock_logits}
         reports.append(entry)
-        del duat, states, ref, stock
+        del duat, states
     c = weights.config
-    out = {"model": model, "source": str(weights.source), "reference": ref_ok, "texts": reports,
+    out = {"model": str(model), "source": str(weights.source), "reference": ref_ok, "texts": reports,
            "error_definition": "max over the token rows n of ||a_n - b_n||_inf / ||b_n||_inf (every row of the "
                                "logits, compared 64 rows at a time)",
            "layer_types": "".join("G" if t == "global" else "L" for t in c.layer_types),
@@ -949,3 +1015,34 @@ def decompose_logit(model: Gemma3Numpy, ids, token: int | None = None):
     ids = model.check_ids(ids)
     states = model.hidden_states(ids)
     return _decompose(model, ids, token, duat=gemma3_duat(model, states[0]), states=states)
+
+
+def random_gemma3(rng, *, M: int = 8, heads: int = 4, kv_heads: int = 1, head_dim: int = 4, F: int = 12,
+                  layers: int = 6, vocab: int = 24, window: int = 4, context: int = 64) -> Gemma3Numpy:
+    """A random Gemma 3 decoder (sandwich norms, QK-norm, one K/V head, local layers with a window
+    of ``window`` and every sixth layer global, tanh-GELU gated MLP, tied embeddings) for checks
+    and tests. Norm weights are drawn around 1 (the stored :math:`1+w`).
+
+    >>> m = random_gemma3(np.random.default_rng(0))
+    >>> ids = np.arange(9) % 24  # longer than the window: local and global layers differ
+    >>> d = gemma3_duat(m, m.embed(ids))
+    >>> bool(row_relative_error(d.states[-1], m.hidden_states(ids)[-1]) < 1e-12)
+    True
+    """
+    cfg = Gemma3Config(vocab=vocab, M=M, layers=layers, heads=heads, kv_heads=kv_heads, head_dim=head_dim, F=F,
+                       eps=float(np.float32(1e-6)), context=context, window=window, rope_global=1e6)
+    g = lambda *s: rng.standard_normal(s) / np.sqrt(s[-1])  # noqa: E731
+    one = lambda n: 1 + 0.3 * rng.standard_normal(n)  # noqa: E731
+    d = head_dim
+    t = {"model.embed_tokens.weight": rng.standard_normal((vocab, M)), "model.norm.weight": one(M)}
+    for k in range(layers):
+        p = f"model.layers.{k}."
+        t.update({p + "self_attn.q_proj.weight": g(heads * d, M), p + "self_attn.k_proj.weight": g(kv_heads * d, M),
+                  p + "self_attn.v_proj.weight": g(kv_heads * d, M), p + "self_attn.o_proj.weight": g(M, heads * d),
+                  p + "mlp.gate_proj.weight": g(F, M), p + "mlp.up_proj.weight": g(F, M),
+                  p + "mlp.down_proj.weight": g(M, F), p + "self_attn.q_norm.weight": one(d),
+                  p + "self_attn.k_norm.weight": one(d)})
+        for n in ("input_layernorm", "post_attention_layernorm", "pre_feedforward_layernorm",
+                  "post_feedforward_layernorm"):
+            t[p + n + ".weight"] = one(M)
+    return Gemma3Numpy(Gemma3Weights(cfg, t, Path("<random gemma3>")))
