@@ -218,3 +218,21 @@ def test_gemma3_270m_long_text(gemma3):
         band = (k <= n) & ((n - k < 512) if layer.window else True)
         assert np.all(H[:, ~band] == 0.0) and np.all(H[:, band] > 0)
     assert m.tokenize("The capital of France is").tolist() == [2, 818, 5279, 529, 7001, 563]
+
+
+# --------------------------------------------------------------------------------------------
+# the Gemma extension checks (X3.qk-norm, X3.sandwich, X1.window) and their mutants
+# --------------------------------------------------------------------------------------------
+
+
+def test_gemma_extension_checks_and_mutants():
+    from symuat.claims import decoder as xd
+    from symuat.kernel import decide
+    from symuat.kernel.status import Status
+
+    assert decide.check_identity(*xd.qk_norm_statement()).status is Status.PROVED
+    assert decide.check_identity(*xd.qk_norm_statement(drop_key_gain=True)).status is Status.REFUTED
+    sizes = {"N": 5, "M": 8, "L": 6}
+    assert xd.sandwich_trial(sizes, 0)[0] and not xd.sandwich_trial(sizes, 0, mutant="no-post")[0]
+    sizes = {"N": 7, "M": 8, "w": 3}
+    assert xd.window_trial(sizes, 0)[0] and not xd.window_trial(sizes, 0, window_offset=1)[0]

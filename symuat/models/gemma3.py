@@ -717,3 +717,63 @@ EXACT = ("with those frozen, the logit is an exact identity: logit = r.A_L x'_0 
          "float64 with the transposed chains, so the only error is float64 rounding")
 
 
+
+
+def random_gemma3(rng, *, M: int = 8, heads: int = 4, kv_heads: int = 1, head_dim: int = 4, F: int = 12,
+                  layers: int = 6, vocab: int = 24, window: int = 4, context: int = 64) -> CausalLM:
+    """A random Gemma 3 decoder — sandwich norms, QK-norm, one K/V head, local layers with a window
+    of ``window`` and every sixth layer global (two RoPE bases), tanh-GELU gated MLP, √M embedding
+    scale, tied head — built as :func:`load_gguf_file` builds the real one (norm weights around 1,
+    the stored 1 + w).
+
+    >>> m = random_gemma3(np.random.default_rng(0))
+    >>> ids = np.arange(9) % 24  # longer than the window: local and global layers differ
+    >>> from symuat.transformer import to_duat
+    >>> X = to_duat(m.layers, m.embed(ids)).parts[-1].sum(axis=0)
+    >>> bool(row_errors(X, m.hidden_states(ids)[-1])[0] < 1e-12)
+    True
+    """
+    d = head_dim
+    kinds = ["global" if (i + 1) % SWA_PATTERN == 0 else "local" for i in range(layers)]
+    cfg = DecoderConfig(vocab=vocab, M=M, layers=layers, heads=heads, kv_heads=kv_heads, head_dim=d, F=F,
+                        rope_theta=1e6, eps=float(np.float32(1e-6)), context=context, rope="half", tied=True,
+                        activation="gelu_tanh", family="gemma3")
+    lin = lambda o, i: rng.standard_normal((o, i)) / np.sqrt(i)  # noqa: E731
+    one = lambda n: 1 + 0.3 * rng.standard_normal(n)  # noqa: E731
+    inv = {"local": rope_inv_freq(d, ROPE_LOCAL_BASE), "global": rope_inv_freq(d, 1e6)}
+    out = []
+    for kind in kinds:
+        out.append(DecoderLayer(
+            WQ=lin(heads * d, M).T, WK=lin(kv_heads * d, M).T, WV=lin(kv_heads * d, M).T, WO=lin(M, heads * d).T,
+            Wg=lin(F, M).T, Wu=lin(F, M).T, Wd=lin(M, F).T, g1=one(M), g2=one(M), post_attn=one(M), post_ffn=one(M),
+            q_norm=one(d), k_norm=one(d), config=cfg, window=window if kind == "local" else None,
+            inv_freq=inv[kind], scale=QUERY_PRE_ATTN_SCALAR ** -0.5))
+    model = CausalLM(cfg, rng.standard_normal((vocab, M)), out, one(M), None, source="<random gemma3>",
+                     embed_scale=math.sqrt(M))
+    model.layer_types, model.window, model.norm_storage = kinds, window, {}
+    return model
+
+
+def head_patterns_direct(layer: DecoderLayer, U: np.ndarray, window: int) -> np.ndarray:
+    """The patterns of a (local) layer computed token by token: query :math:`n` attends to the keys
+    :math:`\\max(0,n-w+1)\\ldots n` (QK-norm, RoPE, scale, softmax over that slice) — an independent
+    check of the banded :math:`H_i` (``(h, N, N)``, zero outside the slices)."""
+    from symuat.models.lifts import apply_rope, rms_scales, rope_angles
+
+    c = layer.config
+    N, d = U.shape[0], c.head_dim
+    Q = (U @ layer.WQ).reshape(N, c.heads, d).transpose(1, 0, 2)
+    K = (U @ layer.WK).reshape(N, c.kv_heads, d).transpose(1, 0, 2)
+    Q = Q * rms_scales(Q, c.eps)[..., None] * layer.q_norm
+    K = K * rms_scales(K, c.eps)[..., None] * layer.k_norm
+    ang = rope_angles(N, d, inv_freq=layer.inv_freq)
+    Q, K = apply_rope(Q, ang, c.rope), apply_rope(K, ang, c.rope)
+    H = np.zeros((c.heads, N, N))
+    for i in range(c.heads):
+        k = K[c.group[i]]
+        for n in range(N):
+            lo = max(0, n - window + 1)
+            s = (k[lo:n + 1] @ Q[i, n]) * layer.scale
+            e = np.exp(s - s.max())
+            H[i, n, lo:n + 1] = e / e.sum()
+    return H
