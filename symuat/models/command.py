@@ -157,9 +157,11 @@ def _run_check(args, say, show) -> int:
         print(json.dumps(_strict(report), indent=2, allow_nan=False))
         return 0 if v["passed"] else 1
     print(f"model {report['model']} ({report['family']} family; {report['source']})")
-    print(f"error: {report['error_definition']}; tolerance {tolerance:g}")
+    print(f"error: rel = max over token rows n of ‖aₙ − bₙ‖∞ / ‖bₙ‖∞, abs = max |a − b|; tolerance {tolerance:g} (rel)")
     if report["reference"]:
-        print("reference: " + report.get("reference_definition", "HF BertModel from the folder, float64"))
+        print("reference: transformers from the checkpoint's own files in float64"
+              + (", its float32 islands made float64 (RMSNorm, RoPE angles, softmax)" if report["family"] != "bert"
+                 else "") + "; --format json says how")
     else:
         print("reference: transformers/torch not installed or skipped (pip install -e '.[reference]')")
     for t in report["texts"]:
