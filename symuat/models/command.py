@@ -160,7 +160,8 @@ def _run_check(args, say, show) -> int:
     print(f"error: rel = max over token rows n of ‖aₙ − bₙ‖∞ / ‖bₙ‖∞, abs = max |a − b|; tolerance {tolerance:g} (rel)")
     if report["reference"]:
         print("reference: transformers from the checkpoint's own files in float64"
-              + (", its float32 islands made float64 (RMSNorm, RoPE angles, softmax)" if report["family"] != "bert"
+              + (", its float32 islands made float64 (RMSNorm, RoPE angles, softmax"
+                 + (", embedding scale" if report["family"] == "gemma3" else "") + ")" if report["family"] != "bert"
                  else "") + "; --format json says how")
     else:
         print("reference: transformers/torch not installed or skipped (pip install -e '.[reference]')")
