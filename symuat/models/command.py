@@ -228,19 +228,13 @@ def _run_explain(args, say, show) -> int:
     tolerance = _tolerance(args.tolerance)
     if args.figure:
         _check_figure(args.figure)
-    fam = family.family_of(args.model)
-    if fam.kind != "decoder":
-        from symuat.models.formats import ModelError
-
-        raise ModelError(f"explain takes a decoder (smollm2, a .gguf, a decoder folder), not {args.model!r} "
-                         f"({fam.name}, an encoder)")
     if say:
         say("loading the checkpoint; the decomposition")
     report, dec, words = explain(args.model, args.text, args.token, tolerance=tolerance,
                                  reference=not args.no_reference)
     if show:
         print("\r\033[K", end="", file=sys.stderr)
-    mod = importlib.import_module(fam.module)
+    mod = next(importlib.import_module(f.module) for f, _ in family.families() if f.name == report["family"])
     report["frozen"], report["exact"] = list(getattr(mod, "FROZEN", ())), getattr(mod, "EXACT", "")
     if args.figure:
         _write_figure(dec, words, args.figure)
