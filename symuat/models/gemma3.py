@@ -262,6 +262,16 @@ def load_folder(folder) -> CausalLM:
                      "Hugging Face gemma3_text folders are not read yet")
 
 
+#: GGUF metadata keys (after ``gemma3.``) that change the computation, each modelled (vocab_size: inert)
+GGUF_KEYS = ("block_count", "context_length", "embedding_length", "feed_forward_length", "attention.head_count",
+             "attention.head_count_kv", "attention.key_length", "attention.value_length",
+             "attention.layer_norm_rms_epsilon", "attention.sliding_window", "rope.freq_base", "rope.dimension_count")
+#: the tensors (HF names; {k} a layer) that make the model; any other is refused
+TENSORS = ("model.embed_tokens.weight", "model.norm.weight",
+           *(f"model.layers.{{k}}.{n}.weight" for n in _GGUF_NAMES.values()))
+#: no config.json folder is read (GGUF only)
+CONFIG_FIELDS: tuple[str, ...] = ()
+
 _SUPPORTED = ("symuat's gemma3 family reads the gemma3.* keys block_count, context_length, embedding_length, "
               "feed_forward_length, attention.head_count(_kv), attention.key_length/value_length, "
               "attention.layer_norm_rms_epsilon, attention.sliding_window, rope.freq_base and the tensors of "
