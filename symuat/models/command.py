@@ -41,6 +41,9 @@ def add_parser(sub) -> None:
     explain.add_argument("--figure", help="write the per-layer figure to this file (.png/.pdf/.svg; needs matplotlib)")
     explain.add_argument("--no-reference", action="store_true", help="skip the HF reference even if installed")
     explain.add_argument("--tolerance", default="1e-12", help="largest relative error that passes (default 1e-12)")
+    from symuat.models.fold import add_fold_parser  # spec §9: `symuat model fold` (issue #21)
+
+    add_fold_parser(msub)
 
 
 def _strict(value):
@@ -77,7 +80,20 @@ def _progress():
     return show, say
 
 
+def _family(model: str) -> str:
+    """``bert`` or ``llama`` (the name ``symuat model fold`` dispatches on) for ``model``; another
+    family's name as ``unsupported:<name>``. Bad input raises :class:`ModelError`."""
+    from symuat.models.family import family_of
+
+    name = family_of(model).name
+    return name if name in ("bert", "llama") else f"unsupported:{name}"
+
+
 def run(args) -> int:
+    if args.model_command == "fold":  # spec §9 (issue #21)
+        from symuat.models.fold import run_fold
+
+        return run_fold(args)
     if args.model_command == "install":
         return _install(args.name)
     from symuat.models.formats import ModelError
