@@ -23,6 +23,7 @@ import bench_attention  # noqa: E402
 import bench_duat  # noqa: E402
 import bench_families  # noqa: E402
 import bench_foundation  # noqa: E402
+import bench_gemma3  # noqa: E402
 import bench_model  # noqa: E402
 import bench_prove  # noqa: E402
 
@@ -33,6 +34,7 @@ BENCHMARKS = {
     "attention": bench_attention.run,
     "foundation": bench_foundation.run,
     "families": bench_families.run,
+    "gemma3": bench_gemma3.run,
 }
 
 
