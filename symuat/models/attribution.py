@@ -351,13 +351,13 @@ def _flat_wv(lt: LayerTrace) -> np.ndarray:
 
 
 def _per_head(G: np.ndarray, lt: LayerTrace) -> np.ndarray:
-    """:math:`G\,W_{O,i}^{\top}` for every head, ``(h, N, d)``, from ``G`` ``(N, M)`` (one matmul)."""
+    r""":math:`G\,W_{O,i}^{\top}` for every head, ``(h, N, d)``, from ``G`` ``(N, M)`` (one matmul)."""
     h, d, M = lt.WO.shape
     return (G @ lt.WO.reshape(h * d, M).T).reshape(G.shape[0], h, d).transpose(1, 0, 2)
 
 
 def _attention_adjoint(lt: LayerTrace, G: np.ndarray) -> np.ndarray:
-    """:math:`(\text{post}\,A\,S_1)^{\top}G` for ``G`` ``(N, M)``: the frozen attention's adjoint."""
+    """:math:`(\\text{post}\\,A\\,S_1)^{\\top}G` for ``G`` ``(N, M)``: the frozen attention's adjoint."""
     Gh = lt.H.transpose(0, 2, 1) @ _per_head(_post(G, lt.post_attn), lt)  # (h, N, d)
     g, M, d = lt.WV.shape
     Gg = np.zeros((g,) + Gh.shape[1:])
@@ -413,7 +413,7 @@ def duat_view(tr: Trace, tg: Target, tol: float = TOLERANCE) -> DUATView:
         rho = rho + _attention_adjoint(lt, rho)  # ρ_{j-1} = W1_j^T ρ_j
     lin = (rho * tr.x0).sum(axis=1)
     total, err, rel, ok = _exactness([lin, sigma], tg.value, tg.scale, tol)
-    split_ok = math.isfinite(split_err) and split_err <= tol
+    split_ok = bool(math.isfinite(split_err) and split_err <= tol)
     return DUATView(lin, sigma, sk_a, sk_r, hd_a, hd_r, tg.value, total, err, rel, split_err, ok and split_ok)
 
 
@@ -489,3 +489,230 @@ def rows(att: Attribution, view: str, by: str) -> list[tuple[str, float]]:
     return ([(f"linear path from {words[m]}", float(v.linear_per_token[m])) for m in range(tr.N)]
             + [(f"σ-terms ← attention from {words[m]}", float(per[m])) for m in range(tr.N)]
             + [("σ-terms ← skip", float(v.skip_linear.sum() + v.skip_bias.sum()))])
+
+
+# --------------------------------------------------------------------------------------------
+# the report: JSON, table, figure (``symuat model explain``)
+# --------------------------------------------------------------------------------------------
+
+
+def _clean(value):
+    """Strict JSON: a NaN or an infinity becomes ``null``; arrays become nested lists."""
+    if isinstance(value, np.ndarray):
+        return _clean(value.tolist())
+    if isinstance(value, dict):
+        return {k: _clean(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_clean(v) for v in value]
+    if isinstance(value, (float, np.floating)):
+        return float(value) if math.isfinite(value) else None
+    if isinstance(value, np.integer):
+        return int(value)
+    if isinstance(value, np.bool_):
+        return bool(value)
+    return value
+
+
+def report(att: Attribution, *, by: str = "layer", k: int = 5, tol: float = TOLERANCE) -> dict:
+    """Everything ``explain`` prints, as one JSON-ready dict (full per-head × source arrays included)."""
+    tr, tg, res, du = att.trace, att.target, att.residual, att.duat
+    words = tr.words
+    out = {
+        "tokens": words, "position": tr.N - 1, "token": tg.text, "token_id": tg.token,
+        "vs": None if tg.vs is None else tr.decode(tg.vs), "vs_id": tg.vs,
+        "explained": "logit(token)" if tg.vs is None else "logit(token) - logit(vs)",
+        "value": tg.value, "logit": float(tr.logits[tg.token]),
+        "token_stats": token_stats(tr.logits, tg.token),
+        "vs_stats": None if tg.vs is None else token_stats(tr.logits, tg.vs),
+        "top_k": top_k(tr.logits, k, tr.decode),
+        "tolerance": tol,
+        "tolerance_definition": "|sum of terms − value| ≤ tolerance · max(|value|, |logit(token)|, |logit(vs)|) "
+                                "(a single logit: plain relative error; a difference cannot be known better than "
+                                "the two logits it subtracts); every σ-term's split must add up to it the same way; "
+                                "a non-finite number fails",
+        "passed": att.passed, "by": by,
+        # the DUAT terms, as `explain` has always listed them (linear path, σ-terms, zero bias)
+        "sum_of_terms": du.total, "abs_error": du.abs_error, "rel_error": du.rel_error,
+        "terms": ([{"term": "linear path A_L x'_0", "value": du.linear,
+                    "per_input_token": [{"token": w, "value": float(v)} for w, v in zip(words, du.linear_per_token)]}]
+                  + [{"term": f"layer {j + 1} sigma-term", "value": float(v)} for j, v in enumerate(du.sigma)]
+                  + [{"term": "bias terms c_L", "value": 0.0}]),
+        "views": {
+            "residual": {"total": res.total, "abs_error": res.abs_error, "rel_error": res.rel_error,
+                         "passed": res.passed, "frozen": list(res.frozen), "relation": res.relation,
+                         "embedding": res.embedding, "attention": res.heads.sum(axis=(1, 2)), "mlp": res.mlp,
+                         "heads": res.heads.sum(axis=2), "head_source": res.heads,
+                         "rows": [{"term": t, "value": v} for t, v in rows(att, "residual", by)]},
+            "duat": {"total": du.total, "abs_error": du.abs_error, "rel_error": du.rel_error,
+                     "split_error": du.split_error, "passed": du.passed, "frozen": list(du.frozen),
+                     "relation": du.relation, "linear_per_token": du.linear_per_token, "sigma": du.sigma,
+                     "sigma_split": {"skip_linear": du.skip_linear, "skip_bias": du.skip_bias,
+                                     "heads_linear": du.heads_linear, "heads_bias": du.heads_bias},
+                     "rows": [{"term": t, "value": v} for t, v in rows(att, "duat", by)]},
+        },
+    }
+    return _clean(out)
+
+
+def _table_rows(pairs: list[tuple[str, float]], by: str, limit: int) -> list[tuple[str, float]]:
+    """All rows ``by`` layer; otherwise the ``limit`` largest in |value| and one row for the rest."""
+    if by == "layer" or len(pairs) <= limit + 1:
+        return pairs
+    order = sorted(range(len(pairs)), key=lambda i: -abs(pairs[i][1]) if math.isfinite(pairs[i][1]) else -math.inf)
+    keep = sorted(order[:limit])
+    rest = [pairs[i][1] for i in order[limit:]]
+    return [pairs[i] for i in keep] + [(f"the other {len(rest)} terms", math.fsum(rest))]
+
+
+def print_table(rep: dict, text: str, *, limit: int = 20, views=("residual", "duat"), file=None) -> None:
+    import shutil
+    import sys
+    import textwrap
+
+    p = (lambda *a: print(*a, file=file or sys.stdout))
+    cols = max(60, min(120, shutil.get_terminal_size((100, 24)).columns))
+    f = lambda v: f"{v:+.12f}" if v is not None else "non-finite"
+    what = repr(rep["token"]) if rep["vs"] is None else f"{rep['token']!r} − {rep['vs']!r}"
+    p(f"{text!r} → next token at position {rep['position']} ({len(rep['tokens'])} tokens)")
+    p(f"  {'rank':>4}  {'token':<18} {'logit':>10} {'probability':>12}")
+    for t in rep["top_k"]:
+        p(f"  {t['rank']:>4}  {t['token']!r:<18} {t['logit']:>10.4f} {t['probability']:>12.4%}")
+    for key, tid in (("token_stats", rep["token_id"]), ("vs_stats", rep["vs_id"])):
+        s = rep[key]
+        if s is not None:
+            name = rep["token"] if key == "token_stats" else rep["vs"]
+            p(f"  {name!r} (id {tid}): rank {s['rank']}, probability {s['probability']:.4%}, logit {s['logit']:.6f}")
+    p(f"\nexplained: {'logit(' + what + ')' if rep['vs'] is None else 'logit difference ' + what} = "
+      f"{f(rep['value'])} (the model's float64 forward)")
+    names = {"residual": "residual view — direct logit attribution, exact", "duat": "DUAT view — the papers' form"}
+    for view in views:
+        v = rep["views"][view]
+        pairs = [(r["term"], r["value"] if r["value"] is not None else math.nan) for r in v["rows"]]
+        shown = _table_rows(pairs, rep["by"], limit)
+        p(f"\n{names[view]}, by {rep['by']}")
+        width = max([len(t) for t, _ in shown] + [24])
+        p(f"  {'term':<{width}} {'value':>18}")
+        for t, val in shown:
+            p(f"  {t:<{width}} {f(val) if math.isfinite(val) else 'non-finite':>18}")
+        extra = f", σ-splits within {v['split_error']:.1e}" if view == "duat" and v.get("split_error") is not None else ""
+        err = "—" if v["abs_error"] is None else f"{v['abs_error']:.1e} (relative {v['rel_error']:.1e})"
+        p(f"  {'sum':<{width}} {f(v['total']):>18}   |sum − value| = {err}{extra}: "
+          f"{'adds up' if v['passed'] else 'DOES NOT ADD UP'}")
+        wrap = lambda t: textwrap.fill(t, width=cols, initial_indent="  ", subsequent_indent="    ")
+        p(wrap("frozen: " + "; ".join(v["frozen"])))
+        p(wrap(v["relation"]))
+    p(f"\n{'PASS' if rep['passed'] else 'FAIL'}: every view sums to the value within {rep['tolerance']:g} "
+      "(see tolerance_definition in --format json)" if rep["passed"] else
+      f"\nFAIL: a view does not sum to the value within {rep['tolerance']:g}, or a number is non-finite")
+
+
+def figure(att: Attribution, path) -> "Path":
+    """One page-width figure: the residual view per layer × head (+ the MLP column), the DUAT
+    σ-terms' attention per layer × head, and both views per source token."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from symuat.figures import FONT, _save
+
+    tr, tg, res, du = att.trace, att.target, att.residual, att.duat
+    L, h = res.heads.shape[:2]
+    what = f"logit({tg.text!r})" if tg.vs is None else f"logit({tg.text!r}) − logit({tr.decode(tg.vs)!r})"
+    with plt.rc_context(FONT):
+        fig = plt.figure(figsize=(14, 11))
+        gs = fig.add_gridspec(2, 2, height_ratios=[3, 2])
+        for col, (title, grid) in enumerate((
+                ("residual view: head writes + MLP", np.column_stack([res.heads.sum(axis=2), res.mlp])),
+                ("DUAT view: σ-term ← head / skip", np.column_stack([du.heads.sum(axis=2),
+                                                                      du.skip_linear + du.skip_bias])))):
+            ax = fig.add_subplot(gs[0, col])
+            vmax = max(np.abs(grid).max(), np.finfo(float).tiny)
+            im = ax.imshow(grid, cmap="RdBu_r", vmin=-vmax, vmax=vmax, aspect="auto", interpolation="nearest")
+            ax.set_xticks(range(h + 1), [str(i) for i in range(h)] + ["MLP" if col == 0 else "skip"])
+            step = max(1, L // 10)
+            ax.set_yticks(range(0, L, step), [str(k + 1) for k in range(0, L, step)])
+            ax.set_xlabel("head")
+            ax.set_ylabel("layer")
+            ax.set_title(title)
+            fig.colorbar(im, ax=ax, fraction=0.05, pad=0.02, label="contribution")
+        ax = fig.add_subplot(gs[1, :])
+        x = np.arange(tr.N)
+        w = 0.27
+        ax.bar(x - w, res.heads.sum(axis=(0, 1)), w, label="residual view: attention from the token", color="#1f4e79")
+        ax.bar(x, du.heads.sum(axis=(0, 1)), w, label="DUAT view: σ-terms ← attention from the token", color="#c0392b")
+        ax.bar(x + w, du.linear_per_token, w, label="DUAT view: linear path from the token", color="#999")
+        ax.axhline(0, color="k", lw=0.6)
+        step = max(1, tr.N // 24)
+        ax.set_xticks(x[::step], [repr(t)[1:-1] for t in tr.words][::step], rotation=60, ha="right")
+        ax.set_ylabel("contribution")
+        ax.set_title("per source token")
+        ax.legend(loc="best", fontsize=11)
+        fig.suptitle(f"{what} = {tg.value:.6f}, exact: residual view |Σ − value| = {res.abs_error:.1e}, "
+                     f"DUAT view {du.abs_error:.1e}")
+        fig.tight_layout()
+        return _save(fig, path)
+
+
+def _one_token(tokenizer, text: str, option: str) -> int:
+    ids = tokenizer.encode(text).ids if text else []
+    if len(ids) != 1:
+        raise ModelError(f"{option} {text!r} is {len(ids)} tokens {ids}; give exactly one token "
+                         "(mind the leading space: ' Paris')")
+    return int(ids[0])
+
+
+def run_explain(args, load: Callable | None = None) -> int:
+    """``symuat model explain``: exit 0 when every view adds up, 1 when one does not (or a number is
+    non-finite), 2 on bad input (nothing written)."""
+    import importlib.util
+    import json
+    import sys
+    from pathlib import Path
+
+    by, k, limit = getattr(args, "by", None) or "layer", getattr(args, "top", 5), getattr(args, "rows", 20)
+    view = getattr(args, "view", "both") or "both"
+    if args.figure:
+        if importlib.util.find_spec("matplotlib") is None:
+            print("symuat: --figure needs matplotlib (pip install -e '.[docs]')", file=sys.stderr)
+            return 2
+        fpath = Path(args.figure)
+        if fpath.suffix.lower() not in (".png", ".pdf", ".svg"):
+            print(f"symuat: {args.figure}: the figure must be .png, .pdf or .svg", file=sys.stderr)
+            return 2
+    if k < 0 or limit < 1:
+        print("symuat: --top must be ≥ 0 and --rows ≥ 1", file=sys.stderr)
+        return 2
+    try:
+        if load is None:
+            from symuat.models.llama import LlamaNumpy, load_llama
+
+            load = lambda name: LlamaNumpy(load_llama(name))
+        net = load(args.model)
+        ids = net.tokenize(args.text)
+        token = None if args.token is None else _one_token(net.tokenizer, args.token, "--token")
+        vs = None if getattr(args, "vs", None) is None else _one_token(net.tokenizer, args.vs, "--vs")
+        with np.errstate(all="ignore"):  # non-finite numbers are reported (null, FAIL), not warned about
+            att = explain(net, ids, token, vs, tol=args.tolerance)
+            if vs is not None and att.target.token == vs:
+                raise ModelError(f"--vs {args.vs!r} is the explained token itself; the difference is 0")
+    except ModelError as exc:
+        print(f"symuat: {exc}", file=sys.stderr)
+        return 2
+    rep = {"model": args.model, "text": args.text, **report(att, by=by, k=k, tol=args.tolerance)}
+    views = ("residual", "duat") if view == "both" else (view,)
+    if args.figure:
+        try:
+            with np.errstate(all="ignore"):
+                figure(att, args.figure)
+        except (OSError, ValueError) as exc:
+            print(f"symuat: {args.figure}: cannot write the figure ({exc})", file=sys.stderr)
+            return 2
+        rep["figure"] = args.figure
+    if args.format == "json":
+        print(json.dumps(rep, indent=1, allow_nan=False, ensure_ascii=False))
+    else:
+        print_table(rep, args.text, limit=limit, views=views)
+        if args.figure:
+            print(f"figure: {args.figure}")
+    return 0 if rep["passed"] else 1

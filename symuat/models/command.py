@@ -103,14 +103,25 @@ LLAMA_DEFAULT_TEXTS = ["The capital of France is"]
 
 
 def _add_explain_parser(msub) -> None:
-    explain = msub.add_parser("explain", help="a decoder's next-token logit as the exact sum of its DUAT terms "
-                                              "(linear path, one σ-term per layer, bias terms)")
+    explain = msub.add_parser("explain", help="a decoder's next-token logit (or a logit difference) as an exact sum: "
+                                              "per layer, sub-layer, head or source token, in the residual (DLA) "
+                                              "view and the DUAT view")
     explain.add_argument("--model", default="smollm2", help="smollm2, a .gguf file or a Llama checkpoint folder")
     explain.add_argument("--text", default="The capital of France is", help="the prompt")
     explain.add_argument("--token", help="the next token to explain, e.g. ' Paris' (default: the prediction)")
     explain.add_argument("--format", choices=("table", "json"), default="table")
-    explain.add_argument("--figure", help="write the per-layer figure to this file (.png/.pdf/.svg; needs matplotlib)")
+    explain.add_argument("--figure", help="write the figure (layers × heads, source tokens) to this file "
+                                          "(.png/.pdf/.svg; needs matplotlib)")
     explain.add_argument("--tolerance", type=float, default=1e-12)
+    # issue 23 (symuat.models.attribution): a logit difference, the views, their granularity, top-k
+    explain.add_argument("--vs", help="explain logit(token) − logit(VS), e.g. --vs ' London' (one token)")
+    explain.add_argument("--by", choices=("layer", "sublayer", "head", "token"), default="layer",
+                         help="group the terms by layer, sub-layer (attention / MLP), head, or source token")
+    explain.add_argument("--view", choices=("both", "residual", "duat"), default="both",
+                         help="the residual view (exact direct logit attribution), the DUAT view, or both")
+    explain.add_argument("--top", type=int, default=5, help="list the K most likely next tokens (default 5)")
+    explain.add_argument("--rows", type=int, default=20,
+                         help="table rows for --by sublayer/head/token: the largest terms, the rest summed")
 
 
 def _family(model: str) -> str:
@@ -229,82 +240,13 @@ def _run_llama_check(args) -> int:
 
 
 def _run_explain(args) -> int:
-    import json
-    import math
-
-    from symuat.models.bert import ModelError
-
     if _family(args.model) != "llama":
         print(f"symuat: explain takes a Llama-family decoder (smollm2, a .gguf, a Llama folder), not {args.model!r}",
               file=sys.stderr)
         return 2
-    from symuat.models.llama import EXACT, FROZEN, LlamaNumpy, decompose_logit, load_llama
+    from symuat.models.attribution import run_explain  # issue 23: every view, --vs / --by / --top
 
-    try:
-        net = LlamaNumpy(load_llama(args.model))
-        ids = net.tokenize(args.text)
-        token = None
-        if args.token is not None:
-            tid = net.tokenizer.encode(args.token).ids if args.token else []
-            if len(tid) != 1:
-                raise ModelError(f"--token {args.token!r} is {len(tid)} tokens {tid}; give exactly one token "
-                                 "(mind the leading space: ' Paris')")
-            token = tid[0]
-        import numpy as np
-
-        with np.errstate(all="ignore"):  # non-finite numbers are reported (null, FAIL), not warned about
-            dec = decompose_logit(net, ids, token)
-    except ModelError as exc:
-        print(f"symuat: {exc}", file=sys.stderr)
-        return 2
-    values = [dec.logit, dec.total, dec.linear, dec.bias, *dec.layers.tolist()]
-    finite = all(math.isfinite(v) for v in values)
-    passed = finite and dec.rel_error <= args.tolerance
-    clean = lambda v: v if math.isfinite(v) else None
-    words = [net.tokenizer.decode([int(i)]) for i in ids]
-    report = {
-        "model": args.model, "text": args.text, "tokens": words, "position": dec.position,
-        "token": dec.token_text, "token_id": dec.token, "logit": clean(dec.logit), "sum_of_terms": clean(dec.total),
-        "abs_error": clean(dec.abs_error), "rel_error": clean(dec.rel_error), "tolerance": args.tolerance,
-        "passed": passed,
-        "terms": ([{"term": "linear path A_L x'_0", "value": clean(dec.linear),
-                    "per_input_token": [{"token": w, "value": clean(float(v))} for w, v in zip(words, dec.linear_per_token)]}]
-                  + [{"term": f"layer {j + 1} sigma-term", "value": clean(float(v))} for j, v in enumerate(dec.layers)]
-                  + [{"term": "bias terms c_L", "value": clean(dec.bias)}]),
-        "frozen": list(FROZEN), "exact": EXACT,
-    }
-    if args.figure:
-        try:
-            _explain_figure(dec, words, args.figure)
-        except ImportError:
-            print("symuat: --figure needs matplotlib (pip install -e '.[docs]')", file=sys.stderr)
-            return 2
-        except (OSError, ValueError) as exc:
-            print(f"symuat: {args.figure}: cannot write the figure ({exc})", file=sys.stderr)
-            return 2
-        report["figure"] = args.figure
-    if args.format == "json":
-        print(json.dumps(report, indent=2, allow_nan=False))
-    else:
-        print(f"{args.text!r} → next token {dec.token_text!r} (id {dec.token}) at position {dec.position}")
-        print(f"logit of the model (float64 forward): {dec.logit:+.15f}")
-        print(f"\n  {'term':<28} {'value':>22} {'running sum':>22}")
-        run = 0.0
-        for t in report["terms"]:
-            run += t["value"] if t["value"] is not None else math.nan
-            print(f"  {t['term']:<28} {t['value'] if t['value'] is not None else math.nan:+22.15f} {run:+22.15f}")
-            for p in t.get("per_input_token", []):
-                print(f"      from {p['token']!r:<20} {p['value']:+22.15f}")
-        print(f"\n  sum of the terms {dec.total:+.15f}; |sum − logit| = {dec.abs_error:.1e} "
-              f"(relative {dec.rel_error:.1e}, tolerance {args.tolerance:g})")
-        print("\nfrozen at the input:")
-        for f in FROZEN:
-            print(f"  - {f}")
-        print(f"exact: {EXACT}")
-        if args.figure:
-            print(f"figure: {args.figure}")
-        print(f"\n{'PASS' if passed else 'FAIL'}")
-    return 0 if passed else 1
+    return run_explain(args)
 
 
 def _explain_figure(dec, words, path) -> None:
