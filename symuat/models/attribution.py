@@ -87,6 +87,12 @@ class LayerTrace:
     mlp: np.ndarray  # (N, M) the MLP write (after a post-norm, if any)
     post_attn: tuple[np.ndarray, np.ndarray] | None = None  # (scales (N,), gain (M,)) of a post-attention norm
     post_mlp: tuple[np.ndarray, np.ndarray] | None = None
+    Wu: np.ndarray | None = None  # (M, F) (Golden's map: the up-projection stays linear)
+
+    @property
+    def act(self) -> np.ndarray:
+        """The gate activation act(Z W_g) (Golden freezes it)."""
+        return self.gate * self.slope
 
     @property
     def heads(self) -> int:
@@ -160,7 +166,8 @@ def trace_llama(model, ids, states: list[np.ndarray] | None = None) -> Trace:
         mlp = (gate * slope * up) @ layer.Wd
         layers.append(LayerTrace(X=X, s1=s1, g1=layer.g1, H=H, WV=layer.WV.reshape(M, g, d).transpose(1, 0, 2),
                                  WO=layer.WO.reshape(c.heads, d, M), group=c.group, V=V, attn=attn, s2=s2,
-                                 g2=layer.g2, Wg=layer.Wg, Wd=layer.Wd, gate=gate, up=up, slope=slope, mlp=mlp))
+                                 g2=layer.g2, Wg=layer.Wg, Wd=layer.Wd, gate=gate, up=up, slope=slope, mlp=mlp,
+                                 Wu=layer.Wu))
         X = Y + mlp
     xL = X if states is None else states[-1]
     logits = model.logits(xL[-1:])[0]
@@ -415,6 +422,134 @@ def duat_view(tr: Trace, tg: Target, tol: float = TOLERANCE) -> DUATView:
     total, err, rel, ok = _exactness([lin, sigma], tg.value, tg.scale, tol)
     split_ok = bool(math.isfinite(split_err) and split_err <= tol)
     return DUATView(lin, sigma, sk_a, sk_r, hd_a, hd_r, tg.value, total, err, rel, split_err, ok and split_ok)
+
+
+# --------------------------------------------------------------------------------------------
+# Golden's equivalent linear map, matrix-free
+# --------------------------------------------------------------------------------------------
+
+GOLDEN_FROZEN = ("every norm's scale (pre-attention, pre-MLP, final; post-norms if any), at its input",
+                 "the gate activation act(Z W_g) of every MLP (the up-projection Z W_u stays linear)",
+                 "the attention patterns H_i of every layer and head")
+
+
+def golden_apply(tr: Trace, X: np.ndarray) -> np.ndarray:
+    r"""The frozen network applied to any input ``X`` ``(N, M)``: the last token's final-normed
+    output :math:`\sum_tJ_tX_t` ``(M,)``. At ``X = x_0`` it is the model's output (exactly, up to rounding)."""
+    for lt in tr.layers:
+        if lt.Wu is None:
+            raise ModelError(f"the {tr.family} adapter does not give W_u: Golden's map needs it")
+        Y = X + _attention_apply(lt, X)[1]
+        Z = Y * lt.s2[:, None] * lt.g2
+        X = Y + _post((lt.act * (Z @ lt.Wu)) @ lt.Wd, lt.post_mlp)
+    n = tr.N - 1
+    return tr.sf[n] * tr.gf * X[n]
+
+
+def golden_vjp(tr: Trace, u: np.ndarray) -> np.ndarray:
+    r""":math:`u^{\top}J_t` for every input position ``t`` at once, ``(N, M)``: one reverse pass
+    through the frozen operators' adjoints (a logit's row: ``u = W_U[token]``)."""
+    N, M = tr.x0.shape
+    G = np.zeros((N, M))
+    G[N - 1] = tr.sf[N - 1] * tr.gf * np.asarray(u, dtype=float)
+    for lt in reversed(tr.layers):
+        if lt.Wu is None:
+            raise ModelError(f"the {tr.family} adapter does not give W_u: Golden's map needs it")
+        gm = (_post(G, lt.post_mlp) @ lt.Wd.T) * lt.act  # (N, F)
+        GY = G + (gm @ lt.Wu.T) * lt.s2[:, None] * lt.g2
+        G = GY + _attention_adjoint(lt, GY)
+    return G
+
+
+def golden_operator(tr: Trace, t: int):
+    """:math:`J_t` as a SciPy ``LinearOperator`` ``(M, M)`` (matvec: a forward of the frozen network
+    from position ``t``; rmatvec: one reverse pass)."""
+    from scipy.sparse.linalg import LinearOperator
+
+    N, M = tr.x0.shape
+    if not 0 <= t < N:
+        raise ModelError(f"input position {t} is outside [0, {N})")
+
+    def mv(v):
+        X = np.zeros((N, M))
+        X[t] = np.ravel(v)
+        return golden_apply(tr, X)
+
+    return LinearOperator((M, M), matvec=mv, rmatvec=lambda u: golden_vjp(tr, np.ravel(u))[t], dtype=float)
+
+
+def golden_svd(tr: Trace, t: int, k: int = 3):
+    """The ``k`` leading singular triplets of :math:`J_t` (``scipy.sparse.linalg.svds`` on
+    :func:`golden_operator`; no ``J`` materialised). Returns ``(U, s, Vt)``, ``s`` descending."""
+    from scipy.sparse.linalg import svds
+
+    M = tr.x0.shape[1]
+    U, s, Vt = svds(golden_operator(tr, t), k=min(k, M - 1), tol=1e-14, random_state=0)
+    order = np.argsort(-s)
+    return U[:, order], s[order], Vt[order]
+
+
+class _GoldenDetached:
+    """HF Llama in float64 (its float32 islands patched, :class:`~symuat.models.llama._Float64Islands`)
+    with Golden's freezing: the RMSNorm scale ``rsqrt(mean(x²)+eps)``, the gate ``act(gate_proj(x))``
+    and the softmax'd attention pattern are ``detach()``-ed, so autograd sees the linear map."""
+
+    def __enter__(self):
+        import torch
+        from transformers.models.llama import modeling_llama as ml
+
+        from symuat.models.llama import _Float64Islands
+
+        self.islands = _Float64Islands().__enter__()
+        self.ml, self.mlp = ml, ml.LlamaMLP.forward
+
+        def rms(norm, x):
+            var = x.pow(2).mean(-1, keepdim=True)
+            return norm.weight * (x * torch.rsqrt(var + norm.variance_epsilon).detach())
+
+        def mlp(m, x):
+            return m.down_proj(m.act_fn(m.gate_proj(x)).detach() * m.up_proj(x))
+
+        soft = ml.nn.functional.softmax  # the islands' float64 softmax
+
+        def softmax(t, dim=None, dtype=None, **kw):
+            return soft(t, dim=dim, dtype=dtype, **kw).detach()
+
+        ml.LlamaRMSNorm.forward, ml.LlamaMLP.forward, ml.nn.functional.softmax = rms, mlp, softmax
+        return self
+
+    def __exit__(self, *exc):
+        self.ml.LlamaMLP.forward = self.mlp
+        return self.islands.__exit__(*exc)  # restores the norm and the softmax too
+
+
+def golden_reference_llama(weights, ids, *, jacobian: bool = True, u: np.ndarray | None = None) -> dict:
+    r"""HF ``LlamaForCausalLM`` (float64, islands patched, Golden's detaches) from the checkpoint's own
+    files: ``y`` (the last token's final-normed output), ``J`` ``(M, N, M)`` by ``torch.func.jacrev``
+    (``jacobian=True``), and ``vjp`` :math:`u^{\top}J` by one ``torch.autograd`` backward (``u`` given)."""
+    import torch
+
+    from symuat.models.llama import _hf_model
+
+    model = _hf_model(weights)
+    ids_t = torch.tensor(np.asarray(ids)[None])
+    out = {}
+    with _GoldenDetached():
+        E = model.model.embed_tokens(ids_t)[0].detach()
+
+        def f(E):
+            return model.model(inputs_embeds=E[None]).last_hidden_state[0, -1]
+
+        E1 = E.clone().requires_grad_(True)
+        y = f(E1)
+        out["y"] = y.detach().numpy()
+        out["x0"] = E.numpy()
+        if u is not None:
+            (g,) = torch.autograd.grad(y, E1, torch.from_numpy(np.asarray(u, dtype=np.float64)))
+            out["vjp"] = g.numpy()
+        if jacobian:
+            out["J"] = torch.func.jacrev(f)(E).detach().numpy()
+    return out
 
 
 # --------------------------------------------------------------------------------------------
