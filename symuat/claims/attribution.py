@@ -186,3 +186,23 @@ X8.check("linear", None, r"\max\Big(\frac{|\mathcal Jx_0-y|_\infty}{|y|_\infty},
          r"\frac{|u^{T}(J_tv)-(u^{T}J_t)v|}{\max(|y|_\infty,|u^{T}J_tv|)}\Big)\le10^{-12}",
          lambda: decide.check_numeric(golden_trial, SIZES, what="float64, random GQA decoders; random u, v, t"),
          note="symuat.models.attribution.golden_apply / golden_vjp", **EXT)
+
+
+def attribution_figure(path):
+    """Both views of ' Paris' − ' London' after "The capital of France is" (SmolLM2 when installed)."""
+    from symuat.claims.decoder import _real_or_random
+    from symuat.models import attribution as at
+
+    model, _, text = _real_or_random()
+    if text:
+        ids = model.tokenize(text)
+        enc = lambda s: model.tokenizer.encode(s).ids[0]
+        att = at.explain(model, ids, enc(" Paris"), enc(" London"))
+    else:
+        att = at.explain(model, np.arange(6) % model.config.vocab)
+    at.figure(att, path)
+
+
+X7.figures.append(("decoder-attribution", "The logit difference ' Paris' − ' London' after \"The capital of France "
+                   "is\" in both exact views: per layer × head (the residual view's head writes and MLP writes; the "
+                   "DUAT view's σ-terms split by their input) and per source token.", attribution_figure))
