@@ -265,3 +265,71 @@ def test_smollm2_views_add_up_on_unseen_text(smollm2, seed):
     third = int(np.argsort(-att.trace.logits)[2])
     _adds_up(at.explain(smollm2, ids, None, third, states=None))
     assert att.residual.heads.shape == (30, 9, ids.size)
+
+
+# --------------------------------------------------------------------------------------------
+# the interface is family-agnostic: a sandwich-norm decoder (Gemma's layout) built by hand
+# --------------------------------------------------------------------------------------------
+
+
+def _gelu_tanh_slope(z):
+    return 0.5 * (1.0 + np.tanh(np.sqrt(2.0 / np.pi) * (z + 0.044715 * z ** 3)))
+
+
+def _sandwich_trace(seed, N=6, M=8, h=4, g=2, d=3, F=10, L=3, V=17):
+    """A decoder with pre- and post-norms around attention and MLP, (1+γ) gains, GELU-tanh gate,
+    scaled embeddings: its forward written here, traced into the interface by hand."""
+    rng = np.random.default_rng(seed)
+    rms = lambda X: 1.0 / np.sqrt((X * X).mean(axis=1) + 1e-6)
+    gain = lambda: 1.0 + 0.1 * rng.standard_normal(M)
+    E = rng.standard_normal((V, M))
+    ids = rng.integers(0, V, N)
+    X = E[ids] * np.sqrt(M)
+    x0, layers = X, []
+    group = np.arange(h) * g // h
+    for _ in range(L):
+        WQ, WK = rng.standard_normal((h, M, d)), rng.standard_normal((g, M, d))
+        WV, WO = rng.standard_normal((g, M, d)) / 3, rng.standard_normal((h, d, M)) / 3
+        Wg, Wu, Wd = (rng.standard_normal(s) / 3 for s in ((M, F), (M, F), (F, M)))
+        g1, g2, ga, gm = gain(), gain(), gain(), gain()
+        s1 = rms(X)
+        U = X * s1[:, None] * g1
+        S = np.einsum("nm,hmd,kM,hMd->hnk", U, WQ, U, WK[group]) / np.sqrt(d)
+        S = np.where(np.tril(np.ones((N, N), bool)), S, -np.inf)
+        H = np.exp(S - S.max(-1, keepdims=True))
+        H /= H.sum(-1, keepdims=True)
+        Vg = np.einsum("nm,gmd->gnd", U, WV)
+        raw = np.einsum("hnk,hkd,hdM->nM", H, Vg[group], WO)
+        pa = (rms(raw), ga)
+        attn = raw * pa[0][:, None] * ga
+        Y = X + attn
+        s2 = rms(Y)
+        Z = Y * s2[:, None] * g2
+        gate, up = Z @ Wg, Z @ Wu
+        slope = _gelu_tanh_slope(gate)
+        mraw = (gate * slope * up) @ Wd
+        pm = (rms(mraw), gm)
+        mlp = mraw * pm[0][:, None] * gm
+        layers.append(at.LayerTrace(X=X, s1=s1, g1=g1, H=H, WV=WV, WO=WO, group=group, V=Vg, attn=attn, s2=s2,
+                                    g2=g2, Wg=Wg, Wd=Wd, gate=gate, up=up, slope=slope, mlp=mlp, post_attn=pa,
+                                    post_mlp=pm, Wu=Wu))
+        X = Y + mlp
+    gf = gain()
+    sf = rms(X)
+    logits = (X[-1] * sf[-1] * gf) @ E.T
+    return at.Trace("sandwich", ids, [str(i) for i in ids], x0, layers, X, sf, gf, lambda t: E[int(t)], logits)
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_sandwich_norm_family_adds_up(seed):
+    tr = _sandwich_trace(seed)
+    for token, vs in ((None, None), (3, 5)):
+        tg = at.target(tr, token, vs)
+        att = at.Attribution(tr, tg, at.residual_view(tr, tg), at.duat_view(tr, tg))
+        _adds_up(att)
+    n = tr.N - 1
+    y = at.golden_apply(tr, tr.x0)
+    assert ll.relative_error(y, tr.sf[n] * tr.gf * tr.xL[n]) <= 1e-13
+    u = np.random.default_rng(seed).standard_normal(tr.x0.shape[1])
+    J = np.stack([at.golden_operator(tr, 1).matvec(e) for e in np.eye(tr.x0.shape[1])], axis=1)
+    assert ll.relative_error(at.golden_vjp(tr, u)[1], u @ J) <= 1e-12
