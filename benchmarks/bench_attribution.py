@@ -48,7 +48,7 @@ def run(quick: bool = False, rounds: int | None = None) -> str:
     model = ll.LlamaNumpy(weights)
     base = model.tokenize(TEXT)
     body = ["## explain (every view) against one forward", "",
-            "| tokens | variant | median time | spread | ratio to forward | peak memory | adds up (|Σ − value| / value) |",
+            "| tokens | variant | median time | spread | ratio to forward | peak memory | relative error of the sum |",
             "|---|---|---|---|---|---|---|"]
     for N in ((16, 128) if not quick else (128,)):
         ids = base[:N]
