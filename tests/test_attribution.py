@@ -229,8 +229,9 @@ def test_cli_table_and_figure(tiny, tmp_path, capsys):
 def test_cli_bad_input(tiny, tmp_path, capsys):
     assert cli.main(["model", "explain", "--model", tiny, "--text", "Hi", "--vs", "abc"]) == 2
     assert "--vs 'abc'" in capsys.readouterr().err
-    assert cli.main(["model", "explain", "--model", tiny, "--text", "Hi", "--figure", str(tmp_path / "x.txt")]) == 2
-    assert ".png, .pdf or .svg" in capsys.readouterr().err
+    assert cli.main(["model", "explain", "--model", tiny, "--text", "Hi", "--by", "layer", "--figure",
+                     str(tmp_path / "x.txt")]) == 2
+    assert ".svg" in capsys.readouterr().err
     assert cli.main(["model", "explain", "--model", tiny, "--text", "Hi", "--top", "-1"]) == 2
     assert not (tmp_path / "x.txt").exists()
 

@@ -447,12 +447,14 @@ def logit_decomposition_trial(sizes, seed, *, mutant: str | None = None):
     m = ll.random_llama(rng, M=sizes["M"], heads=2, kv_heads=1, layers=sizes["L"], vocab=20)
     ids = rng.integers(0, 20, sizes["N"])
     if mutant == "forward-chain":
-        saved = ll._rmatvec
-        ll._rmatvec = lambda op, v: op @ v
+        from symuat.models import rewrite as rw
+
+        saved = rw._rmatvec
+        rw._rmatvec = lambda op, v: op @ v
         try:
             dec = ll.decompose_logit(m, ids)
         finally:
-            ll._rmatvec = saved
+            rw._rmatvec = saved
     else:
         dec = ll.decompose_logit(m, ids)
     total = dec.total - (dec.linear if mutant == "no-linear" else 0.0)

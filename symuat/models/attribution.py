@@ -15,8 +15,9 @@ one forward pass, one :class:`LayerTrace` per layer, holding what a pre-norm dec
   the sigmoid; GELU: :math:`\Phi`), ``Wg``, ``Wd``, the MLP pre-norm ``s2``, ``g2``, and the MLP write;
 * the final-norm scales ``sf``, ``gf`` and the unembedding rows.
 
-A family supplies one adapter, ``trace(model, ids, states)``: :func:`trace_llama` here (SmolLM2
-and every Llama checkpoint); a new family registers its own in :data:`ADAPTERS`.
+A model class supplies one adapter, ``trace(model, ids, states)``: :func:`trace_causal_lm` reads
+every :class:`~symuat.models.causal_lm.CausalLM` (Llama/SmolLM2, Qwen2, Gemma 3, biases and sandwich
+norms included); another class registers its own in :data:`ADAPTERS`.
 
 **The residual view** (comparable with direct logit attribution). The residual stream at the last
 position is exactly :math:`x_L[n]=x_0[n]+\sum_l(\mathrm{attn}_l[n]+\mathrm{mlp}_l[n])` and each
@@ -88,6 +89,28 @@ class LayerTrace:
     post_attn: tuple[np.ndarray, np.ndarray] | None = None  # (scales (N,), gain (M,)) of a post-attention norm
     post_mlp: tuple[np.ndarray, np.ndarray] | None = None
     Wu: np.ndarray | None = None  # (M, F) (Golden's map: the up-projection stays linear)
+    bv: np.ndarray | None = None  # (g, d) value bias per K/V group (inside V: the forward's values)
+    bo: np.ndarray | None = None  # (M,) output bias of the attention
+    bg: np.ndarray | None = None  # (F,) gate bias
+    bd: np.ndarray | None = None  # (M,) down-projection bias
+    affine: bool = False  # a bias acts on the residual stream (b_V, b_O, b_g, b_u or b_d): Golden's map is affine
+
+    def attn_const(self) -> np.ndarray:
+        """The part of the attention write that does not depend on the input, ``(N, M)``:
+        post(Σ_i H_i 1 b_{V,g(i)}ᵀ W_{O,i} + 1 b_Oᵀ) (zero without biases)."""
+        N, M = self.X.shape
+        out = np.zeros((N, M))
+        if self.bv is not None:
+            rows = np.einsum("hd,hdM->hM", self.bv[self.group], self.WO)
+            out += self.H.sum(axis=2).T @ rows
+        if self.bo is not None:
+            out += self.bo
+        return _post(out, self.post_attn)
+
+    def mlp_const(self) -> np.ndarray:
+        """post(1 b_dᵀ): the MLP write's bias (zero without one)."""
+        N, M = self.X.shape
+        return _post(np.broadcast_to(self.bd if self.bd is not None else np.zeros(M), (N, M)), self.post_mlp)
 
     @property
     def act(self) -> np.ndarray:
@@ -133,19 +156,39 @@ def _post(v: np.ndarray, post) -> np.ndarray:
 # --------------------------------------------------------------------------------------------
 
 
-def trace_llama(model, ids, states: list[np.ndarray] | None = None) -> Trace:
-    """A :class:`Trace` of :class:`~symuat.models.llama.LlamaNumpy`.
+#: the activation's slope φ with act(z) = z·φ(z), by symuat's activation name (symuat.models.lifts)
+SLOPES: dict[str, Callable] = {
+    "silu": lambda z: 0.5 * (1.0 + np.tanh(0.5 * z)),
+    "gelu_tanh": lambda z: 0.5 * (1.0 + np.tanh(math.sqrt(2.0 / math.pi) * (z + 0.044715 * z ** 3))),
+    "gelu": lambda z: 0.5 * (1.0 + _erf(z / math.sqrt(2.0))),
+    "relu": lambda z: (np.asarray(z) > 0).astype(float),
+}
+
+
+def _erf(x):
+    from scipy.special import erf
+
+    return erf(x)
+
+
+def trace_causal_lm(model, ids, states: list[np.ndarray] | None = None) -> Trace:
+    """A :class:`Trace` of a :class:`~symuat.models.causal_lm.CausalLM` (every decoder family:
+    Llama/SmolLM2, Qwen2, Gemma 3 — biases, sandwich norms, QK-norms and windows included).
 
     Without ``states`` the trace *is* the forward pass: each layer runs the expressions of
-    ``LlamaLayer.forward`` in the same order (its patterns from the model's own
-    ``LlamaLayer.patterns``), so every state equals ``model.hidden_states`` bit for bit (tested)
-    and the logit the views add up to is the plain forward's. With ``states`` each layer is
-    re-entered at the given state.
+    ``DecoderLayer.forward`` in the same order (its patterns from the layer's own ``patterns``),
+    so every state equals ``model.hidden_states`` bit for bit (tested) and the logit the views add
+    up to is the plain forward's. With ``states`` each layer is re-entered at the given state.
     """
-    from symuat.models.llama import rms_scales
+    from symuat.models.causal_lm import _affine
+    from symuat.models.lifts import rms_scales
 
     ids = model.check_ids(ids)
     c = model.config
+    if c.activation not in SLOPES:
+        raise ModelError(f"attribution does not know the slope of activation {c.activation!r} "
+                         f"(known: {', '.join(SLOPES)})")
+    slope_of = SLOPES[c.activation]
     X = model.embed(ids) if states is None else states[0]
     x0 = X
     N, M, d, g = X.shape[0], c.M, c.head_dim, c.kv_heads
@@ -156,29 +199,40 @@ def trace_llama(model, ids, states: list[np.ndarray] | None = None) -> Trace:
         s1 = rms_scales(X, c.eps)
         U = X * s1[:, None] * layer.g1
         H = layer.patterns(U)
-        V = (U @ layer.WV).reshape(N, g, d).transpose(1, 0, 2)
-        attn = (H @ V[c.group]).transpose(1, 0, 2).reshape(N, -1) @ layer.WO
+        V = _affine(U, layer.WV, layer.bv).reshape(N, g, d).transpose(1, 0, 2)
+        raw = _affine((H @ V[c.group]).transpose(1, 0, 2).reshape(N, -1), layer.WO, layer.bo)
+        post_attn = None
+        attn = raw
+        if layer.post_attn is not None:
+            post_attn = (rms_scales(raw, c.eps), layer.post_attn)
+            attn = raw * post_attn[0][:, None] * layer.post_attn
         Y = X + attn
         s2 = rms_scales(Y, c.eps)
         Z = Y * s2[:, None] * layer.g2
-        gate, up = Z @ layer.Wg, Z @ layer.Wu
-        slope = 0.5 * (1.0 + np.tanh(0.5 * gate))  # silu(z) = z · sigmoid(z), as llama.silu computes it
-        mlp = (gate * slope * up) @ layer.Wd
-        layers.append(LayerTrace(X=X, s1=s1, g1=layer.g1, H=H, WV=layer.WV.reshape(M, g, d).transpose(1, 0, 2),
-                                 WO=layer.WO.reshape(c.heads, d, M), group=c.group, V=V, attn=attn, s2=s2,
-                                 g2=layer.g2, Wg=layer.Wg, Wd=layer.Wd, gate=gate, up=up, slope=slope, mlp=mlp,
-                                 Wu=layer.Wu))
+        gate, up = _affine(Z, layer.Wg, layer.bg), _affine(Z, layer.Wu, layer.bu)
+        mraw = _affine(layer.sigma(gate) * up, layer.Wd, layer.bd)
+        post_mlp = None
+        mlp = mraw
+        if layer.post_ffn is not None:
+            post_mlp = (rms_scales(mraw, c.eps), layer.post_ffn)
+            mlp = mraw * post_mlp[0][:, None] * layer.post_ffn
+        affine = any(b is not None for b in (layer.bv, layer.bo, layer.bg, layer.bu, layer.bd))
+        layers.append(LayerTrace(
+            X=X, s1=s1, g1=layer.g1, H=H, WV=layer.WV.reshape(M, g, d).transpose(1, 0, 2),
+            WO=layer.WO.reshape(c.heads, d, M), group=c.group, V=V, attn=attn, s2=s2, g2=layer.g2, Wg=layer.Wg,
+            Wd=layer.Wd, gate=gate, up=up, slope=slope_of(gate), mlp=mlp, post_attn=post_attn, post_mlp=post_mlp,
+            Wu=layer.Wu, bv=None if layer.bv is None else layer.bv.reshape(g, d), bo=layer.bo, bg=layer.bg,
+            bd=layer.bd, affine=affine))
         X = Y + mlp
     xL = X if states is None else states[-1]
     logits = model.logits(xL[-1:])[0]
-    tok = model.tokenizer
-    decode = (lambda t: tok.decode([int(t)])) if tok is not None else str
-    return Trace("llama", ids, [decode(i) for i in ids], x0, layers, xL, model.final_scales(xL),
+    decode = model.decode
+    return Trace(c.family, ids, [decode(i) for i in ids], x0, layers, xL, model.final_scales(xL),
                  model.norm, lambda t: model.lm_head[int(t)], logits, decode)
 
 
 #: family adapters, by the model class's name (a new family adds one line)
-ADAPTERS: dict[str, Callable] = {"LlamaNumpy": trace_llama}
+ADAPTERS: dict[str, Callable] = {"CausalLM": trace_causal_lm}
 
 
 def trace(model, ids, states=None) -> Trace:
@@ -199,7 +253,7 @@ class Target:
     token: int
     vs: int | None
     value: float  # the model's logit, or logit(token) − logit(vs)
-    scale: float  # the tolerance's reference: max(|value|, |logit(token)|, |logit(vs)|)
+    scale: float  # the tolerance's reference (SCALE below)
     w: np.ndarray  # (M,) the unembedding direction: W_U[token] (− W_U[vs])
     text: str = ""
 
@@ -208,7 +262,15 @@ class Target:
         return f"logit({self.text})" if self.vs is None else f"logit({self.text}) − logit(vs)"
 
 
+SCALE = ("|sum of terms − value| ≤ tolerance · scale, scale = the largest of |value|, the logits involved and "
+         "‖r ⊙ x_L[n]‖₁ (r the readout: the sum of the |products| of the dot product that computes the value, which "
+         "the model's own float64 value is only defined to within rounding of); for a logit of ordinary size this is "
+         "plain relative error, and it stays meaningful for a value near 0 or a small difference of two large "
+         "logits. Every σ-term's split must add up to it the same way; a non-finite number fails")
+
+
 def target(tr: Trace, token: int | None = None, vs: int | None = None) -> Target:
+    """The value explained: ``logit(token)`` (default: the prediction) or ``logit(token) − logit(vs)``."""
     V = tr.logits.size
     token = int(np.argmax(tr.logits)) if token is None else int(token)
     for t in (token, vs):
@@ -221,6 +283,8 @@ def target(tr: Trace, token: int | None = None, vs: int | None = None) -> Target
         w = w - tr.unembed(vs)
         value = float(tr.logits[token] - tr.logits[vs])
         scale = max(abs(value), abs(float(tr.logits[token])), abs(float(tr.logits[vs])))
+    n = tr.N - 1
+    scale = max(scale, float(np.abs(tr.sf[n] * tr.gf * w * tr.xL[n]).sum()))
     return Target(token, None if vs is None else int(vs), value, scale, w, tr.decode(token))
 
 
@@ -276,8 +340,9 @@ class ResidualView:
     """:math:`\\ell=r\\cdot x_0[n]+\\sum_l(\\sum_{i,m}\\mathrm{head}_{l,i,m}+r\\cdot\\mathrm{mlp}_l[n])`."""
 
     embedding: float
-    heads: np.ndarray  # (L, h, N): layer l, head i, source token m
+    heads: np.ndarray  # (L, h, N): layer l, head i, source token m (value biases b_V inside, through H)
     mlp: np.ndarray  # (L,)
+    attn_bias: np.ndarray  # (L,) the attention output bias b_O read through r (zero without one)
     value: float
     total: float
     abs_error: float
@@ -288,7 +353,7 @@ class ResidualView:
 
     @property
     def attention(self) -> np.ndarray:
-        return self.heads.sum(axis=(1, 2))
+        return self.heads.sum(axis=(1, 2)) + self.attn_bias
 
 
 def residual_view(tr: Trace, tg: Target, tol: float = TOLERANCE) -> ResidualView:
@@ -297,15 +362,17 @@ def residual_view(tr: Trace, tg: Target, tol: float = TOLERANCE) -> ResidualView
     emb = float(r @ tr.x0[n])
     L = len(tr.layers)
     heads = np.zeros((L, tr.layers[0].heads if L else 0, tr.N))
-    mlp = np.zeros(L)
+    mlp, bias = np.zeros(L), np.zeros(L)
     for k, lt in enumerate(tr.layers):
         ra = r if lt.post_attn is None else r * lt.post_attn[0][n] * lt.post_attn[1]
         q = lt.WO @ ra  # (h, d): W_O,i r per head
-        vq = np.einsum("hmd,hd->hm", lt.V[lt.group], q)  # (U_m W_V,g(i)) · (W_O,i r)
+        vq = np.einsum("hmd,hd->hm", lt.V[lt.group], q)  # (U_m W_V,g(i) + b_V) · (W_O,i r)
         heads[k] = lt.H[:, n, :] * vq
         mlp[k] = r @ lt.mlp[n]
-    total, err, rel, ok = _exactness([[emb], heads, mlp], tg.value, tg.scale, tol)
-    return ResidualView(emb, heads, mlp, tg.value, total, err, rel, ok)
+        if lt.bo is not None:
+            bias[k] = ra @ lt.bo
+    total, err, rel, ok = _exactness([[emb], heads, mlp, bias], tg.value, tg.scale, tol)
+    return ResidualView(emb, heads, mlp, bias, tg.value, total, err, rel, ok)
 
 
 DUAT_FROZEN = ("the attention patterns H_i of every layer and head, at the layer's input",
@@ -333,6 +400,8 @@ class DUATView:
     skip_bias: np.ndarray  # (L,) κ_j · W_g S_2 R_{j-1}
     heads_linear: np.ndarray  # (L, h, N) κ_j · W_g S_2 (head i, source m) of A_{j-1} x'_0
     heads_bias: np.ndarray  # (L, h, N) the same of R_{j-1} (inside e_j)
+    bias_in: np.ndarray  # (L,) κ_j · b2_j: the biases inside σ's input (attention's b_V, b_O; the gate's b_g)
+    bias: np.ndarray  # (L,) ρ_j · b3_j: the biases written to the residual stream (c_L's terms)
     value: float
     total: float
     abs_error: float
@@ -399,30 +468,38 @@ def duat_view(tr: Trace, tg: Target, tol: float = TOLERANCE) -> DUATView:
     sigma, sk_a, sk_r = np.zeros(L), np.zeros(L), np.zeros(L)
     hd_a, hd_r = np.zeros((L, h, N)), np.zeros((L, h, N))
     split_errs = [0.0]
+    b_in, b_out = np.zeros(L), np.zeros(L)
     for j in range(L - 1, -1, -1):
         lt = tr.layers[j]
         rm = _post(rho, lt.post_mlp)
-        sigma[j] = float((rho * lt.mlp).sum())
+        a_const = lt.attn_const() if lt.affine else None
+        m_const = lt.mlp_const() if lt.affine else None
+        sigma[j] = float((rho * (lt.mlp if m_const is None else lt.mlp - m_const)).sum())
+        if lt.affine:
+            b_out[j] = float((rho * (a_const + m_const)).sum())
         kappa = (rm @ lt.Wd.T) * lt.up * lt.slope  # (N, F)
         q = (kappa @ lt.Wg.T) * lt.s2[:, None] * lt.g2  # σ-term = Σ q ⊙ (x_{j-1} + attn_j)
         R = lt.X - a_in[j]
         sk_a[j], sk_r[j] = float((q * a_in[j]).sum()), float((q * R).sum())
         Gh = _per_head(_post(q, lt.post_attn), lt)  # (h, N, d)
-        Vall = lt.V[lt.group]
+        Vall = (lt.V if lt.bv is None else lt.V - lt.bv[:, None, :])[lt.group]  # the linear part of the values
         Vlin = Va[j][lt.group]
         P_all = Gh @ Vall.transpose(0, 2, 1)  # (h, N, N): [i, n, m] = G_i[n] · V_i[m]
         P_lin = Gh @ Vlin.transpose(0, 2, 1)
         hd_all = (lt.H * P_all).sum(axis=1)  # Σ_n H_i[n, m] P[i, n, m]
         hd_a[j] = (lt.H * P_lin).sum(axis=1)
         hd_r[j] = hd_all - hd_a[j]
-        parts = [sk_a[j], sk_r[j], math.fsum(hd_all.ravel().tolist())]
+        if lt.affine:
+            b_in[j] = float((q * a_const).sum()) + (float(kappa.sum(axis=0) @ lt.bg) if lt.bg is not None else 0.0)
+        parts = [sk_a[j], sk_r[j], b_in[j], math.fsum(hd_all.ravel().tolist())]
         split_errs.append(abs(math.fsum(parts) - sigma[j]) / max(tg.scale, np.finfo(float).tiny))
         rho = rho + _attention_adjoint(lt, rho)  # ρ_{j-1} = W1_j^T ρ_j
     lin = (rho * tr.x0).sum(axis=1)
-    total, err, rel, ok = _exactness([lin, sigma], tg.value, tg.scale, tol)
+    total, err, rel, ok = _exactness([lin, sigma, b_out], tg.value, tg.scale, tol)
     split_err = max(split_errs) if all(math.isfinite(e) for e in split_errs) else math.nan  # NaN is sticky
     split_ok = bool(math.isfinite(split_err) and split_err <= tol)
-    return DUATView(lin, sigma, sk_a, sk_r, hd_a, hd_r, tg.value, total, err, rel, split_err, ok and split_ok)
+    return DUATView(lin, sigma, sk_a, sk_r, hd_a, hd_r, b_in, b_out, tg.value, total, err, rel, split_err,
+                    ok and split_ok)
 
 
 # --------------------------------------------------------------------------------------------
@@ -434,12 +511,21 @@ GOLDEN_FROZEN = ("every norm's scale (pre-attention, pre-MLP, final; post-norms 
                  "the attention patterns H_i of every layer and head")
 
 
+def _golden_ok(tr: Trace) -> None:
+    for k, lt in enumerate(tr.layers):
+        if lt.Wu is None:
+            raise ModelError(f"the {tr.family} adapter does not give W_u: Golden's map needs it")
+        if lt.affine:
+            raise ModelError(f"layer {k + 1} has a bias on the residual stream (b_V, b_O, b_g, b_u or b_d): with "
+                             "Golden's freezing the output is affine, not linear, in the embeddings (Golden treats "
+                             "bias-free models); the residual and DUAT views are exact for it")
+
+
 def golden_apply(tr: Trace, X: np.ndarray) -> np.ndarray:
     r"""The frozen network applied to any input ``X`` ``(N, M)``: the last token's final-normed
     output :math:`\sum_tJ_tX_t` ``(M,)``. At ``X = x_0`` it is the model's output (exactly, up to rounding)."""
+    _golden_ok(tr)
     for lt in tr.layers:
-        if lt.Wu is None:
-            raise ModelError(f"the {tr.family} adapter does not give W_u: Golden's map needs it")
         Y = X + _attention_apply(lt, X)[1]
         Z = Y * lt.s2[:, None] * lt.g2
         X = Y + _post((lt.act * (Z @ lt.Wu)) @ lt.Wd, lt.post_mlp)
@@ -453,9 +539,8 @@ def golden_vjp(tr: Trace, u: np.ndarray) -> np.ndarray:
     N, M = tr.x0.shape
     G = np.zeros((N, M))
     G[N - 1] = tr.sf[N - 1] * tr.gf * np.asarray(u, dtype=float)
+    _golden_ok(tr)
     for lt in reversed(tr.layers):
-        if lt.Wu is None:
-            raise ModelError(f"the {tr.family} adapter does not give W_u: Golden's map needs it")
         gm = (_post(G, lt.post_mlp) @ lt.Wd.T) * lt.act  # (N, F)
         GY = G + (gm @ lt.Wu.T) * lt.s2[:, None] * lt.g2
         G = GY + _attention_adjoint(lt, GY)
@@ -491,66 +576,92 @@ def golden_svd(tr: Trace, t: int, k: int = 3):
 
 
 class _GoldenDetached:
-    """HF Llama in float64 (its float32 islands patched, :class:`~symuat.models.llama._Float64Islands`)
-    with Golden's freezing: the RMSNorm scale ``rsqrt(mean(x²)+eps)``, the gate ``act(gate_proj(x))``
-    and the softmax'd attention pattern are ``detach()``-ed, so autograd sees the linear map."""
+    """A HF decoder in float64 (its float32 islands patched by the family's ``reference_islands``,
+    default :class:`~symuat.models.reference.Float64Islands`) with Golden's freezing: every RMSNorm's
+    scale ``rsqrt(mean(x²)+eps)``, every gated MLP's ``act(gate_proj(x))`` and the softmax'd
+    attention patterns ``detach()``-ed, so autograd sees the linear map. Everything is restored on exit."""
+
+    def __init__(self, hf, islands):
+        self.hf, self.islands = hf, islands
 
     def __enter__(self):
         import torch
-        from transformers.models.llama import modeling_llama as ml
 
-        from symuat.models.llama import _Float64Islands
-
-        self.islands = _Float64Islands().__enter__()
-        self.ml, self.mlp = ml, ml.LlamaMLP.forward
+        self.islands.__enter__()
+        self.saved = []
+        offset = getattr(self.islands, "offset", 0.0)
 
         def rms(norm, x):
             var = x.pow(2).mean(-1, keepdim=True)
-            return norm.weight * (x * torch.rsqrt(var + norm.variance_epsilon).detach())
+            eps = getattr(norm, "variance_epsilon", getattr(norm, "eps", None))
+            return (norm.weight + offset) * (x * torch.rsqrt(var + eps).detach())
 
         def mlp(m, x):
             return m.down_proj(m.act_fn(m.gate_proj(x)).detach() * m.up_proj(x))
 
-        soft = ml.nn.functional.softmax  # the islands' float64 softmax
+        mods = list(self.hf.modules())
+        for cls in {type(m) for m in mods if type(m).__name__.endswith("RMSNorm")}:
+            self.saved.append((cls, "forward", cls.forward))
+            cls.forward = rms
+        for cls in {type(m) for m in mods if type(m).__name__.endswith("MLP") and hasattr(m, "gate_proj")}:
+            self.saved.append((cls, "forward", cls.forward))
+            cls.forward = mlp
+        F = torch.nn.functional
+        soft = F.softmax  # the islands' float64 softmax
 
         def softmax(t, dim=None, dtype=None, **kw):
             return soft(t, dim=dim, dtype=dtype, **kw).detach()
 
-        ml.LlamaRMSNorm.forward, ml.LlamaMLP.forward, ml.nn.functional.softmax = rms, mlp, softmax
+        self.saved.append((F, "softmax", soft))
+        F.softmax = softmax
         return self
 
     def __exit__(self, *exc):
-        self.ml.LlamaMLP.forward = self.mlp
-        return self.islands.__exit__(*exc)  # restores the norm and the softmax too
+        for owner, name, value in reversed(self.saved):
+            setattr(owner, name, value)
+        return self.islands.__exit__(*exc)
 
 
-def golden_reference_llama(weights, ids, *, jacobian: bool = True, u: np.ndarray | None = None) -> dict:
-    r"""HF ``LlamaForCausalLM`` (float64, islands patched, Golden's detaches) from the checkpoint's own
-    files: ``y`` (the last token's final-normed output), ``J`` ``(M, N, M)`` by ``torch.func.jacrev``
-    (``jacobian=True``), and ``vjp`` :math:`u^{\top}J` by one ``torch.autograd`` backward (``u`` given)."""
+def golden_reference(model, ids, *, jacobian: bool = True, u: np.ndarray | None = None) -> dict:
+    r"""transformers' model of the checkpoint's own files (float64, islands patched, Golden's detaches):
+    ``y`` (the last token's final-normed output), ``x0`` its input embeddings, ``J`` ``(M, N, M)``
+    by ``torch.func.jacrev`` (``jacobian=True``), and ``vjp`` :math:`u^{	op}J` by one
+    ``torch.autograd`` backward (``u`` given)."""
+    import importlib
+
     import torch
 
-    from symuat.models.llama import _hf_model
+    from symuat.models import reference
 
-    model = _hf_model(weights)
+    reference.refuse_blind(model)
+    hf = reference.hf_model(model.source, decoder=True)
+    fam = importlib.import_module(reference._family_module(model))
+    islands = getattr(fam, "reference_islands", reference.Float64Islands)(hf)
     ids_t = torch.tensor(np.asarray(ids)[None])
     out = {}
-    with _GoldenDetached():
-        E = model.model.embed_tokens(ids_t)[0].detach()
+    with _GoldenDetached(hf, islands):
+        base = hf.get_decoder() if hasattr(hf, "get_decoder") else hf.model
+        E = base.embed_tokens(ids_t)[0].detach()  # (Gemma's module scales by sqrt(M) itself, as model.embed does)
 
         def f(E):
-            return model.model(inputs_embeds=E[None]).last_hidden_state[0, -1]
+            return base(inputs_embeds=E[None]).last_hidden_state[0, -1]
 
         E1 = E.clone().requires_grad_(True)
         y = f(E1)
-        out["y"] = y.detach().numpy()
-        out["x0"] = E.numpy()
+        out["y"], out["x0"] = y.detach().numpy(), E.numpy()
         if u is not None:
             (g,) = torch.autograd.grad(y, E1, torch.from_numpy(np.asarray(u, dtype=np.float64)))
             out["vjp"] = g.numpy()
         if jacobian:
             out["J"] = torch.func.jacrev(f)(E).detach().numpy()
     return out
+
+
+def golden_reference_llama(weights, ids, **kw) -> dict:
+    """:func:`golden_reference` for ``LlamaNumpy(weights)`` (the earlier API)."""
+    from symuat.models.llama import LlamaNumpy
+
+    return golden_reference(LlamaNumpy(weights), ids, **kw)
 
 
 # --------------------------------------------------------------------------------------------
@@ -584,29 +695,34 @@ BY = ("layer", "sublayer", "head", "token")
 def rows(att: Attribution, view: str, by: str) -> list[tuple[str, float]]:
     """The view's terms aggregated ``by`` layer, sub-layer, head or source token; they sum to the value."""
     tr, L = att.trace, len(att.trace.layers)
+    affine = any(lt.affine for lt in tr.layers)
     words = [f"{m}:{w!r}" for m, w in enumerate(tr.words)]
     if view == "residual":
         v = att.residual
         if by == "layer":
-            return [("embedding", v.embedding)] + [(f"layer {k + 1}", float(v.heads[k].sum() + v.mlp[k]))
+            return [("embedding", v.embedding)] + [(f"layer {k + 1}", float(v.attention[k] + v.mlp[k]))
                                                    for k in range(L)]
         if by == "sublayer":
             out = [("embedding", v.embedding)]
             for k in range(L):
-                out += [(f"layer {k + 1} attention", float(v.heads[k].sum())), (f"layer {k + 1} MLP", float(v.mlp[k]))]
+                out += [(f"layer {k + 1} attention", float(v.attention[k])), (f"layer {k + 1} MLP", float(v.mlp[k]))]
             return out
         if by == "head":
             out = [("embedding", v.embedding)]
             for k in range(L):
                 out += [(f"L{k + 1}H{i}", float(v.heads[k, i].sum())) for i in range(v.heads.shape[1])]
+                if affine:
+                    out.append((f"L{k + 1} attention b_O", float(v.attn_bias[k])))
                 out.append((f"L{k + 1} MLP", float(v.mlp[k])))
             return out
         per = v.heads.sum(axis=(0, 1))
         return ([(f"attention from {words[m]}", float(per[m])) for m in range(tr.N)]
-                + [(f"last position's own: embedding + MLPs", float(v.embedding + v.mlp.sum()))])
+                + [("last position's own: embedding + MLPs" + (" + b_O" if affine else ""),
+                    float(v.embedding + v.mlp.sum() + v.attn_bias.sum()))])
     v = att.duat
+    c_L = [("bias terms c_L", float(v.bias.sum()))]
     if by == "layer":
-        return [("linear path A_L x'_0", v.linear)] + [(f"σ-term {j + 1}", float(v.sigma[j])) for j in range(L)]
+        return [("linear path A_L x'_0", v.linear)] + [(f"σ-term {j + 1}", float(v.sigma[j])) for j in range(L)] + c_L
     if by == "sublayer":
         out = [("linear path A_L x'_0", v.linear)]
         for j in range(L):
@@ -614,17 +730,21 @@ def rows(att: Attribution, view: str, by: str) -> list[tuple[str, float]]:
                     (f"σ{j + 1} ← attention, V x'_0", float(v.heads_linear[j].sum())),
                     (f"σ{j + 1} ← skip, e", float(v.skip_bias[j])),
                     (f"σ{j + 1} ← attention, e", float(v.heads_bias[j].sum()))]
-        return out
+            if affine:
+                out.append((f"σ{j + 1} ← biases b2, e", float(v.bias_in[j])))
+        return out + c_L
     if by == "head":
         out = [("linear path A_L x'_0", v.linear)]
         for j in range(L):
-            out.append((f"σ{j + 1} ← skip", float(v.skip_linear[j] + v.skip_bias[j])))
+            out.append((f"σ{j + 1} ← skip" + (" + biases" if affine else ""),
+                        float(v.skip_linear[j] + v.skip_bias[j] + v.bias_in[j])))
             out += [(f"σ{j + 1} ← L{j + 1}H{i}", float(v.heads[j, i].sum())) for i in range(v.heads.shape[1])]
-        return out
+        return out + c_L
     per = v.heads.sum(axis=(0, 1))
     return ([(f"linear path from {words[m]}", float(v.linear_per_token[m])) for m in range(tr.N)]
             + [(f"σ-terms ← attention from {words[m]}", float(per[m])) for m in range(tr.N)]
-            + [("σ-terms ← skip", float(v.skip_linear.sum() + v.skip_bias.sum()))])
+            + [("σ-terms ← skip" + (" + biases" if affine else ""),
+                float(v.skip_linear.sum() + v.skip_bias.sum() + v.bias_in.sum()))] + c_L)
 
 
 # --------------------------------------------------------------------------------------------
@@ -662,28 +782,28 @@ def report(att: Attribution, *, by: str = "layer", k: int = 5, tol: float = TOLE
         "vs_stats": None if tg.vs is None else token_stats(tr.logits, tg.vs),
         "top_k": top_k(tr.logits, k, tr.decode),
         "tolerance": tol,
-        "tolerance_definition": "|sum of terms − value| ≤ tolerance · max(|value|, |logit(token)|, |logit(vs)|) "
-                                "(a single logit: plain relative error; a difference cannot be known better than "
-                                "the two logits it subtracts); every σ-term's split must add up to it the same way; "
-                                "a non-finite number fails",
+        "tolerance_definition": SCALE, "scale": tg.scale,
         "passed": att.passed, "by": by,
         # the DUAT terms, as `explain` has always listed them (linear path, σ-terms, zero bias)
         "sum_of_terms": du.total, "abs_error": du.abs_error, "rel_error": du.rel_error,
         "terms": ([{"term": "linear path A_L x'_0", "value": du.linear,
                     "per_input_token": [{"token": w, "value": float(v)} for w, v in zip(words, du.linear_per_token)]}]
                   + [{"term": f"layer {j + 1} sigma-term", "value": float(v)} for j, v in enumerate(du.sigma)]
-                  + [{"term": "bias terms c_L", "value": 0.0}]),
+                  + [{"term": "bias terms c_L", "value": float(du.bias.sum())}]),
         "views": {
             "residual": {"total": res.total, "abs_error": res.abs_error, "rel_error": res.rel_error,
                          "passed": res.passed, "frozen": list(res.frozen), "relation": res.relation,
-                         "embedding": res.embedding, "attention": res.heads.sum(axis=(1, 2)), "mlp": res.mlp,
+                         "embedding": res.embedding, "attention": res.attention, "mlp": res.mlp,
+                         "attention_output_bias": res.attn_bias,
                          "heads": res.heads.sum(axis=2), "head_source": res.heads,
                          "rows": [{"term": t, "value": v} for t, v in rows(att, "residual", by)]},
             "duat": {"total": du.total, "abs_error": du.abs_error, "rel_error": du.rel_error,
                      "split_error": du.split_error, "passed": du.passed, "frozen": list(du.frozen),
                      "relation": du.relation, "linear_per_token": du.linear_per_token, "sigma": du.sigma,
                      "sigma_split": {"skip_linear": du.skip_linear, "skip_bias": du.skip_bias,
-                                     "heads_linear": du.heads_linear, "heads_bias": du.heads_bias},
+                                     "heads_linear": du.heads_linear, "heads_bias": du.heads_bias,
+                                     "biases": du.bias_in},
+                     "bias_terms": du.bias,
                      "rows": [{"term": t, "value": v} for t, v in rows(att, "duat", by)]},
         },
     }
@@ -761,7 +881,7 @@ def figure(att: Attribution, path) -> "Path":
         for col, (title, grid) in enumerate((
                 ("residual view: head writes + MLP", np.column_stack([res.heads.sum(axis=2), res.mlp])),
                 ("DUAT view: σ-term ← head / skip", np.column_stack([du.heads.sum(axis=2),
-                                                                      du.skip_linear + du.skip_bias])))):
+                                                                      du.skip_linear + du.skip_bias + du.bias_in])))):
             ax = fig.add_subplot(gs[0, col])
             vmax = max(np.abs(grid).max(), np.finfo(float).tiny)
             im = ax.imshow(grid, cmap="RdBu_r", vmin=-vmax, vmax=vmax, aspect="auto", interpolation="nearest")
@@ -798,53 +918,75 @@ def _one_token(tokenizer, text: str, option: str) -> int:
     return int(ids[0])
 
 
-def run_explain(args, load: Callable | None = None) -> int:
-    """``symuat model explain``: exit 0 when every view adds up, 1 when one does not (or a number is
-    non-finite), 2 on bad input (nothing written)."""
+def _write_figure(att: Attribution, path: str) -> None:
+    """The figure, written to a temporary file in the same folder and renamed (nothing half-written)."""
+    import os
+    import tempfile
+    from pathlib import Path
+
+    p = Path(path)
+    fd, tmp = tempfile.mkstemp(suffix=p.suffix, dir=p.parent)
+    os.close(fd)
+    try:
+        with np.errstate(all="ignore"):
+            figure(att, tmp)
+        os.replace(tmp, p)
+    except (OSError, ValueError) as exc:
+        raise ModelError(f"{p}: cannot write the figure ({exc})") from exc
+    finally:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+
+
+def run_explain(args, *, tolerance: float | None = None, say: Callable | None = None,
+                load: Callable | None = None) -> int:
+    """``symuat model explain`` with ``--vs/--by/--view/--top/--rows``: exit 0 when every view adds
+    up, 1 when one does not (or a number is non-finite), 2 on bad input (one line, nothing written)."""
     import importlib.util
     import json
     import sys
     from pathlib import Path
 
-    by, k, limit = getattr(args, "by", None) or "layer", getattr(args, "top", 5), getattr(args, "rows", 20)
-    view = getattr(args, "view", "both") or "both"
+    by = getattr(args, "by", None) or "layer"
+    k = 5 if getattr(args, "top", None) is None else args.top
+    limit = 20 if getattr(args, "rows", None) is None else args.rows
+    view = getattr(args, "view", None) or "both"
+    tol = float(args.tolerance) if tolerance is None else tolerance
     if args.figure:
         if importlib.util.find_spec("matplotlib") is None:
             print("symuat: --figure needs matplotlib (pip install -e '.[docs]')", file=sys.stderr)
             return 2
         fpath = Path(args.figure)
-        if fpath.suffix.lower() not in (".png", ".pdf", ".svg"):
-            print(f"symuat: {args.figure}: the figure must be .png, .pdf or .svg", file=sys.stderr)
+        if fpath.suffix.lower() not in (".png", ".pdf", ".svg") or not fpath.parent.is_dir():
+            print(f"symuat: {args.figure}: the figure must be .png, .pdf or .svg in an existing folder",
+                  file=sys.stderr)
             return 2
     if k < 0 or limit < 1:
         print("symuat: --top must be ≥ 0 and --rows ≥ 1", file=sys.stderr)
         return 2
     try:
         if load is None:
-            from symuat.models.llama import LlamaNumpy, load_llama
-
-            load = lambda name: LlamaNumpy(load_llama(name))
+            from symuat.models.family import load
+        if say:
+            say("loading the checkpoint; the forward pass and both views")
         net = load(args.model)
         ids = net.tokenize(args.text)
         token = None if args.token is None else _one_token(net.tokenizer, args.token, "--token")
         vs = None if getattr(args, "vs", None) is None else _one_token(net.tokenizer, args.vs, "--vs")
         with np.errstate(all="ignore"):  # non-finite numbers are reported (null, FAIL), not warned about
-            att = explain(net, ids, token, vs, tol=args.tolerance)
-            if vs is not None and att.target.token == vs:
-                raise ModelError(f"--vs {args.vs!r} is the explained token itself; the difference is 0")
+            att = explain(net, ids, token, vs, tol=tol)
+        if vs is not None and att.target.token == vs:
+            raise ModelError(f"--vs {args.vs!r} is the explained token itself; the difference is 0")
+        if say:
+            print("\r\033[K", end="", file=sys.stderr)
+        rep = {"model": args.model, "text": args.text, **report(att, by=by, k=k, tol=tol)}
+        if args.figure:
+            _write_figure(att, args.figure)
+            rep["figure"] = args.figure
     except ModelError as exc:
         print(f"symuat: {exc}", file=sys.stderr)
         return 2
-    rep = {"model": args.model, "text": args.text, **report(att, by=by, k=k, tol=args.tolerance)}
     views = ("residual", "duat") if view == "both" else (view,)
-    if args.figure:
-        try:
-            with np.errstate(all="ignore"):
-                figure(att, args.figure)
-        except (OSError, ValueError) as exc:
-            print(f"symuat: {args.figure}: cannot write the figure ({exc})", file=sys.stderr)
-            return 2
-        rep["figure"] = args.figure
     if args.format == "json":
         print(json.dumps(rep, indent=1, allow_nan=False, ensure_ascii=False))
     else:
