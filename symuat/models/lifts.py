@@ -92,8 +92,13 @@ class GQAOperator(Operator):
         return O.transpose(1, 0, 2).reshape(self.N, -1) @ self.WO
 
     def apply_many(self, T: np.ndarray) -> np.ndarray:
-        """The operator on a stack of token matrices ``(k, N, M)``."""
-        return np.stack([self.apply(X) for X in T])
+        """The operator on a stack of token matrices ``(k, N, M)`` (an all-zero matrix maps to zero
+        without being applied: a model without biases has :math:`c = 0`)."""
+        out = np.zeros((T.shape[0], self.N, self.WO.shape[1]))
+        for k, X in enumerate(T):
+            if X.any():
+                out[k] = self.apply(X)
+        return out
 
     def matvec(self, v):
         return self.apply(v.reshape(self.N, self.M)).reshape(-1)
