@@ -363,3 +363,24 @@ def test_every_decoder_option_through_the_adapter(activation, biases):
     else:
         n = tr.N - 1
         assert ll.relative_error(at.golden_apply(tr, tr.x0), tr.sf[n] * tr.gf * tr.xL[n]) <= 1e-13
+
+
+def test_gemma3_when_the_family_is_there(tmp_path):
+    """Gemma 3 (issue 22's family module, when merged): both views exact on a tiny Gemma-3 GGUF, and
+    Golden's map agrees with jacrev on HF Gemma3ForCausalLM through the family's own float64 islands."""
+    g3 = pytest.importorskip("symuat.models.gemma3")
+    tg = pytest.importorskip("test_gemma3")
+    m = g3.load_gguf_file(tg.write_tiny_gemma3(tmp_path / "tiny.gguf"))
+    ids = m.tokenize("Moss grows on the north side of old stones")
+    _adds_up(at.explain(m, ids))
+    _adds_up(at.explain(m, ids, 3, 5))
+    tr = at.trace(m, ids)
+    assert all(lt.post_attn is not None and lt.post_mlp is not None for lt in tr.layers)
+    if os.environ.get("SYMUAT_REQUIRE_REFERENCE") != "1":
+        pytest.importorskip("torch")
+        pytest.importorskip("transformers")
+    u = np.random.default_rng(2).standard_normal(m.config.M)
+    ref = at.golden_reference(m, ids, u=u)
+    assert ll.relative_error(at.golden_apply(tr, tr.x0), ref["y"]) <= 1e-12
+    mine = np.stack([at.golden_vjp(tr, e) for e in np.eye(m.config.M)])
+    assert ll.relative_error(mine, ref["J"]) <= 1e-12

@@ -589,12 +589,16 @@ class _GoldenDetached:
 
         self.islands.__enter__()
         self.saved = []
-        offset = getattr(self.islands, "offset", 0.0)
+        island_forward = {}
 
         def rms(norm, x):
-            var = x.pow(2).mean(-1, keepdim=True)
+            # the gain the family's (island-patched) norm applies — weight, or Gemma's 1 + weight — read off
+            # the norm itself at x = 1 (mean(x²) = 1), so no family's convention is assumed here
             eps = getattr(norm, "variance_epsilon", getattr(norm, "eps", None))
-            return (norm.weight + offset) * (x * torch.rsqrt(var + eps).detach())
+            ones = torch.ones(x.shape[-1], dtype=x.dtype)
+            gain = island_forward[type(norm)](norm, ones) * torch.sqrt(torch.tensor(1.0, dtype=x.dtype) + eps)
+            var = x.pow(2).mean(-1, keepdim=True)
+            return gain * (x * torch.rsqrt(var + eps).detach())
 
         def mlp(m, x):
             return m.down_proj(m.act_fn(m.gate_proj(x)).detach() * m.up_proj(x))
@@ -602,6 +606,7 @@ class _GoldenDetached:
         mods = list(self.hf.modules())
         for cls in {type(m) for m in mods if type(m).__name__.endswith("RMSNorm")}:
             self.saved.append((cls, "forward", cls.forward))
+            island_forward[cls] = cls.forward
             cls.forward = rms
         for cls in {type(m) for m in mods if type(m).__name__.endswith("MLP") and hasattr(m, "gate_proj")}:
             self.saved.append((cls, "forward", cls.forward))
