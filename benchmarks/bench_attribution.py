@@ -131,7 +131,8 @@ def golden(model, ids) -> list[str]:
     peaks = {"jacrev": None, "torch one VJP": None, "symuat golden_vjp": common.peak_bytes(vjp_mine),
              "symuat trace + golden_vjp": common.peak_bytes(trace_and_vjp)}
     j = common.median(t["jacrev"])
-    out += ["| variant | median time | spread | jacrev / this | peak memory |", "|---|---|---|---|---|"]
+    out += ["Times: 3 interleaved rounds after the comparison above (which warmed every variant up), medians.", "",
+            "| variant | median time | spread | jacrev / this | peak memory |", "|---|---|---|---|---|"]
     for name in t:
         m = common.median(t[name])
         out.append(f"| {name} | {m * 1e3:.1f} ms | {common.spread(t[name])} | **{j / m:.0f}×** | "

@@ -41,7 +41,8 @@ def add_parser(sub) -> None:
     explain.add_argument("--tolerance", default="1e-12", help="largest relative error that passes (default 1e-12)")
     # issue 23 (symuat.models.attribution): any of these gives the exact attribution report instead —
     # the residual (DLA) view and the DUAT view, per layer / sub-layer / head / source token
-    explain.add_argument("--vs", help="explain logit(token) − logit(VS), e.g. --vs ' London' (one token)")
+    explain.add_argument("--vs", help="explain logit(token) − logit(VS), e.g. --vs ' London' (one token); with any "
+                                      "of --vs/--by/--view/--top/--rows, --figure draws layers × heads and source tokens")
     explain.add_argument("--by", choices=("layer", "sublayer", "head", "token"),
                          help="attribution report: group the terms by layer, sub-layer, head or source token")
     explain.add_argument("--view", choices=("both", "residual", "duat"),
