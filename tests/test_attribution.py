@@ -384,3 +384,16 @@ def test_gemma3_when_the_family_is_there(tmp_path):
     assert ll.relative_error(at.golden_apply(tr, tr.x0), ref["y"]) <= 1e-12
     mine = np.stack([at.golden_vjp(tr, e) for e in np.eye(m.config.M)])
     assert ll.relative_error(mine, ref["J"]) <= 1e-12
+
+
+def test_cli_non_finite_is_fail_with_strict_json(tmp_path, capsys):
+    from test_llama import write_tiny_gguf
+
+    path = write_tiny_gguf(tmp_path / "inf.gguf", poison="blk.1.ffn_down.weight")
+    assert cli.main(["model", "explain", "--model", str(path), "--text", "Hi", "--by", "head", "--format", "json"]) == 1
+    out = capsys.readouterr().out
+    assert "NaN" not in out and "Infinity" not in out
+    rep = json.loads(out)
+    assert rep["passed"] is False and rep["views"]["residual"]["passed"] is False
+    assert cli.main(["model", "explain", "--model", str(path), "--text", "Hi", "--by", "layer"]) == 1
+    assert "FAIL" in capsys.readouterr().out

@@ -822,7 +822,8 @@ def _table_rows(pairs: list[tuple[str, float]], by: str, limit: int) -> list[tup
     order = sorted(range(len(pairs)), key=lambda i: -abs(pairs[i][1]) if math.isfinite(pairs[i][1]) else -math.inf)
     keep = sorted(order[:limit])
     rest = [pairs[i][1] for i in order[limit:]]
-    return [pairs[i] for i in keep] + [(f"the other {len(rest)} terms", math.fsum(rest))]
+    total = math.fsum(rest) if all(math.isfinite(v) for v in rest) else math.nan
+    return [pairs[i] for i in keep] + [(f"the other {len(rest)} terms", total)]
 
 
 def print_table(rep: dict, text: str, *, limit: int = 20, views=("residual", "duat"), file=None) -> None:
@@ -836,13 +837,15 @@ def print_table(rep: dict, text: str, *, limit: int = 20, views=("residual", "du
     what = repr(rep["token"]) if rep["vs"] is None else f"{rep['token']!r} − {rep['vs']!r}"
     p(f"{text!r} → next token at position {rep['position']} ({len(rep['tokens'])} tokens)")
     p(f"  {'rank':>4}  {'token':<18} {'logit':>10} {'probability':>12}")
+    num = lambda v, spec: format(v, spec) if v is not None else "non-finite"
     for t in rep["top_k"]:
-        p(f"  {t['rank']:>4}  {t['token']!r:<18} {t['logit']:>10.4f} {t['probability']:>12.4%}")
+        p(f"  {t['rank']:>4}  {t['token']!r:<18} {num(t['logit'], '>10.4f'):>10} {num(t['probability'], '>12.4%'):>12}")
     for key, tid in (("token_stats", rep["token_id"]), ("vs_stats", rep["vs_id"])):
         s = rep[key]
         if s is not None:
             name = rep["token"] if key == "token_stats" else rep["vs"]
-            p(f"  {name!r} (id {tid}): rank {s['rank']}, probability {s['probability']:.4%}, logit {s['logit']:.6f}")
+            p(f"  {name!r} (id {tid}): rank {s['rank']}, probability {num(s['probability'], '.4%')}, "
+              f"logit {num(s['logit'], '.6f')}")
     p(f"\nexplained: {'logit(' + what + ')' if rep['vs'] is None else 'logit difference ' + what} = "
       f"{f(rep['value'])} (the model's float64 forward)")
     names = {"residual": "residual view — direct logit attribution, exact", "duat": "DUAT view — the papers' form"}
