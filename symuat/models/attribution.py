@@ -35,6 +35,12 @@ head, per source token) of its linear-path part :math:`V_jx'_0` and of its dynam
 :math:`e_j`, through the frozen activation slope: :math:`\rho_j\cdot W3_j\sigma(u_j)=\kappa_j\cdot u_j`,
 :math:`\kappa_j=\mathrm{slope}(u_j)\odot W3_j^{\top}\rho_j`.
 
+Biases (Qwen2's, a Llama with ``attention_bias``/``mlp_bias``): the residual view keeps :math:`b_V`
+inside the values (split through the pattern like them) and adds each layer's :math:`b_O` term; the
+DUAT view adds DUAT's bias terms :math:`\rho_j\cdot b3_j` (:math:`c_L`) and splits off the biases
+inside σ's input (:math:`\kappa_j\cdot b2_j`). Sandwich norms (Gemma 3) are frozen diagonals like
+the others. Every run checks the sums against the model's value (:data:`SCALE` says how).
+
 **Golden's map**: with the norm scales, the gate activation :math:`\mathrm{act}(ZW_g)` and the
 patterns detached, the last token's final-normed output is linear in the input embeddings,
 :math:`y=\sum_tJ_tx_t` exactly; :func:`golden_vjp` gives :math:`u^{\top}J_t` for every ``t`` in one
