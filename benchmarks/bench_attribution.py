@@ -15,7 +15,7 @@ call, weights excluded; torch's allocator is not traced) in separate runs.
   (σ-terms, each split by its input), both checked to add up; the CLI's report/table are not timed;
 * Golden, one direction — :func:`~symuat.models.attribution.golden_vjp`: one reverse pass through
   the frozen operators, given the trace (``+ trace``: the forward that freezes them included);
-* jacrev — ``torch.func.jacrev`` of the last token's final-normed output w.r.t. the input
+* jacrev — ``torch.func.jacrev`` (``chunk_size=64``) of the last token's final-normed output w.r.t. the input
   embeddings on HF ``LlamaForCausalLM`` (float64, float32 islands patched, norm scales / gate /
   patterns detached): Golden's method, the whole ``J`` (M × N × M);
 * one VJP — a single ``torch.autograd.grad`` on that detached model (forward + backward): the
@@ -126,12 +126,14 @@ def golden(model, ids) -> list[str]:
         at.golden_vjp(at.trace(model, ids), paris)
 
     t = common.interleaved({"jacrev": jac, "torch one VJP": vjp_torch, "symuat golden_vjp": vjp_mine,
-                            "symuat trace + golden_vjp": trace_and_vjp}, 3, warmup=0)  # warmed by the reference call
+                            "symuat trace + golden_vjp": trace_and_vjp}, 2, warmup=0)  # warmed by the reference call
     # tracemalloc sees numpy's allocations, not torch's allocator: torch rows have no peak here
     peaks = {"jacrev": None, "torch one VJP": None, "symuat golden_vjp": common.peak_bytes(vjp_mine),
              "symuat trace + golden_vjp": common.peak_bytes(trace_and_vjp)}
     j = common.median(t["jacrev"])
-    out += ["Times: 3 interleaved rounds after the comparison above (which warmed every variant up), medians.", "",
+    out += ["Times: 2 interleaved rounds after the comparison above (which warmed every variant up), medians; "
+            "jacrev with chunk_size=64 (576 output directions at once needs over 10 GB: the process was killed "
+            "for memory on this 23 GB machine shared by 8 jobs).", "",
             "| variant | median time | spread | jacrev / this | peak memory |", "|---|---|---|---|---|"]
     for name in t:
         m = common.median(t[name])

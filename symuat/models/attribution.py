@@ -633,10 +633,12 @@ class _GoldenDetached:
         return self.islands.__exit__(*exc)
 
 
-def golden_reference(model, ids, *, jacobian: bool = True, u: np.ndarray | None = None) -> dict:
+def golden_reference(model, ids, *, jacobian: bool = True, u: np.ndarray | None = None,
+                     chunk_size: int | None = 64) -> dict:
     r"""transformers' model of the checkpoint's own files (float64, islands patched, Golden's detaches):
     ``y`` (the last token's final-normed output), ``x0`` its input embeddings, ``J`` ``(M, N, M)``
-    by ``torch.func.jacrev`` (``jacobian=True``), and ``vjp`` :math:`u^{	op}J` by one
+    by ``torch.func.jacrev`` (``jacobian=True``; ``chunk_size`` output directions per batched backward,
+    which bounds its memory — 576 at once on SmolLM2 takes over 10 GB), and ``vjp`` :math:`u^{	op}J` by one
     ``torch.autograd`` backward (``u`` given)."""
     import importlib
 
@@ -664,7 +666,7 @@ def golden_reference(model, ids, *, jacobian: bool = True, u: np.ndarray | None 
             (g,) = torch.autograd.grad(y, E1, torch.from_numpy(np.asarray(u, dtype=np.float64)))
             out["vjp"] = g.numpy()
         if jacobian:
-            out["J"] = torch.func.jacrev(f)(E).detach().numpy()
+            out["J"] = torch.func.jacrev(f, chunk_size=chunk_size)(E).detach().numpy()
     return out
 
 
