@@ -15,7 +15,7 @@ call, weights excluded; torch's allocator is not traced) in separate runs.
   (σ-terms, each split by its input), both checked to add up; the CLI's report/table are not timed;
 * Golden, one direction — :func:`~symuat.models.attribution.golden_vjp`: one reverse pass through
   the frozen operators, given the trace (``+ trace``: the forward that freezes them included);
-* jacrev — ``torch.func.jacrev`` (``chunk_size=64``) of the last token's final-normed output w.r.t. the input
+* jacrev — ``torch.func.jacrev`` (``chunk_size=16``) of the last token's final-normed output w.r.t. the input
   embeddings on HF ``LlamaForCausalLM`` (float64, float32 islands patched, norm scales / gate /
   patterns detached): Golden's method, the whole ``J`` (M × N × M);
 * one VJP — a single ``torch.autograd.grad`` on that detached model (forward + backward): the
@@ -91,7 +91,7 @@ def golden(model, ids) -> list[str]:
     M, N = model.config.M, ids.size
     u = np.random.default_rng(0).standard_normal(M)
     paris = model.lm_head[int(np.argmax(tr.logits))]
-    ref = at.golden_reference(model, ids, u=u)  # warm-up and the numbers to compare
+    ref = at.golden_reference(model, ids, u=u, chunk_size=16)  # warm-up and the numbers to compare
     J = ref["J"]  # (M, N, M)
     mine = np.stack([at.golden_vjp(tr, e) for e in np.eye(M)])  # every row, for the comparison only
     y = at.golden_apply(tr, tr.x0)
@@ -114,7 +114,7 @@ def golden(model, ids) -> list[str]:
             + ", ".join(f"{v:.6f}" for v in s), ""]
 
     def jac():
-        at.golden_reference(model, ids, jacobian=True)
+        at.golden_reference(model, ids, jacobian=True, chunk_size=16)
 
     def vjp_torch():
         at.golden_reference(model, ids, jacobian=False, u=u)
@@ -132,7 +132,7 @@ def golden(model, ids) -> list[str]:
              "symuat trace + golden_vjp": common.peak_bytes(trace_and_vjp)}
     j = common.median(t["jacrev"])
     out += ["Times: 2 interleaved rounds after the comparison above (which warmed every variant up), medians; "
-            "jacrev with chunk_size=64 (576 output directions at once needs over 10 GB: the process was killed "
+            "jacrev with chunk_size=16 (576 output directions at once needs over 10 GB: the process was killed "
             "for memory on this 23 GB machine shared by 8 jobs).", "",
             "| variant | median time | spread | jacrev / this | peak memory |", "|---|---|---|---|---|"]
     for name in t:
