@@ -214,7 +214,7 @@ def test_unknown_tensor_refused(tmp_path):
 def test_bias_tensors_without_the_flag_refused(tmp_path):
     """Bias tensors the config does not announce: refused (transformers would drop them)."""
     folder = _edit_config(hf_decoder(tmp_path / "b", attention_bias=True), attention_bias=False)
-    with pytest.raises(ModelError, match=r"tensor 'model.layers.0.self_attn.[qkvo]_proj.bias' is not part of"):
+    with pytest.raises(ModelError, match=r"tensor 'model.layers.\d+.self_attn.[qkvo]_proj.bias' is not part of"):
         compare.check(["Hi"], str(folder), reference=False)
 
 
@@ -476,3 +476,22 @@ def test_unreadable_files_are_named(tmp_path, capsys, monkeypatch, target):
     assert cli.main(["model", "check", "--model", str(where), "--no-reference", "--text", "Hi"]) == 2
     err = capsys.readouterr().err
     assert f"{path}: cannot read" in err and "permission denied" in err and err.count("\n") == 1
+
+
+def test_the_declared_field_lists_are_what_the_loaders_read(tmp_path):
+    """Each family's CONFIG_FIELDS / GGUF_KEYS (the documented list) covers every field its loader reads."""
+    from symuat.models import bert, llama, qwen2
+    from symuat.models.family import load
+
+    cases = [(llama, hf_decoder(tmp_path / "l", attention_bias=True, mlp_bias=True, head_dim=6,
+                                rope_parameters={"rope_type": "linear", "rope_theta": 1e4, "factor": 2.0})),
+             (qwen2, hf_decoder(tmp_path / "q", kind="qwen2", use_sliding_window=True, sliding_window=3))]
+    for mod, folder in cases:
+        read = set(load(folder).fields_read)
+        assert read <= set(mod.CONFIG_FIELDS) | set(mod.INERT_FIELDS), read - set(mod.CONFIG_FIELDS)
+        assert set(mod.CONFIG_FIELDS) - {"rope_theta", "rope_scaling"} <= read  # (v5 folders: rope_parameters)
+    g = load(gguf_from_folder(cases[0][1], tmp_path / "l.gguf", rope_linear=2.0))
+    assert set(g.fields_read) <= {f"llama.{k}" for k in llama.GGUF_KEYS} | {"general.architecture"}
+    cfg = bert._read_config(hf_bert(tmp_path / "b"))
+    assert set(cfg["_fields_read"]) <= set(bert.CONFIG_FIELDS) | set(bert.INERT_FIELDS)
+    assert set(bert.CONFIG_FIELDS) <= set(cfg["_fields_read"])

@@ -244,6 +244,9 @@ ADAPTERS: dict[str, Callable] = {"CausalLM": trace_causal_lm}
 def trace(model, ids, states=None) -> Trace:
     """The :class:`Trace` of ``model`` on ``ids`` through its family's adapter."""
     adapter = ADAPTERS.get(type(model).__name__)
+    if adapter is None and getattr(model, "kind", None) == "encoder":
+        raise ModelError(f"{getattr(model, 'source', 'the model')}: attribution explains a decoder's next-token logit; "
+                         "this is an encoder")
     if adapter is None:
         raise ModelError(f"attribution has no adapter for {type(model).__name__} (known: {', '.join(ADAPTERS)})")
     return adapter(model, ids, states)

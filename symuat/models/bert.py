@@ -61,6 +61,11 @@ FEATURES = ("post-LayerNorm encoder, absolute positions, token type 0",
 FAMILY = Family(name="bert", kind="encoder", model_types=("bert",), packaged={"minilm": model_path},
                 features=FEATURES, module=__name__)
 
+#: config.json fields that change the computation, each modelled
+CONFIG_FIELDS = ("model_type", "hidden_size", "num_attention_heads", "num_hidden_layers", "intermediate_size",
+                 "vocab_size", "max_position_embeddings", "type_vocab_size", "layer_norm_eps", "hidden_act",
+                 "position_embedding_type", "is_decoder", "add_cross_attention")
+
 #: config.json fields that do not change an eval-mode BertModel's hidden states
 INERT_FIELDS = ("architectures", "transformers_version", "_name_or_path", "torch_dtype", "dtype",
                 "attention_probs_dropout_prob", "hidden_dropout_prob", "classifier_dropout", "gradient_checkpointing",
@@ -92,6 +97,7 @@ def _read_config(folder: Path) -> dict:
         f.require(key, config.get(key, False) is False, f"is {config.get(key)!r}; symuat models an encoder (false)")
     f.inert(*INERT_FIELDS)
     f.refuse_unknown("bert", _SUPPORTED)
+    out["_fields_read"] = sorted(f.used)
     M, h = out["hidden_size"], out["num_attention_heads"]
     if M % h:
         raise ModelError(f"{path}: hidden_size {M} is not divisible by num_attention_heads {h}")

@@ -244,6 +244,7 @@ class CausalLM:
         self.embed_scale = embed_scale
         self.quant_types = quant_types or {}
         self.reference_blind: list[str] = []  # features transformers' loader would drop (reference refused)
+        self.fields_read: list[str] = []  # the config fields / GGUF keys the family loader read
 
     @property
     def family(self) -> str:

@@ -127,8 +127,7 @@ def _run_check(args, say, show) -> int:
     from symuat.models.compare import check, verdict
 
     tolerance = _tolerance(args.tolerance)
-    fam = family.family_of(args.model)
-    texts = args.text or (DEFAULT_TEXTS if fam.kind == "encoder" else LLAMA_DEFAULT_TEXTS)
+    texts = args.text or (DEFAULT_TEXTS if family.family_of(args.model).kind == "encoder" else LLAMA_DEFAULT_TEXTS)
     with np.errstate(all="ignore"):  # non-finite numbers are reported (null, FAIL), not warned about
         report = check(texts, args.model, reference=not args.no_reference, progress=say)
     if show:
@@ -141,9 +140,11 @@ def _run_check(args, say, show) -> int:
         print(json.dumps(_strict(report), indent=2, allow_nan=False))
         return 0 if v["passed"] else 1
     print(f"model {report['model']} ({report['family']} family; {report['source']})")
-    print(f"error: {report['error_definition']}; tolerance {tolerance:g}")
+    print(f"error: rel = max over token rows n of ‖aₙ − bₙ‖∞ / ‖bₙ‖∞, abs = max |a − b|; tolerance {tolerance:g} (rel)")
     if report["reference"]:
-        print("reference: " + report.get("reference_definition", "HF BertModel from the folder, float64"))
+        print("reference: transformers from the checkpoint's own files in float64"
+              + (", its float32 islands made float64 (RMSNorm, RoPE angles, softmax)" if report["family"] != "bert"
+                 else "") + "; --format json says how")
     else:
         print("reference: transformers/torch not installed or skipped (pip install -e '.[reference]')")
     for t in report["texts"]:
@@ -198,12 +199,6 @@ def _run_explain(args, say, show) -> int:
     tolerance = _tolerance(args.tolerance)
     if args.figure:
         _check_figure(args.figure)
-    fam = family.family_of(args.model)
-    if fam.kind != "decoder":
-        from symuat.models.formats import ModelError
-
-        raise ModelError(f"explain takes a decoder (smollm2, a .gguf, a decoder folder), not {args.model!r} "
-                         f"({fam.name}, an encoder)")
     if any(getattr(args, k, None) is not None for k in ("vs", "by", "view", "top", "rows")):  # issue 23
         from symuat.models.attribution import run_explain
 
@@ -214,7 +209,7 @@ def _run_explain(args, say, show) -> int:
                                  reference=not args.no_reference)
     if show:
         print("\r\033[K", end="", file=sys.stderr)
-    mod = importlib.import_module(fam.module)
+    mod = next(importlib.import_module(f.module) for f, _ in family.families() if f.name == report["family"])
     report["frozen"], report["exact"] = list(getattr(mod, "FROZEN", ())), getattr(mod, "EXACT", "")
     if args.figure:
         _write_figure(dec, words, args.figure)

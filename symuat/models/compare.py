@@ -182,8 +182,11 @@ def _check_encoder(bert, texts, name, reference, say) -> dict:
             _cmp(row, "forward_vs_reference", fwd, r)
             rows.append(row)
         reports.append({"text": text, "tokens": real, "padded_to": N, "states": rows, "finite": finite})
-    return {"model": name, "family": bert.family, "source": str(bert.source), "reference": ref is not None,
-            "texts": reports, "error_definition": ERROR_DEFINITION}
+    out = {"model": name, "family": bert.family, "source": str(bert.source), "reference": ref is not None,
+           "texts": reports, "error_definition": ERROR_DEFINITION}
+    if ref is not None:
+        out["reference_definition"] = _reference_note(bert)
+    return out
 
 
 def verdict(report: dict, tolerance: float) -> dict:

@@ -225,7 +225,7 @@ class Tensors:
         self.used.add(key)
 
     def refuse_unused(self, family: str, supported: str) -> None:
-        for key in self.tensors:
+        for key in sorted(self.tensors):
             if key not in self.used:
                 raise ModelError(f"{self.source}: tensor {self._name(key)!r} is not part of the {family} computation "
                                  f"symuat models, so symuat refuses the checkpoint rather than ignore it ({supported})")

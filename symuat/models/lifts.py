@@ -12,7 +12,6 @@ elementwise functions they freeze: shared by every decoder family.
 
 from __future__ import annotations
 
-import math
 from typing import Callable
 
 import numpy as np

@@ -42,9 +42,9 @@ from typing import Callable
 import numpy as np
 
 from symuat.models.causal_lm import CausalLM, DecoderConfig, DecoderLayer
-from symuat.models.compare import relative_error
+from symuat.models.compare import relative_error  # noqa: F401  (the earlier API)
 from symuat.models.family import Family
-from symuat.models.formats import (
+from symuat.models.formats import (  # noqa: F401  (supported_quants: the earlier API)
     Fields, GGUFFile, ModelError, Tensors, check_folder, folder_tensors, gguf_tokenizer, json_tokenizer, open_gguf,
     read_config, supported_quants,
 )
@@ -80,6 +80,24 @@ FEATURES = ("pre-norm decoder, RMSNorm, rotary positions (rotate-half or GGUF in
 
 FAMILY = Family(name="llama", kind="decoder", model_types=("llama",), gguf_architectures=("llama",),
                 packaged={"smollm2": smollm2_path}, features=FEATURES, module=__name__)
+
+#: config.json fields that change the computation, each modelled (the loader reads every one with its type)
+CONFIG_FIELDS = ("model_type", "hidden_size", "intermediate_size", "num_hidden_layers", "num_attention_heads",
+                 "num_key_value_heads", "head_dim", "rms_norm_eps", "vocab_size", "max_position_embeddings",
+                 "tie_word_embeddings", "hidden_act", "attention_bias", "mlp_bias", "rope_theta", "rope_parameters",
+                 "rope_scaling")
+#: GGUF metadata keys (after ``llama.``) that change the computation, each modelled
+GGUF_KEYS = ("block_count", "context_length", "embedding_length", "feed_forward_length", "attention.head_count",
+             "attention.head_count_kv", "attention.layer_norm_rms_epsilon", "rope.freq_base", "rope.dimension_count",
+             "attention.key_length", "attention.value_length", "vocab_size", "rope.scaling.type", "rope.scaling.factor",
+             "rope.scaling.original_context_length", "rope.scaling.finetuned")
+#: the tensors (HF names; {k} a layer) that make the model; any other is refused
+TENSORS = ("model.embed_tokens.weight", "model.norm.weight", "lm_head.weight",
+           *(f"model.layers.{{k}}.{n}.{w}" for n in ("self_attn.q_proj", "self_attn.k_proj", "self_attn.v_proj",
+                                                      "self_attn.o_proj", "mlp.gate_proj", "mlp.up_proj",
+                                                      "mlp.down_proj") for w in ("weight", "bias")),
+           "model.layers.{k}.input_layernorm.weight", "model.layers.{k}.post_attention_layernorm.weight",
+           "rope_freqs.weight (GGUF)")
 
 #: config.json fields that do not change the float64 forward pass of an eval-mode model
 INERT_FIELDS = ("architectures", "transformers_version", "_name_or_path", "torch_dtype", "dtype", "bos_token_id",
@@ -263,6 +281,7 @@ def load_folder(folder) -> CausalLM:
     model = build(cfg, t, bias={"q": bias_a, "k": bias_a, "v": bias_a, "o": bias_a, "gate": bias_m, "up": bias_m,
                                 "down": bias_m}, tokenizer=json_tokenizer(folder))
     t.refuse_unused("llama", _SUPPORTED)
+    model.fields_read = sorted(f.used)
     return model
 
 
@@ -342,7 +361,6 @@ def load_gguf_file(path, *, arch: str = "llama", family: str = "llama", rope: st
     if got != arch:
         raise ModelError(f"{f.path}: architecture {got!r} is not supported by the {family} family ({arch!r})")
     cfg, a, blind = gguf_config(f, arch, family, rope=rope)
-    a.inert("general.architecture")
     a.refuse_unknown(family, _SUPPORTED, ignore=("general.", "tokenizer."))
     raw, quant = f.tensor_arrays()
     tensors, names = {}, {}
@@ -371,6 +389,7 @@ def load_gguf_file(path, *, arch: str = "llama", family: str = "llama", rope: st
     model = build(cfg, t, bias=bias, tokenizer=gguf_tokenizer(f), quant_types=quant)
     t.refuse_unused(family, _SUPPORTED)
     model.reference_blind = blind
+    model.fields_read = sorted(a.used)
     return model
 
 

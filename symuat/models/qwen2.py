@@ -26,6 +26,12 @@ FEATURES = ("the Llama family's features (RMSNorm, RoPE incl. linear/llama3 scal
 FAMILY = Family(name="qwen2", kind="decoder", model_types=("qwen2",), gguf_architectures=("qwen2",),
                 features=FEATURES, module=__name__)
 
+#: config.json fields that change the computation, each modelled
+CONFIG_FIELDS = tuple(k for k in llama.CONFIG_FIELDS if k not in ("attention_bias", "mlp_bias")) + (
+    "use_sliding_window", "sliding_window", "max_window_layers", "layer_types")
+GGUF_KEYS = llama.GGUF_KEYS
+INERT_FIELDS = llama.INERT_FIELDS
+
 _SUPPORTED = "the fields, keys and tensors symuat's qwen2 family models are listed in `symuat.models.qwen2`"
 _BIAS = {"q": True, "k": True, "v": True, "o": False, "gate": False, "up": False, "down": False}
 
@@ -65,6 +71,7 @@ def load_folder(folder) -> CausalLM:
     t = Tensors(tensors, folder)
     model = llama.build(cfg, t, bias=_BIAS, tokenizer=json_tokenizer(folder), window=windows)
     t.refuse_unused("qwen2", _SUPPORTED)
+    model.fields_read = sorted(f.used)
     return model
 
 
