@@ -41,6 +41,17 @@ def add_parser(sub) -> None:
     explain.add_argument("--figure", help="write the per-layer figure to this file (.png/.pdf/.svg; needs matplotlib)")
     explain.add_argument("--no-reference", action="store_true", help="skip the HF reference even if installed")
     explain.add_argument("--tolerance", default="1e-12", help="largest relative error that passes (default 1e-12)")
+    # issue 23 (symuat.models.attribution): any of these gives the exact attribution report instead —
+    # the residual (DLA) view and the DUAT view, per layer / sub-layer / head / source token
+    explain.add_argument("--vs", help="explain logit(token) − logit(VS), e.g. --vs ' London' (one token); with any "
+                                      "of --vs/--by/--view/--top/--rows, --figure draws layers × heads and source tokens")
+    explain.add_argument("--by", choices=("layer", "sublayer", "head", "token"),
+                         help="attribution report: group the terms by layer, sub-layer, head or source token")
+    explain.add_argument("--view", choices=("both", "residual", "duat"),
+                         help="attribution report: the residual view (exact DLA), the DUAT view, or both (default)")
+    explain.add_argument("--top", type=int, help="attribution report: the K most likely next tokens (default 5)")
+    explain.add_argument("--rows", type=int, help="attribution report: table rows for --by sublayer/head/token "
+                                                  "(the largest terms; the rest summed; default 20)")
     from symuat.models.fold import add_fold_parser  # spec §9: `symuat model fold` (issue #21)
 
     add_fold_parser(msub)
@@ -244,6 +255,10 @@ def _run_explain(args, say, show) -> int:
     tolerance = _tolerance(args.tolerance)
     if args.figure:
         _check_figure(args.figure)
+    if any(getattr(args, k, None) is not None for k in ("vs", "by", "view", "top", "rows")):  # issue 23
+        from symuat.models.attribution import run_explain
+
+        return run_explain(args, tolerance=tolerance, say=say)
     if say:
         say("loading the checkpoint; the decomposition")
     report, dec, words = explain(args.model, args.text, args.token, tolerance=tolerance,
