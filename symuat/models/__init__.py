@@ -9,17 +9,16 @@
 The names of the BERT family are re-exported here for the existing API.
 """
 
-from symuat.models.bert import (  # noqa: F401
-    MAX_TOKENS,
-    MODELS,
-    BertNumpy,
-    BertWeights,
-    LayerReport,
-    ModelError,
-    check_rewrite,
-    hf_hidden_states,
-    load_bert,
-    model_path,
-    relative_error,
-    tokenize,
-)
+#: the BERT family's names, importable from here; loaded on first use, so that ``symuat --help``
+#: (which imports :mod:`symuat.models.command`) does not load NumPy, SymPy and the DUAT code
+_BERT_NAMES = ("MAX_TOKENS", "MODELS", "BertNumpy", "BertWeights", "LayerReport", "ModelError", "check_rewrite",
+               "hf_hidden_states", "load_bert", "model_path", "relative_error", "tokenize")
+__all__ = list(_BERT_NAMES)
+
+
+def __getattr__(name):
+    if name in _BERT_NAMES:
+        from symuat.models import bert
+
+        return getattr(bert, name)
+    raise AttributeError(f"module 'symuat.models' has no attribute {name!r}")
