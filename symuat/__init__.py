@@ -60,12 +60,13 @@ def _report(ids=None, *, jobs: int | None = 1):
     return claim_verdicts(list(run_checks(checks, jobs)), REGISTRY)
 
 
-#: ``symuat.report(...)``; once :mod:`symuat.report` (the renderers) is imported the name is that
-#: module, which is callable with the same signature and result
-report = _report
-
-
 def __getattr__(name):
+    # ``symuat.report`` is the module of the renderers, callable as ``symuat.report(ids)`` (that
+    # call is :func:`_report`): one name, whichever way it is reached
+    if name == "report":
+        import importlib
+
+        return importlib.import_module("symuat.report")
     # loaded on first use: `import symuat` (and `symuat --version`) stays instant
     if name == "check_identity":
         from symuat.kernel.decide import check_identity
