@@ -210,7 +210,8 @@ def test_dependency_graph_present(pages, html_dir):
 def test_every_claim_page_shows_its_bottom_line(pages, html_dir):
     verdicts = json.loads((html_dir / "verdicts.json").read_text())
     for cv in verdicts["claims"]:
-        word = "error" if cv["errors"] else cv["verdict"]
+        word = ("error" if cv["errors"] else "holds-steps-wrong"
+                if cv["verdict"] == "holds" and cv["failing_step_names"] else cv["verdict"])
         page = parse((html_dir / "claims" / f"{cv['id']}.html").read_text(encoding="utf-8"))
         assert page.bottom_lines[:1] == [word], f"{cv['id']}: bottom line {page.bottom_lines[:1]} ≠ {word}"
     for name in ("claims/P5.html", "claims/H6.html", "claims/L2.html", "claims/T8.html"):
@@ -278,7 +279,7 @@ function symuatMeasure() {
   });
   var text = document.body.cloneNode(true);
   Array.prototype.forEach.call(text.querySelectorAll("mjx-container, script, style, pre, code"), function (e) { e.remove(); });
-  var hits = (text.textContent || "").match(/\*[A-Za-z][A-Za-z ]*\*/g);
+  var hits = (text.textContent || "").match(/(?:^|[\s(])\*[A-Za-z][A-Za-z ]*\*(?=[\s).,;:]|$)/g);
   if (hits) out.emphasis = hits.slice(0, 5);
   Array.prototype.forEach.call(document.querySelectorAll("table.derivation span.badge"), function (b) {
     var code = b.previousElementSibling;

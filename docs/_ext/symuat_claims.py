@@ -86,6 +86,8 @@ def tex_prose(tex: str) -> str:
 
     >>> tex_prose("depends on x_0")
     '\\text{depends on }x_0'
+    >>> tex_prose(r"\operatorname{to\_duat}(x)")
+    '\\mathrm{to}\\_\\mathrm{duat}(x)'
     >>> tex_prose(r"\operatorname{density}(W) = 1/delta")
     '\\operatorname{density}(W) = 1/\\delta'
     """
@@ -109,7 +111,15 @@ def tex_prose(tex: str) -> str:
                         j += 1
                         if depth == 0:
                             break
-                    out.append(tex[k:j])
+                    arg = tex[k:j]
+                    if "\\_" in arg and word in ("text", "operatorname", "texttt", "textbf", "textit"):
+                        # MathJax reads these in text mode, where \_ is not an underscore: the
+                        # underscores go between the pieces, in math mode
+                        out.pop()
+                        font = "mathrm" if word == "operatorname" else "mathtt" if word == "texttt" else word
+                        out.append("\\_".join(f"\\{font}{{{piece}}}" for piece in arg[1:-1].split("\\_")))
+                    else:
+                        out.append(arg)
                     k = j
             continue
         m = re.match(r"[A-Za-z]{2,}(?: [A-Za-z]{2,})+ ?|[A-Za-z]{4,}", tex[k:])
@@ -438,7 +448,7 @@ def bottom_line(cv) -> list[str]:
                   + (f" and {len(cv.failing_items) - 6} more" if len(cv.failing_items) > 6 else "") + ".", ""]
     if cv.corrected:
         lines += ["   **Corrected statement** " + (f"(:badge:`{cv.corrected_status}`)" if cv.corrected_status else "") + ":",
-                  "", _math(cv.corrected, "   ")]
+                  "", _math(chain_lines(cv.corrected), "   ")]
     return lines
 
 
@@ -579,35 +589,69 @@ def _detail_selection(results):
     return out, [r for r in results if r not in out]
 
 
-def chain_lines(tex: str, longer_than: int = 90) -> str:
-    r"""A long printed chain ``a = b = c`` as one link per line (``aligned``), so that every step
-    shows without scrolling; short or unchainable statements unchanged.
-
-    >>> chain_lines(r"a = b", 3)
-    '\\begin{aligned}a &= b\\end{aligned}'
-    """
-    if len(tex) <= longer_than or r"\begin" in tex or "&" in tex:
-        return tex
-    parts, depth, start = [], 0, 0
-    k = 0
+def _top_level_list(tex: str) -> list[str]:
+    """``a=b,\\ c=d`` → ``["a=b", "c=d"]``: the items of a comma-separated list outside any group."""
+    items, depth, start, k = [], 0, 0, 0
     while k < len(tex):
         c = tex[k]
-        if tex.startswith(r"\left", k):
-            depth += 1
-        elif tex.startswith(r"\right", k):
-            depth -= 1
+        if c == "\\":
+            m = re.match(r"\\([A-Za-z]+|.)", tex[k:])
+            k += len(m.group(0)) if m else 1
+            continue
         if c in "{([":
             depth += 1
         elif c in "})]":
             depth -= 1
-        elif c == "=" and depth == 0 and (k == 0 or tex[k - 1] not in "<>!:\\"):
-            parts.append(tex[start:k])
+        elif c == "," and depth == 0:
+            items.append(tex[start:k])
             start = k + 1
         k += 1
-    parts.append(tex[start:])
-    if len(parts) < 2 or any(not p.strip() for p in parts):
+    items.append(tex[start:])
+    strip = lambda t: re.sub(r"^(\\[ ,;!]|\\q?quad|\s)+|(\\[ ,;!]|\\q?quad|\s)+$", "", t)
+    return [strip(i) for i in items if strip(i)]
+
+
+def chain_lines(tex: str, longer_than: int = 90) -> str:
+    r"""A long printed chain ``a = b = c`` (the links may carry labels, ``\overset{f}{=}``) as one
+    link per line (``aligned``), so that every step shows without scrolling; short or unchainable
+    statements unchanged.
+
+    >>> chain_lines(r"a = b \overset{f}{=} c", 3)
+    '\\begin{aligned}a &= b\\\\ &\\overset{f}{=} c\\end{aligned}'
+    """
+    if len(tex) <= longer_than or r"\begin" in tex or "&" in tex:
         return tex
-    return r"\begin{aligned}" + parts[0].strip() + " &= " + r"\\ &= ".join(p.strip() for p in parts[1:]) + r"\end{aligned}"
+    items = _top_level_list(tex)
+    if len(items) > 1 and all("=" in item for item in items):
+        return r"\begin{gathered}" + r",\\ ".join(items) + r"\end{gathered}"
+    exprs, rels, depth, start, k = [], [], 0, 0, 0
+    while k < len(tex):
+        c = tex[k]
+        m = re.match(r"\\overset\{[^{}]*\}\{=\}", tex[k:]) if depth == 0 else None
+        if m:
+            exprs.append(tex[start:k])
+            rels.append(m.group(0))
+            k += len(m.group(0))
+            start = k
+            continue
+        if c == "\\":
+            k += len(re.match(r"\\([A-Za-z]+|.)", tex[k:]).group(0)) if re.match(r"\\([A-Za-z]+|.)", tex[k:]) else 1
+            continue
+        if c in "{([":
+            depth += 1
+        elif c in "})]":
+            depth -= 1
+        elif c == "=" and depth == 0 and (k == 0 or tex[k - 1] not in "<>!:"):
+            exprs.append(tex[start:k])
+            rels.append("=")
+            start = k + 1
+        k += 1
+    exprs.append(tex[start:])
+    if not rels or any(not e.strip() for e in exprs):
+        return tex
+    body = exprs[0].strip() + "".join(
+        (" &" if i == 0 else r"\\ &") + rel + " " + e.strip() for i, (rel, e) in enumerate(zip(rels, exprs[1:])))
+    return r"\begin{aligned}" + body + r"\end{aligned}"
 
 
 def claim_page(claim, results, cv, rests_on, used_by, section) -> str:
@@ -919,6 +963,18 @@ MODEL_TEXTS = ["The cat sat on the mat.",
 def generate_model_page(app):
     """The DUAT rewrite of all-MiniLM-L6-v2: the check table and the figure, when the model tier is there."""
     start = time.perf_counter()
+    import os
+    import sys
+
+    if not sys.stdout.isatty():  # a quiet log off a terminal: no progress bars from HF either
+        os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
+        os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
+        try:
+            from transformers.utils import logging as hf_logging
+
+            hf_logging.disable_progress_bar()
+        except Exception:  # transformers absent: nothing to silence
+            pass
     out = Path(app.srcdir) / "model.rst"
     lines = ["The DUAT rewrite of real models", "===============================", "",
              "symuat rewrites real pretrained models into the DUAT form and recomputes them from it, one "
