@@ -656,7 +656,11 @@ def chain_lines(tex: str, longer_than: int = 90) -> str:
 
 def claim_page(claim, results, cv, rests_on, used_by, section) -> str:
     title = f"{claim.id} — {claim.title}"
-    title_rst = f"{claim.id} — {rich(claim.title, links=False)}"
+    from symuat.report import pretty
+
+    # the title in plain Unicode (no math role): the sidebar, the browser tab and the search
+    # results show it as text, never as TeX source
+    title_rst = f"{claim.id} — {_escape(pretty(claim.title))}"
     lines = [f".. _claim-{claim.id}:", "", title_rst, "=" * max(len(title_rst), len(title)), ""]
     lines += [".. admonition:: As printed", "   :class: claim-statement", "",
               f"   *Where:* {rich(claim.where, links=False)}", "", _math(chain_lines(claim.statement), "   ")]
@@ -698,7 +702,7 @@ def claim_page(claim, results, cv, rests_on, used_by, section) -> str:
 
 COLOURS = {
     "holds": "#2e7d32",
-    "holds-steps-wrong": "#6b8e23",
+    "holds-steps-wrong": "#546e7a",
     "holds-under-readings": "#b7791f",
     "fails": "#c62828",
     "informal": "#757575",
