@@ -155,6 +155,10 @@ def _m(tex: str) -> str:
 _BARE_SUB = re.compile(r"(?<![\w\\])([A-Za-z]{1,2}\d?'*)_(\{[^{}]*\}|[A-Za-z0-9]{1,3})(?![A-Za-z0-9_])")
 
 
+#: Markdown emphasis in prose: *linear* (word boundaries, so 2*N*h stays a product)
+_EMPHASIS = re.compile(r"(?<![\w*])\*([A-Za-z][A-Za-z ]*[A-Za-z]|[A-Za-z])\*(?![\w*])")
+
+
 def _claim_ref_re():
     if not _CLAIM_IDS:
         return None
@@ -167,15 +171,20 @@ def _plain(text: str, links: bool = True) -> str:
     out, pos = [], 0
     ref_re = _claim_ref_re() if links else None
     tokens = []
+    for m in _EMPHASIS.finditer(text):
+        tokens.append((m.start(), m.end(), "em", m))
     for m in _BARE_SUB.finditer(text):
-        tokens.append((m.start(), m.end(), "sub", m))
+        if not any(a < m.end() and m.start() < b for a, b, _, _ in tokens):
+            tokens.append((m.start(), m.end(), "sub", m))
     if ref_re is not None:
         for m in ref_re.finditer(text):
             if not any(a < m.end() and m.start() < b for a, b, _, _ in tokens):
                 tokens.append((m.start(), m.end(), "ref", m))
     for start, end, kind, m in sorted(tokens, key=lambda t: t[0]):
         out.append(_escape(text[pos:start]))
-        if kind == "sub":
+        if kind == "em":  # Markdown *word* in a note: reST emphasis, not literal stars
+            out.append(f"\\ *{_escape(m.group(1))}*\\ ")
+        elif kind == "sub":
             sub = m.group(2)
             sub = sub if sub.startswith("{") else "{" + sub + "}"
             out.append(_m(m.group(1) + "_" + sub))
