@@ -129,5 +129,5 @@ def legend(tags) -> list[str]:
         lines.append(f"{axis} — {question}: " + "; ".join(parts) if not keyed
                      else f"{axis}=… — {question}: " + "; ".join(parts))
     if items:
-        lines.append("items (each must hold; not a reading): " + ", ".join(items))
+        lines.append("items — not readings; each must hold: " + ", ".join(items))
     return lines

@@ -476,7 +476,7 @@ def reading_legend(results) -> list[str]:
              "   Reading tags on this page (a reading: one tag per axis; symuat report counts readings)", ""]
     for line in legend(tags):
         head, _, rest = line.partition(" — ")
-        lines += [f"   ``{head}`` — {_escape(rest)}", ""]
+        lines += [f"   ``{head}`` — {rich(rest, links=False)}", ""]
     return lines
 
 
