@@ -66,6 +66,11 @@ def run(quick: bool = False) -> str:
                    "(about 1 s of CPU) and reads one pickle keyed on every source file, the library "
                    "versions and the checks (symuat.cache; tests/test_cache.py); the fresh one runs all "
                    "checks and rolls them up."]
+    load1 = os.getloadavg()[0]
+    if load1 > (os.cpu_count() or 1):
+        body += ["", f"This run shared the machine (load {load1:.1f} on {os.cpu_count()} cores): the wall "
+                 "times are several times the CPU times. A one-process command's wall time on a quiet "
+                 "machine is its CPU time plus a few milliseconds; compare the targets with the CPU column."]
     return common.write("cli.md", "CLI: start-up and report times", __doc__.split("\n\n")[1].replace("\n", " "),
                         body)
 

@@ -270,7 +270,14 @@ def reading_badge_role(name, rawtext, text, lineno, inliner, options=None, conte
     slug = re.sub(r"[^a-z0-9]+", "-", status.lower()).strip("-")
     box = nodes.inline("", "", classes=["reading-badge"])
     if tags:
-        box += nodes.literal(tags, tags)
+        # the tags may break only after a comma (<wbr>); the badge is glued to the last one
+        code = nodes.literal(tags, "")
+        parts = tags.split(",")
+        for k, part in enumerate(parts):
+            code += nodes.Text(part + ("," if k < len(parts) - 1 else ""))
+            if k < len(parts) - 1:
+                code += nodes.raw("", "<wbr>", format="html")
+        box += code
     box += nodes.inline(status, status, classes=["badge", f"badge-{slug}"])
     return [box], []
 
