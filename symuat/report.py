@@ -22,7 +22,8 @@ _MARK = {
     "error": "!",
 }
 #: the bottom lines' marks
-VERDICT_MARK = {"holds": "✔", "holds-under-readings": "◐", "fails": "✘", "informal": "·", "definition": "≔"}
+VERDICT_MARK = {"holds": "✔", "holds-under-readings": "◐", "fails": "✘", "informal": "·", "definition": "≔",
+                "error": "!"}
 #: the width when the terminal's is unknown (output to a pipe or a file, no ``COLUMNS``)
 WIDTH = 100
 #: the narrowest width symuat lays out for (a narrower terminal gets lines of this width)
