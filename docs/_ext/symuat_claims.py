@@ -272,10 +272,10 @@ def reading_badge_role(name, rawtext, text, lineno, inliner, options=None, conte
     if tags:
         # the tags may break only after a comma (<wbr>); the badge is glued to the last one
         code = nodes.literal(tags, "")
-        parts = tags.split(",")
-        for k, part in enumerate(parts):
-            code += nodes.Text(part + ("," if k < len(parts) - 1 else ""))
-            if k < len(parts) - 1:
+        pieces = re.split(r"(?<=[,=])", tags)  # a break is allowed after a comma or an equals sign
+        for k, piece in enumerate(pieces):
+            code += nodes.Text(piece)
+            if k < len(pieces) - 1:
                 code += nodes.raw("", "<wbr>", format="html")
         box += code
     box += nodes.inline(status, status, classes=["badge", f"badge-{slug}"])
@@ -537,7 +537,7 @@ def derivation(claim, results, wrong: set | None = None) -> list[str]:
         if wrong and any(n.split(" ")[0] in wrong or n in wrong for n in names):
             label += " ✘"
         out_rows.append((label, f":math:`{tex_prose(statement.replace('`', chr(39)))}`", " ".join(cells)))
-    lines = [_table(out_rows, ("step", "statement", "status per reading"), widths="12 58 30", cls="derivation"), ""]
+    lines = [_table(out_rows, ("step", "statement", "status per reading"), widths="10 54 36", cls="derivation"), ""]
     if merged:
         lines += ["A row with two labels (``main = end``): the same statement, checked in two roles — "
                   "the claim's conclusion and the last link of its printed chain.", ""]
