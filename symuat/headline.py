@@ -81,6 +81,7 @@ class Headline:
     fails: int = 0
     fails_corrected: int = 0
     errors: int = 0
+    crashed_checks: int = 0
     definitions: int = 0
     informal: int = 0
     extensions: int = 0
@@ -88,7 +89,9 @@ class Headline:
 
     def lines(self) -> tuple[str, str]:
         """Two lines: the papers' claims, then what is counted apart."""
-        first = (f"{plural(self.holds, 'claim')} {'holds' if self.holds == 1 else 'hold'}"
+        first = (f"error: {plural(self.errors, 'claim')} with crashed checks ({self.crashed_checks} crashed); "
+                 if self.errors else "")
+        first += (f"{plural(self.holds, 'claim')} {'holds' if self.holds == 1 else 'hold'}"
                  + (f" ({self.holds_steps_wrong} with a wrong printed step)" if self.holds_steps_wrong else "")
                  + f", {self.holds_under_readings} only under some readings, {self.fails} "
                  + ("fails" if self.fails == 1 else "fail"))
@@ -96,8 +99,6 @@ class Headline:
             first += (" — with a proved correction" if self.fails_corrected == self.fails == 1
                       else " — each with a proved correction" if self.fails_corrected == self.fails
                       else f" ({self.fails_corrected} with a proved correction)")
-        if self.errors:
-            first += f"; {self.errors} with a crashed check"
         rest = []
         if self.definitions:
             rest.append(plural(self.definitions, "definition"))
@@ -120,6 +121,7 @@ def headline(verdicts) -> Headline:
             ext[word] += 1
         elif word == "error":
             h.errors += 1
+            h.crashed_checks += len(v.errors)
         elif v.verdict == "holds":
             h.holds += 1
             h.holds_steps_wrong += word == "holds-steps-wrong"

@@ -492,13 +492,13 @@ def verdict_table(verdicts, width: int | None = None, wide: bool = False, groups
         if text:
             lines += fit(text)
     lines.append("")
-    head_w = 6 + 2 + 26 + 16
-    header = f"{'ID':<6}  {'verdict':<25} {'strength':<15} claim"
+    head_w = 6 + 3 + 26 + 16
+    header = f"{'ID':<6}   {'verdict':<25} {'strength':<15} claim"
     lines.append(header if wide else header[:width])
 
     def row(v):
         word = display_word(v)
-        head = f"{v.id:<6}{MARKS[word]} {WORDS[word]:<25} {v.strength or '—':<15} "
+        head = f"{v.id:<6} {MARKS[word]} {WORDS[word]:<25} {v.strength or '—':<15} "
         title = v.title + (" (symuat's)" if v.extension and "extension" not in v.title else "")
         if wide or len(head) + len(title) <= width:
             out = [head + title]
