@@ -183,6 +183,11 @@ def _filter(args):
 
 
 def main(argv: list[str] | None = None) -> int:
+    if (sys.argv[1:] if argv is None else list(argv)) == ["--version"]:  # instant: no parser, no imports
+        from symuat import __version__
+
+        print(f"symuat {__version__}")
+        raise SystemExit(0)  # as argparse's --version action does
     args = _parse(argv)
     if args.command == "model":
         from symuat.models.command import run as run_model

@@ -50,6 +50,7 @@ GROUP_TITLES = {
     "transformer": "The Transformer as a DUAT",
     "applications": "Applications: pruning, LoRA, in-context learning",
     "decoder": "Decoder LLMs: GQA, RoPE, RMSNorm, SwiGLU",
+    "weight-processing": "§9 Weight-processing identities: folding, centring, layouts",
 }
 
 

@@ -379,7 +379,9 @@ def detail(result: Result) -> str:
     lines = [f"{c.key}: {status_of(result)}  ({result.seconds:.2f} s)",
              f"  statement: {pretty(c.statement)}", f"  LaTeX:     {c.statement}"]
     if c.reading:
-        lines.append(f"  reading:   {', '.join(c.reading)}"
+        from symuat.verdicts import reading_text  # issue 19: each tag with its meaning
+
+        lines.append(f"  reading:   {reading_text(c.reading)}"
                      + ("" if c.admitted else "  (symuat's alternative; the text does not admit it)"))
     bearing = {"asserts": "the paper asserts this statement", "denies": "the paper asserts it is false",
                None: "not a claim of the paper"}[c.polarity]
@@ -390,6 +392,8 @@ def detail(result: Result) -> str:
                  + (f"; {c.role} of the claim" if c.role in ("step", "quantity") else ""))
     if c.note:
         lines.append(f"  note:      {c.note}")
+    if getattr(c, "why", ""):
+        lines.append(f"  why:       {pretty(c.why)}")
     if result.error:
         lines.append(f"  ERROR: {result.error}")
         return "\n".join(lines)
@@ -416,7 +420,7 @@ def detail(result: Result) -> str:
             lines.append(f"  {k}: {q}")
     if v.counterexample is not None:
         x = v.counterexample
-        lines.append(f"  counterexample at {x.sizes}: {x.reason}")
+        lines.append(f"  counterexample at {x.sizes}: {pretty(x.reason) if '$' in x.reason else x.reason}")
         if x.values:
             lines.append(f"    values: {json.dumps(x.as_dict()['values'])}")
         if x.lhs is not None:
@@ -461,11 +465,23 @@ def _detail_words(v, wide: bool = False, most: int = 6) -> str:
                     + (f" +{len(steps) - 6}" if len(steps) > 6 else "") + " wrong")
     if v.errors:
         bits.append(f"error: {plural(len(v.errors), 'check')} crashed")
+    # issue 19: what the roll-up says beside the verdict (roles gloss / prediction, informal items)
+    if getattr(v, "wrong_glosses", None):
+        bits.append(f"gloss {', '.join(v.wrong_glosses)} wrong")
+    if getattr(v, "informal_items", None) and getattr(v, "checked_items", None):
+        bits.append(f"checked: {', '.join(v.checked_items)}; informal: {', '.join(v.informal_items)}")
+    values = list(dict.fromkeys(q["symuat"] for q in v.quantities
+                                if q.get("agrees_with_paper") is None and q.get("symuat")))
+    if 0 < len(values) <= 2 and v.verdict != "definition":
+        bits.append("; ".join(pretty(str(x)) for x in values))
+    wrong = [p["key"] for p in getattr(v, "predictions", []) if not p["holds"]]
+    if wrong:
+        bits.append(f"symuat's prediction {', '.join(wrong)} corrected")
     return "; ".join(bits)
 
 
 def _correction(v) -> str:
-    if v.verdict not in ("fails", "holds-under-readings") or v.extension:
+    if v.verdict not in ("fails", "holds-under-readings") and not getattr(v, "wrong_glosses", None):
         return ""
     if v.corrected:
         return f"↳ correction ({v.corrected_status}): {pretty(v.corrected)}"

@@ -1,24 +1,34 @@
-"""Real pretrained models, one module per family, and the check of their DUAT rewrite.
+"""Real pretrained models: file formats, one module per family, one DUAT rewrite, the reference
+and the comparisons.
 
-* :mod:`symuat.models.bert` — BERT-style encoders (all-MiniLM-L6-v2): loader, NumPy forward,
-  :func:`~symuat.models.bert.check_rewrite`;
-* :mod:`symuat.models.llama` — Llama-family decoders (SmolLM2-135M from its GGUF): loaders, float64
-  forward, the DUAT rewrite with the decoder lifts (X1–X6), the exact logit decomposition;
+* :mod:`symuat.models.formats` — ``config.json`` (typed fields), ``*.safetensors``, GGUF, tokenizers;
+* :mod:`symuat.models.family` — the family registry and how ``--model`` finds a family;
+* family modules: :mod:`symuat.models.bert` (BERT encoders, all-MiniLM-L6-v2),
+  :mod:`symuat.models.llama` (Llama decoders, SmolLM2-135M), :mod:`symuat.models.qwen2`;
+* :mod:`symuat.models.lifts` and :mod:`symuat.models.causal_lm` — the decoder's matrix-free lifts
+  and the pre-norm decoder layer every decoder family builds;
+* :mod:`symuat.models.rewrite` — the DUAT rewrite of any family (``transformer.to_duat``) and the
+  exact logit decomposition;
+* :mod:`symuat.models.reference` — transformers from the checkpoint's own files, float64 throughout;
+* :mod:`symuat.models.compare` — ``check`` and ``explain`` with the per-row error measure;
 * :mod:`symuat.models.command` — the ``symuat model …`` sub-commands.
 
 The names of the BERT family are re-exported here for the existing API.
 """
 
-#: the BERT family's names, importable from here; loaded on first use, so that ``symuat --help``
-#: (which imports :mod:`symuat.models.command`) does not load NumPy, SymPy and the DUAT code
-_BERT_NAMES = ("MAX_TOKENS", "MODELS", "BertNumpy", "BertWeights", "LayerReport", "ModelError", "check_rewrite",
-               "hf_hidden_states", "load_bert", "model_path", "relative_error", "tokenize")
-__all__ = list(_BERT_NAMES)
+#: the names importable from here, loaded on first use, so that ``symuat --help`` (which imports
+#: :mod:`symuat.models.command`) does not load NumPy, SymPy and the DUAT code
+_NAMES = {**{n: "symuat.models.bert" for n in ("MAX_TOKENS", "MODELS", "BertNumpy", "BertWeights", "LayerReport",
+                                              "check_rewrite", "hf_hidden_states", "load_bert", "model_path",
+                                              "tokenize")},
+          "relative_error": "symuat.models.compare", "row_errors": "symuat.models.compare",
+          "ModelError": "symuat.models.formats"}
+__all__ = list(_NAMES)
 
 
 def __getattr__(name):
-    if name in _BERT_NAMES:
-        from symuat.models import bert
+    if name in _NAMES:
+        import importlib
 
-        return getattr(bert, name)
+        return getattr(importlib.import_module(_NAMES[name]), name)
     raise AttributeError(f"module 'symuat.models' has no attribute {name!r}")
