@@ -1107,7 +1107,11 @@ def llama_section(figures: Path) -> list[str]:
     try:
         import numpy as np
 
-        from symuat.models.llama import LlamaNumpy, check_llama, decompose_logit, load_llama
+        from symuat.models.llama import LlamaNumpy, check_llama, load_llama
+        try:
+            from symuat.models.rewrite import decompose_logit
+        except ImportError:  # the layout before issue 18
+            from symuat.models.llama import decompose_logit
         weights = load_llama("smollm2")
     except Exception as exc:  # the package is not installed: say so, the build goes on
         return lines + [f"**Not run in this build:** {_escape(str(exc))}. Install it with "
