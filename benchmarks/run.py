@@ -24,6 +24,7 @@ import bench_cli  # noqa: E402
 import bench_duat  # noqa: E402
 import bench_families  # noqa: E402
 import bench_foundation  # noqa: E402
+import bench_gemma3  # noqa: E402
 import bench_model  # noqa: E402
 import bench_prove  # noqa: E402
 
@@ -35,6 +36,7 @@ BENCHMARKS = {
     "foundation": bench_foundation.run,
     "cli": bench_cli.run,
     "families": bench_families.run,
+    "gemma3": bench_gemma3.run,
 }
 
 

@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 from symuat.models import fold as fo
-from symuat.models.checkpoint import ModelError
+from symuat.models.formats import ModelError
 
 TOL = 1e-12
 
@@ -30,9 +30,9 @@ def _require(loader):
 
 @pytest.fixture(scope="module")
 def smollm2_weights():
-    from symuat.models.llama import load_llama
+    from symuat.models.family import load
 
-    return _require(lambda: load_llama("smollm2"))
+    return _require(lambda: load("smollm2"))
 
 
 @pytest.fixture(scope="module")
@@ -59,11 +59,12 @@ def test_cli_fold_tiny_gguf_round_trip(tmp_path, capsys):
     assert report["passed"] and report["worst"] <= TOL
     assert [f["entry"] for f in report["folds"]] == ["WP7", "WP1", "WP3"]
     assert sorted(p.name for p in out.iterdir()) == ["config.json", "model.safetensors", "tokenizer.json"]
-    from symuat.models.llama import load_safetensors
+    from symuat.models.formats import read_safetensors
+    from symuat.models.llama import load_folder
 
-    w = load_safetensors(out)
+    w = load_folder(out)
     assert w.config.rope == "half" and not w.config.tied
-    assert np.all(w.tensors["model.layers.0.input_layernorm.weight"] == 1.0)
+    assert np.all(read_safetensors(out / "model.safetensors")["model.layers.0.input_layernorm.weight"] == 1.0)
     # an existing --out is bad input; nothing is overwritten
     assert main(["model", "fold", "--model", str(path), "--out", str(out)]) == 2
     assert "not an empty folder" in capsys.readouterr().err
@@ -96,28 +97,65 @@ def test_cli_refusals_name_the_entry_and_write_nothing(tmp_path, capsys):
 
 
 def test_fold_of_a_random_decoder_and_its_mistakes():
-    from test_llama import _hf_tensors, _to_gguf_layout
+    from test_llama import _to_gguf_layout
 
     from symuat.models import llama as ll
 
     m = ll.random_llama(np.random.default_rng(3), M=32, heads=4, kv_heads=2, F=10, layers=2, vocab=30)
     gg = _to_gguf_layout(m)
-    w = ll.LlamaWeights(gg.config, _hf_tensors(gg), gg.source)
     ids = np.array([1, 4, 9, 2, 7])
     base = gg.hidden_states(ids)
-    folded, _ = fo.fold_llama(w)
-    f = ll.LlamaNumpy(folded)
-    assert max(fo.compare_states(base, f.hidden_states(ids))) <= TOL
+    folded, _ = fo.fold_llama(gg)
+    assert max(fo.compare_states(base, folded.hidden_states(ids))) <= TOL
     # WP7's mistake: W_K un-permuted with h instead of g
     from symuat.kernel.head_maps import llama_cpp_unpermute
 
-    bad = fo.unpermute_rope_rows(w.tensors, w.config)
-    for k in range(w.config.layers):
-        key = f"model.layers.{k}.self_attn.k_proj.weight"
-        bad[key] = llama_cpp_unpermute(w.tensors[key], w.config.heads)
-    cfg = ll.LlamaConfig(**{**w.config.__dict__, "rope": "half"})
-    wrong = ll.LlamaNumpy(ll.LlamaWeights(cfg, bad, w.source))
+    wrong = fo.unpermute_rope_rows(gg)
+    for layer, stored in zip(wrong.layers, gg.layers):
+        layer.WK = llama_cpp_unpermute(stored.WK.T, gg.config.heads).T
+    assert wrong.config.rope == "half"
     assert max(fo.compare_states(base, wrong.hidden_states(ids))) > 1e-3
+
+
+def test_fold_of_a_decoder_with_biases_round_trips_through_the_written_folder(tmp_path):
+    """WP7 also moves the Q/K biases (their rows are permuted like W's); the written config.json says
+    attention_bias/mlp_bias and the reloaded folder gives every state. What a Llama config.json cannot
+    say (biases on some projections only, GGUF rope_freqs) is refused, not written wrong."""
+    import dataclasses
+
+    from symuat.kernel.head_maps import llama_cpp_permute
+    from symuat.models import llama as ll
+
+    m = ll.random_llama(np.random.default_rng(4), M=16, heads=4, kv_heads=2, F=10, layers=2, vocab=30,
+                        rope="half", biases=True)
+    cfg = dataclasses.replace(m.config, rope="interleaved")
+    gg = fo._rebuild(m, cfg, [dataclasses.replace(
+        layer, config=cfg, WQ=llama_cpp_permute(layer.WQ.T, 4).T, WK=llama_cpp_permute(layer.WK.T, 2).T,
+        bq=llama_cpp_permute(layer.bq, 4), bk=llama_cpp_permute(layer.bk, 2)) for layer in m.layers])
+    ids = np.array([3, 1, 4, 1, 5, 9])
+    base = gg.hidden_states(ids)
+    folded, log = fo.fold_llama(gg)
+    assert [wp for wp, _ in log] == ["WP7", "WP1", "WP3"]
+    config = fo.llama_config_json(folded)
+    assert config["attention_bias"] and config["mlp_bias"] and not config["tie_word_embeddings"]
+    fo.write_checkpoint(tmp_path / "f", config, fo.hf_tensors(folded))
+    back = ll.load_folder(tmp_path / "f")
+    sb = back.hidden_states(ids)
+    assert max(fo.compare_states(base, sb)) <= TOL
+    assert fo.row_errors(fo.centred(back.logits(sb[-1])), fo.centred(gg.logits(base[-1]))).max() <= TOL
+    # the biases left in the GGUF order: the check fails
+    wrong = fo.unpermute_rope_rows(gg)
+    for layer, stored in zip(wrong.layers, gg.layers):
+        layer.bq = stored.bq
+    assert max(fo.compare_states(base, wrong.hidden_states(ids))) > 1e-3
+    # refused: biases on some projections only; frequencies that are not rope_theta's
+    part = fo._rebuild(folded, folded.config, [dataclasses.replace(layer, bo=None) for layer in folded.layers])
+    with pytest.raises(ModelError, match="attention_bias"):
+        fo.llama_config_json(part)
+    freq = fo._rebuild(folded, dataclasses.replace(folded.config, inv_freq=folded.config.frequencies() / 2),
+                       folded.layers)
+    with pytest.raises(ModelError, match="RoPE frequencies"):
+        fo.llama_config_json(freq)
 
 
 # --------------------------------------------------------------------------------------------
@@ -126,12 +164,10 @@ def test_fold_of_a_random_decoder_and_its_mistakes():
 
 
 def test_smollm2_fold_reproduces_every_state_and_the_logits(smollm2_weights):
-    from symuat.models.llama import LlamaNumpy
-
-    m = LlamaNumpy(smollm2_weights)
+    m = smollm2_weights
     folded, log = fo.fold_llama(smollm2_weights)
     assert [wp for wp, _ in log] == ["WP7", "WP1", "WP3"]
-    f = LlamaNumpy(folded)
+    f = folded
     ids = m.tokenize("The capital of France is")
     a, b = m.hidden_states(ids), f.hidden_states(ids)
     errs = fo.compare_states(a, b)
@@ -141,25 +177,19 @@ def test_smollm2_fold_reproduces_every_state_and_the_logits(smollm2_weights):
     assert np.abs(lb.mean(axis=-1)).max() < 1e-9  # centred: every row of logits has mean 0
     assert int(lb[-1].argmax()) == int(la[-1].argmax())
     # the check can fail: the gate left unfolded (WP1's cited mistake) is off by O(1)
-    t = dict(folded.tensors)
-    for k in range(smollm2_weights.config.layers):
-        key = f"model.layers.{k}.mlp.gate_proj.weight"
-        t[key] = t[key] / smollm2_weights.tensors[f"model.layers.{k}.post_attention_layernorm.weight"][None, :]
-    from symuat.models.llama import LlamaWeights
-
-    bad = LlamaNumpy(LlamaWeights(folded.config, t, folded.source))
+    bad, _ = fo.fold_llama(smollm2_weights)
+    for layer, stored in zip(bad.layers, smollm2_weights.layers):
+        layer.Wg = layer.Wg / stored.g2[:, None]  # (in, out): the scale γ₂ sits on the rows
     assert max(fo.compare_states(a, bad.hidden_states(ids))) > 1e-2
 
 
 def test_smollm2_hf_layout_with_p_reproduces_the_gguf_layout(smollm2_weights):
     """WP7: the HF half-split layout (W_Q, W_K un-permuted by P, rotate-half RoPE) gives the GGUF's states."""
-    from symuat.models.llama import LlamaNumpy
-
-    m = LlamaNumpy(smollm2_weights)
+    m = smollm2_weights
     hf, log = fo.fold_llama(smollm2_weights, norms=False, centre_unembedding=False)
     assert [wp for wp, _ in log] == ["WP7"] and hf.config.rope == "half"
     ids = m.tokenize("The capital of France is")
-    assert max(fo.compare_states(m.hidden_states(ids), LlamaNumpy(hf).hidden_states(ids))) <= TOL
+    assert max(fo.compare_states(m.hidden_states(ids), hf.hidden_states(ids))) <= TOL
 
 
 # --------------------------------------------------------------------------------------------
@@ -229,7 +259,8 @@ def _transformers():
 
 def _hf_gguf_tensors(weights):
     """W_Q, W_K as transformers' GGUF reader un-permutes them (``LlamaTensorProcessor``, the code path
-    ``from_pretrained(gguf_file=…)`` takes), applied to the GGUF's stored rows."""
+    ``from_pretrained(gguf_file=…)`` takes), applied to the GGUF's stored rows (``W.T`` of the loaded
+    decoder's ``x @ W`` weights, exactly)."""
     from transformers.modeling_gguf_pytorch_utils import LlamaTensorProcessor
 
     c = weights.config
@@ -238,12 +269,13 @@ def _hf_gguf_tensors(weights):
     for k in range(c.layers):
         for name, gname in (("q_proj", "attn_q"), ("k_proj", "attn_k")):
             key = f"model.layers.{k}.self_attn.{name}.weight"
-            out[key] = proc.process(weights.tensors[key], f"blk.{k}.{gname}.weight").weights
+            stored = getattr(weights.layers[k], "WQ" if name == "q_proj" else "WK").T
+            out[key] = proc.process(stored, f"blk.{k}.{gname}.weight").weights
     return out
 
 
 def _assert_same_qk_layout(weights, hf):
-    mine = fo.unpermute_rope_rows(weights.tensors, weights.config)
+    mine = fo.hf_tensors(fo.unpermute_rope_rows(weights))
     for k in range(weights.config.layers):
         for name in ("q_proj", "k_proj"):
             key = f"model.layers.{k}.self_attn.{name}.weight"
@@ -260,15 +292,16 @@ def test_folded_tiny_checkpoint_loads_in_transformers_and_matches(tmp_path):
 
     from symuat.cli import main
     from symuat.models import llama as ll
+    from symuat.models.reference import Float64Islands
 
     path = write_tiny_gguf(tmp_path / "tiny.gguf")
     out = tmp_path / "folded"
     assert main(["model", "fold", "--model", str(path), "--out", str(out), "--text", "hello world"]) == 0
-    original = ll.LlamaNumpy(ll.load_gguf(path))
-    _assert_same_qk_layout(ll.load_gguf(path), _hf_gguf_tensors(ll.load_gguf(path)))
+    original = ll.load_gguf_file(path)
+    _assert_same_qk_layout(original, _hf_gguf_tensors(original))
     ids = original.tokenize("hello world")
     model = LlamaForCausalLM.from_pretrained(str(out), dtype=torch.float64, attn_implementation="eager").eval()
-    with ll._Float64Islands(), torch.no_grad():
+    with Float64Islands(model), torch.no_grad():
         res = model(input_ids=torch.tensor(ids[None]), output_hidden_states=True)
     states = original.hidden_states(ids)
     hs = [h[0].numpy() for h in res.hidden_states]

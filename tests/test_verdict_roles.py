@@ -179,10 +179,24 @@ def test_no_correction_is_a_fragment_and_none_is_missing(verdicts, all_results):
             assert not correction_defects(cv.statement), (r.check.key, cv.statement)
 
 
+def _is_rotation(v) -> bool:
+    """A matrix of exact entries whose rows all have squared norm 1 (a true rotation, WP7/WP11)."""
+    rows = v.tolist() if hasattr(v, "tolist") else v
+    if not isinstance(rows, list) or not rows or not all(isinstance(r, list) and r for r in rows):
+        return False
+    try:
+        return all(sum(Fraction(x) ** 2 for x in r) == 1 for r in rows) and any(
+            Fraction(x).denominator != 1 for r in rows for x in r)
+    except (TypeError, ValueError):
+        return False
+
+
 def _entries(values):
     for key, v in values.items():
         if "seed" in key:
             continue  # a seed names an instance; it is no entry
+        if _is_rotation(v):
+            continue  # c² + s² = 1 fixes a rotation's entries (Pythagorean triples), not chosen small
         arr = v if hasattr(v, "flat") else [v]
         for x in getattr(arr, "flat", arr):
             if isinstance(x, (int, Fraction)) and not isinstance(x, bool):

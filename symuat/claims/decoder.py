@@ -675,3 +675,97 @@ X1.figures.append(("decoder-causal-whvo", "The token blocks of (W'_HVO)ᵀ of a 
 X6.figures.append(("decoder-logit-decomposition", "The logit of ' Paris' after \"The capital of France is\" as the "
                    "exact sum of its DUAT terms: the linear path from the embeddings, one σ-term per layer, the (zero) "
                    "bias terms; the running sum ends on the model's logit.", logit_figure))
+
+
+# --------------------------------------------------------------------------------------------
+# Gemma 3's additions (extension checks on X3 and X1; the real model: `symuat model check
+# --model gemma3`): QK-norm in H8's W_QK form, the sandwich norms in the residual step, and the
+# local (sliding-window) attention in H5's form with banded patterns
+# --------------------------------------------------------------------------------------------
+
+_Nq, _Mq, _dq = dims("N M d")
+_Xq = MatrixSymbol("X", _Nq, _Mq)
+_WQq, _WKq = MatrixSymbol("W_Q", _Mq, _dq), MatrixSymbol("W_K", _Mq, _dq)
+_sq, _sk = MatrixSymbol("s_q", _Nq, 1), MatrixSymbol("s_k", _Nq, 1)
+_gq, _gk = MatrixSymbol("gamma_q", _dq, 1), MatrixSymbol("gamma_k", _dq, 1)
+
+
+def qk_norm_statement(*, drop_key_gain: bool = False):
+    r"""``(scores with QK-norm, H8's W_QK form)``: :math:`(\mathrm{diag}(s_q)XW_Q\Gamma_q)(\mathrm{diag}(s_k)XW_K\Gamma_k)^T
+    =\mathrm{diag}(s_q)\,X\,(W_Q\Gamma_q\Gamma_kW_K^T)\,X^T\mathrm{diag}(s_k)` (before RoPE, which sits
+    between :math:`\Gamma_q` and :math:`\Gamma_k` and rotates pairs: the form is then
+    :math:`W_Q\Gamma_qR_{n'-n}\Gamma_kW_K^T`); ``drop_key_gain`` forgets :math:`\Gamma_k` (a mutant)."""
+    lhs = mul(mul(Diag(_sq), _Xq, _WQq, Diag(_gq)), T(mul(Diag(_sk), _Xq, _WKq, Diag(_gk))))
+    core = mul(_WQq, Diag(_gq), T(_WKq)) if drop_key_gain else mul(_WQq, Diag(_gq), Diag(_gk), T(_WKq))
+    return lhs, mul(Diag(_sq), _Xq, core, T(_Xq), Diag(_sk))
+
+
+X3.check("qk-norm", ("row",), r"(\operatorname{diag}(s_q)XW_Q\Gamma_q)(\operatorname{diag}(s_k)XW_K\Gamma_k)^{T}="
+         r"\operatorname{diag}(s_q)\,X\,(W_Q\Gamma_q\Gamma_kW_K^{T})\,X^{T}\operatorname{diag}(s_k)",
+         partial(decide.check_identity, *qk_norm_statement()),
+         note="Gemma 3's QK-norm (per-head RMSNorm of queries and keys) in H8's W_QK form: the bilinear form "
+              "keeps W_Q Γ_q Γ_k W_K^T, the input enters through the token scalings diag(s_q), diag(s_k)", **EXT)
+
+
+def sandwich_trial(sizes, seed, *, mutant: str | None = None):
+    """One random Gemma 3 layer (post-sublayer norms) at a random input: its Eq. 20 parameters with
+    :math:`W1=I+D_{\\rm post}AD_{\\rm in}`, :math:`W3=D_{\\rm post\\,ffw}W_{\\rm down}'\\operatorname{diag}(W_u'z)`
+    reproduce the layer; ``mutant="no-post"`` drops :math:`D_{\\rm post}` from :math:`W1` (the
+    pre-norm block's :math:`I+AS_1`), which must fail."""
+    from symuat.models.compare import relative_error
+    from symuat.models.gemma3 import random_gemma3
+    from symuat.operators import Composed, Identity, Sum
+
+    rng = np.random.default_rng(seed)
+    m = random_gemma3(rng, M=sizes["M"], layers=sizes["L"], window=3)
+    X = rng.standard_normal((sizes["N"], sizes["M"]))
+    worst = 0.0
+    for layer in m.layers:
+        p, _ = layer.step(X)
+        out = layer.forward(X)  # the independent forward
+        W1 = p.W1 if mutant != "no-post" else Sum([Identity(X.size), Composed([p.parts["A"], p.parts["S1"]])])
+        x = X.reshape(-1)
+        mine = (W1 @ x + p.b3 + p.W3 @ p.sigma(p.W2 @ x + p.b2)).reshape(X.shape)
+        worst = max(worst, relative_error(mine, out))
+        X = out
+    msg = f"x + D_post F(D_pre x) as Eq. 20 vs the forward, every layer: relative error {worst:.2e} (tolerance 1e-12)"
+    return worst <= decide.TOLERANCE, msg, {"residual": worst}
+
+
+X3.check("sandwich", None, r"x+D_{\rm post}F(D_{\rm pre}x):\ W1=I+D_{\rm post}AD_{\rm in},\ "
+         r"W3=D_{\rm post\,ffw}(I_N\otimes W_{\rm down}^{T})\operatorname{diag}(\operatorname{vec}_r(ZW_u))",
+         lambda: decide.check_numeric(sandwich_trial, [{"N": 5, "M": 8, "L": 6}, {"N": 9, "M": 8, "L": 6}],
+                                      what="float64, random Gemma 3 layers; relative error ≤ 1e-12"),
+         note="the post-sublayer norms are diagonal lifts inside W1 and W3: Lemma 2's unrolling and T7's recursion "
+              "read unchanged with these parameters (symuat.models.gemma3)", **EXT)
+
+
+def window_trial(sizes, seed, *, window_offset: int = 0):
+    """A local (sliding-window) layer's attention as H5's :math:`\\sum_iH_i\\otimes B_i^T` with banded
+    causal :math:`H_i`, against each token attending to its last ``w`` keys directly (a loop);
+    ``window_offset`` widens the band of the operator (a mutant, which must fail)."""
+    from symuat.models.compare import relative_error
+    from symuat.models.gemma3 import head_patterns_direct, random_gemma3
+
+    rng = np.random.default_rng(seed)
+    w = sizes["w"]
+    m = random_gemma3(rng, M=sizes["M"], layers=1, window=w + window_offset)
+    layer = m.layers[0]
+    U = rng.standard_normal((sizes["N"], sizes["M"]))
+    A = layer._gqa(layer.patterns(U))
+    band = np.tril(np.ones((sizes["N"],) * 2, dtype=bool)) & ~np.tril(np.ones((sizes["N"],) * 2, dtype=bool), -w)
+    zeros = bool(np.all(A.H[:, ~band] == 0.0))
+    direct = head_patterns_direct(layer, U, w)  # (h, N, N) from the loop
+    res = relative_error(A.apply(U), (direct @ (U @ layer.WV)[None]).transpose(1, 0, 2).reshape(U.shape[0], -1)
+                         @ layer.WO)
+    ok = zeros and res <= decide.TOLERANCE
+    return ok, f"W'_HVO vec(U) vs windowed attention (a loop): relative error {res:.2e} (tolerance 1e-12); exact " \
+               f"zeros off the band: {zeros}", {"residual": res, "band_zeros": zeros}
+
+
+X1.check("window", None, r"\text{local layer: }\mathring H'=\Big(\sum_i\mathbf H_i\otimes\mathbf B_i^{T}\Big)\mathbf x',"
+         r"\ (\mathbf H_i)_{nn'}=0\text{ unless }0\le n-n'<w",
+         lambda: decide.check_numeric(window_trial, [{"N": 7, "M": 8, "w": 3}, {"N": 10, "M": 8, "w": 4}],
+                                      what="float64, random Gemma 3 local layers, N > w; relative error ≤ 1e-12"),
+         note="Gemma 3's sliding-window layers: H5's form unchanged, the patterns banded causal (exact zeros "
+              "outside the band); global layers are the causal case", **EXT)

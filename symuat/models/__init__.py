@@ -4,7 +4,8 @@ and the comparisons.
 * :mod:`symuat.models.formats` — ``config.json`` (typed fields), ``*.safetensors``, GGUF, tokenizers;
 * :mod:`symuat.models.family` — the family registry and how ``--model`` finds a family;
 * family modules: :mod:`symuat.models.bert` (BERT encoders, all-MiniLM-L6-v2),
-  :mod:`symuat.models.llama` (Llama decoders, SmolLM2-135M), :mod:`symuat.models.qwen2`;
+  :mod:`symuat.models.llama` (Llama decoders, SmolLM2-135M), :mod:`symuat.models.qwen2`,
+  :mod:`symuat.models.gemma3` (Gemma 3 decoders, Gemma-3-270M);
 * :mod:`symuat.models.lifts` and :mod:`symuat.models.causal_lm` — the decoder's matrix-free lifts
   and the pre-norm decoder layer every decoder family builds;
 * :mod:`symuat.models.rewrite` — the DUAT rewrite of any family (``transformer.to_duat``) and the

