@@ -20,6 +20,7 @@ sys.path.insert(0, str(Path(__file__).parent))
 import common  # noqa: E402  (first: sets OPENBLAS_NUM_THREADS before numpy)
 
 import bench_attention  # noqa: E402
+import bench_cli  # noqa: E402
 import bench_duat  # noqa: E402
 import bench_families  # noqa: E402
 import bench_foundation  # noqa: E402
@@ -33,6 +34,7 @@ BENCHMARKS = {
     "duat": bench_duat.run,
     "attention": bench_attention.run,
     "foundation": bench_foundation.run,
+    "cli": bench_cli.run,
     "families": bench_families.run,
     "gemma3": bench_gemma3.run,
 }

@@ -1,11 +1,39 @@
 """symuat: mechanical checks of the UAT / DUAT papers' rewrite of Transformers.
 
+The bottom lines, as objects (:class:`symuat.verdicts.ClaimVerdict`):
+
+>>> from symuat import report
+>>> [(v.id, v.verdict, v.strength) for v in report(["P1", "P4"])]
+[('P1', 'holds', 'proved'), ('P4', 'fails', 'proved')]
+
+Every check's result:
+
 >>> from symuat import prove
 >>> [r.verdict.status.value for r in prove(["P1"])]
 ['proved']
+
+Your own identity, decided the way symuat decides the papers' (symbolic dimensions; a refutation
+comes with a counterexample re-checked exactly):
+
+>>> from sympy import MatrixSymbol
+>>> from symuat import check_identity, dims
+>>> m, n, p = dims("m n p")
+>>> A, B = MatrixSymbol("A", m, n), MatrixSymbol("B", n, p)
+>>> check_identity((A * B).T, B.T * A.T).status.value
+'proved'
+>>> C, D = MatrixSymbol("C", n, n), MatrixSymbol("D", n, n)
+>>> wrong = check_identity((C * D).T, C.T * D.T)
+>>> wrong.status.value, wrong.counterexample.sizes
+('refuted', {'n': 2})
+>>> wrong.counterexample.as_dict()["values"]
+{'C': [[2, 1], [0, -2]], 'D': [[-1, -3], [-3, -3]]}
+>>> wrong.counterexample.exact_recheck
+'exact: entry (0, 0) differs by -3 (4 of 4 entries differ)'
 """
 
 __version__ = "0.1.0"
+
+__all__ = ["report", "prove", "check_identity", "dims", "__version__"]
 
 
 def prove(ids=None):
@@ -15,3 +43,37 @@ def prove(ids=None):
 
     checks = REGISTRY.all_checks() if not ids else REGISTRY.select(ids)
     return [c.run() for c in checks]
+
+
+def _report(ids=None, *, jobs: int | None = 1):
+    """The bottom line of each claim (all when ``ids`` is None), as
+    :class:`~symuat.verdicts.ClaimVerdict` objects in the spec's order: ``verdict`` (holds /
+    holds-under-readings / fails / definition / informal), ``strength``, ``readings_that_hold``,
+    ``failing_step_names``, ``corrected`` (LaTeX) and the keys of the checks behind it. The counts
+    ``symuat report`` prints first are :func:`symuat.headline.headline` of this list."""
+    from symuat.claims import REGISTRY_LOADED  # noqa: F401
+    from symuat.kernel.registry import REGISTRY
+    from symuat.kernel.runner import run_checks
+    from symuat.verdicts import claim_verdicts
+
+    checks = REGISTRY.all_checks() if not ids else REGISTRY.select(ids)
+    return claim_verdicts(list(run_checks(checks, jobs)), REGISTRY)
+
+
+def __getattr__(name):
+    # ``symuat.report`` is the module of the renderers, callable as ``symuat.report(ids)`` (that
+    # call is :func:`_report`): one name, whichever way it is reached
+    if name == "report":
+        import importlib
+
+        return importlib.import_module("symuat.report")
+    # loaded on first use: `import symuat` (and `symuat --version`) stays instant
+    if name == "check_identity":
+        from symuat.kernel.decide import check_identity
+
+        return check_identity
+    if name == "dims":
+        from symuat.algebra import dims
+
+        return dims
+    raise AttributeError(f"module 'symuat' has no attribute {name!r}")

@@ -30,15 +30,42 @@ def _registry():
     return REGISTRY
 
 
+def _canonical(registry, pattern: str) -> str:
+    """``p5`` → ``P5``, ``p5.F`` → ``P5.f``: an ID written in another case, when only one ID
+    matches it; else the pattern unchanged."""
+    base, bracket, rest = pattern.partition("[")
+    ids = {c.id for c in registry.all_checks()} | set(registry.claims)
+    if base in ids:
+        return pattern
+    same = [i for i in ids if i.lower() == base.lower()]
+    return same[0] + bracket + rest if len(same) == 1 else pattern
+
+
+def _suggest(registry, pattern: str, message: str) -> str:
+    """The registry's message, with suggestions found regardless of case when it has none."""
+    import difflib
+
+    if "did you mean" in message:
+        return message
+    known = sorted({c.id for c in registry.all_checks()} | set(registry.claims))
+    lower = {k.lower(): k for k in known}
+    close = [lower[k] for k in difflib.get_close_matches(pattern.lower(), list(lower), n=4)]
+    return message + (f"; did you mean {', '.join(close)}?" if close else "; symuat list names every claim")
+
+
 def select(registry, patterns):
     """Checks for IDs, as :meth:`Registry.select`, plus partial readings: ``P5.f[C-col]`` selects
-    every reading of ``P5.f`` whose tags include ``C-col`` (an error lists the valid readings)."""
+    every reading of ``P5.f`` whose tags include ``C-col`` (an error lists the valid readings).
+    IDs are matched regardless of case (``p5`` is ``P5``); an unknown ID gets suggestions."""
     out = []
     for pattern in patterns:
-        pattern = pattern.strip()
+        pattern = _canonical(registry, pattern.strip())
         m = re.fullmatch(r"([^\[]+)\[(.*)\]", pattern)
         if m is None or any(c.key == pattern for c in registry.all_checks()):
-            hits = registry.select([pattern])
+            try:
+                hits = registry.select([pattern])
+            except UnknownClaimError as exc:
+                raise UnknownClaimError(_suggest(registry, pattern, str(exc))) from None
         else:
             base, tags = m.group(1), [t.strip() for t in m.group(2).split(",") if t.strip()]
             candidates = registry.select([base])
@@ -53,41 +80,115 @@ def select(registry, patterns):
     return out
 
 
+EXIT_CODES = ("exit status: 0 every check ran (a refutation is a result, not a failure); 1 a check "
+              "crashed; 2 bad input (an unknown ID, a bad option); 130 interrupted (Ctrl-C)")
+KEYS = ("IDs: P5 (a claim: every check of it), P5.f (one step), P5.f[C-col,LR,square] (one reading of "
+        "it), P5.f[C-col] (every reading with these tags); case does not matter (p5 is P5). "
+        "symuat list names every claim.")
+EPILOG = "\n".join(__import__("textwrap").fill(t, 78, subsequent_indent="  ") for t in (KEYS, EXIT_CODES))
+STATUSES = ("proved", "proved-at-sizes", "numeric-only", "refuted", "informal", "definition", "error")
+
+
 def _parser() -> argparse.ArgumentParser:
     from symuat import __version__
 
+    fmt = argparse.RawDescriptionHelpFormatter
     parser = argparse.ArgumentParser(
-        prog="symuat",
+        prog="symuat", formatter_class=fmt,
         description="Mechanical proofs and numeric checks of the UAT / DUAT papers' claims. "
                     "Start with `symuat report`.",
-    )
+        epilog=EPILOG)
     parser.add_argument("--version", action="version", version=f"symuat {__version__}")
-    sub = parser.add_subparsers(dest="command", required=True)
-    report = sub.add_parser("report", help="one bottom line per claim: holds / holds under some readings / fails")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    report = sub.add_parser(
+        "report", formatter_class=fmt, epilog=EPILOG,
+        help="one bottom line per claim: holds / holds under some readings / fails",
+        description="One bottom line per claim of the papers: holds, holds under some readings (a "
+                    "reading is one choice on each axis the text leaves open, e.g. C-col,LR), or fails, "
+                    "with its strength and the proved correction. Verdicts of an identical earlier run "
+                    "(same sources, same library versions) are reused; --fresh re-runs every check.")
     report.add_argument("ids", nargs="*", metavar="ID", help="claim IDs (default: every claim)")
     report.add_argument("--format", choices=("table", "json", "markdown", "latex"), default="table")
-    report.add_argument("--wide", action="store_true", help="do not clip lines to 100 columns")
+    report.add_argument("--wide", action="store_true", help="no wrapping to the terminal's width")
+    report.add_argument("--fresh", action="store_true",
+                        help="run every check now, not reuse the verdicts of an identical earlier run")
     report.add_argument("--jobs", type=int, default=None, metavar="N",
                         help="processes to run the checks on (default: every core); output order is fixed")
-    prove = sub.add_parser("prove", help="run checks and print their verdicts")
-    prove.add_argument("ids", nargs="*", metavar="ID",
-                       help="claim IDs (P5, P5.f, P5.f[C-col,LR,conf], P5.f[C-col])")
+    prove = sub.add_parser("prove", formatter_class=fmt, epilog=EPILOG,
+                           help="run checks and print one verdict per check",
+                           description="Run the checks of the given claims and print one row per check "
+                                       "as it finishes: status, whether it agrees with the paper, notes.")
+    prove.add_argument("ids", nargs="*", metavar="ID", help="claim IDs or check keys (see below)")
     prove.add_argument("--all", action="store_true", help="every claim symuat knows")
     prove.add_argument("--format", choices=("table", "json", "latex"), default="table")
-    prove.add_argument("--wide", action="store_true", help="full keys and notes, no wrapping to 100 columns")
-    prove.add_argument("--jobs", type=int, default=None, metavar="N",
+    prove.add_argument("--wide", action="store_true", help="full keys and notes, no wrapping to the terminal's width")
+    show = sub.add_parser("show", formatter_class=fmt, epilog=EPILOG,
+                          help="run checks and print each in full (method, counterexample, correction)")
+    show.add_argument("ids", nargs="+", metavar="ID", help="claim IDs or check keys (see below)")
+    for p in (prove, show):
+        p.add_argument("--status", metavar="S[,S…]",
+                       help="only the checks with these statuses: " + ", ".join(STATUSES))
+        p.add_argument("--failed", action="store_true",
+                       help="only the checks that disagree with the paper, crashed, or (symuat's own "
+                            "extensions) are not established")
+        p.add_argument("--jobs", type=int, default=None, metavar="N",
                        help="processes to run the checks on (default: every core); output order is fixed")
     sub.add_parser("list", help="list the claims and how many checks each has")
-    show = sub.add_parser("show", help="run checks and print each in full")
-    show.add_argument("ids", nargs="+", metavar="ID")
     from symuat.models.command import add_parser as add_model_parser
 
     add_model_parser(sub)
+    parser._symuat_sub = sub  # the sub-command parsers, for usage errors in their own words
     return parser
 
 
+def _parse(argv):
+    """Parse ``argv``; an option a sub-command does not know gets that sub-command's usage."""
+    parser = _parser()
+    args, extra = parser.parse_known_args(argv)
+    if extra:
+        chosen = parser._symuat_sub.choices.get(args.command, parser)
+        if args.command == "model" and getattr(args, "model_command", None):
+            inner = [a for a in chosen._subparsers._group_actions if hasattr(a, "choices")] if chosen._subparsers else []
+            chosen = inner[0].choices.get(args.model_command, chosen) if inner else chosen
+        chosen.error(f"unrecognized arguments: {' '.join(extra)}")
+    return args
+
+
+def failed(result) -> bool:
+    """A check a reader asking for what failed wants to see: it disagrees with the paper, it
+    crashed, or (symuat's own extension) it is not established."""
+    from symuat.verdicts import POSITIVE, agrees_with_paper
+
+    if result.error or result.verdict is None:
+        return True
+    if result.check.role == "extension":
+        return result.verdict.status not in POSITIVE and str(result.verdict.status) not in ("informal", "definition")
+    return agrees_with_paper(result.check, result.verdict) is False
+
+
+def _filter(args):
+    """The --status/--failed filter as a predicate on results (None: show everything)."""
+    statuses = None
+    if getattr(args, "status", None):
+        statuses = {s.strip() for s in args.status.split(",") if s.strip()}
+        unknown = statuses - set(STATUSES)
+        if unknown:
+            raise ValueError(f"--status: unknown status {', '.join(sorted(unknown))}; known: {', '.join(STATUSES)}")
+    want_failed = getattr(args, "failed", False)
+    if statuses is None and not want_failed:
+        return None
+    from symuat.report import status_of
+
+    return lambda r: ((statuses is None or status_of(r) in statuses) and (not want_failed or failed(r)))
+
+
 def main(argv: list[str] | None = None) -> int:
-    args = _parser().parse_args(argv)
+    if (sys.argv[1:] if argv is None else list(argv)) == ["--version"]:  # instant: no parser, no imports
+        from symuat import __version__
+
+        print(f"symuat {__version__}")
+        raise SystemExit(0)  # as argparse's --version action does
+    args = _parse(argv)
     if args.command == "model":
         from symuat.models.command import run as run_model
 
@@ -104,39 +205,72 @@ def main(argv: list[str] | None = None) -> int:
               "bottom lines)", file=sys.stderr)
         return 2
     try:
+        keep = _filter(args)
         if getattr(args, "all", False) or (args.command == "report" and not args.ids):
             checks = registry.all_checks()
         else:
             checks = select(registry, args.ids)
-    except UnknownClaimError as exc:
+    except (UnknownClaimError, ValueError) as exc:
         print(f"symuat: {exc}", file=sys.stderr)
         return 2
     jobs = getattr(args, "jobs", None)
     if jobs is not None and jobs < 1:
-        print("symuat prove: --jobs must be at least 1", file=sys.stderr)
+        print(f"symuat {args.command}: --jobs must be at least 1", file=sys.stderr)
         return 2
     if args.command == "report":
         from symuat.verdicts import claim_verdicts
 
-        results = report.run_with_progress(checks, jobs=jobs)
-        verdicts = claim_verdicts(results, registry)
+        results, verdicts = cached_report(checks, registry, jobs=jobs, fresh=args.fresh)
         render = {"table": lambda v: report.verdict_table(v, wide=args.wide), "json": report.verdicts_json,
                   "markdown": report.verdicts_markdown, "latex": report.verdicts_latex}[args.format]
         print(render(verdicts))
     elif args.command == "show":
         results = report.run_with_progress(checks, jobs=jobs)
-        print("\n\n".join(report.detail(r) for r in results))
+        shown = [r for r in results if keep is None or keep(r)]
+        print("\n\n".join(report.detail(r) for r in shown))
+        if keep is not None:
+            print(f"\nshown: {len(shown)} of {report.plural(len(results), 'check')}")
     elif args.format == "table":
         writer = report.TableWriter(checks_keys(checks), wide=args.wide, out=sys.stdout)
-        results = report.run_with_progress(checks, on_result=writer.row, jobs=jobs)
-        writer.finish(results)
+        shown = []
+
+        def row(r):
+            if keep is None or keep(r):
+                shown.append(r)
+                writer.row(r)
+
+        results = report.run_with_progress(checks, on_result=row, jobs=jobs)
+        writer.finish(results, shown=len(shown))
     else:
         results = report.run_with_progress(checks, jobs=jobs)
-        print(report.to_json(results) if args.format == "json" else report.to_latex(results))
+        shown = [r for r in results if keep is None or keep(r)]
+        print(report.to_json(shown) if args.format == "json" else report.to_latex(shown))
     crashed = [r for r in results if r.error]
     for r in crashed:
         print(f"symuat: check {r.check.key} crashed: {r.error}", file=sys.stderr)
     return 1 if crashed else 0
+
+
+def cached_report(checks, registry, jobs=None, fresh: bool = False):
+    """The results of ``checks`` and the bottom lines rolled up from them: from :mod:`symuat.cache`
+    when an identical run is stored (never when ``fresh``), else computed now (with progress on a
+    terminal) and stored."""
+    from symuat import cache, report
+    from symuat.kernel.registry import REGISTRY
+    from symuat.verdicts import claim_verdicts
+
+    if cache.enabled() and not fresh and registry is REGISTRY:
+        hit = cache.load(checks)
+        if hit is not None and "verdicts" in hit[2]:
+            results, edges, extra = hit
+            for caller, keys in edges.items():
+                REGISTRY.edges.setdefault(caller, set()).update(keys)
+            return results, extra["verdicts"]
+    results = report.run_with_progress(checks, jobs=jobs)
+    verdicts = claim_verdicts(results, registry)
+    if cache.enabled() and registry is REGISTRY:
+        cache.store(results, REGISTRY.edges, {"verdicts": verdicts})
+    return results, verdicts
 
 
 def checks_keys(checks) -> list[str]:

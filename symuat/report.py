@@ -24,7 +24,64 @@ _MARK = {
 #: the bottom lines' marks
 VERDICT_MARK = {"holds": "✔", "holds-under-readings": "◐", "fails": "✘", "informal": "·", "definition": "≔",
                 "error": "!"}
+#: the width when the terminal's is unknown (output to a pipe or a file, no ``COLUMNS``)
 WIDTH = 100
+#: the narrowest width symuat lays out for (a narrower terminal gets lines of this width)
+MIN_WIDTH = 60
+
+
+def terminal_width() -> int:
+    """The width to lay out for: ``COLUMNS`` when set, else the terminal's, else :data:`WIDTH`;
+    never below :data:`MIN_WIDTH`.
+
+    >>> import os; os.environ["COLUMNS"] = "80"; terminal_width()
+    80
+    >>> os.environ["COLUMNS"] = "20"; terminal_width()
+    60
+    >>> del os.environ["COLUMNS"]
+    """
+    import os
+    import shutil
+
+    try:
+        columns = int(os.environ.get("COLUMNS", ""))
+    except ValueError:
+        columns = 0
+    if columns <= 0:
+        columns = shutil.get_terminal_size((WIDTH, 24)).columns or WIDTH
+    return max(columns, MIN_WIDTH)
+
+
+def wrap(text: str, width: int, indent: str = "", hang: str | None = None) -> list[str]:
+    """``text`` in lines of at most ``width`` characters: the first indented by ``indent``, the
+    others by ``hang`` (default: as the first). Breaks at spaces, then after ``,`` or ``;`` inside a
+    long run (``C-col,LR,square,W12x``), and only then inside a word: nothing is clipped.
+
+    >>> wrap("1 of 12 readings: C-col,LR,square,W12x; steps f, g wrong", 24, "", "  ")
+    ['1 of 12 readings:', '  C-col,LR,square,W12x;', '  steps f, g wrong']
+    """
+    import re
+
+    hang = indent if hang is None else hang
+    lines: list[str] = []
+    line = indent
+    fresh = True  # nothing but the indent on the line yet
+    for word in re.findall(r"\S+", text):
+        pieces = [word]
+        room = width - len(hang)
+        if len(word) > room:
+            pieces = re.findall(r"[^,;]*[,;]|[^,;]+$", word) or [word]
+            pieces = [p[k:k + room] for p in pieces for k in range(0, len(p), max(room, 1))]
+        for k, piece in enumerate(pieces):
+            sep = "" if fresh or k > 0 else " "
+            if not fresh and len(line) + len(sep) + len(piece) > width:
+                lines.append(line)
+                line, fresh, sep = hang, True, ""
+            line += sep + piece
+            fresh = False
+    if not fresh or not lines:
+        lines.append(line)
+    return [ln.rstrip() for ln in lines]
 
 
 def plural(n: int, word: str) -> str:
@@ -167,14 +224,20 @@ def paper_line(results: list[Result]) -> str:
     agree = Counter(agrees_with_paper(r.check, r.verdict) for r in results
                     if r.check.admitted and r.check.role != "extension")
     ext = sum(1 for r in results if r.check.role == "extension")
-    return (f"Admitted readings: {agree[True]} agree with the paper, {agree[False]} differ"
-            + (f"; {ext} symuat extension{'s' if ext != 1 else ''}" if ext else "")
-            + " (bottom lines: symuat report)")
+    return (f"Checks on the readings the text admits: {agree[True]} agree with the paper, "
+            f"{agree[False]} differ" + (f"; {plural(ext, 'check')} of symuat's extensions" if ext else "")
+            + " (bottom lines per claim and per reading: symuat report)")
 
 
 def short_note(result: Result, unicode: bool = True) -> str:
+    return "; ".join(note_bits(result))
+
+
+def note_bits(result: Result) -> list[str]:
+    """The notes of a ``prove`` row, one piece each: hypotheses, what the paper says, quantities,
+    sizes, the counterexample, the witness, the correction."""
     if result.error:
-        return result.error
+        return [result.error]
     v = result.verdict
     bits = []
     if v.hypotheses:
@@ -190,14 +253,14 @@ def short_note(result: Result, unicode: bool = True) -> str:
                     + (" …" if len(v.sizes) > 3 else ""))
     if v.counterexample is not None:
         sizes = ",".join(f"{k}={x}" for k, x in v.counterexample.sizes.items())
-        bits.append(f"counterexample [{sizes}]: {v.counterexample.reason}")
+        bits.append(f"counterexample at {sizes}: {v.counterexample.reason}")
     if "witness" in v.quantities:
         w = v.quantities["witness"]
         bits.append("witness at " + ",".join(f"{k}={x}" for k, x in w["sizes"].items()))
     if v.corrected is not None:
         status = v.corrected.verdict.status if v.corrected.verdict else "none found"
         bits.append(f"corrected: {status}")
-    return "; ".join(bits)
+    return bits
 
 
 class TableWriter:
@@ -205,10 +268,10 @@ class TableWriter:
 
     def __init__(self, results_or_keys=(), width: int | None = None, wide: bool = False, out=None):
         self.wide = wide
-        self.width = width or WIDTH
+        self.width = width or terminal_width()
         keys = [r.check.key if isinstance(r, Result) else r for r in results_or_keys]
         longest = max([len(k) for k in keys] + [8])
-        self.keyw = longest if wide else min(longest, 30)
+        self.keyw = longest if wide else min(longest, 30, max(self.width - 50, 12))
         self.current = None
         self.out = out
         self.lines: list[str] = []
@@ -229,21 +292,33 @@ class TableWriter:
             self.current = claim_id
             self._emit(f"{claim_id} — {title}")
         status = status_of(r)
-        note = short_note(r)
+        bits = note_bits(r)
+        note = "; ".join(bits)
         key_lines = [r.check.key] if self.wide else _wrap_key(r.check.key, self.keyw)
         head = (f"  {key_lines[0]:<{self.keyw}}  {_MARK[status]:<2} {status:<15} {paper_word(r):<9}"
                 f"{r.seconds:6.2f}s  ")
-        room = self.width - len(head)
-        self._emit(head + (note if self.wide else _clip(note, max(room, 10))))
+        if self.wide or len(head) + len(note) <= self.width:
+            self._emit((head + note).rstrip())
+            for extra in key_lines[1:]:
+                self._emit(f"  {extra}")
+            return
+        # the notes do not fit beside the row: each on its own line(s) below it
+        self._emit(head.rstrip())
         for extra in key_lines[1:]:
             self._emit(f"  {extra}")
+        for bit in bits:
+            for line in wrap(bit, self.width, " " * 6, " " * 8):
+                self._emit(line)
 
-    def finish(self, results: list[Result]):
+    def finish(self, results: list[Result], shown: int | None = None):
         self._emit("")
-        self._emit(summary_line(results))
-        self._emit(paper_line(results))
-        self._emit("paper: does the outcome agree with the paper? (* reading not admitted by the text; "
-                   "ext. symuat's)")
+        if shown is not None and shown != len(results):
+            self._emit(f"shown: {shown} of {plural(len(results), 'check')} (the filter of --status/--failed)")
+        for text in (summary_line(results), paper_line(results),
+                     "paper: does the outcome agree with the paper? (* reading not admitted by the text; "
+                     "ext. symuat's)"):
+            for line in ([text] if self.wide else wrap(text, self.width, "", "  ")):
+                self._emit(line)
 
     def text(self) -> str:
         return "\n".join(self.lines)
@@ -364,14 +439,17 @@ def detail(result: Result) -> str:
 # ----------------------------------------------------------------------------------------------
 
 
-def _detail_words(v) -> str:
-    """What follows the verdict word on a report row: readings, failing steps, quantities."""
+def _detail_words(v, wide: bool = False, most: int = 6) -> str:
+    """What follows the verdict word on a report row: readings, failing steps, quantities (at most
+    ``most`` readings that hold are listed one by one, unless ``wide``)."""
     bits = []
     if v.verdict == "holds-under-readings":
         n = len(v.readings_that_hold) + len(v.readings_that_fail)
-        shown = v.readings_that_hold_compact or (
-            "; ".join(v.readings_that_hold[:2]) + (" …" if len(v.readings_that_hold) > 2 else ""))
-        bits.append(f"{len(v.readings_that_hold)} of {n} readings: {shown}")
+        shown = v.readings_that_hold_compact or "; ".join(v.readings_that_hold)
+        if not wide and ";" in shown and len(v.readings_that_hold) > most:
+            shown = ("; ".join(v.readings_that_hold[:most])
+                     + f"; … and {len(v.readings_that_hold) - most} more (symuat report {v.id} --wide)")
+        bits.append(f"holds under {len(v.readings_that_hold)} of {plural(n, 'reading')}: {shown}")
     elif v.verdict == "holds" and len(v.readings_that_hold) == 1:
         bits.append(f"reading {v.readings_that_hold[0]}")
     for q in v.quantities:
@@ -383,10 +461,10 @@ def _detail_words(v) -> str:
         bits.append("wrong: " + ", ".join(items[:3]) + (f" +{len(items) - 3}" if len(items) > 3 else ""))
     if v.failing_step_names:
         steps = v.failing_step_names
-        bits.append(("step " if len(steps) == 1 else "steps ") + ", ".join(steps[:4])
-                    + (f" +{len(steps) - 4}" if len(steps) > 4 else "") + " wrong")
+        bits.append(("printed step " if len(steps) == 1 else "printed steps ") + ", ".join(steps[:6])
+                    + (f" +{len(steps) - 6}" if len(steps) > 6 else "") + " wrong")
     if v.errors:
-        bits.append(f"{plural(len(v.errors), 'check')} crashed")
+        bits.append(f"error: {plural(len(v.errors), 'check')} crashed")
     # issue 19: what the roll-up says beside the verdict (roles gloss / prediction, informal items)
     if getattr(v, "wrong_glosses", None):
         bits.append(f"gloss {', '.join(v.wrong_glosses)} wrong")
@@ -402,50 +480,74 @@ def _detail_words(v) -> str:
     return "; ".join(bits)
 
 
-#: claim groups shown apart from the papers' claims, under a heading (issue #21: spec §9)
-GROUP_HEADINGS = {"weight-processing": "§9 Weight-processing identities (symuat's extensions, not in the papers; "
-                                       "sources on each page)"}
+def _correction(v) -> str:
+    if v.verdict not in ("fails", "holds-under-readings") and not getattr(v, "wrong_glosses", None):
+        return ""
+    if v.corrected:
+        return f"↳ correction ({v.corrected_status}): {pretty(v.corrected)}"
+    return "↳ correction: none found" if v.verdict == "fails" else ""
 
 
-def _group_heading(claim_id: str) -> str | None:
-    from symuat.kernel.registry import REGISTRY
+def verdict_table(verdicts, width: int | None = None, wide: bool = False, groups: dict | None = None) -> str:
+    """``symuat report``: the headline, then one row per claim — the verdict, then (wrapped, never
+    clipped) the readings that hold, the wrong steps and the correction — in at most ``width``
+    columns (default: the terminal's, :func:`terminal_width`). Groups made only of symuat's
+    extensions follow the papers' claims under their own headings (``groups``: claim ID → group;
+    default: the registry's)."""
+    from symuat.headline import MARKS, WORDS, display_word, group_title, headline
 
-    claim = REGISTRY.claims.get(claim_id)
-    return GROUP_HEADINGS.get(claim.group) if claim is not None else None
+    width = width or terminal_width()
+    if groups is None:
+        groups = {cid: c.group for cid, c in REGISTRY.claims.items()}
 
+    def fit(text: str, indent: str = "", hang: str | None = None) -> list[str]:
+        return [indent + text] if wide else wrap(text, width, indent, hang)
 
-def verdict_table(verdicts, width: int | None = None, wide: bool = False) -> str:
-    """``symuat report``: the totals, then one row per claim (and a correction line for claims
-    that fail somewhere), in at most ``width`` columns."""
-    from symuat.verdicts import totals_line
-
-    width = width or WIDTH
-    fit = (lambda text: text) if wide else (lambda text: _clip(text, width))
-    from symuat.verdicts import others_line
-
-    lines = [fit(totals_line(verdicts) + "."), fit(others_line(verdicts)), ""]
-    lines.append(fit(f"{'ID':<6} {'':1} {'verdict':<21} {'strength':<15} claim / readings that hold / wrong steps"))
-    shown_group = None
-    for v in verdicts:
-        group = _group_heading(v.id)  # groups shown apart (spec §9), issue #21's hook
-        if group and group != shown_group:
-            lines += ["", fit(group)]
-        shown_group = group
-        head = f"{v.id:<6} {VERDICT_MARK[v.verdict]} {v.verdict:<21} {v.strength or '—':<15} "
-        title = v.title + (" (symuat's)" if v.extension and "extension" not in v.title else "")
-        lines.append(fit(head + title))
-        detail = _detail_words(v)
-        if detail:
-            lines.append(fit(" " * 8 + detail))
-        if (v.verdict in ("fails", "holds-under-readings") and (not v.extension or group)) \
-                or getattr(v, "wrong_glosses", None):  # §9: "to examine"; a wrong gloss brings its correction
-            fix = (f"correction ({v.corrected_status}): {pretty(v.corrected)}" if v.corrected
-                   else "correction: none found" if v.verdict == "fails" else "")
-            if fix:
-                lines.append(fit(" " * 8 + "↳ " + fix))
+    lines: list[str] = []
+    for text in headline(verdicts).lines():
+        if text:
+            lines += fit(text)
     lines.append("")
-    lines.append(fit("✔ holds  ◐ holds under some readings  ✘ fails  ≔ definition  · informal"))
-    lines.append(fit("Drill down: symuat prove ID (every check of a claim), symuat show KEY (one in full)."))
+    head_w = 6 + 3 + 26 + 16
+    header = f"{'ID':<6}   {'verdict':<25} {'strength':<15} claim"
+    lines.append(header if wide else header[:width])
+
+    def row(v):
+        word = display_word(v)
+        head = f"{v.id:<6} {MARKS[word]} {WORDS[word]:<25} {v.strength or '—':<15} "
+        title = v.title + (" (symuat's)" if v.extension and "extension" not in v.title else "")
+        if wide or len(head) + len(title) <= width:
+            out = [head + title]
+        elif width - head_w >= 24:
+            out = wrap(title, width, head, " " * head_w)
+        else:
+            out = [head.rstrip()] + wrap(title, width, " " * 8)
+        detail = _detail_words(v, wide)
+        if detail:
+            out += fit(detail, " " * 8)
+        fix = _correction(v)
+        if fix:
+            out += fit(fix, " " * 8, " " * 10)
+        return out
+
+    by_group: dict[str, list] = {}
+    for v in verdicts:
+        by_group.setdefault(groups.get(v.id, ""), []).append(v)
+    apart = [g for g, vs in by_group.items() if g and all(v.extension for v in vs)]
+    for v in verdicts:
+        if groups.get(v.id, "") not in apart:
+            lines += row(v)
+    for g in apart:
+        lines.append("")
+        lines += fit(f"symuat's extensions — {group_title(g)}")
+        for v in by_group[g]:
+            lines += row(v)
+    lines.append("")
+    legend = "  ".join(f"{MARKS[w]} {WORDS[w]}" for w in MARKS if w != "error")
+    lines += fit(legend)
+    lines += fit("A reading: one choice on each reading axis the claim leaves open (symuat show ID "
+                 "names them). Drill down: symuat prove ID (every check of a claim; --failed for the "
+                 "failing ones), symuat show KEY (one in full).")
     return "\n".join(lines)
 
 
@@ -454,14 +556,13 @@ def verdicts_json(verdicts) -> str:
 
 
 def verdicts_markdown(verdicts) -> str:
-    from symuat.verdicts import totals_line
+    from symuat.headline import headline
 
     def cell(text):
         return (text or "").replace("|", r"\|").replace("\n", " ")
 
-    from symuat.verdicts import others_line
-
-    rows = [f"**{totals_line(verdicts)}.** {others_line(verdicts)}", "",
+    first, second = headline(verdicts).lines()
+    rows = [f"**{first}** {second}", "",
             "| ID | claim | verdict | strength | readings that hold | wrong steps | correction |",
             "|---|---|---|---|---|---|---|"]
     for v in verdicts:
@@ -475,11 +576,9 @@ def verdicts_markdown(verdicts) -> str:
 
 
 def verdicts_latex(verdicts) -> str:
-    from symuat.verdicts import totals_line
+    from symuat.headline import headline
 
-    from symuat.verdicts import others_line
-
-    rows = [r"\noindent " + _tex_escape(totals_line(verdicts) + ". " + others_line(verdicts)) + r"\par",
+    rows = [r"\noindent " + _tex_escape(" ".join(headline(verdicts).lines())) + r"\par",
             r"\begin{longtable}{lp{0.3\textwidth}llp{0.3\textwidth}}",
             r"\textbf{ID} & \textbf{claim} & \textbf{verdict} & \textbf{strength} & \textbf{readings / correction}\\\hline"]
     for v in verdicts:
@@ -584,3 +683,16 @@ def derivation(claim_ids: Iterable[str], width: int = WIDTH) -> tuple[str, list[
             out.append("         (each in full: symuat prove " + sid + ", symuat show KEY)")
         out.append("")
     return "\n".join(out), results
+
+
+class _CallableModule(type(sys)):
+    """``symuat.report(ids)`` stays a function call when this module has been imported (Python then
+    binds the name ``symuat.report`` to the module): the bottom lines, see :func:`symuat._report`."""
+
+    def __call__(self, ids=None, *, jobs: int | None = 1):
+        from symuat import _report
+
+        return _report(ids, jobs=jobs)
+
+
+sys.modules[__name__].__class__ = _CallableModule

@@ -19,3 +19,7 @@ def all_results(registry):
     from symuat.kernel.runner import run_checks
 
     return {r.check.key: r for r in run_checks(registry.all_checks())}
+
+# the suite runs every check fresh: symuat.cache (symuat report's reuse of an identical earlier
+# run) is off unless a test turns it on with its own folder
+os.environ.setdefault("SYMUAT_CACHE", "off")

@@ -210,7 +210,8 @@ def test_dependency_graph_present(pages, html_dir):
 def test_every_claim_page_shows_its_bottom_line(pages, html_dir):
     verdicts = json.loads((html_dir / "verdicts.json").read_text())
     for cv in verdicts["claims"]:
-        word = "error" if cv["errors"] else cv["verdict"]
+        word = ("error" if cv["errors"] else "holds-steps-wrong"
+                if cv["verdict"] == "holds" and cv["failing_step_names"] else cv["verdict"])
         page = parse((html_dir / "claims" / f"{cv['id']}.html").read_text(encoding="utf-8"))
         assert page.bottom_lines[:1] == [word], f"{cv['id']}: bottom line {page.bottom_lines[:1]} ≠ {word}"
     for name in ("claims/P5.html", "claims/H6.html", "claims/L2.html", "claims/T8.html"):
@@ -226,3 +227,194 @@ def test_screenshots_taken(pages):
     for name in SCREENSHOTS:
         shot = ARTIFACTS / f"{name}.png"
         assert shot.is_file() and shot.stat().st_size > 10_000, f"no screenshot {shot}"
+
+
+# ---------------------------------------------------------------------------------------------
+# geometry: what a reader sees at 1024 and 1400 px, measured in the DOM after MathJax has run
+# ---------------------------------------------------------------------------------------------
+
+WIDTHS = (1024, 1400)
+#: measured in the page once it is typeset: overflow of every cell and text block (content wider
+#: than its box, not inside a scrolling box), the page's horizontal scroll, TeX residue in
+#: rendered math (a backslash glyph, a backslash in the math's text), prose typeset as math (a run
+#: of five or more one-letter identifiers), Markdown emphasis left as text, the reading-tag
+#: legend, a badge not on the line of its reading, and where the bottom line and legend start
+MEASURE_JS = r"""
+function symuatMeasure() {
+  function scrolls(el) {
+    for (var a = el.parentElement; a && a !== document.body; a = a.parentElement) {
+      var o = getComputedStyle(a).overflowX;
+      if (o === "auto" || o === "scroll" || o === "hidden") return true;
+    }
+    return false;
+  }
+  function name(el) {
+    var t = (el.innerText || el.textContent || "").replace(/\s+/g, " ").trim().slice(0, 60);
+    return el.tagName.toLowerCase() + (el.className && typeof el.className === "string" ? "." + el.className.split(" ")[0] : "") + ": " + t;
+  }
+  var out = {width: window.innerWidth, height: window.innerHeight, math: document.documentElement.getAttribute("data-math"),
+             scrollWidth: document.documentElement.scrollWidth, overflows: [], residue: [], prose: [],
+             emphasis: [], detached: [], legend: !!document.querySelector(".reading-legend"),
+             bottomTop: null, legendTop: null};
+  var blocks = document.querySelectorAll("div.body td, div.body th, div.body div.admonition, div.body div.bottom-line, div.body p, div.body li, div.body dd, div.body div.math, div.body h1, div.body h2, div.body h3");
+  Array.prototype.forEach.call(blocks, function (el) {
+    if (getComputedStyle(el).overflowX !== "visible" || scrolls(el)) return;
+    if (el.scrollWidth > el.clientWidth + 2) out.overflows.push(name(el) + " (" + el.scrollWidth + " > " + el.clientWidth + ")");
+  });
+  Array.prototype.forEach.call(document.querySelectorAll("mjx-container"), function (m) {
+    var mml = m.querySelector("mjx-assistive-mml");
+    if (m.querySelector("mjx-c.mjx-c5C") || (mml && /\\[_A-Za-z]/.test(mml.textContent)))
+      out.residue.push(mml ? mml.textContent.slice(0, 60) : name(m.parentElement));
+    if (mml) {
+      var run = 0, best = 0;
+      Array.prototype.forEach.call(mml.querySelectorAll("*"), function (e) {
+        if (e.tagName.toLowerCase() === "mi" && /^[a-z]$/.test(e.textContent)) {
+          var prev = e.previousElementSibling;
+          run = (prev && prev.tagName.toLowerCase() === "mi" && /^[a-z]$/.test(prev.textContent)) ? run + 1 : 1;
+          best = Math.max(best, run);
+        }
+      });
+      if (best >= 5) out.prose.push(mml.textContent.slice(0, 60));
+    }
+  });
+  var text = document.body.cloneNode(true);
+  Array.prototype.forEach.call(text.querySelectorAll("mjx-container, script, style, pre, code"), function (e) { e.remove(); });
+  var hits = (text.textContent || "").match(/(?:^|[\s(])\*[A-Za-z][A-Za-z ]*\*(?=[\s).,;:]|$)/g);
+  if (hits) out.emphasis = hits.slice(0, 5);
+  Array.prototype.forEach.call(document.querySelectorAll("table.derivation span.badge"), function (b) {
+    var code = b.previousElementSibling;
+    if (!code || code.tagName.toLowerCase() !== "code") return;
+    var rects = code.getClientRects(), last = rects[rects.length - 1], r = b.getBoundingClientRect();
+    var mid = (r.top + r.bottom) / 2;
+    if (!last || mid < last.top - 2 || mid > last.bottom + 2) out.detached.push(name(b.parentElement));
+  });
+  var bl = document.querySelector("div.bottom-line"), lg = document.querySelector(".reading-legend");
+  if (bl) out.bottomTop = bl.getBoundingClientRect().top + window.scrollY;
+  if (lg) out.legendTop = lg.getBoundingClientRect().top + window.scrollY;
+  return JSON.stringify(out);
+}
+"""
+#: the harness: every (page, width) in an iframe of that width; each measured once typeset
+HARNESS = r"""<!DOCTYPE html><html><body><pre id="symuat-measure"></pre>
+<script>
+var MEASURE = %s;
+var jobs = %s, results = {}, left = jobs.length;
+jobs.forEach(function (job, k) {
+  var f = document.createElement("iframe");
+  f.style.width = job[1] + "px"; f.style.height = "900px"; f.style.border = "0";
+  f.src = job[0];
+  document.body.appendChild(f);
+  function poll(tries) {
+    var doc = null;
+    try { doc = f.contentWindow.document; } catch (e) { results[k] = JSON.stringify({error: String(e)}); done(); return; }
+    var state = doc && doc.readyState === "complete" && doc.documentElement.getAttribute("data-math");
+    if (state || tries <= 0) {
+      try { results[k] = f.contentWindow.eval(MEASURE + "; symuatMeasure()"); }
+      catch (e) { results[k] = JSON.stringify({error: String(e)}); }
+      done();
+    } else { setTimeout(function () { poll(tries - 1); }, 100); }
+  }
+  f.addEventListener("load", function () { poll(600); });
+});
+function done() {
+  left -= 1;
+  if (left === 0) document.getElementById("symuat-measure").textContent =
+    "[" + jobs.map(function (_, k) { return results[k]; }).join(",") + "]";
+}
+</script></body></html>
+"""
+
+
+def measure(chromium: str, folder: Path, jobs: list[tuple[str, int]]) -> list[dict]:
+    """Open the pages of ``jobs`` (file name in ``folder``, width in px) side by side in iframes of
+    one headless Chromium, each iframe as wide as asked (900 px high), and return the
+    measurements of :data:`MEASURE_JS` once each page is typeset."""
+    harness = folder / f".geometry-{os.getpid()}-{abs(hash(tuple(jobs)))}.html"
+    harness.write_text(HARNESS % (json.dumps(MEASURE_JS), json.dumps(jobs)), encoding="utf-8")
+    try:
+        proc = subprocess.run(_chrome_args(chromium) + ["--allow-file-access-from-files", "--window-size=1500,900",
+                                                        "--dump-dom", harness.as_uri()],
+                              capture_output=True, text=True, timeout=900)
+    finally:
+        harness.unlink(missing_ok=True)
+    m = re.search(r'<pre id="symuat-measure">(.*?)</pre>', proc.stdout, re.S)
+    assert m and m.group(1).strip(), f"no measurement ({proc.stderr[-500:]})"
+    import html as html_mod
+
+    got = json.loads(html_mod.unescape(m.group(1)))
+    for (page, width), g in zip(jobs, got):
+        assert "error" not in g, f"{page} at {width} px: {g['error']}"
+        assert g["width"] == width, f"{page}: measured at {g['width']} px, not {width}"
+        assert g["math"] in ("done", "none"), f"{page} at {width} px: math {g['math']!r}"
+    return got
+
+
+@pytest.fixture(scope="module")
+def geometry(html_dir, chromium) -> dict[tuple[str, int], dict]:
+    claims = json.loads((html_dir / "verdicts.json").read_text())["claims"]
+    jobs = [(f"{cv['id']}.html", w) for cv in claims for w in WIDTHS]
+    batches = [jobs[k::4] for k in range(4)]
+    with ThreadPoolExecutor(2) as pool:
+        got = list(pool.map(lambda batch: measure(chromium, html_dir / "claims", batch), batches))
+    return {(page[:-len(".html")], w): g for batch, res in zip(batches, got) for (page, w), g in zip(batch, res)}
+
+
+def test_nothing_overflows_its_cell_and_no_page_scrolls_sideways(geometry):
+    bad = []
+    for (cid, width), g in sorted(geometry.items()):
+        if g["scrollWidth"] > g["width"] + 1:
+            bad.append(f"{cid} at {width} px: the page scrolls sideways ({g['scrollWidth']} > {g['width']})")
+        bad += [f"{cid} at {width} px: overflows: {o}" for o in g["overflows"][:3]]
+    assert not bad, f"{len(bad)} problems:\n" + "\n".join(bad[:40])
+
+
+def test_no_tex_residue_and_no_prose_as_math(geometry):
+    bad = []
+    for (cid, width), g in sorted(geometry.items()):
+        if width != WIDTHS[0]:
+            continue
+        bad += [f"{cid}: TeX residue in math: {r}" for r in g["residue"][:3]]
+        bad += [f"{cid}: prose typeset as math: {r}" for r in g["prose"][:3]]
+        bad += [f"{cid}: Markdown emphasis left as text: {r}" for r in g["emphasis"][:3]]
+    assert not bad, f"{len(bad)} problems:\n" + "\n".join(bad[:40])
+
+
+def test_every_claim_page_defines_its_reading_tags_near_the_top(geometry, html_dir):
+    claims = {cv["id"]: cv for cv in json.loads((html_dir / "verdicts.json").read_text())["claims"]}
+    bad = []
+    for (cid, width), g in sorted(geometry.items()):
+        tagged = any("[" in key for key in claims[cid]["checks"])
+        if tagged and not g["legend"]:
+            bad.append(f"{cid} at {width} px: no reading-tag legend")
+        if g["bottomTop"] is None or g["bottomTop"] > g["height"]:
+            bad.append(f"{cid} at {width} px: the bottom line starts below the first screen ({g['bottomTop']})")
+        if tagged and g["legend"] and g["legendTop"] > 1.5 * g["height"]:
+            bad.append(f"{cid} at {width} px: the tag legend starts at {g['legendTop']:.0f} px")
+    assert not bad, "\n".join(bad[:40])
+
+
+def test_a_badge_stays_beside_its_reading(geometry):
+    bad = [f"{cid} at {width} px: {d}" for (cid, width), g in sorted(geometry.items()) for d in g["detached"][:3]]
+    assert not bad, "\n".join(bad[:40])
+
+
+FIRST_SCREEN = ("P5", "L2", "T8", "A4", "X4", "H4")
+
+
+def test_screenshots_of_the_hard_pages(html_dir, chromium):
+    """P5, L2, T8, A4, X4 and H4 at 1400 and 1024 px (the first screen and the whole page's top),
+    in test-artifacts/docs/ for a reviewer."""
+    jobs = [(cid, w) for cid in FIRST_SCREEN for w in WIDTHS]
+
+    def shot(job):
+        cid, w = job
+        target = ARTIFACTS / f"{cid}-{w}.png"
+        target.parent.mkdir(parents=True, exist_ok=True)
+        subprocess.run(_chrome_args(chromium) + [f"--screenshot={target}", f"--window-size={w},900",
+                                                 (html_dir / "claims" / f"{cid}.html").as_uri()],
+                       capture_output=True, timeout=180)
+        return target
+
+    with ThreadPoolExecutor(2) as pool:
+        shots = list(pool.map(shot, jobs))
+    assert all(p.is_file() and p.stat().st_size > 10_000 for p in shots)

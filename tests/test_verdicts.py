@@ -193,7 +193,7 @@ def test_every_statement_is_a_relation(registry):
 def test_report_cli_formats(capsys):
     assert cli.main(["report", "P1", "P4", "M4"]) == 0
     out = capsys.readouterr().out
-    assert out.splitlines()[0].startswith("1 claim hold as printed") or "hold as printed" in out.splitlines()[0]
+    assert " hold" in out.splitlines()[0] and "only under some readings" in out.splitlines()[0]
     assert all(len(line) <= 100 for line in out.splitlines())
     assert "P4" in out and "correction" in out
     assert cli.main(["report", "P1", "P4", "--format", "json"]) == 0

@@ -37,22 +37,19 @@ logger = logging.getLogger("symuat")
 
 VERDICT_WORDS = {
     "holds": "holds",
+    "holds-steps-wrong": "holds, printed steps wrong",
     "holds-under-readings": "holds under some readings",
     "fails": "fails",
     "informal": "informal (no checkable identity)",
     "definition": "definition",
     "error": "a check crashed",
 }
-SECTION_TITLES = {
-    "lemmas": "UAT, DUAT and the two lemmas",
-    "diamond": "The diamond product",
-    "linear": "Linear layers in matrix-vector form",
-    "attention": "Multi-head attention in matrix-vector form",
-    "transformer": "The Transformer as a DUAT",
-    "applications": "Applications: pruning, LoRA, in-context learning",
-    "decoder": "Decoder LLMs: GQA, RoPE, RMSNorm, SwiGLU (symuat's extensions)",
-    "weight-processing": "§9 Weight-processing identities: folding, centring, layouts (symuat's extensions)",
-}
+def section_title(group: str) -> str:
+    from symuat.headline import group_title
+
+    return group_title(group)
+
+
 #: claim IDs known to this build (filled by :func:`generate`), for cross-reference links
 _CLAIM_IDS: set[str] = set()
 
@@ -73,19 +70,93 @@ def _escape(text: str) -> str:
     return re.sub(r"([\\*`|_<>\[\]])", r"\\\1", text)
 
 
+_GREEK = {"alpha", "beta", "gamma", "delta", "epsilon", "varepsilon", "zeta", "eta", "theta", "lambda",
+          "mu", "nu", "xi", "pi", "rho", "sigma", "tau", "phi", "chi", "psi", "omega", "Gamma", "Delta",
+          "Theta", "Lambda", "Sigma", "Phi", "Psi", "Omega"}
+#: commands whose braced argument is text or a name, not math to scan
+_ARG_COMMANDS = {"text", "mathrm", "operatorname", "mathtt", "texttt", "textbf", "textit", "mathit", "begin", "end",
+                 "mathbf", "boldsymbol", "mathcal", "mathbb", "hbox", "label"}
+
+
+def tex_prose(tex: str) -> str:
+    r"""Words in a formula typeset as words: a run of words becomes ``\text{…}``, a lone word of
+    four letters or more ``\mathrm{…}`` (a Greek name: its letter), so prose never comes out as a
+    run of italic one-letter identifiers ("dependsonx₀"). Commands and their text arguments are
+    left alone.
+
+    >>> tex_prose("depends on x_0")
+    '\\text{depends on }x_0'
+    >>> tex_prose(r"\operatorname{to\_duat}(x)")
+    '\\mathrm{to}\\_\\mathrm{duat}(x)'
+    >>> tex_prose(r"\operatorname{density}(W) = 1/delta")
+    '\\operatorname{density}(W) = 1/\\delta'
+    """
+    out, k, n = [], 0, len(tex)
+    while k < n:
+        c = tex[k]
+        if c == "\\":
+            m = re.match(r"\\([A-Za-z]+|.)", tex[k:])
+            word = m.group(1) if m else ""
+            out.append(m.group(0) if m else c)
+            k += len(m.group(0)) if m else 1
+            if word in _ARG_COMMANDS:
+                while k < n and tex[k] == " ":
+                    out.append(" ")
+                    k += 1
+                if k < n and tex[k] == "{":
+                    depth, j = 0, k
+                    while j < n:
+                        depth += tex[j] == "{"
+                        depth -= tex[j] == "}"
+                        j += 1
+                        if depth == 0:
+                            break
+                    arg = tex[k:j]
+                    if "\\_" in arg and word in ("text", "operatorname", "texttt", "textbf", "textit"):
+                        # MathJax reads these in text mode, where \_ is not an underscore: the
+                        # underscores go between the pieces, in math mode
+                        out.pop()
+                        font = "mathrm" if word == "operatorname" else "mathtt" if word == "texttt" else word
+                        out.append("\\_".join(f"\\{font}{{{piece}}}" for piece in arg[1:-1].split("\\_")))
+                    else:
+                        out.append(arg)
+                    k = j
+            continue
+        m = re.match(r"[A-Za-z]{2,}(?: [A-Za-z]{2,})+ ?|[A-Za-z]{4,}", tex[k:])
+        prev = tex[k - 1] if k else ""
+        if m and not prev.isalpha() and not (prev and prev in "_^"):
+            run = m.group(0)
+            if " " in run.strip():
+                out.append(r"\text{" + run + "}")
+            elif run in _GREEK:
+                after = tex[k + len(run):k + len(run) + 1]
+                out.append("\\" + run + (" " if after.isalpha() else ""))
+            else:
+                out.append(r"\mathrm{" + run + "}")
+            k += len(run)
+            continue
+        out.append(c)
+        k += 1
+    return "".join(out)
+
+
 def _math(tex: str, indent: str = "") -> str:
-    body = textwrap.indent(tex.strip(), indent + "   ")
+    body = textwrap.indent(tex_prose(tex.strip()), indent + "   ")
     return f"{indent}.. math::\n\n{body}\n"
 
 
 def _m(tex: str) -> str:
     """An inline math role that works anywhere in a line (escaped spaces around it)."""
-    tex = tex.strip().replace("`", "'")
+    tex = tex_prose(tex.strip().replace("`", "'"))
     return f"\\ :math:`{tex}`\\ "
 
 
 #: bare TeX-ish subscripts in prose: W'_HV, b'_{j,2}, H_i, x'_0
 _BARE_SUB = re.compile(r"(?<![\w\\])([A-Za-z]{1,2}\d?'*)_(\{[^{}]*\}|[A-Za-z0-9]{1,3})(?![A-Za-z0-9_])")
+
+
+#: Markdown emphasis in prose: *linear* (word boundaries, so 2*N*h stays a product)
+_EMPHASIS = re.compile(r"(?<![\w*])\*([A-Za-z][A-Za-z ]*[A-Za-z]|[A-Za-z])\*(?![\w*])")
 
 
 def _claim_ref_re():
@@ -100,15 +171,20 @@ def _plain(text: str, links: bool = True) -> str:
     out, pos = [], 0
     ref_re = _claim_ref_re() if links else None
     tokens = []
+    for m in _EMPHASIS.finditer(text):
+        tokens.append((m.start(), m.end(), "em", m))
     for m in _BARE_SUB.finditer(text):
-        tokens.append((m.start(), m.end(), "sub", m))
+        if not any(a < m.end() and m.start() < b for a, b, _, _ in tokens):
+            tokens.append((m.start(), m.end(), "sub", m))
     if ref_re is not None:
         for m in ref_re.finditer(text):
             if not any(a < m.end() and m.start() < b for a, b, _, _ in tokens):
                 tokens.append((m.start(), m.end(), "ref", m))
     for start, end, kind, m in sorted(tokens, key=lambda t: t[0]):
         out.append(_escape(text[pos:start]))
-        if kind == "sub":
+        if kind == "em":  # Markdown *word* in a note: reST emphasis, not literal stars
+            out.append(f"\\ *{_escape(m.group(1))}*\\ ")
+        elif kind == "sub":
             sub = m.group(2)
             sub = sub if sub.startswith("{") else "{" + sub + "}"
             out.append(_m(m.group(1) + "_" + sub))
@@ -188,6 +264,24 @@ class FoldDirective(Directive):
         return [node]
 
 
+def reading_badge_role(name, rawtext, text, lineno, inliner, options=None, content=None):
+    """``:rb:`C-col,LR|refuted``: a reading and its status badge in one box that does not split."""
+    tags, _, status = text.rpartition("|")
+    slug = re.sub(r"[^a-z0-9]+", "-", status.lower()).strip("-")
+    box = nodes.inline("", "", classes=["reading-badge"])
+    if tags:
+        # the tags may break only after a comma (<wbr>); the badge is glued to the last one
+        code = nodes.literal(tags, "")
+        pieces = re.split(r"(?<=[,=])", tags)  # a break is allowed after a comma or an equals sign
+        for k, piece in enumerate(pieces):
+            code += nodes.Text(piece)
+            if k < len(pieces) - 1:
+                code += nodes.raw("", "<wbr>", format="html")
+        box += code
+    box += nodes.inline(status, status, classes=["badge", f"badge-{slug}"])
+    return [box], []
+
+
 def badge_role(name, rawtext, text, lineno, inliner, options=None, content=None):
     slug = re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")
     return [nodes.inline(text, text, classes=["badge", f"badge-{slug}"])], []
@@ -221,12 +315,16 @@ def _tex_value(v) -> str | None:
 
 
 def _tex_name(name: str) -> str:
+    """A value's name as TeX: ``W_1`` → ``W_{1}``, ``\\delta`` as is, ``W_O`` in typewriter (math
+    mode, so ``\\_`` is an underscore), a name with spaces as text."""
     m = re.fullmatch(r"([A-Za-z]+)_?(\d*)", name)
     if m and m.group(2):
         return f"{m.group(1)}_{{{m.group(2)}}}"
-    if re.fullmatch(r"[A-Za-z]", name):
+    if re.fullmatch(r"[A-Za-z]", name) or re.fullmatch(r"\\[A-Za-z]+(_\{?\w+\}?)?", name):
         return name
-    return r"\texttt{" + name.replace("_", r"\_") + "}"
+    if " " in name:
+        return r"\text{" + re.sub(r"([_#%&$])", r"\\\1", name) + "}"
+    return r"\mathtt{" + re.sub(r"([_#%&$])", r"\\\1", name) + "}"
 
 
 def _values_block(values: dict, lhs=None, rhs=None) -> list[str]:
@@ -334,27 +432,58 @@ def _first_failing_depth(r) -> str:
 
 
 def bottom_line(cv) -> list[str]:
-    word = "error" if cv.errors else cv.verdict
+    from symuat.headline import WORDS, display_word
+
+    word = display_word(cv)
     head = f"**Bottom line:** :verdict:`{word}`"
     if cv.strength:
         head += f" — strength :badge:`{cv.strength}`"
     lines = [".. container:: bottom-line bottom-line-" + word, "", "   " + head, ""]
+    if cv.errors:
+        lines += [f"   Error: {len(cv.errors)} check{'s' if len(cv.errors) != 1 else ''} crashed: "
+                  + ", ".join(f"``{s}``" for s in cv.errors) + ".", ""]
+    n = len(cv.readings_that_hold) + len(cv.readings_that_fail)
     if cv.readings_that_hold and cv.verdict != "holds":
         shown = ", ".join(f"``{r}``" for r in cv.readings_that_hold[:8])
         more = f" and {len(cv.readings_that_hold) - 8} more" if len(cv.readings_that_hold) > 8 else ""
-        lines += [f"   Holds under: {shown}{more}.", ""]
-    if cv.readings_that_fail:
-        lines += [f"   Fails under {len(cv.readings_that_fail)} reading(s)"
-                  + (": " + ", ".join(f"``{r}``" for r in cv.readings_that_fail[:6]) if len(cv.readings_that_fail) <= 6 else "")
+        lines += [f"   Holds under {len(cv.readings_that_hold)} of {n} readings: {shown}{more}.", ""]
+    elif cv.verdict == "holds" and len(cv.readings_that_hold) == 1:
+        lines += [f"   Holds under its one reading ``{cv.readings_that_hold[0]}``.", ""]
+    if cv.readings_that_fail and cv.verdict != "fails":
+        lines += [f"   Fails under the other {len(cv.readings_that_fail)}"
+                  + (": " + ", ".join(f"``{r}``" for r in cv.readings_that_fail) if len(cv.readings_that_fail) <= 6 else "")
                   + ".", ""]
-    if cv.failing_steps:
-        lines += ["   Failing steps: " + ", ".join(f"``{s}``" for s in cv.failing_steps[:8])
-                  + (" …" if len(cv.failing_steps) > 8 else "") + ".", ""]
-    if cv.errors:
-        lines += ["   Crashed: " + ", ".join(f"``{s}``" for s in cv.errors) + ".", ""]
+    if cv.failing_step_names:
+        steps = cv.failing_step_names
+        lead = ("The conclusion holds, but printed steps are wrong: " if word == "holds-steps-wrong"
+                else "Wrong printed steps: ")
+        lines += ["   " + lead + ", ".join(f"``{s}``" for s in steps[:10]) + (" …" if len(steps) > 10 else "")
+                  + " (rows marked in the derivation below).", ""]
+    if cv.verdict == "fails" and cv.failing_items and not cv.failing_step_names:
+        lines += ["   Wrong: " + ", ".join(f"``{s}``" for s in cv.failing_items[:6])
+                  + (f" and {len(cv.failing_items) - 6} more" if len(cv.failing_items) > 6 else "") + ".", ""]
     if cv.corrected:
         lines += ["   **Corrected statement** " + (f"(:badge:`{cv.corrected_status}`)" if cv.corrected_status else "") + ":",
-                  "", _math(cv.corrected, "   ")]
+                  "", _math(chain_lines(cv.corrected), "   ")]
+    return lines
+
+
+def reading_legend(results) -> list[str]:
+    """The reading tags the page uses, one line per reading axis (:func:`symuat.readings.legend`)."""
+    from symuat.readings import legend
+
+    tags = []
+    for r in results:
+        for t in r.check.reading or ():
+            if t not in tags:
+                tags.append(t)
+    if not tags:
+        return []
+    lines = [".. container:: reading-legend", "", "   .. rst-class:: legend-title", "",
+             "   Reading tags on this page (a reading: one tag per axis; symuat report counts readings)", ""]
+    for line in legend(tags):
+        head, _, rest = line.partition(" — ")
+        lines += [f"   ``{head}`` — {rich(rest, links=False)}", ""]
     return lines
 
 
@@ -366,25 +495,53 @@ def _chains(results):
     return by_step
 
 
-def derivation(claim, results) -> list[str]:
-    """The steps of the claim, one row per step: statement and one badge per reading."""
+def _pair(r) -> str:
+    """A reading and its badge, kept together (``span.reading-badge``)."""
+    return f":rb:`{','.join(r.check.reading) if r.check.reading else ''}|{_status(r)}`"
+
+
+def derivation(claim, results, wrong: set | None = None) -> list[str]:
+    """The steps of the claim, one row per distinct statement: its label(s), the statement and one
+    badge per reading. A step printed with several statements gets one label per statement (the
+    tags that tell them apart: ``pre · W12x``); the same statement under two labels (``main`` and
+    ``end``) is one row with both labels."""
     by_step = _chains(results)
-    rows = []
+    rows: "OrderedDict[str, list]" = OrderedDict()  # statement → [(label, results)]
     for step, rs in by_step.items():
         label = step[len(claim.id):].lstrip(".") or "—"
-        statements = OrderedDict()
+        statements: "OrderedDict[str, list]" = OrderedDict()
         for r in rs:
             statements.setdefault(r.check.statement, []).append(r)
-        for statement, group in statements.items():
+        common_all = set.intersection(*(set(r.check.reading or ()) for r in rs)) if rs else set()
+        for k, (statement, group) in enumerate(statements.items(), 1):
+            name = label
+            if len(statements) > 1:
+                own = set.intersection(*(set(r.check.reading or ()) for r in group)) - common_all
+                order = [t for t in (group[0].check.reading or ()) if t in own]
+                name = f"{label} · {','.join(order)}" if order else f"{label} ({k})"
+            rows.setdefault(statement.strip(), []).append((name, group))
+    out_rows = []
+    merged = False
+    for statement, labelled in rows.items():
+        names = [n for n, _ in labelled]
+        merged |= len(names) > 1
+        cells = []
+        for name, group in labelled:
             if len(group) > 8:
                 counts = Counter(_status(r) for r in group)
-                badges = " ".join(f"{_badge(s)}\\ ×{n}" for s, n in counts.most_common())
+                body = " ".join(f"{_badge(s)}\\ ×{n}" for s, n in counts.most_common())
             else:
-                badges = " ".join(
-                    (f"``{','.join(r.check.reading)}`` " if r.check.reading else "") + _badge(_status(r))
-                    for r in group)
-            rows.append((f"**{_escape(label)}**", f":math:`{statement.strip().replace('`', chr(39))}`", badges))
-    return [_table(rows, ("step", "statement", "status per reading"), widths="8 62 30", cls="derivation"), ""]
+                body = " ".join(_pair(r) for r in group)
+            cells.append((f"**{_escape(name)}:** " if len(labelled) > 1 else "") + body)
+        label = " = ".join(f"**{_escape(n)}**" for n in names)
+        if wrong and any(n.split(" ")[0] in wrong or n in wrong for n in names):
+            label += " ✘"
+        out_rows.append((label, f":math:`{tex_prose(statement.replace('`', chr(39)))}`", " ".join(cells)))
+    lines = [_table(out_rows, ("step", "statement", "status per reading"), widths="10 54 36", cls="derivation"), ""]
+    if merged:
+        lines += ["A row with two labels (``main = end``): the same statement, checked in two roles — "
+                  "the claim's conclusion and the last link of its printed chain.", ""]
+    return lines
 
 
 def readings_section(claim, results) -> list[str]:
@@ -448,15 +605,85 @@ def _detail_selection(results):
     return out, [r for r in results if r not in out]
 
 
+def _top_level_list(tex: str) -> list[str]:
+    """``a=b,\\ c=d`` → ``["a=b", "c=d"]``: the items of a comma-separated list outside any group."""
+    items, depth, start, k = [], 0, 0, 0
+    while k < len(tex):
+        c = tex[k]
+        if c == "\\":
+            m = re.match(r"\\([A-Za-z]+|.)", tex[k:])
+            k += len(m.group(0)) if m else 1
+            continue
+        if c in "{([":
+            depth += 1
+        elif c in "})]":
+            depth -= 1
+        elif c == "," and depth == 0:
+            items.append(tex[start:k])
+            start = k + 1
+        k += 1
+    items.append(tex[start:])
+    strip = lambda t: re.sub(r"^(\\[ ,;!]|\\q?quad|\s)+|(\\[ ,;!]|\\q?quad|\s)+$", "", t)
+    return [strip(i) for i in items if strip(i)]
+
+
+def chain_lines(tex: str, longer_than: int = 90) -> str:
+    r"""A long printed chain ``a = b = c`` (the links may carry labels, ``\overset{f}{=}``) as one
+    link per line (``aligned``), so that every step shows without scrolling; short or unchainable
+    statements unchanged.
+
+    >>> chain_lines(r"a = b \overset{f}{=} c", 3)
+    '\\begin{aligned}a &= b\\\\ &\\overset{f}{=} c\\end{aligned}'
+    """
+    if len(tex) <= longer_than or r"\begin" in tex or "&" in tex:
+        return tex
+    items = _top_level_list(tex)
+    if len(items) > 1 and all("=" in item for item in items):
+        return r"\begin{gathered}" + r",\\ ".join(items) + r"\end{gathered}"
+    exprs, rels, depth, start, k = [], [], 0, 0, 0
+    while k < len(tex):
+        c = tex[k]
+        m = re.match(r"\\overset\{[^{}]*\}\{=\}", tex[k:]) if depth == 0 else None
+        if m:
+            exprs.append(tex[start:k])
+            rels.append(m.group(0))
+            k += len(m.group(0))
+            start = k
+            continue
+        if c == "\\":
+            k += len(re.match(r"\\([A-Za-z]+|.)", tex[k:]).group(0)) if re.match(r"\\([A-Za-z]+|.)", tex[k:]) else 1
+            continue
+        if c in "{([":
+            depth += 1
+        elif c in "})]":
+            depth -= 1
+        elif c == "=" and depth == 0 and (k == 0 or tex[k - 1] not in "<>!:"):
+            exprs.append(tex[start:k])
+            rels.append("=")
+            start = k + 1
+        k += 1
+    exprs.append(tex[start:])
+    if not rels or any(not e.strip() for e in exprs):
+        return tex
+    body = exprs[0].strip() + "".join(
+        (" &" if i == 0 else r"\\ &") + rel + " " + e.strip() for i, (rel, e) in enumerate(zip(rels, exprs[1:])))
+    return r"\begin{aligned}" + body + r"\end{aligned}"
+
+
 def claim_page(claim, results, cv, rests_on, used_by, section) -> str:
     title = f"{claim.id} — {claim.title}"
-    title_rst = f"{claim.id} — {rich(claim.title, links=False)}"
+    from symuat.report import pretty
+
+    # the title in plain Unicode (no math role): the sidebar, the browser tab and the search
+    # results show it as text, never as TeX source
+    title_rst = f"{claim.id} — {_escape(pretty(claim.title))}"
     lines = [f".. _claim-{claim.id}:", "", title_rst, "=" * max(len(title_rst), len(title)), ""]
     lines += [".. admonition:: As printed", "   :class: claim-statement", "",
-              f"   *Where:* {rich(claim.where, links=False)}", "", _math(claim.statement, "   ")]
+              f"   *Where:* {rich(claim.where, links=False)}", "", _math(chain_lines(claim.statement), "   ")]
     if claim.remarks:
         lines += ["   " + rich(claim.remarks), ""]
     lines += bottom_line(cv)
+    lines += reading_legend(results)
     if rests_on or used_by:
         deps = []
         if rests_on:
@@ -466,7 +693,7 @@ def claim_page(claim, results, cv, rests_on, used_by, section) -> str:
         lines += [" ".join(deps) + " (recorded while the checks ran; see the :ref:`dependency graph <claims-graph>`.)", ""]
     lines += ["Derivation", "----------", "",
               "Each step as printed, with the status of every reading it was checked under.", ""]
-    lines += derivation(claim, results)
+    lines += derivation(claim, results, set(cv.failing_step_names))
     if claim.figures:
         lines += ["Structure", "---------", ""]
         for stem, caption, _ in claim.figures:
@@ -491,6 +718,7 @@ def claim_page(claim, results, cv, rests_on, used_by, section) -> str:
 
 COLOURS = {
     "holds": "#2e7d32",
+    "holds-steps-wrong": "#546e7a",
     "holds-under-readings": "#b7791f",
     "fails": "#c62828",
     "informal": "#757575",
@@ -500,7 +728,9 @@ COLOURS = {
 
 
 def _word(cv) -> str:
-    return "error" if cv.errors else cv.verdict
+    from symuat.headline import display_word
+
+    return display_word(cv)
 
 
 def dependency_svg(sections, verdicts, edges, href) -> str:
@@ -630,19 +860,28 @@ def verdict_role(name, rawtext, text, lineno, inliner, options=None, content=Non
     return [nodes.inline(label, label, classes=["verdict", f"verdict-{text}"])], []
 
 
+def _progress(items, label, app, name):
+    """Items with Sphinx's progress line on a terminal; off a terminal (CI logs), none: one
+    summary line is logged after the work instead of one line per item."""
+    import sys
+
+    from sphinx.util.display import status_iterator
+
+    if sys.stdout.isatty() and app.verbosity >= 0:
+        return status_iterator(items, label, "darkgreen", len(items), app.verbosity, stringify_func=name)
+    return iter(items)
+
+
 def run_checks(app):
     """Every check, once, with progress; the verdict report from the same results."""
     import symuat.claims  # noqa: F401
-    from sphinx.util.display import status_iterator
-
     from symuat.kernel.registry import REGISTRY
     from symuat.verdicts import claim_verdicts
 
     start = time.perf_counter()
     checks = REGISTRY.all_checks()
     results = []
-    for c in status_iterator(checks, "symuat: running checks (the run of prove --all)... ", "darkgreen",
-                             len(checks), app.verbosity, stringify_func=lambda c: c.key):
+    for c in _progress(checks, "symuat: running checks (the run of prove --all)... ", app, lambda c: c.key):
         results.append(c.run())
     seconds = time.perf_counter() - start
     verdicts = {cv.id: cv for cv in claim_verdicts(results, REGISTRY)}
@@ -675,11 +914,9 @@ def generate(app):
     out.mkdir(exist_ok=True)
     for stale in out.glob("*.rst"):
         stale.unlink()
-    from sphinx.util.display import status_iterator
     fig_start = time.perf_counter()
     figures = [(stem, draw) for claim in claims for stem, _, draw in claim.figures]
-    for stem, draw in status_iterator(figures, "symuat: drawing figures... ", "darkgreen", len(figures),
-                                      app.verbosity, stringify_func=lambda f: f[0]):
+    for stem, draw in _progress(figures, "symuat: drawing figures... ", app, lambda f: f[0]):
         draw(out / "figures" / f"{stem}.png")
     fig_seconds = time.perf_counter() - fig_start
     for group, members in sections:
@@ -688,7 +925,7 @@ def generate(app):
                               sorted(edges.get(claim.id, ()), key=order.get),
                               sorted(used_by.get(claim.id, ()), key=order.get), group)
             (out / f"{claim.id}.rst").write_text(page, encoding="utf-8")
-        title = SECTION_TITLES.get(group, group.capitalize())
+        title = section_title(group)
         ids = f"{members[0].id}–{members[-1].id}" if len(members) > 1 else members[0].id
         sec_title = f"{title} ({ids})"
         lines = [f".. _section-{group}:", "", sec_title, "=" * len(sec_title), ""]
@@ -705,7 +942,7 @@ def generate(app):
              "nothing on these pages is typed in. The bottom line of a claim is the verdict report's "
              "(:mod:`symuat.verdicts`).", ""]
     for group, members in sections:
-        index += [f"**{SECTION_TITLES.get(group, group.capitalize())}** (:ref:`{members[0].id}–{members[-1].id} <section-{group}>`)", ""]
+        index += [f"**{section_title(group)}** (:ref:`{members[0].id}–{members[-1].id} <section-{group}>`)", ""]
         index += _raw(progress_bar([verdicts[c.id] for c in members]))
     index += [".. toctree::", "   :hidden:", "   :titlesonly:", ""]
     index += [f"   section-{g}" for g, _ in sections] + [""]
@@ -715,9 +952,21 @@ def generate(app):
     index += _raw('<div class="graph-wrap">\n' + svg + "\n</div>")
     (out / "index.rst").write_text("\n".join(index) + "\n", encoding="utf-8")
 
-    summary = _raw(progress_bar(list(verdicts.values())))
-    summary += [_table(_summary_rows(claims, verdicts), ("claim", "title", "bottom line", "strength", "checks"),
+    from symuat.headline import headline
+
+    first, second = headline(list(verdicts.values())).lines()
+    papers = [c for c in claims if not verdicts[c.id].extension]
+    extensions = [c for c in claims if verdicts[c.id].extension]
+    summary = [f"**{_escape(first)}** {_escape(second)} (the same count as ``symuat report``'s first lines: "
+               ":func:`symuat.headline.headline`)", ""]
+    summary += ["**The papers' claims**", ""] + _raw(progress_bar([verdicts[c.id] for c in papers]))
+    summary += [_table(_summary_rows(papers, verdicts), ("claim", "title", "bottom line", "strength", "checks"),
                        widths="8 52 18 14 8"), ""]
+    if extensions:
+        summary += ["**symuat's extensions** (not claims of the papers; counted apart)", ""]
+        summary += _raw(progress_bar([verdicts[c.id] for c in extensions]))
+        summary += [_table(_summary_rows(extensions, verdicts), ("claim", "title", "bottom line", "strength", "checks"),
+                           widths="8 52 18 14 8"), ""]
     (out / "summary.inc").write_text("\n".join(summary), encoding="utf-8")
 
     _STATE.update(verdicts=[cv.as_dict() for cv in verdicts.values()], results=results,
@@ -734,8 +983,24 @@ MODEL_TEXTS = ["The cat sat on the mat.",
 def generate_model_page(app):
     """The DUAT rewrite of all-MiniLM-L6-v2: the check table and the figure, when the model tier is there."""
     start = time.perf_counter()
+    import os
+    import sys
+
+    if not sys.stdout.isatty():  # a quiet log off a terminal: no progress bars from HF either
+        os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
+        os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
+        try:
+            from transformers.utils import logging as hf_logging
+
+            hf_logging.disable_progress_bar()
+        except Exception:  # transformers absent: nothing to silence
+            pass
     out = Path(app.srcdir) / "model.rst"
-    lines = ["The DUAT rewrite of a real model", "================================", "",
+    lines = ["The DUAT rewrite of real models", "===============================", "",
+             "symuat rewrites real pretrained models into the DUAT form and recomputes them from it, one "
+             "module per model family: the BERT family (:mod:`symuat.models.bert`, an encoder) and the Llama "
+             "family (:mod:`symuat.models.llama`, a decoder). Both run below, in this build.", "",
+             "An encoder: all-MiniLM-L6-v2 (the BERT family)", "----------------------------------------------", "",
              "``symuat model check`` rewrites every layer of all-MiniLM-L6-v2 (6 post-LayerNorm BERT layers, "
              "384 features, 12 heads, GELU, biases) into the DUAT form of Eq. 20 — attention as the input-dependent "
              "matrix :math:`W'(x)=\\sum_iH_i\\otimes B_i^\\top` applied matrix-free, LayerNorm as an input-dependent "
@@ -787,14 +1052,116 @@ def generate_model_page(app):
               "attention matrix :math:`W'(x)`; middle: the norm per token of the dynamic bias "
               ":math:`e_j`; right: the LayerNorm scale :math:`1/\\mathrm{std}` of each token entering the "
               "last layer.", ""]
+    lines += llama_section(Path(app.srcdir) / "claims" / "figures")
     out.write_text("\n".join(lines) + "\n", encoding="utf-8")
     _STATE["model_seconds"] = time.perf_counter() - start
+
+
+#: what the pages use of the MathJax distribution: the one combined component they load (found in
+#: the pages), the TeX extensions it autoloads, the CHTML fonts, the accessibility and menu code
+#: it may pull in; the other components (SVG output, MathML input, the speech engine) go
+MATHJAX_KEEP = ("input/tex/extensions/", "output/chtml/fonts/", "a11y/", "ui/", "loader.js", "startup.js", "core.js")
+
+
+def trim_mathjax(outdir: Path) -> tuple[int, int]:
+    """Delete the parts of ``_static/mathjax`` no page uses; return (bytes before, bytes after)."""
+    root = outdir / "_static" / "mathjax"
+    if not root.is_dir():
+        return 0, 0
+    loaded = set()
+    for page in (outdir / "index.html", outdir / "claims" / "index.html"):
+        if page.is_file():
+            loaded |= set(re.findall(r'_static/mathjax/([\w.-]+\.js)', page.read_text(encoding="utf-8")))
+    if not loaded:
+        return 0, 0  # cannot tell what the pages load: keep everything
+    before = after = 0
+    for f in sorted(root.rglob("*")):
+        if not f.is_file():
+            continue
+        rel = f.relative_to(root).as_posix()
+        size = f.stat().st_size
+        before += size
+        if rel in loaded or rel.startswith(MATHJAX_KEEP):
+            after += size
+        else:
+            f.unlink()
+    for d in sorted((d for d in root.rglob("*") if d.is_dir()), key=lambda d: -len(d.parts)):
+        if not any(d.iterdir()):
+            d.rmdir()
+    return before, after
+
+
+LLAMA_TEXT = "The capital of France is"
+
+
+def llama_section(figures: Path) -> list[str]:
+    """The Llama family (SmolLM2-135M from its GGUF): ``symuat model check --model smollm2`` and
+    ``symuat model explain``, run in this build; a note when the model package is absent."""
+    title = "A decoder: SmolLM2-135M (the Llama family)"
+    lines = [title, "-" * len(title), "",
+             "``symuat model check --model smollm2`` rewrites every layer of SmolLM2-135M-Instruct (30 pre-RMSNorm "
+             "Llama layers, grouped-query attention 9/3, RoPE, SwiGLU; read from its GGUF file, dequantized to "
+             "float64) into the DUAT form with the decoder lifts X1–X6, and recomputes every hidden state and "
+             "the logits from it. ``symuat model explain`` writes one next-token logit as the exact sum of its "
+             "DUAT terms: the linear path from the embeddings, one σ-term per layer, the bias terms.", ""]
+    try:
+        import numpy as np
+
+        from symuat.models.llama import LlamaNumpy, check_llama, load_llama
+        try:
+            from symuat.models.rewrite import decompose_logit
+        except ImportError:  # the layout before issue 18
+            from symuat.models.llama import decompose_logit
+        weights = load_llama("smollm2")
+    except Exception as exc:  # the package is not installed: say so, the build goes on
+        return lines + [f"**Not run in this build:** {_escape(str(exc))}. Install it with "
+                        "``symuat model install smollm2``.", ""]
+    with np.errstate(all="ignore"):
+        report = check_llama([LLAMA_TEXT], "smollm2", reference=False, weights=weights)
+        net = LlamaNumpy(weights)
+        ids = net.tokenize(LLAMA_TEXT)
+        token = net.tokenizer.encode(" Paris").ids
+        dec = decompose_logit(net, ids, token[0] if len(token) == 1 else None)
+    t = report["texts"][0]
+    worst = max((s["rewrite_vs_forward"] for s in t["states"] if s["rewrite_vs_forward"] is not None), default=0.0)
+    lines += [f"*{_escape(LLAMA_TEXT)}* — {t['tokens']} tokens; next token {_escape(repr(t['prediction']))}. "
+              f"Worst relative error of the rewrite against the float64 forward pass over the "
+              f"{len(t['states'])} states and the logits: {worst:.1e} ({_escape(report['error_definition'])}). "
+              "The comparison with HF's ``LlamaForCausalLM`` (made float64 throughout) is "
+              "``symuat model check --model smollm2`` with the reference tier installed.", ""]
+    rows = [("linear path from the embeddings", f"{dec.linear:+.6f}")]
+    top = sorted(range(len(dec.layers)), key=lambda j: -abs(dec.layers[j]))[:5]
+    rows += [(f"σ-term of layer {j + 1} (one of the five largest)", f"{dec.layers[j]:+.6f}") for j in sorted(top)]
+    rows += [("bias terms", f"{dec.bias:+.6f}"),
+             ("sum of all terms (30 σ-terms)", f"{dec.total:+.6f}"), ("the model's logit", f"{dec.logit:+.6f}")]
+    lines += [f"``symuat model explain --model smollm2 --token ' Paris'``: the logit of "
+              f"{_escape(repr(dec.token_text))} at the last position, term by term "
+              f"(\|sum − logit\| = {dec.abs_error:.1e}):", "", _table(rows, ("term", "value")), ""]
+    try:
+        from symuat.models.command import _explain_figure
+
+        figures.mkdir(parents=True, exist_ok=True)
+        words = [net.tokenizer.decode([int(i)]) for i in ids]
+        _explain_figure(dec, words, figures / "smollm2-explain.png")
+        lines += [".. figure:: claims/figures/smollm2-explain.png", "   :width: 100%",
+                  "   :alt: Bar chart: the contribution of each DUAT term to the logit of ' Paris', and a line "
+                  "with the running sum reaching the model's logit; a second panel splits the linear path "
+                  "over the input tokens.", "",
+                  "   What to see: the running sum of the terms ends exactly on the model's logit; most of it "
+                  "comes from a few late layers' σ-terms. ``--figure FILE`` draws it (it needs matplotlib: "
+                  "``pip install -e '.[docs]'``).", ""]
+    except ImportError:
+        pass
+    return lines
 
 
 def _finished(app, exc):
     if exc is not None or "verdicts" not in _STATE:
         return
     outdir = Path(app.outdir)
+    before, after = trim_mathjax(outdir)
+    if before:
+        logger.info(f"symuat: MathJax trimmed to what the pages load: {after / 1e6:.1f} MB of {before / 1e6:.1f} MB")
     (outdir / "verdicts.json").write_text(json.dumps(
         {"claims": _STATE["verdicts"], "edges": _STATE["edges"],
          "seconds": {"checks": round(_STATE["check_seconds"], 2), "figures": round(_STATE["figure_seconds"], 2),
@@ -811,6 +1178,7 @@ def setup(app):
                  latex=(lambda s, n: None, lambda s, n: None), text=(lambda s, n: None, lambda s, n: None))
     app.add_directive("fold", FoldDirective)
     app.add_role("badge", badge_role)
+    app.add_role("rb", reading_badge_role)
     app.add_role("verdict", verdict_role)
     app.connect("builder-inited", generate)
     app.connect("builder-inited", generate_model_page)

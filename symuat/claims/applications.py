@@ -140,7 +140,7 @@ def _a1_pruning_limit():
 
 
 A1.check("prune", ("hyp=S2", "to0=limit"),
-         r"\sup_{\mathbf I_n}|S_2^{(m)}|	o0\ \Rightarrow\ \limsup_m\sup_{\mathbf I_n}|S_1^{(m)}-f|\learepsilon",
+         r"\sup_{\mathbf I_n}|S_2^{(m)}|\to0\ \Rightarrow\ \limsup_m\sup_{\mathbf I_n}|S_1^{(m)}-f|\le\varepsilon",
          _a1_pruning_limit, polarity=None, role="extension",
          note="the limit reading of the corrected bound: only ≤ ε survives the limit (each member has < ε + δ_m)")
 A1.check("prune.tight", ("hyp=S2",),

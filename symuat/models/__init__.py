@@ -17,17 +17,19 @@ and the comparisons.
 The names of the BERT family are re-exported here for the existing API.
 """
 
-from symuat.models.bert import (  # noqa: F401
-    MAX_TOKENS,
-    MODELS,
-    BertNumpy,
-    BertWeights,
-    LayerReport,
-    check_rewrite,
-    hf_hidden_states,
-    load_bert,
-    model_path,
-    tokenize,
-)
-from symuat.models.compare import relative_error, row_errors  # noqa: F401
-from symuat.models.formats import ModelError  # noqa: F401
+#: the names importable from here, loaded on first use, so that ``symuat --help`` (which imports
+#: :mod:`symuat.models.command`) does not load NumPy, SymPy and the DUAT code
+_NAMES = {**{n: "symuat.models.bert" for n in ("MAX_TOKENS", "MODELS", "BertNumpy", "BertWeights", "LayerReport",
+                                              "check_rewrite", "hf_hidden_states", "load_bert", "model_path",
+                                              "tokenize")},
+          "relative_error": "symuat.models.compare", "row_errors": "symuat.models.compare",
+          "ModelError": "symuat.models.formats"}
+__all__ = list(_NAMES)
+
+
+def __getattr__(name):
+    if name in _NAMES:
+        import importlib
+
+        return getattr(importlib.import_module(_NAMES[name]), name)
+    raise AttributeError(f"module 'symuat.models' has no attribute {name!r}")

@@ -1,0 +1,94 @@
+"""symuat.cache can only give what a fresh run gives: its key covers every source file, the
+library versions and the checks asked for; a hit reproduces the fresh report exactly."""
+
+from __future__ import annotations
+
+import shutil
+
+import pytest
+
+from symuat import cache, cli
+from symuat.kernel.registry import Check, Registry, Result
+from symuat.kernel.decide import informal
+
+
+@pytest.fixture
+def cache_dir(tmp_path, monkeypatch):
+    monkeypatch.setenv("SYMUAT_CACHE", "on")
+    monkeypatch.setenv("SYMUAT_CACHE_DIR", str(tmp_path / "cache"))
+    return tmp_path / "cache"
+
+
+def _checks():
+    return [Check(f"X{k}", None, f"x_{k}=x_{k}", lambda k=k: informal(f"item {k}")) for k in range(3)]
+
+
+def test_key_covers_every_source_file_the_versions_and_the_checks(tmp_path):
+    root = tmp_path / "symuat"
+    shutil.copytree(cache.PACKAGE, root, ignore=shutil.ignore_patterns("__pycache__"))
+    versions = cache.dependency_versions()
+    checks = _checks()
+    base = cache.key(checks, root, versions)
+    assert cache.key(checks, root, versions) == base
+    leaf = root / "kernel" / "status.py"
+    leaf.write_text(leaf.read_text() + "\n# an edit\n")
+    assert cache.key(checks, root, versions) != base
+    leaf.write_text(leaf.read_text().replace("\n# an edit\n", ""))
+    assert cache.key(checks, root, versions) == base
+    (root / "claims" / "new_claims.py").write_text("x = 1\n")  # a new module is a new key too
+    assert cache.key(checks, root, versions) != base
+    (root / "claims" / "new_claims.py").unlink()
+    assert cache.key(checks, root, {**versions, "sympy": "0.0"}) != base
+    assert cache.key(checks[:2], root, versions) != base
+    other = _checks()
+    other[0].statement = "x_0=y"
+    assert cache.key(other, root, versions) != base
+
+
+def test_a_hit_gives_the_fresh_results_and_a_stale_entry_is_never_read(cache_dir, monkeypatch):
+    checks = _checks()
+    results = [c.run() for c in checks]
+    assert cache.store(results, {"X1": {"X0"}}) is not None
+    fresh = _checks()
+    hit = cache.load(fresh)
+    assert hit is not None
+    got, edges, _ = hit
+    assert [r.verdict.detail for r in got] == ["item 0", "item 1", "item 2"] and edges == {"X1": {"X0"}}
+    # any source change: the entry is not found
+    monkeypatch.setattr(cache, "source_digest", lambda root=cache.PACKAGE: "edited")
+    assert cache.load(_checks()) is None
+
+
+def test_a_crash_is_never_stored(cache_dir):
+    checks = _checks()
+    results = [c.run() for c in checks]
+    results[1] = Result(checks[1], None, 0.0, "ZeroDivisionError: boom")
+    assert cache.store(results) is None
+    assert cache.load(checks) is None
+
+
+def test_report_from_the_cache_is_the_fresh_report(cache_dir, capsys):
+    assert cli.main(["report", "P5", "H4", "--format", "json"]) == 0  # fresh, stored
+    first = capsys.readouterr().out
+    assert list(cache_dir.glob("results-*.pickle"))
+    assert cli.main(["report", "P5", "H4", "--format", "json"]) == 0  # from the cache
+    second = capsys.readouterr().out
+    assert cli.main(["report", "P5", "H4", "--format", "json", "--fresh"]) == 0
+    third = capsys.readouterr().out
+    assert first == second == third
+
+
+def test_off_means_off(tmp_path, monkeypatch):
+    monkeypatch.setenv("SYMUAT_CACHE", "off")
+    monkeypatch.setenv("SYMUAT_CACHE_DIR", str(tmp_path / "c"))
+    assert cli.main(["report", "P1", "--format", "json"]) == 0
+    assert not (tmp_path / "c").exists()
+
+
+def test_an_unreadable_entry_is_a_miss(cache_dir):
+    checks = _checks()
+    cache.store([c.run() for c in checks])
+    for entry in cache_dir.glob("results-*.pickle"):
+        entry.write_bytes(b"not a pickle")
+    assert cache.load(checks) is None
+    assert Registry  # the registry type is importable beside the cache (no cycle)

@@ -1,0 +1,130 @@
+"""The terminal output a reader sees: it fits the terminal's width, wraps instead of clipping what
+matters (verdict, readings that hold, correction), filters, helps, and starts fast."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+
+import pytest
+
+from symuat import cli, report
+from symuat.verdicts import claim_verdicts
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def _squash(text: str) -> str:
+    return re.sub(r"\s+", "", text)
+
+
+@pytest.fixture(scope="module")
+def verdicts(all_results, registry):
+    return claim_verdicts(list(all_results.values()), registry)
+
+
+@pytest.mark.parametrize("width", [60, 80, 100])
+def test_report_fits_the_width_and_clips_nothing_essential(verdicts, width):
+    text = report.verdict_table(verdicts, width=width)
+    lines = text.splitlines()
+    too_long = [ln for ln in lines if len(ln) > width]
+    assert not too_long, f"{len(too_long)} lines longer than {width}: {too_long[:3]}"
+    flat = _squash(text)
+    for v in verdicts:
+        assert _squash(f"{v.id}") in flat
+        if v.corrected and not v.extension and v.verdict != "holds":
+            assert _squash(report.pretty(v.corrected)) in flat, f"{v.id}: correction clipped"
+        if v.verdict == "holds-under-readings" and len(v.readings_that_hold) <= 6:
+            shown = v.readings_that_hold_compact or "; ".join(v.readings_that_hold)
+            assert _squash(shown) in flat, f"{v.id}: readings that hold clipped"
+    # no word cut with an ellipsis (the only "…" says how many more readings there are)
+    assert all("… and" in ln for ln in lines if "…" in ln)
+
+
+def test_report_marks_a_conclusion_that_holds_through_wrong_steps(verdicts):
+    text = report.verdict_table(verdicts, width=100)
+    for v in verdicts:
+        if v.verdict == "holds" and v.failing_step_names:
+            row = next(ln for ln in text.splitlines() if ln.startswith(f"{v.id} "))
+            assert "✔" not in row and "◑" in row and "steps wrong" in row
+
+
+def test_columns_80_cli_report(tmp_path):
+    env = dict(os.environ, COLUMNS="80", SYMUAT_CACHE="off")
+    out = subprocess.run([sys.executable, "-m", "symuat.cli", "report", "P5", "T8", "T9"], capture_output=True,
+                         text=True, env=env, cwd=ROOT, check=True).stdout
+    assert max(len(ln) for ln in out.splitlines()) <= 80
+    assert "eq30,W1rhs=raw,unprimed=acc" in out  # the one reading under which T8 holds, not clipped
+    assert "e_L=W2_L(c_(L-1)+R_(L-1))+b2_L" in _squash(out)
+
+
+def test_terminal_width_from_columns_with_a_floor(monkeypatch):
+    monkeypatch.setenv("COLUMNS", "132")
+    assert report.terminal_width() == 132
+    monkeypatch.setenv("COLUMNS", "10")
+    assert report.terminal_width() == report.MIN_WIDTH
+
+
+def test_prove_puts_a_long_counterexample_on_its_own_line(capsys, monkeypatch):
+    monkeypatch.setenv("COLUMNS", "80")
+    assert cli.main(["prove", "P5.f"]) == 0
+    out = capsys.readouterr().out
+    assert max(len(ln) for ln in out.splitlines()) <= 80
+    cex = [ln for ln in out.splitlines() if "counterexample at" in ln]
+    assert cex and all(ln.startswith("      counterexample at") for ln in cex)
+    # prove's footer counts checks, and says so; "reading" is left to the report's meaning
+    assert any(ln.startswith("Checks on the readings the text admits:") for ln in out.splitlines())
+    assert "Admitted readings:" not in out
+
+
+def test_failed_and_status_filters(capsys):
+    assert cli.main(["prove", "P5", "--failed", "--format", "json"]) == 0
+    import json
+
+    rows = json.loads(capsys.readouterr().out)
+    assert rows and all(r["agrees_with_paper"] is False or r["status"] == "error" for r in rows)
+    assert cli.main(["prove", "P5", "--status", "proved", "--format", "json"]) == 0
+    rows = json.loads(capsys.readouterr().out)
+    assert rows and {r["status"] for r in rows} == {"proved"}
+    assert cli.main(["show", "P5.f", "--status", "refuted"]) == 0
+    out = capsys.readouterr().out
+    assert "shown:" in out and ": proved" not in out
+    assert cli.main(["prove", "P5", "--status", "bogus"]) == 2
+    assert "known: proved" in capsys.readouterr().err
+
+
+def test_ids_in_any_case_and_suggestions(capsys):
+    assert cli.main(["prove", "p1", "--format", "json"]) == 0
+    capsys.readouterr()
+    assert cli.main(["prove", "p55"]) == 2
+    assert "did you mean P5" in capsys.readouterr().err
+
+
+def test_a_sub_command_usage_error_shows_that_sub_command(capsys):
+    with pytest.raises(SystemExit) as exc:
+        cli.main(["report", "--formt", "json"])
+    assert exc.value.code == 2
+    err = capsys.readouterr().err
+    assert err.startswith("usage: symuat report") and "--formt" in err
+
+
+@pytest.mark.parametrize("command", ["report", "prove", "show"])
+def test_help_names_keys_and_exit_codes(command, capsys):
+    with pytest.raises(SystemExit):
+        cli.main([command, "--help"])
+    out = capsys.readouterr().out
+    assert "exit status: 0" in out and "P5.f[C-col,LR,square]" in out
+
+
+def test_version_does_not_load_the_catalogue():
+    # --help too, until symuat.models.fold's parser stops importing the DUAT code at the top
+    # (issue 21's module: `symuat --help` loads SymPy through it, ~0.5 s)
+    code = ("import sys, io, contextlib\nfrom symuat import cli\n"
+            "for argv in (['--version'],):\n"
+            "    try:\n        cli.main(argv)\n    except SystemExit:\n        pass\n"
+            "heavy = [m for m in ('sympy', 'scipy', 'symuat.claims', 'symuat.models.bert') if m in sys.modules]\n"
+            "print('HEAVY', heavy)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, check=True).stdout
+    assert "HEAVY []" in out
