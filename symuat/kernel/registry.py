@@ -99,6 +99,11 @@ class Result:
             out.update(details)
         if self.check.note:
             out["note"] = self.check.note
+        from symuat.certify.record import certification  # the certify tier's record, if current
+
+        cert = certification(self.check.key)
+        if cert is not None:
+            out["certified"] = cert
         return out
 
 
