@@ -319,6 +319,11 @@ def detail(result: Result) -> str:
         return "\n".join(lines)
     v = result.verdict
     lines.append(f"  method:    {v.method}")
+    from symuat.certify.record import certification
+
+    cert = certification(c.key)
+    if cert:
+        lines.append(f"  certified: coq ({', '.join(cert['theorems'])}; lemmas: {', '.join(cert['lemmas'])})")
     if v.hypotheses:
         lines.append(f"  assuming:  {'; '.join(v.hypotheses)}")
     if v.construction:
@@ -396,8 +401,15 @@ def verdict_table(verdicts, width: int | None = None, wide: bool = False) -> str
 
     lines = [fit(totals_line(verdicts) + "."), fit(others_line(verdicts)), ""]
     lines.append(fit(f"{'ID':<6} {'':1} {'verdict':<21} {'strength':<15} claim / readings that hold / wrong steps"))
+    from symuat.certify.record import claim_certified, summary_line
+    from symuat.kernel.registry import REGISTRY
+
+    def strength_word(v):  # "+coq": every symbolic proof of the claim compiled in the certify tier
+        coq = v.id in REGISTRY.claims and claim_certified(REGISTRY.claims[v.id])
+        return (v.strength or "—") + ("+coq" if coq and v.strength else "")
+
     for v in verdicts:
-        head = f"{v.id:<6} {VERDICT_MARK[v.verdict]} {v.verdict:<21} {v.strength or '—':<15} "
+        head = f"{v.id:<6} {VERDICT_MARK[v.verdict]} {v.verdict:<21} {strength_word(v):<15} "
         title = v.title + (" (symuat's)" if v.extension and "extension" not in v.title else "")
         lines.append(fit(head + title))
         detail = _detail_words(v)
@@ -409,6 +421,8 @@ def verdict_table(verdicts, width: int | None = None, wide: bool = False) -> str
             if fix:
                 lines.append(fit(" " * 8 + "↳ " + fix))
     lines.append("")
+    if summary_line():
+        lines.append(fit(summary_line()))
     lines.append(fit("✔ holds  ◐ holds under some readings  ✘ fails  ≔ definition  · informal"))
     lines.append(fit("Drill down: symuat prove ID (every check of a claim), symuat show KEY (one in full)."))
     return "\n".join(lines)

@@ -16,7 +16,11 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 COQ_DIR = ROOT / "coq"
-DEFAULT_OUT = Path(os.environ.get("SYMUAT_CERTIFY_DIR", ROOT / "build" / "certify"))
+
+
+def out_dir() -> Path:
+    """Where the certify tier writes (``$SYMUAT_CERTIFY_DIR``, default ``build/certify``)."""
+    return Path(os.environ.get("SYMUAT_CERTIFY_DIR") or ROOT / "build" / "certify")
 
 
 def fingerprint() -> str:
@@ -32,7 +36,7 @@ def fingerprint() -> str:
 @lru_cache(maxsize=1)
 def load(path: str | None = None) -> dict | None:
     """The record, or None if absent or written for other sources."""
-    p = Path(path) if path else DEFAULT_OUT / "record.json"
+    p = Path(path) if path else out_dir() / "record.json"
     try:
         data = json.loads(p.read_text())
     except (OSError, ValueError):
@@ -52,3 +56,23 @@ def certification(key: str) -> dict | None:
         return None
     return {"by": "coq", "theorems": entry["theorems"], "lemmas": entry.get("lemmas", []),
             "statement_hashes": entry.get("hashes", [])}
+
+
+def claim_certified(claim) -> bool:
+    """Whether every symbolic ``proved`` check of ``claim`` (a registry Claim) is certified by Coq
+    in the current record (False without a current record or with no such check)."""
+    data = load()
+    if not data:
+        return False
+    entries = [data["checks"][c.key] for c in claim.checks if c.key in data.get("checks", {})]
+    return bool(entries) and all(e["status"] == "certified" for e in entries)
+
+
+def summary_line() -> str | None:
+    """``Coq: 95 of 101 symbolic proofs certified …`` from the current record, else None."""
+    data = load()
+    if not data:
+        return None
+    s = data["summary"]
+    return (f"Coq: {s['certified']} of {s['symbolic_proved']} symbolic proofs ({data['pattern']}) "
+            f"certified by coqc in the last `symuat certify` run for these sources.")

@@ -20,11 +20,11 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from symuat.certify.export import Unsupported, coq_file, export_identity
-from symuat.certify.record import COQ_DIR, DEFAULT_OUT, fingerprint
+from symuat.certify.record import COQ_DIR, fingerprint, out_dir
 
 #: the core groups (claim IDs), then the further groups exported where in the fragment
 CORE = r"(D|P|M|H)\d+|X1|X3"
-LIBRARY = ("SymuatMx.v", "SymuatTac.v")
+LIBRARY = ("SymuatMx.v", "SymuatTac.v", "SymuatLemmas.v")
 
 
 def symbolic_proved(verdict) -> bool:
@@ -101,7 +101,7 @@ def certify(pattern: str = CORE, out: Path | None = None, jobs: int = 2, timeout
     import symuat.claims  # noqa: F401  (registration)
     from symuat.kernel.registry import REGISTRY
 
-    out = Path(out or DEFAULT_OUT)
+    out = Path(out or out_dir())
     if out.exists():
         shutil.rmtree(out)
     (out / "theories").mkdir(parents=True)
