@@ -127,9 +127,10 @@ Ltac symuat_close :=
 (** The whole procedure for [lhs =m rhs], with the operations to unfold given by the caller. *)
 Tactic Notation "symuat_entry" :=
   let I := fresh "I" in let J := fresh "J" in
-  move=> I J; symuat_destruct; cbn [mul tr add scale zero ones idm kron vec_r vec_c
-    commutation diamond diamond_vm diamond_prod selector headsum ew diag cmask sumI splitI deltaI
-    cat fst snd];
-  symuat_prenex; symuat_deltas; try unfold tr; cbv beta; symuat_prenex; symuat_close.
+  move=> I J; symuat_destruct;
+  unfold diamond_prod, mul, tr, add, scale, zero, ones, idm, kron, vec_r, vec_c, commutation,
+    diamond, diamond_vm, selector, headsum, ew, diag, cmask;
+  cbn [sumI splitI deltaI cat fst snd];
+  symuat_prenex; symuat_deltas; cbn [fst snd]; symuat_prenex; symuat_close.
 
 Global Opaque dl.
