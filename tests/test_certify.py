@@ -82,3 +82,31 @@ def test_coq_accepts_the_identity_and_rejects_its_mutant(coq_lib, name, true, mu
     assert str(check_identity(*mutant).status) == "refuted"
     assert _compiles(coq_lib, f"true_{name}", *true)
     assert not _compiles(coq_lib, f"mutant_{name}", *mutant)
+
+
+def test_certified_shows_only_with_a_record_for_these_sources(tmp_path, monkeypatch):
+    import json
+
+    from symuat.certify import record as rec
+    from symuat.kernel.registry import REGISTRY
+    from symuat import report
+    import symuat.claims  # noqa: F401
+
+    monkeypatch.setenv("SYMUAT_CERTIFY_DIR", str(tmp_path))
+    entry = {"status": "certified", "theorems": ["c_P1_0"], "hashes": ["x"], "lemmas": ["mulr_assoc_r", "ring"]}
+    data = {"fingerprint": rec.fingerprint(), "pattern": "P1", "checks": {"P1": entry},
+            "summary": {"certified": 1, "failed": 0, "unsupported": 0, "symbolic_proved": 1}}
+    (tmp_path / "record.json").write_text(json.dumps(data))
+    rec.load.cache_clear()
+    try:
+        (check,) = REGISTRY.select(["P1"])
+        result = check.run()
+        assert result.as_dict()["certified"]["by"] == "coq"
+        assert "certified: coq (c_P1_0; lemmas: mulr_assoc_r, ring)" in report.detail(result)
+        assert rec.claim_certified(REGISTRY.claims["P1"])
+        data["fingerprint"] = "stale"  # written for other sources: ignored
+        (tmp_path / "record.json").write_text(json.dumps(data))
+        rec.load.cache_clear()
+        assert "certified" not in result.as_dict()
+    finally:
+        rec.load.cache_clear()
