@@ -8,6 +8,8 @@ reading, ``P5.f[C-col]`` every reading with these tags) and prints one verdict p
 row as they finish. Exit status: 0 when every check ran (a refutation is a result), 1 when a
 check crashed, 2 for an unknown ID or a usage error.
 
+Ctrl-C (SIGINT) stops a run: one line on stderr, exit status 130, worker processes ended.
+
 ``symuat list`` prints the claim IDs; ``symuat show ID ...`` prints each check in full
 (method, counterexample, corrected statement).
 """
@@ -161,6 +163,9 @@ def _quiet_on_broken_pipe(run):
             code = run(argv)
             sys.stdout.flush()
             return code
+        except KeyboardInterrupt:  # Ctrl-C: one line, exit 130 (128 + SIGINT); the runner ended its workers
+            print("symuat: interrupted", file=sys.stderr)
+            return 130
         except BrokenPipeError:
             try:
                 devnull = os.open(os.devnull, os.O_WRONLY)

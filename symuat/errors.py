@@ -59,3 +59,14 @@ class UnknownClaimError(SymuatError, KeyError):
 
 class KernelInconsistencyError(SymuatError, AssertionError):
     """Two of symuat's independent methods disagree: a bug in symuat, never a verdict."""
+
+
+class KernelInputError(SymuatError, ValueError):
+    """A statement or argument outside what a decision procedure decides (an atom outside the
+    fragment, a listed size it cannot check, a value that is not a number): the message names
+    the node or argument. A clear error, never a verdict."""
+
+
+class UnsatisfiableHypothesesError(KernelInputError):
+    """Hypotheses that cannot hold together (rows sum to 1 and to 2): a statement under them is
+    vacuous, not decided; the message names them."""

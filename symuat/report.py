@@ -22,7 +22,8 @@ _MARK = {
     "error": "!",
 }
 #: the bottom lines' marks
-VERDICT_MARK = {"holds": "✔", "holds-under-readings": "◐", "fails": "✘", "informal": "·", "definition": "≔"}
+VERDICT_MARK = {"holds": "✔", "holds-under-readings": "◐", "fails": "✘", "informal": "·", "definition": "≔",
+                "error": "!"}
 WIDTH = 100
 
 

@@ -8,7 +8,8 @@ reading is one the text ``admitted``. This module is the one place where those a
 * :func:`agrees_with_paper` — one check: ``True``/``False``, or ``None`` for definitions,
   informal items and symuat's own extensions;
 * :func:`roll_up` — one claim: ``holds`` / ``holds-under-readings`` / ``fails`` / ``informal`` /
-  ``definition``, with its strength (the weakest status among the checks that carry it), the
+  ``definition`` — or ``error`` when any of its checks crashed (a crash is never rolled into a
+  verdict), with its strength (the weakest status among the checks that carry it), the
   readings that hold and fail, the failing steps and the corrected statement.
 
 Readings are *full reading combinations*: a check's reading tags are sorted into the reading
@@ -37,7 +38,7 @@ from symuat.kernel.status import Status, Verdict
 POSITIVE = (Status.PROVED, Status.PROVED_AT_SIZES, Status.NUMERIC_ONLY)
 #: strengths, strongest first
 STRENGTHS = ("proved", "proved-at-sizes", "numeric-only")
-VERDICTS = ("holds", "holds-under-readings", "fails", "informal", "definition")
+VERDICTS = ("holds", "holds-under-readings", "fails", "informal", "definition", "error")
 
 #: the reading axes of claims.md §0.3 (and the readings the entries list), tag → axis
 AXES: dict[str, tuple[str, ...]] = {
@@ -211,6 +212,9 @@ class ClaimVerdict:
                 "; ".join(self.readings_that_hold[:3]) + (" …" if len(self.readings_that_hold) > 3 else ""))
             n = len(self.readings_that_hold) + len(self.readings_that_fail)
             text = f"holds under {len(self.readings_that_hold)} of {n} readings: {shown}"
+        elif self.verdict == "error":
+            n = len(self.errors)
+            return f"error: {n} check{'s' if n != 1 else ''} crashed"
         else:
             text = self.verdict
         if self.failing_step_names:
@@ -255,6 +259,8 @@ def roll_up(claim: Claim, results: list[Result]) -> ClaimVerdict:
 
     Rule (the only place it is written):
 
+    0. A claim with a crashed check (no verdict) is ``error``, whatever its other checks say:
+       a crash is never rolled into a verdict (the bottom line reads "error: N checks crashed").
     1. The checks that *carry* the bottom line are the admitted checks with role ``claim`` or
        ``quantity`` whose outcome bears on the paper (``agrees_with_paper`` not None). A claim
        whose decided checks are all symuat's ``extension`` carries on those (agreeing = holding),
@@ -304,6 +310,8 @@ def roll_up(claim: Claim, results: list[Result]) -> ClaimVerdict:
             q = {k: v for k, v in r.verdict.quantities.items() if k not in ("how", "witness", "last_instance")}
             quantities.append({"key": r.check.key, "symuat": ", ".join(f"{k} = {v}" for k, v in q.items()) or None,
                                "paper_says": r.check.paper_says, "agrees_with_paper": agree(r)})
+    if errors:
+        return ClaimVerdict(verdict="error", strength=None, other_readings=other, quantities=quantities, **base)
     if not carrying:
         kinds = {r.verdict.status for r in mine if r.verdict is not None}
         word = "definition" if Status.DEFINITION in kinds else "informal"
@@ -401,7 +409,9 @@ def totals(verdicts: list[ClaimVerdict]) -> dict[str, int]:
     out = {w: 0 for w in VERDICTS}
     out["extension"] = 0
     for v in verdicts:
-        if v.extension:
+        if v.verdict == "error":
+            out["error"] += 1
+        elif v.extension:
             out["extension"] += 1
         else:
             out[v.verdict] += 1
@@ -414,7 +424,9 @@ def totals_line(verdicts: list[ClaimVerdict]) -> str:
     t = totals(verdicts)
     fails = [v for v in verdicts if not v.extension and v.verdict == "fails"]
     corrected = sum(1 for v in fails if v.corrected)
-    line = (f"{t['holds']} claim{'s' if t['holds'] != 1 else ''} hold as printed, "
+    line = (f"error: {t['error']} claim{'s' if t['error'] != 1 else ''} with crashed checks "
+            f"({sum(len(v.errors) for v in verdicts)} crashed); " if t["error"] else "")
+    line += (f"{t['holds']} claim{'s' if t['holds'] != 1 else ''} hold as printed, "
             f"{t['holds-under-readings']} only under some readings, {t['fails']} fail")
     if fails:
         line += (" — each with a proved correction" if corrected == len(fails)

@@ -435,7 +435,7 @@ def h6_corr(claimed=None):
     grid = [{sp.Symbol(k, positive=True, integer=True): v for k, v in g.items()} for g in _H6_GRID]
     return decide.check_rank(
         r"\dim\operatorname{span}\{\text{token blocks}\}", h if claimed is None else claimed, h,
-        structure=REGISTRY.verdict("H5.entry[row]"),
+        structure=decide.RankBound(h, REGISTRY.verdict("H5.entry[row]"), "span of h fixed matrices"),
         structure_reason="every token block is Σ_i H_{i,nn'} B_iᵀ (H5.entry, symbolic N, h, d, d_v): a "
                          "combination of the h fixed matrices B_iᵀ",
         witness=_h6_corr_witness, grid=grid, relation="≤")
@@ -561,7 +561,7 @@ _H8_GRID = [{_dq: a, _dk: b} for a, b in [(3, 2), (2, 3), (3, 3), (4, 1)]]
 def h8_rank(claimed=None):
     return decide.check_rank(
         r"\operatorname{rank}W_{QKi}", sp.Min(_dq, _dk) if claimed is None else claimed, sp.Min(_dq, _dk),
-        structure=decide.check_shape(_WQK, (_dq, _dq)),
+        structure=decide.rank_bound_of_product(mul(_WQ, T(_WK))),
         structure_reason="W_QK = W_Q W_Kᵀ is a d×d product through the inner dimension d_k: rank ≤ min(d, d_k)",
         witness=_h8_rank_witness, grid=_H8_GRID)
 

@@ -223,7 +223,11 @@ def exact_equal(x, y) -> bool:
     if x == y:
         return True
     if isinstance(x, sp.Basic) or isinstance(y, sp.Basic):
-        return sp.simplify(sp.sympify(x) - sp.sympify(y)) == 0
+        # a closed-form constant: False only when the difference is certified nonzero
+        # (interval arithmetic); undecided counts as equal and is recorded (kernel.constants)
+        from symuat.kernel.constants import constants_equal
+
+        return constants_equal(x, y)
     return False
 
 

@@ -57,6 +57,7 @@ from dataclasses import dataclass
 import sympy as sp
 
 from symuat.errors import describe
+from symuat.kernel.assumptions import active
 from sympy.matrices.expressions import (
     Identity,
     KroneckerProduct,
@@ -292,8 +293,6 @@ def _occurs(var: str, factor: tuple) -> bool:
 
 
 def _hypotheses() -> tuple:
-    from symuat.kernel.hypotheses import active
-
     return active()
 
 

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from typing import Callable, Iterable
 
 from symuat.errors import UnknownClaimError
-from symuat.kernel.status import Verdict
+from symuat.kernel.status import Status, Verdict
 
 #: the check whose procedure is running (so :meth:`Registry.verdict` can record who asked)
 _RUNNING: contextvars.ContextVar["Check | None"] = contextvars.ContextVar("symuat_running_check", default=None)
@@ -88,7 +88,7 @@ class Result:
             "reading": ",".join(self.check.reading) if self.check.reading else None,
             "key": self.check.key,
             "statement": self.check.statement,
-            "status": str(self.verdict.status) if self.verdict else "error",
+            "status": str(self.verdict.status) if self.verdict else str(Status.ERROR),
             "seconds": round(self.seconds, 4),
         }
         if self.error:

@@ -11,6 +11,8 @@ between procedures) except that a check may rest on another's verdict through
   are done — the output order is the input order whatever the number of jobs;
 * brings every verdict back into the parent and memoises it there too, so a later
   ``REGISTRY.verdict(key)`` in the parent reuses it;
+* on an interruption (Ctrl-C) ends its workers at once and re-raises (the command line turns it
+  into one line and exit status 130);
 * falls back to running a check in the parent when its verdict cannot be sent back (not
   picklable), and to running everything in order in the parent when ``jobs`` is 1 or the platform
   has no ``fork``.
@@ -29,6 +31,7 @@ from __future__ import annotations
 import multiprocessing
 import os
 import pickle
+import signal
 from concurrent.futures import ProcessPoolExecutor
 from typing import Iterable, Iterator
 
@@ -81,7 +84,7 @@ def run_checks(checks: Iterable[Check], jobs: int | None = None, *, slice_size: 
         return
     _CHECKS = checks
     pool = ProcessPoolExecutor(max_workers=min(jobs, len(checks)),
-                               mp_context=multiprocessing.get_context("fork"))
+                               mp_context=multiprocessing.get_context("fork"), initializer=_worker_init)
     try:
         futures = [(start, stop, pool.submit(_run_slice, start, stop))
                    for start, stop in _slices(len(checks), jobs, slice_size)]
@@ -97,6 +100,25 @@ def run_checks(checks: Iterable[Check], jobs: int | None = None, *, slice_size: 
                 if verdict is not None and check._verdict is None:
                     check._verdict = verdict  # the parent's memo, for REGISTRY.verdict(key)
                 yield Result(check, verdict, seconds, error)
+    except BaseException:  # Ctrl-C (KeyboardInterrupt), a closed pipe, …: end the workers now
+        _terminate(pool)
+        raise
     finally:
         pool.shutdown(wait=True, cancel_futures=True)
         _CHECKS = []
+
+
+def _worker_init() -> None:
+    """In a worker: ignore SIGINT — Ctrl-C reaches the whole process group, and the parent alone
+    handles it (it ends the workers), so no worker prints a traceback."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+def _terminate(pool: ProcessPoolExecutor) -> None:
+    """End every worker of ``pool`` at once (SIGTERM, then wait for each)."""
+    processes = list((getattr(pool, "_processes", None) or {}).values())
+    for proc in processes:
+        if proc.is_alive():
+            proc.terminate()
+    for proc in processes:
+        proc.join(timeout=5)

@@ -1,7 +1,9 @@
 """Statuses and verdicts.
 
 A :class:`Verdict` is what running a check produces. Its status is one of the six of the spec
-(``claims.md``, "What symuat reports"). Verdicts are built only by the procedures in
+(``claims.md``, "What symuat reports"). A seventh, :attr:`Status.ERROR`, is never a verdict's:
+it is the status of a check whose procedure *crashed* (no verdict exists), reported as such and
+never rolled into a claim's bottom line as anything else. Verdicts are built only by the procedures in
 :mod:`symuat.kernel.decide`, which derive the status from the outcome of a proof, an exact
 counterexample search, or a numeric confirmation; nothing in symuat types a status in.
 """
@@ -21,6 +23,8 @@ class Status(str, enum.Enum):
     REFUTED = "refuted"
     INFORMAL = "informal"
     DEFINITION = "definition"
+    #: the check crashed: there is no verdict (never produced by a procedure)
+    ERROR = "error"
 
     def __str__(self) -> str:
         return self.value
@@ -56,22 +60,27 @@ def to_jsonable(value: Any) -> Any:
 
 @dataclass
 class NumericWitness:
-    """A float64 confirmation on random instances."""
+    """A float64 confirmation on random instances: what was measured — every instance's
+    residual (``instances``: sizes, seed, residual), their maximum, the sizes and seeds."""
 
     sizes: list[dict[str, int]]
     seeds: list[int]
     max_residual: float
     tolerance: float
     tolerance_reason: str
+    instances: list[dict] | None = None
 
     def as_dict(self) -> dict:
-        return {
+        out = {
             "sizes": self.sizes,
             "seeds": self.seeds,
             "max_residual": self.max_residual,
             "tolerance": self.tolerance,
             "tolerance_reason": self.tolerance_reason,
         }
+        if self.instances is not None:
+            out["instances"] = self.instances
+        return out
 
 
 @dataclass

@@ -1,0 +1,136 @@
+r"""Decision procedures: the only place where a status is produced.
+
+Every verdict in symuat comes from one of these procedures, each of which returns ``refuted``
+for a wrong statement. One module per family, each carrying its own soundness argument, so a
+reader checks one procedure at a time:
+
+:mod:`~symuat.kernel.decide.instances`
+    what every procedure draws on: the leaves and dimensions of a statement, random instances
+    (exact integers, symbolic entries, float64) drawn on its hypotheses, the float64 residual and
+    its tolerance, the numeric confirmation.
+:mod:`~symuat.kernel.decide.identity`
+    :func:`check_identity` (normal form → counterexample search with a degree guarantee →
+    explicit expansion), :func:`check_chain`, :func:`check_negation`, :func:`check_explicit`,
+    :func:`check_shape`, :func:`define`, :func:`informal`.
+:mod:`~symuat.kernel.constants` (used by every exact comparison)
+    closed-form scalar constants decided exactly (zero recognition by SymPy and minimal
+    polynomials, certified interval arithmetic at rising precision): never a verdict from float
+    noise; an undecided difference caps the verdict at ``numeric-only``.
+:mod:`~symuat.kernel.decide.quantities`
+    :func:`check_quantity` (a formula against exact counts), :func:`exact_rank`,
+    :func:`check_rank` (structural upper bound + exact witnesses).
+:mod:`~symuat.kernel.decide.implication`
+    :func:`check_real_implication` (sign cases + Fourier–Motzkin, a decision procedure for linear
+    real arithmetic with absolute values), :func:`check_vanishing` (limits).
+:mod:`~symuat.kernel.decide.dependence`
+    :func:`check_dependence` (structural independence or an exact witness of dependence).
+:mod:`~symuat.kernel.decide.reference`
+    :func:`check_matches_reference` (a formula against a reference computation on listed
+    instances), :func:`check_numeric`, :func:`check_instances`.
+
+Bad input is an error, not a verdict: a node the kernel has no rule for
+(:class:`~symuat.errors.UnsupportedExpressionError`), two leaves with one name and two shapes
+(:class:`~symuat.errors.LeafConflictError`), hypotheses that cannot hold together
+(:class:`~symuat.errors.UnsatisfiableHypothesesError`). A disagreement between the kernel's own
+methods raises :class:`~symuat.errors.KernelInconsistencyError` (a bug, never a verdict).
+
+Every name this package had as one module is importable from it unchanged.
+"""
+
+from __future__ import annotations
+
+from symuat.errors import (  # noqa: F401  (re-exported: callers use decide.KernelInconsistencyError)
+    DiamondUndefinedError,
+    KernelInconsistencyError,
+    LeafConflictError,
+    ShapeMismatchError,
+    UnsupportedExpressionError,
+)
+from symuat.kernel.status import Corrected, Counterexample, NumericWitness, Status, Verdict  # noqa: F401
+from symuat.kernel.decide.instances import (  # noqa: F401
+    SEEDS,
+    TOLERANCE,
+    TOLERANCE_REASON,
+    _SUPPORTED,
+    _UNDEFINED,
+    _confirm_or_raise,
+    _confirmation_grid,
+    _defined_sizes,
+    _dimension_symbols,
+    _evaluate,
+    _has_sigma,
+    _leaf_shapes,
+    _named_sizes,
+    _residual,
+    _shape_at,
+    _short,
+    check_supported,
+    dimension_symbols,
+    leaf_shapes,
+    numeric_confirmation,
+    random_values,
+    scalar_symbols,
+    size_grid,
+)
+from symuat.kernel.decide.identity import (  # noqa: F401
+    EXPANSION_BUDGET,
+    EXPANSION_LIMIT,
+    GRID_BUDGET,
+    GRID_MAX,
+    SearchPlan,
+    search_plan,
+    NODE_COST,
+    PROBE_BUDGET,
+    Statement,
+    _bounds_text,
+    _check_corrected,
+    _check_identity,
+    _cost,
+    _exact_relative,
+    _explicit_refuted,
+    _irrational_coefficients,
+    _lazy,
+    _recheck,
+    _witness_for,
+    at_listed_sizes,
+    check_chain,
+    check_explicit,
+    check_identity,
+    check_negation,
+    check_shape,
+    combine_all,
+    define,
+    degree_bounds,
+    explicit_expansion,
+    find_counterexample,
+    informal,
+    probe_sizes,
+    timed,
+)
+from symuat.kernel.decide.quantities import (  # noqa: F401
+    RankBound,
+    check_quantity,
+    check_rank,
+    exact_rank,
+    rank_bound_of_product,
+)
+from symuat.kernel.decide.dependence import check_dependence  # noqa: F401
+from symuat.kernel.decide.reference import (  # noqa: F401
+    Instance,
+    check_instances,
+    check_matches_reference,
+    check_numeric,
+)
+from symuat.kernel.decide.implication import (  # noqa: F401
+    _as_constraints,
+    _holds_exact,
+    _holds_float,
+    _limit_right,
+    _linear_coeffs,
+    _negate,
+    _pick,
+    _sign_cases,
+    check_real_implication,
+    check_vanishing,
+    fourier_motzkin,
+)

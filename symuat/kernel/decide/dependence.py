@@ -1,0 +1,127 @@
+r"""Dependence on a leaf: "``expr`` depends on ``var``" or "does not".
+
+Soundness: independence is proved structurally (``var`` does not occur, or
+:func:`~symuat.kernel.decide.identity.check_identity` *proves* ``expr`` equal to a form without
+``var``); dependence is proved by an exact witness — two values of ``var``, everything else
+equal, giving different exact values of ``expr`` (both drawn on the statement's hypotheses).
+Anything else is ``numeric-only``: an occurrence without a witness decides nothing.
+"""
+
+from __future__ import annotations
+
+import itertools
+import time
+from dataclasses import dataclass
+from fractions import Fraction
+from typing import Callable, Iterable
+
+import numpy as np
+import sympy as sp
+from sympy.matrices.expressions import MatrixExpr, MatrixSymbol
+
+from symuat.errors import (
+    DiamondUndefinedError,
+    KernelInconsistencyError,
+    LeafConflictError,
+    ShapeMismatchError,
+    UnsupportedExpressionError,
+)
+from symuat.kernel.status import (
+    Corrected,
+    Counterexample,
+    NumericWitness,
+    Status,
+    Verdict,
+)
+from symuat.printing import latex
+
+from symuat.kernel.evaluate import values_equal
+from symuat.kernel.hypotheses import assuming, latex_list
+from symuat.kernel.decide.instances import (
+    SEEDS,
+    TOLERANCE,
+    TOLERANCE_REASON,
+    _UNDEFINED,
+    _confirm_or_raise,
+    _confirmation_grid,
+    _defined_sizes,
+    _evaluate,
+    _has_sigma,
+    _named_sizes,
+    _residual,
+    check_supported,
+    dimension_symbols,
+    leaf_shapes,
+    numeric_confirmation,
+    random_values,
+    scalar_symbols,
+    size_grid,
+)
+from symuat.kernel.decide.identity import check_identity
+
+
+def check_dependence(expr, var: str, *, depends: bool, equal_to=None, hypotheses: Iterable = ()) -> Verdict:
+    """The claim "``expr`` depends on the leaf ``var``" (``depends=True``) or "does not".
+
+    Structural independence (``var`` does not occur in ``expr``) is a proof that it does not
+    depend; a dependence is shown by an exact witness: two values of ``var``, everything else
+    equal, giving different values of ``expr``. If ``var`` occurs but no witness is found, the
+    verdict is ``numeric-only``.
+
+    ``equal_to``: a form of ``expr`` without ``var``; when :func:`check_identity` proves
+    ``expr = equal_to`` (under ``hypotheses``), the independence is structural. ``hypotheses``
+    also constrain the witness search (both values of ``var`` satisfy them).
+    """
+    hypotheses = tuple(hypotheses)
+    if hypotheses:
+        with assuming(hypotheses):
+            verdict = check_dependence(expr, var, depends=depends, equal_to=equal_to)
+        verdict.hypotheses = latex_list(hypotheses)
+        return verdict
+    leaves = leaf_shapes(expr)
+    occurs = var in leaves
+    witness = None
+    if occurs and equal_to is not None and var not in leaf_shapes(equal_to):
+        from symuat.kernel.hypotheses import active
+
+        rewrite = check_identity(expr, equal_to, hypotheses=active())
+        if rewrite.status is Status.PROVED:
+            fact = Verdict(Status.PROVED, f"structural: the expression equals a form in which {var} does not "
+                           f"occur ({rewrite.method})", detail=rewrite.detail, numeric=rewrite.numeric)
+            if not depends:
+                return fact
+            return Verdict(Status.REFUTED, "the expression does not depend on " + var,
+                           corrected=Corrected("does not depend on " + var, fact))
+    if occurs:
+        dims = dimension_symbols(expr)
+        for sizes in size_grid(dims, (2, 3), 8):
+            rng = np.random.default_rng(1)
+            values = random_values(leaves, sizes, rng, "exact")
+            a, err = _evaluate(expr, sizes, values, "exact")
+            if err:
+                continue
+            other = dict(values)
+            other[var] = random_values({var: leaves[var]}, sizes, np.random.default_rng(7), "exact")[var]
+            b, _ = _evaluate(expr, sizes, other, "exact")
+            if not values_equal(a, b, "exact"):
+                witness = Counterexample(
+                    _named_sizes(sizes), {"first": values, f"second {var}": other[var]}, lhs=a, rhs=b,
+                    reason=f"changing only {var} changes the value",
+                    exact_recheck="exact integer evaluation of both",
+                    numeric_recheck=f"float64: relative difference {_residual(a.astype(float), b.astype(float)):.3g}",
+                )
+                break
+    if not occurs:
+        fact = Verdict(Status.PROVED, f"structural: {var} does not occur in the expression")
+    elif witness is not None:
+        fact = Verdict(Status.PROVED, f"exact witness: the value changes with {var}",
+                       quantities={"witness": witness.as_dict()})
+    else:
+        return Verdict(Status.NUMERIC_ONLY, f"{var} occurs but no exact witness of dependence was found")
+    holds = occurs == depends
+    if holds:
+        return fact
+    return Verdict(Status.REFUTED,
+                   ("the expression depends on " if occurs else "the expression does not depend on ") + var,
+                   counterexample=witness, corrected=Corrected(
+                       ("depends on " if occurs else "does not depend on ") + var, fact))
