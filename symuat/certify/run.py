@@ -117,7 +117,14 @@ def certify(pattern: str = CORE, out: Path | None = None, jobs: int = 2, timeout
         entry = {"status": None, "theorems": [], "hashes": [], "reason": ""}
         record["checks"][key] = entry
         if not pairs:
-            entry.update(status="unsupported", reason="no statement captured (the verdict is reused from another check)")
+            # a check whose verdict *is* another check's (REGISTRY.verdict): it stands or falls
+            # with that check's exported theorems
+            deps = sorted(REGISTRY.edges.get(key, ()))
+            same = [d for d in deps if d in captured and captured[d][0] is verdict]
+            if len(same) == 1:
+                entry.update(status=None, via=same[0])
+            else:
+                entry.update(status="unsupported", reason="no statement captured (the verdict is reused from another check)")
             continue
         try:
             theorems = [export_identity(coq_name(key, n), lhs, rhs) for n, (lhs, rhs) in enumerate(pairs)]
@@ -156,6 +163,13 @@ def certify(pattern: str = CORE, out: Path | None = None, jobs: int = 2, timeout
                 entry["reason"] = ("Coq: " + " ".join(err)[:300]) if err else log.strip()[-300:]
             if progress:
                 progress(n, len(todo), key, entry["status"])
+    for key, entry in record["checks"].items():
+        via = entry.get("via")
+        if via:
+            dep = record["checks"].get(via, {})
+            entry.update(status=dep.get("status") or "unsupported", theorems=dep.get("theorems", []),
+                         hashes=dep.get("hashes", []), lemmas=dep.get("lemmas", []),
+                         reason=f"the verdict of {via}" + (f": {dep.get('reason')}" if dep.get("reason") else ""))
     record["compile_seconds"] = round(time.perf_counter() - start, 1)
     statuses = [e["status"] for e in record["checks"].values()]
     record["summary"] = {s: statuses.count(s) for s in ("certified", "failed", "unsupported")}
