@@ -21,7 +21,9 @@ import common  # noqa: E402  (first: sets OPENBLAS_NUM_THREADS before numpy)
 
 import bench_attention  # noqa: E402
 import bench_duat  # noqa: E402
+import bench_families  # noqa: E402
 import bench_foundation  # noqa: E402
+import bench_gemma3  # noqa: E402
 import bench_model  # noqa: E402
 import bench_prove  # noqa: E402
 
@@ -31,6 +33,8 @@ BENCHMARKS = {
     "duat": bench_duat.run,
     "attention": bench_attention.run,
     "foundation": bench_foundation.run,
+    "families": bench_families.run,
+    "gemma3": bench_gemma3.run,
 }
 
 

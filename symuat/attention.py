@@ -401,6 +401,12 @@ class MHAOperator:
         operator applied to k vectors :math:`\operatorname{vec}_r(X_k)`, with one BLAS product
         per factor for the whole stack. Returns (k, N, M_out)."""
         Xs = np.asarray(Xs, dtype=float)
+        nonzero = [j for j in range(Xs.shape[0]) if Xs[j].any()]
+        if 0 < len(nonzero) < Xs.shape[0]:  # an all-zero part (c = R = 0 at the first layer) maps to zero
+            out = self.apply_many(Xs[nonzero])
+            full = np.zeros((Xs.shape[0],) + out.shape[1:])
+            full[nonzero] = out
+            return full
         k, N, h = Xs.shape[0], self.N, self.h
         if self.projection == "split":
             x = Xs.reshape(k, N, h, -1).transpose(0, 2, 1, 3)  # x_i = X S_i per head: (k, h, N, d)

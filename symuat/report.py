@@ -304,7 +304,9 @@ def detail(result: Result) -> str:
     lines = [f"{c.key}: {status_of(result)}  ({result.seconds:.2f} s)",
              f"  statement: {pretty(c.statement)}", f"  LaTeX:     {c.statement}"]
     if c.reading:
-        lines.append(f"  reading:   {', '.join(c.reading)}"
+        from symuat.verdicts import reading_text  # issue 19: each tag with its meaning
+
+        lines.append(f"  reading:   {reading_text(c.reading)}"
                      + ("" if c.admitted else "  (symuat's alternative; the text does not admit it)"))
     bearing = {"asserts": "the paper asserts this statement", "denies": "the paper asserts it is false",
                None: "not a claim of the paper"}[c.polarity]
@@ -315,6 +317,8 @@ def detail(result: Result) -> str:
                  + (f"; {c.role} of the claim" if c.role in ("step", "quantity") else ""))
     if c.note:
         lines.append(f"  note:      {c.note}")
+    if getattr(c, "why", ""):
+        lines.append(f"  why:       {pretty(c.why)}")
     if result.error:
         lines.append(f"  ERROR: {result.error}")
         return "\n".join(lines)
@@ -346,7 +350,7 @@ def detail(result: Result) -> str:
             lines.append(f"  {k}: {q}")
     if v.counterexample is not None:
         x = v.counterexample
-        lines.append(f"  counterexample at {x.sizes}: {x.reason}")
+        lines.append(f"  counterexample at {x.sizes}: {pretty(x.reason) if '$' in x.reason else x.reason}")
         if x.values:
             lines.append(f"    values: {json.dumps(x.as_dict()['values'])}")
         if x.lhs is not None:
@@ -388,7 +392,31 @@ def _detail_words(v) -> str:
                     + (f" +{len(steps) - 4}" if len(steps) > 4 else "") + " wrong")
     if v.errors:
         bits.append(f"{plural(len(v.errors), 'check')} crashed")
+    # issue 19: what the roll-up says beside the verdict (roles gloss / prediction, informal items)
+    if getattr(v, "wrong_glosses", None):
+        bits.append(f"gloss {', '.join(v.wrong_glosses)} wrong")
+    if getattr(v, "informal_items", None) and getattr(v, "checked_items", None):
+        bits.append(f"checked: {', '.join(v.checked_items)}; informal: {', '.join(v.informal_items)}")
+    values = list(dict.fromkeys(q["symuat"] for q in v.quantities
+                                if q.get("agrees_with_paper") is None and q.get("symuat")))
+    if 0 < len(values) <= 2 and v.verdict != "definition":
+        bits.append("; ".join(pretty(str(x)) for x in values))
+    wrong = [p["key"] for p in getattr(v, "predictions", []) if not p["holds"]]
+    if wrong:
+        bits.append(f"symuat's prediction {', '.join(wrong)} corrected")
     return "; ".join(bits)
+
+
+#: claim groups shown apart from the papers' claims, under a heading (issue #21: spec §9)
+GROUP_HEADINGS = {"weight-processing": "§9 Weight-processing identities (symuat's extensions, not in the papers; "
+                                       "sources on each page)"}
+
+
+def _group_heading(claim_id: str) -> str | None:
+    from symuat.kernel.registry import REGISTRY
+
+    claim = REGISTRY.claims.get(claim_id)
+    return GROUP_HEADINGS.get(claim.group) if claim is not None else None
 
 
 def verdict_table(verdicts, width: int | None = None, wide: bool = False) -> str:
@@ -409,14 +437,20 @@ def verdict_table(verdicts, width: int | None = None, wide: bool = False) -> str
         coq = v.id in REGISTRY.claims and claim_certified(REGISTRY.claims[v.id])
         return (v.strength or "—") + ("+coq" if coq and v.strength else "")
 
+    shown_group = None
     for v in verdicts:
+        group = _group_heading(v.id)  # groups shown apart (spec §9), issue #21's hook
+        if group and group != shown_group:
+            lines += ["", fit(group)]
+        shown_group = group
         head = f"{v.id:<6} {VERDICT_MARK[v.verdict]} {v.verdict:<21} {strength_word(v):<15} "
         title = v.title + (" (symuat's)" if v.extension and "extension" not in v.title else "")
         lines.append(fit(head + title))
         detail = _detail_words(v)
         if detail:
             lines.append(fit(" " * 8 + detail))
-        if v.verdict in ("fails", "holds-under-readings") and not v.extension:
+        if (v.verdict in ("fails", "holds-under-readings") and (not v.extension or group)) \
+                or getattr(v, "wrong_glosses", None):  # §9: "to examine"; a wrong gloss brings its correction
             fix = (f"correction ({v.corrected_status}): {pretty(v.corrected)}" if v.corrected
                    else "correction: none found" if v.verdict == "fails" else "")
             if fix:

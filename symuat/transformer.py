@@ -57,7 +57,20 @@ def gelu(x):
     return out
 
 
-ACTIVATIONS: dict[str, Callable] = {"gelu": gelu, "tanh": np.tanh, "relu": lambda x: np.maximum(x, 0.0)}
+def gelu_tanh(x):
+    """GELU's tanh approximation (HF ``gelu_new`` / ``gelu_pytorch_tanh``)."""
+    x = np.asarray(x, dtype=float)
+    return 0.5 * x * (1.0 + np.tanh(math.sqrt(2.0 / math.pi) * (x + 0.044715 * x ** 3)))
+
+
+def silu(x):
+    """:math:`x\\,\\mathrm{sigmoid}(x)` without overflow."""
+    x = np.asarray(x, dtype=float)
+    return x * (0.5 * (1.0 + np.tanh(0.5 * x)))
+
+
+ACTIVATIONS: dict[str, Callable] = {"gelu": gelu, "tanh": np.tanh, "relu": lambda x: np.maximum(x, 0.0),
+                                    "gelu_tanh": gelu_tanh, "silu": silu}
 
 
 def layer_norm_scales(Z, eps: float) -> np.ndarray:
@@ -428,6 +441,9 @@ class DUAT:
     #: ``parts[k]`` = :math:`[A_kx'_0,\ c_k,\ R_k]` (3, N, M) as the one pass computed them
     #: (``parts[0]`` = :math:`[x'_0, 0, 0]`); their sum is the hidden state after ``k`` layers.
     parts: list[np.ndarray] = field(default_factory=list)
+    #: :math:`\sigma_j(V_jx'_0+e_j)` of every layer, kept when ``to_duat(..., keep_sigma=True)``
+    #: (the values the σ-terms multiply: an exact decomposition reads them).
+    sigma_values: list[np.ndarray] = field(default_factory=list)
 
     @property
     def L(self) -> int:
@@ -489,7 +505,7 @@ def duat_step_from_step(block, parts) -> tuple[Eq20, np.ndarray, np.ndarray]:
     return p, nxt, np.stack([Va, e])
 
 
-def to_duat(blocks: list[Block], X0) -> DUAT:
+def to_duat(blocks: list[Block], X0, *, keep_sigma: bool = False) -> DUAT:
     r"""The exact DUAT form at ``X0`` and every hidden state, in one :math:`O(L)` pass.
 
     Layer :math:`j` is built at its input :math:`x'_{j-1}=A_{j-1}x'_0+c_{j-1}+R_{j-1}` — the sum of
@@ -499,7 +515,7 @@ def to_duat(blocks: list[Block], X0) -> DUAT:
     :math:`R_j=W1_jR_{j-1}+W3_j\sigma(V_jx'_0+e_j)`. No separate forward pass runs: the hidden
     states are the rewrite's own (:meth:`DUAT.states`); ``A``, ``U_j``, ``V_j`` are kept as lazy
     operator chains. Memory: the attention patterns of every layer, :math:`O(L\,hN^2)`, and
-    the weights, :math:`O(M^2)` per layer.
+    the weights, :math:`O(M^2)` per layer. ``keep_sigma`` also keeps :math:`\sigma_j(V_jx'_0+e_j)`.
     """
     X0 = np.asarray(X0, dtype=float)
     if not blocks:
@@ -511,7 +527,7 @@ def to_duat(blocks: list[Block], X0) -> DUAT:
     V: list[Operator] = []
     e: list[np.ndarray] = []
     sigmas: list[Callable] = []
-    raw, depths = [], []
+    raw, depths, kept = [], [], []
     parts = [np.stack([X0, np.zeros_like(X0), np.zeros_like(X0)])]  # [A_0 x0, c_0, R_0] = [x0, 0, 0]
     for block in blocks:
         step = getattr(block, "duat_step", None)
@@ -519,9 +535,11 @@ def to_duat(blocks: list[Block], X0) -> DUAT:
         raw.append(p)
         V.append(Composed([p.W2, A]))
         e.append(pre[1].reshape(-1).copy())  # a copy: V_j x0, the other half of pre, is not kept
+        if keep_sigma:
+            kept.append(p.sigma(pre.sum(axis=0)).reshape(-1))
         sigmas.append(p.sigma)
         U = [Composed([p.W1, Uj]) for Uj in U] + [p.W3]
         A = Composed([p.W1, A])
         parts.append(nxt)
         depths.append((A, nxt[1].reshape(-1), list(U)))
-    return DUAT(x0, X0.shape, A, depths[-1][1], U, V, e, sigmas, raw, depths, parts)
+    return DUAT(x0, X0.shape, A, depths[-1][1], U, V, e, sigmas, raw, depths, parts, kept)

@@ -65,6 +65,33 @@ AXES: dict[str, tuple[str, ...]] = {
     "network": ("eq20", "eq30"),
 }
 TAG_AXIS = {tag: axis for axis, tags in AXES.items() for tag in tags}
+#: what a reading tag means (claims.md §0.3 and the entries), for ``symuat show``
+READING_MEANING: dict[str, str] = {
+    "col": "T_D = vec_c (column-major)", "row": "T_D = vec_r (row-major)",
+    "dia": "y' = W'⋄x' = (W')ᵀx'", "duat": "y' = W'x' (“W' stands for (W')ᵀ”)",
+    "transposed": "the primes of H2/H3/H5: (W')ᵀx' = y'",
+    "C-col": "A⋄B := AᵀB (D4 on each column of B)", "C-prod": "A⋄B := AB",
+    "LR": "a⋄b⋄c := (a⋄b)⋄c", "RL": "a⋄b⋄c := a⋄(b⋄c)",
+    "conf": "any conformable shapes", "square": "square matrices, as stated",
+    "split": "per-head slices x_i = XS_i", "std": "full-width projections XW_{·i}",
+    "bidir": "no mask", "causal": "(H_i)_{nn'} = 0 for n' > n",
+    "const": "the lift depends on the layer's parameters only", "pointwise": "the lift may depend on the input",
+    "seq": "reassignments evaluated one by one, in printed order",
+    "sim": "every right-hand side uses the values before the list",
+    "α-full": "α_j an arbitrary m×m matrix", "α-diag": "α_j diagonal",
+    "pre": "pre-LN block", "post": "post-LN block", "none": "no LayerNorm",
+    "B-both": "y = x + MHA(x), x_next = y + FFN(y)", "B-ffn": "y = MHA(x), x_next = y + FFN(y)",
+    "eq20": "Eq. 20 networks (raw parameters independent of the input)", "eq30": "Transformer blocks (Eq. 30)",
+}
+
+
+def reading_text(tags) -> str:
+    """The reading tags with their meanings: ``C-col (A⋄B := AᵀB), LR (a⋄b⋄c := (a⋄b)⋄c)``.
+
+    >>> reading_text(("C-col", "LR", "L=3"))
+    'C-col (A⋄B := AᵀB (D4 on each column of B)), LR (a⋄b⋄c := (a⋄b)⋄c), L=3'
+    """
+    return ", ".join(f"{t} ({READING_MEANING[t]})" if t in READING_MEANING else t for t in tags or ())
 #: tags that are items (each must hold) in these claims although they name a reading elsewhere
 ITEM_TAGS = {
     "T10": {"duat", "aaai"},  # the DUAT list and the AAAI list: each paper's own statement
@@ -74,9 +101,13 @@ ITEM_TAGS = {
 ITEM_KEYS = {"i", "L"}
 
 
+#: roles of symuat's own statements: they never say whether the paper is right
+OWN_ROLES = ("extension", "prediction")
+
+
 def agrees_with_paper(check: Check, verdict: Verdict | None) -> bool | None:
     """Whether the outcome of ``check`` agrees with what the paper says (None: not a paper claim)."""
-    if verdict is None or check.polarity is None or check.role == "extension":
+    if verdict is None or check.polarity is None or check.role in OWN_ROLES:
         return None
     if verdict.status in (Status.DEFINITION, Status.INFORMAL):
         return None
@@ -179,6 +210,15 @@ class ClaimVerdict:
     failing_step_names: list[str] = field(default_factory=list)
     #: the readings that hold, written per axis where they form a product (``col|row,input,flat``)
     readings_that_hold_compact: str = ""
+    #: the check whose correction ``corrected`` is (a failing item, or a wrong gloss)
+    corrected_of: str | None = None
+    #: symuat's own predictions beside the verdict (rule 7): key, statement, holds, correction
+    predictions: list[dict] = field(default_factory=list)
+    #: glosses of the paper that symuat formalised and found wrong (rule 7), by name
+    wrong_glosses: list[str] = field(default_factory=list)
+    #: the items that carry the bottom line, and the informal items beside them, by name
+    checked_items: list[str] = field(default_factory=list)
+    informal_items: list[str] = field(default_factory=list)
 
     def as_dict(self) -> dict:
         return {
@@ -199,6 +239,12 @@ class ClaimVerdict:
             "other_readings": self.other_readings,
             "failing_step_names": self.failing_step_names,
             "readings_that_hold_compact": self.readings_that_hold_compact,
+            "corrected_of": self.corrected_of,
+            "predictions": self.predictions,
+            "wrong_glosses": self.wrong_glosses,
+            "checked_items": self.checked_items,
+            "informal_items": self.informal_items,
+            "bottom_line": self.bottom_line,
         }
 
     @property
@@ -217,10 +263,17 @@ class ClaimVerdict:
             return f"error: {n} check{'s' if n != 1 else ''} crashed"
         else:
             text = self.verdict
+        if self.informal_items and self.checked_items:
+            text += f" (checked: {', '.join(self.checked_items)}; informal: {', '.join(self.informal_items)})"
         if self.failing_step_names:
             steps = self.failing_step_names
             shown = ", ".join(steps[:4]) + (f" and {len(steps) - 4} more" if len(steps) > 4 else "")
             text += f"; {'step' if len(steps) == 1 else 'steps'} {shown} wrong"
+        if self.wrong_glosses:
+            text += f"; the gloss {', '.join(self.wrong_glosses)} is wrong"
+        wrong = [p["key"] for p in self.predictions if not p["holds"]]
+        if wrong:
+            text += f"; symuat's prediction {', '.join(wrong)} corrected"
         return text
 
 
@@ -251,33 +304,64 @@ def _reading_str(reading: dict) -> str:
 
 
 def _is_extension_claim(mine: list[Result]) -> bool:
-    return bool(mine) and all(r.check.role == "extension" for r in mine)
+    """A claim of symuat's own (spec §8, T12, H7): every check is an extension, a prediction, a
+    confirmation, or a value symuat reports without the paper saying anything (a quantity with
+    no polarity) — and one at least is an extension or such a value."""
+    def own(c: Check) -> bool:
+        return c.role in ("extension", "prediction", "confirmation") or (c.role == "quantity" and c.polarity is None)
+
+    return bool(mine) and all(own(r.check) for r in mine) and any(
+        r.check.role in ("extension", "quantity") for r in mine)
+
+
+def _name(claim_id: str, check: Check, items=()) -> str:
+    """A check's name on its claim's page: the step ID without the claim prefix, with its items."""
+    name = check.id[len(claim_id) + 1:] if check.id.startswith(claim_id + ".") else check.id
+    return name + (f"[{','.join(items)}]" if items else "")
 
 
 def roll_up(claim: Claim, results: list[Result]) -> ClaimVerdict:
     """The bottom line of ``claim`` from the results of its checks.
 
-    Rule (the only place it is written):
+    Rule (the only place it is written; it reads roles and statuses, never claim IDs):
 
     0. A claim with a crashed check (no verdict) is ``error``, whatever its other checks say:
        a crash is never rolled into a verdict (the bottom line reads "error: N checks crashed").
-    1. The checks that *carry* the bottom line are the admitted checks with role ``claim`` or
-       ``quantity`` whose outcome bears on the paper (``agrees_with_paper`` not None). A claim
-       whose decided checks are all symuat's ``extension`` carries on those (agreeing = holding),
-       and is marked ``extension``. A printed chain without a separate conclusion carries on its
-       steps.
+    1. The checks that *carry* the bottom line are the admitted checks with role ``claim``,
+       ``quantity`` or ``confirmation`` whose outcome bears on the paper (``agrees_with_paper``
+       not None). A claim whose checks are all symuat's own (:func:`_is_extension_claim`)
+       carries on its ``extension``, ``quantity`` and ``confirmation`` checks (agreeing =
+       holding), and is marked ``extension``. A printed chain without a separate conclusion
+       carries on its steps; a claim with nothing but a gloss carries on the gloss.
     2. Readings: the product of the reading axes that occur among the carrying checks (one tag
        per axis). A carrying check applies to a reading when its axis tags are in it; the
        reading holds when every applicable carrying check agrees with the paper.
     3. ``holds``: every reading holds; ``holds-under-readings``: some; ``fails``: none. Without
        carrying checks: ``definition`` if a check is a definition, else ``informal``.
     4. Strength: the weakest strength among the carrying checks that make the holding readings
-       hold (for ``fails``: among the disagreeing ones).
+       hold (for ``fails``: among the disagreeing ones). A ``confirmation`` — a float64 run
+       beside a proof of the same statement — never lowers it: it is evidence added to the
+       proof, not the ground of the verdict (it still fails its reading if it disagrees).
     5. Failing steps: a step (per step ID and item tags) is wrong under a reading when none of
        its variants compatible with the reading agrees; listed for the holding readings (for
        ``fails``: for every reading).
     6. Correction: the first corrected statement symuat proves among the disagreeing carrying
        checks, those that fail under every reading first.
+    7. Roles that never carry the bottom line, and what they do instead:
+
+       * ``prediction`` — symuat's own prediction about its construction (which parameters
+         depend on the input). Its refutation refutes symuat, not the claim: it is listed
+         beside the verdict (``predictions``) with its corrected prediction and that one's
+         status, and the bottom line says the prediction was corrected.
+       * ``gloss`` — symuat's formalisation of a prose gloss the paper puts on an equation that
+         carries the bottom line (“learned elements of a covariance matrix”). The formalisation
+         is symuat's choice, so its refutation cannot overturn a proved equation; it cannot be
+         passed over either: the bottom line names the gloss as wrong (``wrong_glosses``) and
+         carries its proved correction, as a failing step does.
+       * ``extension`` in a claim of the paper, and quantities without polarity (a value the
+         paper does not state: the rank of a lifted LoRA update): reported, not judged.
+       * informal items of a claim that has checkable ones are named (``informal_items``), so
+         the bottom line says what was checked and what is prose.
     """
     by_key = {r.check.key: r for r in results}
     mine = [by_key[c.key] for c in claim.checks if c.key in by_key]
@@ -286,6 +370,8 @@ def roll_up(claim: Claim, results: list[Result]) -> ClaimVerdict:
     keyed = _keyed_values([r.check for r in mine])
 
     def agree(r: Result) -> bool | None:
+        if r.check.role == "prediction":
+            return None
         if extension:
             if r.verdict is None or r.verdict.status in (Status.DEFINITION, Status.INFORMAL):
                 return None
@@ -296,10 +382,14 @@ def roll_up(claim: Claim, results: list[Result]) -> ClaimVerdict:
         return reading_axes(claim.id, r.check.reading, {**keyed, "__id__": r.check.id})
 
     decided = [r for r in mine if agree(r) is not None]
-    carrying = [r for r in decided if r.check.admitted and (extension or r.check.role in ("claim", "quantity"))]
+    carry_roles = ("extension", "quantity", "confirmation") if extension else ("claim", "quantity", "confirmation")
+    carrying = [r for r in decided if r.check.admitted and r.check.role in carry_roles]
     steps = [r for r in decided if r.check.admitted and r.check.role == "step"]
+    glosses = [r for r in decided if r.check.admitted and r.check.role == "gloss"]
     if not carrying and steps:
         carrying, steps = steps, []
+    if not carrying and glosses:
+        carrying, glosses = glosses, []
     base = dict(id=claim.id, title=claim.title, checks=[r.check.key for r in mine], errors=errors,
                 extension=extension)
     other = {r.check.key: agree(r) for r in decided if not r.check.admitted
@@ -309,13 +399,24 @@ def roll_up(claim: Claim, results: list[Result]) -> ClaimVerdict:
         if r.check.role == "quantity" and r.verdict is not None:
             q = {k: v for k, v in r.verdict.quantities.items() if k not in ("how", "witness", "last_instance")}
             quantities.append({"key": r.check.key, "symuat": ", ".join(f"{k} = {v}" for k, v in q.items()) or None,
-                               "paper_says": r.check.paper_says, "agrees_with_paper": agree(r)})
+                               "paper_says": r.check.paper_says,
+                               "agrees_with_paper": agree(r) if r.check.polarity is not None else None})
+    predictions = [_prediction(r) for r in mine if r.check.role == "prediction" and r.verdict is not None]
+    informal_items = [_name(claim.id, r.check, r.check.reading or ()) for r in mine
+                      if r.verdict is not None and r.verdict.status is Status.INFORMAL]
+    wrong_glosses = [r for r in glosses if not agree(r)]
+    extra = dict(predictions=predictions,
+                 wrong_glosses=[_name(claim.id, r.check, split(r)[1]) for r in wrong_glosses])
     if errors:
-        return ClaimVerdict(verdict="error", strength=None, other_readings=other, quantities=quantities, **base)
+        return ClaimVerdict(verdict="error", strength=None, other_readings=other, quantities=quantities, **extra,
+                            **base)
     if not carrying:
         kinds = {r.verdict.status for r in mine if r.verdict is not None}
         word = "definition" if Status.DEFINITION in kinds else "informal"
-        return ClaimVerdict(verdict=word, strength=None, other_readings=other, quantities=quantities, **base)
+        return ClaimVerdict(verdict=word, strength=None, other_readings=other, quantities=quantities, **extra,
+                            **base)
+    extra["informal_items"] = informal_items
+    extra["checked_items"] = list(dict.fromkeys(_name(claim.id, r.check, split(r)[1]) for r in carrying))
 
     axes: dict[str, list[str]] = {}
     for r in carrying:
@@ -353,7 +454,9 @@ def roll_up(claim: Claim, results: list[Result]) -> ClaimVerdict:
         carriers = [r for reading in hold for r in relevant(reading)]
     else:
         carriers = [r for r in carrying if not agree(r)]
-    strength_ = weakest(strength(r.verdict) for r in carriers)
+    # rule 4: a float64 confirmation beside a proof does not lower the strength
+    grounds = [r for r in carriers if r.check.role != "confirmation"] or carriers
+    strength_ = weakest(strength(r.verdict) for r in grounds)
 
     failing_steps: list[str] = []
     step_names: list[str] = []
@@ -366,9 +469,7 @@ def roll_up(claim: Claim, results: list[Result]) -> ClaimVerdict:
         for variants in groups.values():
             if not any(agree(r) for r in variants):
                 failing_steps += [r.check.key for r in variants if r.check.key not in failing_steps]
-                step_id, items = variants[0].check.id, split(variants[0])[1]
-                name = step_id[len(claim.id) + 1:] if step_id.startswith(claim.id + ".") else step_id
-                name += f"[{','.join(items)}]" if items else ""
+                name = _name(claim.id, variants[0].check, split(variants[0])[1])
                 if name not in step_names:
                     step_names.append(name)
 
@@ -376,22 +477,33 @@ def roll_up(claim: Claim, results: list[Result]) -> ClaimVerdict:
                     and all(not agree(x) for x in carrying if x.check.id == r.check.id
                             and split(x)[1] == split(r)[1])]
     failing_items = [r.check.key for r in always_wrong] if word != "holds" else []
-    corrected = corrected_status = None
-    if word != "holds":
-        pool = always_wrong + [r for r in carrying if not agree(r) and r not in always_wrong]
-        for r in pool:
-            v = r.verdict
-            if v.corrected is not None and v.corrected.verdict and v.corrected.verdict.status in POSITIVE:
-                corrected, corrected_status = v.corrected.statement, str(v.corrected.verdict.status)
-                break
+    corrected = corrected_status = corrected_of = None
+    pool = (always_wrong + [r for r in carrying if not agree(r) and r not in always_wrong]) if word != "holds" else []
+    for r in pool + wrong_glosses:
+        v = r.verdict
+        if v.corrected is not None and v.corrected.verdict and v.corrected.verdict.status in POSITIVE:
+            corrected, corrected_status = v.corrected.statement, str(v.corrected.verdict.status)
+            corrected_of = r.check.key
+            break
     return ClaimVerdict(
         verdict=word, strength=strength_,
         readings_that_hold=[_reading_str(r) for r in hold if r],
         readings_that_fail=[_reading_str(r) for r in fail if r],
         failing_steps=failing_steps, corrected=corrected, corrected_status=corrected_status,
+        corrected_of=corrected_of,
         failing_items=failing_items, quantities=quantities, other_readings=other,
-        failing_step_names=step_names, readings_that_hold_compact=hold_compact, **base,
+        failing_step_names=step_names, readings_that_hold_compact=hold_compact, **extra, **base,
     )
+
+
+def _prediction(r: Result) -> dict:
+    """A prediction of symuat's, beside the verdict: did it hold, and if not, its correction."""
+    v = r.verdict
+    out = {"key": r.check.key, "statement": r.check.statement, "holds": v.status in POSITIVE,
+           "status": str(v.status), "strength": strength(v), "corrected": None, "corrected_status": None}
+    if v.status not in POSITIVE and v.corrected is not None and v.corrected.verdict is not None:
+        out["corrected"], out["corrected_status"] = v.corrected.statement, str(v.corrected.verdict.status)
+    return out
 
 
 def claim_verdicts(results: list[Result], registry=None) -> list[ClaimVerdict]:
@@ -444,3 +556,50 @@ def others_line(verdicts: list[ClaimVerdict]) -> str:
     if t["extension"]:
         rest.append(f"{t['extension']} symuat extension{'s' if t['extension'] != 1 else ''}")
     return ("Also: " + ", ".join(rest) + ".") if rest else ""
+
+
+_RELATIONS = ("=", "<", ">", r"\le", r"\ge", r"\in", r"\neq", r"\ne", r"\Rightarrow", r"\iff", r"\subseteq", "≤", "≥", "⇒")
+
+
+def _strip_text(latex_: str) -> str:
+    """``latex_`` without the contents of ``\\text{…}`` (prose inside a formula)."""
+    out, i = [], 0
+    while i < len(latex_):
+        if latex_.startswith(r"\text{", i):
+            depth, i = 1, i + len(r"\text{")
+            while i < len(latex_) and depth:
+                depth += {"{": 1, "}": -1}.get(latex_[i], 0)
+                i += 1
+            out.append(" ")
+        else:
+            out.append(latex_[i])
+            i += 1
+    return "".join(out)
+
+
+def correction_defects(latex_: str) -> list[str]:
+    """Why a corrected statement is not a whole statement (empty: it is one).
+
+    A correction replaces a claim: it must be a relation in its own right (an ``=``, ``<``,
+    ``\\in``, ``\\Rightarrow`` … outside prose), must not continue another sentence (``…except``),
+    and a quantity must name what it measures (``\\operatorname{density}(\\mathbf W'_{HVi}) = …``,
+    not ``density = …``).
+
+    >>> correction_defects(r"\\text{depends on }x_0")
+    ['no relation outside prose']
+    >>> correction_defects(r"\\operatorname{density}(\\mathbf W'_{HVi}) = \\frac{N+1}{2N}")
+    []
+    """
+    defects = []
+    text = latex_.strip()
+    math = _strip_text(text)
+    if not any(rel in math for rel in _RELATIONS):
+        defects.append("no relation outside prose")
+    if text.lstrip(r"\text{ ").startswith(("…", "...")):
+        defects.append("continues another statement (starts with an ellipsis)")
+    first = min((math.find(rel) for rel in _RELATIONS if rel in math), default=-1)
+    if first > 0:
+        lhs = text[:first] if r"\text{" not in text[:first] else ""
+        if lhs.strip() and all(ch.isalpha() or ch in " -" for ch in lhs.strip()):
+            defects.append(f"the quantity {lhs.strip()!r} names no object")
+    return defects

@@ -126,7 +126,7 @@ EXPECTED = {
 def test_json_carries_constructions_and_densities(all_results):
     assert all_results["H5.exist[row,split]"].as_dict()["construction"].startswith(r"(\mathbf W'_{HVO})^{T}=")
     q = all_results["H2.density[causal]"].as_dict()["quantities"]
-    assert q["density"] == "(N + 1)/(2*N*h)"
+    assert q[r"\operatorname{density}\,\mathbf W'_{HV}"] == "(N + 1)/(2*N*h)"  # the quantity names its object
     assert all_results["H7[row,bidir]"].verdict.quantities["the same identity without rows of H_i summing to 1"] == "refuted"
 
 

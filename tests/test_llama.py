@@ -68,7 +68,7 @@ def test_logit_decomposition_mutants_fail():
 
 def test_decoder_claims_registered(registry):
     ids = [c.id for c in registry.ordered_claims()]
-    assert [i for i in ids if i.startswith("X")] == ["X1", "X2", "X3", "X4", "X5", "X6"]
+    assert [i for i in ids if i.startswith("X")] == ["X1", "X2", "X3", "X4", "X5", "X6", "X7", "X8"]
     assert ids.index("X1") > max(ids.index(i) for i in ids if i.startswith(("T", "A")))
     for c in registry.claims["X4"].checks:
         assert c.polarity is None and c.role == "extension"
@@ -352,3 +352,40 @@ def test_smollm2_paris_and_rewrite(smollm2):
     H = d.raw[0].parts["A"].H
     below = np.tril(np.ones(H.shape[1:], dtype=bool))
     assert np.all(H[:, ~below] == 0.0) and np.all(H[:, below] > 0)
+
+
+def test_decoder_layer_options_rewrite_exactly():
+    """The optional parts of the shared decoder layer (biases, sandwich norms, QK-norms, a sliding
+    window, per-layer RoPE frequencies and score scale, embedding scale): every state and the logits
+    from the DUAT form, the logit decomposition, and the adjoint of each layer's W1."""
+    rng = np.random.default_rng(7)
+    m = ll.random_llama(rng, M=12, heads=4, kv_heads=2, F=10, layers=3, vocab=30, head_dim=4, biases=True,
+                        activation="gelu_tanh")
+    M, d = 12, 4
+    for k, layer in enumerate(m.layers):
+        layer.post_attn = 1 + 0.2 * rng.standard_normal(M)
+        layer.post_ffn = 1 + 0.2 * rng.standard_normal(M)
+        layer.q_norm = 1 + 0.2 * rng.standard_normal(d)
+        layer.k_norm = 1 + 0.2 * rng.standard_normal(d)
+        layer.window = 2 if k % 2 == 0 else None
+        layer.inv_freq = ll.rope_inv_freq(d, 100.0 * (k + 1))
+        layer.scale = 0.3
+    m.embed_scale = np.sqrt(M)
+    ids = rng.integers(0, 30, 7)
+    states = m.hidden_states(ids)
+    d_ = ll.llama_duat(m, states[0])
+    assert max(ll.relative_error(a, b) for a, b in zip(d_.states, states)) < 1e-12
+    assert ll.relative_error(d_.logits, m.logits(states[-1])) < 1e-12
+    H = d_.raw[0].parts["A"].H
+    assert np.all(H[:, 4, :3] == 0.0) and np.all(H[:, 4, 3:5] > 0)  # the window of 2: keys n-1, n only
+    dec = ll.decompose_logit(m, ids, duat=d_, states=states)
+    assert dec.rel_error < 1e-12 and dec.bias != 0.0
+    W1 = d_.raw[1].W1
+    u, v = rng.standard_normal(W1.shape[1]), rng.standard_normal(W1.shape[0])
+    assert abs(v @ (W1 @ u) - u @ ll._rmatvec(W1, v)) < 1e-12 * max(1, abs(v @ (W1 @ u)))
+    # the mutants: a window or a sandwich norm the forward applies and the rewrite ignores is caught
+    layer = m.layers[2]
+    saved, layer.post_ffn = layer.post_ffn, None
+    wrong = ll.llama_duat(m, states[0])
+    layer.post_ffn = saved
+    assert ll.relative_error(wrong.states[-1], states[-1]) > 1e-6

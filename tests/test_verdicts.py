@@ -235,10 +235,10 @@ def test_pretty_prints_statements_in_unicode():
 def test_quantities_show_symuats_value_beside_the_paper(verdicts):
     q = {x["key"]: x for x in verdicts["H1"].quantities}
     assert q["H1.dense[causal]"]["paper_says"] == "dense"
-    assert q["H1.dense[causal]"]["symuat"] == "density = (N + 1)/(2*N)"
+    assert q["H1.dense[causal]"]["symuat"] == r"\operatorname{density}\,\mathbf W'_{HVi} = (N + 1)/(2*N)"  # names its object (issue 19)
     assert q["H1.dense[causal]"]["agrees_with_paper"] is False
     q = {x["key"]: x for x in verdicts["H2"].quantities}  # a value the papers do not state
-    assert q["H2.density[bidir]"]["symuat"] == "density = 1/h"
+    assert q["H2.density[bidir]"]["symuat"] == r"\operatorname{density}\,\mathbf W'_{HV} = 1/h"
     assert q["H2.density[bidir]"]["agrees_with_paper"] is None
     assert verdicts["T11"].quantities[0]["agrees_with_paper"] is False
     dep = {x["key"]: x for x in verdicts["L2"].quantities}

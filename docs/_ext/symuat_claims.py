@@ -51,6 +51,7 @@ SECTION_TITLES = {
     "transformer": "The Transformer as a DUAT",
     "applications": "Applications: pruning, LoRA, in-context learning",
     "decoder": "Decoder LLMs: GQA, RoPE, RMSNorm, SwiGLU (symuat's extensions)",
+    "weight-processing": "§9 Weight-processing identities: folding, centring, layouts (symuat's extensions)",
 }
 #: claim IDs known to this build (filled by :func:`generate`), for cross-reference links
 _CLAIM_IDS: set[str] = set()

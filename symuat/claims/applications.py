@@ -28,7 +28,8 @@ from symuat.algebra import T, add, dims, kron, mul
 from symuat.attention import MASKS, PROJECTIONS, mha_symbols
 from symuat.elementwise import Sigma
 from symuat.heads import BlockSymbol
-from symuat.kernel import decide
+from symuat.claims import _named as named
+from symuat.kernel import decide, minimise
 from symuat.kernel.registry import REGISTRY
 from symuat.kernel.status import Status
 from symuat.kernel.structure import generic_density, generic_support
@@ -226,14 +227,14 @@ _W0, _B, _A = MatrixSymbol("W_0", _p, _q), MatrixSymbol("B", _p, _r), MatrixSymb
 _xq, _X = MatrixSymbol("x", _q, 1), MatrixSymbol("X", _N, _p)
 _dW = mul(_B, _A)
 A3.check("eq", None, r"\mathbf W_0\mathbf x+\Delta\mathbf W\mathbf x=(\mathbf W_0+\Delta\mathbf W)\mathbf x",
-         partial(decide.check_identity, add(mul(_W0, _xq), mul(_dW, _xq)), mul(add(_W0, _dW), _xq)))
+         partial(minimise.check_identity, add(mul(_W0, _xq), mul(_dW, _xq)), mul(add(_W0, _dW), _xq)))
 for _o in ("col", "row"):
     A3.check("lift", (_o,), r"(\mathbf W_0+\Delta\mathbf W)'=\mathbf W_0'+\Delta\mathbf W'",
-             partial(decide.check_identity, lift_right(add(_W0, _dW), _N, _o),
+             partial(minimise.check_identity, lift_right(add(_W0, _dW), _N, _o),
                      add(lift_right(_W0, _N, _o), lift_right(_dW, _N, _o))),
              note=f"lift of X ↦ XW: {latex(lift_right(_W0, _N, _o))}")
     A3.check("lift.apply", (_o,), r"T_D(X(\mathbf W_0+\Delta\mathbf W))=\mathbf W_0'T_D(X)+\Delta\mathbf W'T_D(X)",
-             partial(decide.check_identity, Vec(mul(_X, add(_W0, _dW)), _o),
+             partial(minimise.check_identity, Vec(mul(_X, add(_W0, _dW)), _o),
                      add(mul(lift_right(_W0, _N, _o), Vec(_X, _o)), mul(lift_right(_dW, _N, _o), Vec(_X, _o)))),
              role="step")
 
@@ -256,26 +257,30 @@ def _rank_count(order, sizes):
 def _a3_rank(order, claim):
     expr = lift_right(_dW, _N, order)
     derived = lora.structural_rank(expr, _LORA_HYP)
-    if claim == "rank=r":
-        claimed, name, count = _r, r"\operatorname{rank}\Delta\mathbf W'", partial(_rank_count, order)
+    if claim == "value":  # symuat's value, reported beside the verdict: the papers state no rank
+        claimed, name, count = _N * _r, r"\operatorname{rank}\Delta\mathbf W'", partial(_rank_count, order)
     else:  # the same fraction of the largest possible rank as ΔW itself: rank/(N·min(p,q)) = r/min(p,q) (q ≤ p here)
         claimed, name = _r / _q, r"\operatorname{rank}\Delta\mathbf W'/(N\min(p,q))"
         derived = sp.cancel(derived / (_N * _q))
         count = lambda sizes: _rank_count(order, sizes) / (sizes[_N] * min(sizes[_p], sizes[_q]))
-    grid = [s for s in _RANK_GRID if claim == "rank=r" or s[_q] <= s[_p]]
-    return decide.check_quantity(name, claimed, derived, count, [_N, _p, _q, _r], grid=grid,
+    grid = [s for s in _RANK_GRID if claim == "value" or s[_q] <= s[_p]]
+    return named.check_quantity(name, claimed, derived, count, [_N, _p, _q, _r], grid=grid,
                                  how="structure: rank(I_N ⊗ (BA)ᵀ) = rank(I_N)·rank(BA) = N·min(p, q, r) = N·r (LoRA: r ≤ min(p, q)); "
                                      "cross-checked by exact ranks (rational elimination) of random integer B, A")
 
 
 for _o in ("col", "row"):
-    A3.check("rank", (_o, "rank=r"), r"\operatorname{rank}\Delta\mathbf W'=r", partial(_a3_rank, _o, "rank=r"),
-             role="quantity", paper_says="a low-rank (rank r) update of the lifted parameters",
-             note="read as: the lifted update has LoRA's rank r")
-    A3.check("rank", (_o, "low-rank"), r"\operatorname{rank}\Delta\mathbf W'/(N\min(p,q))=r/\min(p,q)\quad(q\le p)",
+    A3.check("rank", (_o,), r"\operatorname{rank}\Delta\mathbf W'=N\,r", partial(_a3_rank, _o, "value"),
+             role="quantity", polarity=None,
+             paper_says="no rank stated: “low-rank” appears only in the title of the cited LoRA paper",
+             note="the rank of the lifted update, a value symuat reports beside the verdict (tokens N; under the "
+                  "other convention, X ↦ WX on columns of length M, it is M·r)",
+             why="the lift is I_N ⊗ (BA)ᵀ: one copy of ΔW per token, so the ranks multiply")
+    A3.check("lowrank", (_o,), r"\operatorname{rank}\Delta\mathbf W'/(N\min(p,q))=r/\min(p,q)\quad(q\le p)",
              partial(_a3_rank, _o, "low-rank"), role="quantity",
-             paper_says="a low-rank update of the lifted parameters",
-             note="read as: low rank relative to the size (the same fraction of full rank as ΔW); shown for q ≤ p")
+             paper_says="LoRA (low-rank adaptation) is a layer-wise fine-tuning of the lifted parameters",
+             note="“low-rank” (LoRA's name, the only sense the seeds give it) read as low rank relative to the size: "
+                  "the same fraction of full rank as ΔW; shown for q ≤ p")
 A3.check("layerwise", None, r"\text{“LoRA is a layer-wise fine-tuning of the lifted parameters”}",
          lambda: decide.informal("the paraphrase names no relation beyond A3.eq and A3.lift (proved): the lifted "
                                  "parameters of the tuned layer change by the lift of ΔW, those of other layers do not "
@@ -341,7 +346,7 @@ def _a4_corrected_symbolic():
     e_k = add(mul(Rn.W2, add(c_, R_)), Rn.b2)
     form = add(add(mul(Rn.W1, A_, X0), add(mul(Rn.W1, c_), Rn.b3)), mul(Rn.W1, R_),
                mul(add(Rn.W3, d3), Sigma(add(mul(add(mul(Rn.W2, A_), mul(d2, A_)), X0), add(e_k, mul(d2, add(c_, R_)))))))
-    step = decide.check_identity(lemmas.layer(tuned, hyp), form)
+    step = minimise.check_identity(lemmas.layer(tuned, hyp), form)
     induction = REGISTRY.verdict("T7.exact[eq30,B-both,W1=id+mha]")
     out = decide.combine_all([step, induction], ["tuned layer k (symbolic index)", "T7.exact (induction)"])
     out.method = ("the fine-tuned network unrolls by T7's induction; the tuned layer's step, for a symbolic layer index and "
@@ -463,7 +468,7 @@ def _a5(proj, mask):
     grid = [{s: g[s.name] for s in dims_} for g in _A5_GRID[proj]]
     count = lambda sizes: (lambda sup: Fraction(int(sup.sum()), sup.size))(
         generic_support(P, {k.name: v for k, v in sizes.items()}))
-    v = decide.check_quantity("fraction of nonzero token blocks", sp.Integer(1), generic_density(P), count, dims_, grid=grid,
+    v = named.check_quantity(r"\text{fraction of nonzero token blocks of }(\mathbf W'_{HVO})^{T}", sp.Integer(1), generic_density(P), count, dims_, grid=grid,
                               how="generic zero pattern of the token-level matrix P from its index-level normal form "
                                   "(the causal mask enters as the constraint [n ≥ n']); exact counts of materialised "
                                   "instances (random nonzero integers)")

@@ -18,7 +18,7 @@ from sympy import MatrixSymbol
 
 from symuat.algebra import T, add, dims, mul
 from symuat.diamond import MM_DEFINITIONS, PARSES, Diamond, DiamondChain, ambiguities, resolve
-from symuat.kernel import decide
+from symuat.kernel import decide, minimise
 from symuat.printing import latex
 from symuat.kernel.decide import Statement
 from symuat.kernel.registry import REGISTRY
@@ -160,7 +160,7 @@ for _mm, _meaning in (("C-col", mul(T(_A), _B)), ("C-prod", mul(_A, _Bp))):
     D5.check(
         "ext", (_mm,),
         r"(\mathbf A\diamond\mathbf B)\mathbf u=\mathbf A\diamond(\mathbf B\mathbf u)\ \ \forall\mathbf u",
-        partial(decide.check_identity, mul(Diamond(_A, _rhs_b, _mm), _u),
+        partial(minimise.check_identity, mul(Diamond(_A, _rhs_b, _mm), _u),
                 Diamond(_A, mul(_rhs_b, _u))),
         note="whether the candidate agrees with D4 on every column (symuat's question: the papers "
              "define no matrix ⋄ matrix)",
@@ -176,14 +176,14 @@ P1 = REGISTRY.claim(
     statement=r"\mathbf W\diamond\mathbf x=\mathbf W^{T}\mathbf x", group="diamond",
 )
 P1.check(None, None, r"\mathbf W\diamond\mathbf x=\mathbf W^{T}\mathbf x",
-         partial(decide.check_identity, Diamond(_W, _x), mul(T(_W), _x)))
+         partial(minimise.check_identity, Diamond(_W, _x), mul(T(_W), _x)))
 
 P2 = REGISTRY.claim(
     "P2", "x ⋄ W = W ⋄ x", where="UAT §3.2; AAAI §3.2",
     statement=r"\mathbf W\diamond\mathbf x=\mathbf x\diamond\mathbf W", group="diamond",
 )
 P2.check(None, ("mv",), r"\mathbf W\diamond\mathbf x=\mathbf x\diamond\mathbf W",
-         partial(decide.check_identity, Diamond(_W, _x), Diamond(_x, _W)))
+         partial(minimise.check_identity, Diamond(_W, _x), Diamond(_x, _W)))
 _An = MatrixSymbol("A", n, n)
 _Bn = MatrixSymbol("B", n, n)
 for _mm in MM_DEFINITIONS:
@@ -193,7 +193,7 @@ for _mm in MM_DEFINITIONS:
              Statement(Diamond(_An, _Bn, _mm), T(Diamond(T(_Bn), T(_An), _mm)),
                        r"\mathbf A\diamond\mathbf B=(\mathbf B^{T}\diamond\mathbf A^{T})^{T}"))
     P2.check(None, ("mm", _mm, "square"), r"\mathbf A\diamond\mathbf B=\mathbf B\diamond\mathbf A",
-             partial(decide.check_identity, Diamond(_An, _Bn, _mm), Diamond(_Bn, _An, _mm),
+             partial(minimise.check_identity, Diamond(_An, _Bn, _mm), Diamond(_Bn, _An, _mm),
                      corrected=_corr),
              admitted=False,
              note="the text states the swap for a (matrix, vector) pair (mv); applying it to two matrices, "
@@ -293,8 +293,32 @@ def _resolved(expr, mm, parse):
 
 
 def _identity_check(lhs, rhs, mm, parse, corrected=None):
-    return decide.check_identity(_resolved(lhs, mm, parse), _resolved(rhs, mm, parse),
+    return minimise.check_identity(_resolved(lhs, mm, parse), _resolved(rhs, mm, parse),
                                  corrected=corrected)
+
+
+def _applied(expr, mm, parse) -> str:
+    """``expr`` with the reading applied, in ordinary matrix algebra (LaTeX): ``W_1^T W_2 x``."""
+    try:
+        plain = _resolved(expr, mm, parse).doit()
+        return latex(plain.doit())
+    except Exception:  # a member the reading leaves undefined (shapes, a chain without parse)
+        return "undefined"
+
+
+def _why(a, b, mm, parse) -> str:
+    """One line of why: each side of the step with the reading applied."""
+    under = " and ".join(t for t in (mm, parse) if t)
+    left, right = _applied(a, mm, parse), _applied(b, mm, parse)
+
+    def shown(e):
+        try:
+            return latex(_resolved(e, mm, parse))  # the parse's brackets made explicit
+        except Exception:
+            return latex(e)
+
+    return (f"under {under}: " if under else "") + (
+        f"{shown(a)} = {left}, but {shown(b)} = {right}" if left != right else f"both sides are {left}")
 
 
 def _register_chain(claim, build, steps, ends, corrections):
@@ -315,6 +339,7 @@ def _register_chain(claim, build, steps, ends, corrections):
                 admitted=shape == "square",
                 note="" if shape == "square" else
                 "conf: any conformable shapes, symuat's generalisation (the text states square W_1, W_2)",
+                why=_why(members[a], members[b], mm, parse),
             )
 
 
@@ -374,7 +399,7 @@ for _last, _tex in (("W12", r"\mathbf W_{12}"), ("W12x", r"\mathbf W_{12}\mathbf
 
 def _p5_c_aaai(shape):
     members, extra = _p5_members(shape)
-    return decide.check_identity(
+    return minimise.check_identity(
         members["c"], extra["W12dia"],
         corrected=Statement(members["c"], Diamond(T(extra["W12"]), extra["x"]),
                             r"\mathbf W_1^{T}\mathbf W_2^{T}\mathbf x=\mathbf W_{12}\mathbf x=\mathbf W_{12}^{T}\diamond\mathbf x"),

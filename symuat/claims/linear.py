@@ -16,7 +16,8 @@ from sympy import Identity, MatrixSymbol, OneMatrix
 from symuat.algebra import T, add, dims, kron, mul
 from symuat.diamond import Diamond
 from symuat.elementwise import Sigma
-from symuat.kernel import decide
+from symuat.claims import _named as named
+from symuat.kernel import decide, minimise
 from symuat.printing import latex
 from symuat.kernel.decide import Statement
 from symuat.kernel.registry import REGISTRY
@@ -63,7 +64,7 @@ _LEMMAS = {
 }
 for _name, (_l, _r) in _LEMMAS.items():
     LEMMA.check(_name, None, f"{latex(_l)} = {latex(_r)}",
-                partial(decide.check_identity, _l, _r), polarity=None, role="extension",
+                partial(minimise.check_identity, _l, _r), polarity=None, role="extension",
                 note="a textbook vec/Kronecker lemma symuat proves once and uses everywhere")
 
 # --------------------------------------------------------------------------------------------
@@ -86,7 +87,7 @@ def _m1_exist(order, sense):
     Wp = in_sense(lift_left(_W, M, order), sense)
     lhs = Vec(mul(_W, _Xi), order)
     rhs = Diamond(Wp, Vec(_Xi, order)) if sense == "dia" else mul(Wp, Vec(_Xi, order))
-    return decide.check_identity(lhs, rhs, construction=f"W' = {latex(Wp)}")
+    return minimise.check_identity(lhs, rhs, construction=f"W' = {latex(Wp)}")
 
 
 for _order in ORDERS:
@@ -168,8 +169,8 @@ def _m2_count(order, kind, sizes):
 def _m2(order, kind):
     density = generic_density(lift_left(_W, M, order))
     derived = density if kind == "nnz-frac" else 1 - density
-    return decide.check_quantity(
-        kind, sp.Integer(1) / M, sp.simplify(derived), partial(_m2_count, order, kind), [N, M],
+    return named.check_quantity(
+        rf"\text{{{kind}}}\,\mathbf W'", sp.Integer(1) / M, sp.simplify(derived), partial(_m2_count, order, kind), [N, M],
         how="generic density of the lift from its index-level entry (single monomial: nonzero iff "
             "its deltas hold), cross-checked by counting nonzeros of materialised lifts",
     )
@@ -219,7 +220,7 @@ def _m3(side, order):
     lifted = add(mul(W2p, Sigma(add(mul(W1p, Vec(X, order)), b1p))), b2p)
     construction = (f"W_1' = {latex(W1p)},\\ b_1' = {latex(b1p)},\\ "
                     f"W_2' = {latex(W2p)},\\ b_2' = {latex(b2p)}")
-    return decide.check_identity(Vec(plain, order), lifted, construction=construction)
+    return minimise.check_identity(Vec(plain, order), lifted, construction=construction)
 
 
 for _side in ("left", "right"):
@@ -251,7 +252,7 @@ def _m4(second, first):
     if second != first:
         K = Commutation(N, M) if second == "row" else T(Commutation(N, M))
         corrected = Statement(mul(lift_left(_W2, M, second), K, lift_left(_W1, M, first), T(K)), rhs)
-    return decide.check_identity(lhs, rhs, corrected=corrected)
+    return minimise.check_identity(lhs, rhs, corrected=corrected)
 
 
 for _second in ORDERS:
@@ -293,7 +294,7 @@ def _m5_conv(order):
     from symuat.vec import Vec
 
     conv, lift, X = conv1d_symbols()
-    verdict = decide.check_identity(
+    verdict = minimise.check_identity(
         Vec(conv, order), mul(lift(order), Vec(X, order)),
         construction=(r"W'=\sum_{t=-r}^{r}S_t\otimes K_t^{T}" if order == "row"
                       else r"W'=\sum_{t=-r}^{r}K_t^{T}\otimes S_t")

@@ -23,6 +23,10 @@ from symuat.kernel.status import Status, Verdict
 _RUNNING: contextvars.ContextVar["Check | None"] = contextvars.ContextVar("symuat_running_check", default=None)
 
 
+#: how a check bears on its claim (see :attr:`Check.role`)
+ROLES = ("claim", "step", "quantity", "extension", "prediction", "gloss", "confirmation")
+
+
 @dataclass
 class Check:
     """One step or item of a claim, under one reading."""
@@ -44,11 +48,18 @@ class Check:
     #: * ``role`` — ``"claim"`` (carries the bottom line), ``"step"`` (a step of a printed chain:
     #:   listed when it fails, the conclusion carries the bottom line), ``"quantity"`` (a value
     #:   symuat computes; ``paper_says`` is what the paper says of it), ``"extension"`` (symuat's
-    #:   own prediction or lemma, not a paper claim).
+    #:   own lemma, not a paper claim), ``"prediction"`` (symuat's own prediction about its
+    #:   construction — which parameters depend on the input, a rank: reported with its correction
+    #:   beside the bottom line, never carrying it), ``"gloss"`` (symuat's formalisation of a
+    #:   paper's prose gloss on a claim whose equations carry the bottom line), ``"confirmation"``
+    #:   (a float64 confirmation beside a proof: a failure fails its reading, but it never lowers
+    #:   the strength the proof gives). How each role bears on the verdict: :func:`symuat.verdicts.roll_up`.
     polarity: str | None = "asserts"
     admitted: bool = True
     role: str = "claim"
     paper_says: str | None = None
+    #: one line of why the outcome is what it is, in words (``symuat show`` prints it)
+    why: str = ""
     _verdict: Verdict | None = field(default=None, repr=False, compare=False)
 
     @property
@@ -99,6 +110,8 @@ class Result:
             out.update(details)
         if self.check.note:
             out["note"] = self.check.note
+        if self.check.why:
+            out["why"] = self.check.why
         from symuat.certify.record import certification  # the certify tier's record, if current
 
         cert = certification(self.check.key)
@@ -123,15 +136,15 @@ class Claim:
 
     def check(self, step: str | None, reading, statement: str, procedure, note: str = "", *,
               polarity: str | None = "asserts", admitted: bool = True, role: str = "claim",
-              paper_says: str | None = None) -> Check:
+              paper_says: str | None = None, why: str = "") -> Check:
         cid = self.id if not step else f"{self.id}.{step}"
         reading = tuple(reading) if reading else None
         if polarity not in ("asserts", "denies", None):
             raise ValueError(f"{cid}: polarity must be 'asserts', 'denies' or None, not {polarity!r}")
-        if role not in ("claim", "step", "quantity", "extension"):
+        if role not in ROLES:
             raise ValueError(f"{cid}: unknown role {role!r}")
         c = Check(cid, reading, statement, procedure, note, polarity=polarity, admitted=admitted,
-                  role=role, paper_says=paper_says)
+                  role=role, paper_says=paper_says, why=why)
         if any(existing.key == c.key for existing in self.checks):
             raise ValueError(f"duplicate check {c.key}")
         self.checks.append(c)

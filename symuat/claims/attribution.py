@@ -1,0 +1,208 @@
+r"""Claims X7–X8 and X6's σ-split: exact attribution of a decoder's logit (extensions, not in the papers).
+
+* **X7** — the residual view: a logit (difference) is the exact sum of the embedding's, every
+  attention head's per source token and every MLP's write at the last position, read through the
+  final norm's scale frozen at the model's last state (direct logit attribution, made exact);
+* **X6.sigma-split** — the DUAT view: each σ-term splits exactly by its input
+  :math:`V_jx'_0+e_j` (skip and attention per head × source, linear part and dynamic bias) through
+  the frozen activation slope;
+* **X8** — Golden's equivalent linear map: with the norm scales, the gate activation and the
+  patterns detached, the last token's final-normed output is :math:`\sum_tJ_tx_t` exactly, and one
+  reverse pass through the frozen operators' adjoints gives :math:`u^{\top}J_t` for every ``t``.
+
+Each is decided numerically on random float64 Llama decoders (GQA, RoPE, SwiGLU, RMSNorm) by
+:func:`symuat.kernel.decide.check_numeric`; the mutants are the mistakes others shipped —
+a residual write counted twice (TransformerLens #1639), a norm scale frozen from the wrong layer
+(#1076), a σ-split without its dynamic bias, an adjoint with an untransposed pattern — and each
+is refuted (tests). On SmolLM2-135M: ``symuat model explain --model smollm2 --by head``.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import replace
+
+import numpy as np
+
+from symuat.claims.decoder import X6
+from symuat.kernel import decide
+from symuat.kernel.registry import REGISTRY
+
+EXT = {"polarity": None, "role": "extension"}
+SIZES = [{"N": 5, "M": 8, "L": 2, "h": 2, "g": 1}, {"N": 7, "M": 12, "L": 3, "h": 6, "g": 2},
+         {"N": 1, "M": 8, "L": 2, "h": 4, "g": 2}]
+
+
+def _instance(sizes, seed):
+    """A random decoder, a random text, a token and a counterfactual token."""
+    from symuat.models import llama as ll
+
+    rng = np.random.default_rng(seed)
+    V = 23
+    m = ll.random_llama(rng, M=sizes["M"], heads=sizes["h"], kv_heads=sizes["g"], F=sizes["M"] + 4,
+                        layers=sizes["L"], vocab=V)
+    ids = rng.integers(0, V, sizes["N"])
+    t, vs = rng.choice(V, 2, replace=False)
+    return m, ids, int(t), int(vs)
+
+
+def _verdict(err: float, scale: float, what: str):
+    res = err / max(scale, np.finfo(float).tiny)
+    ok = bool(math.isfinite(res) and res <= decide.TOLERANCE)
+    return ok, f"{what}: |Σ terms − value| / scale = {res:.2e} ≤ 1e-12", {"residual": res}
+
+
+# --------------------------------------------------------------------------------------------
+# X7 — the residual view
+# --------------------------------------------------------------------------------------------
+
+X7 = REGISTRY.claim(
+    "X7", "An exact residual-stream decomposition of a logit difference (extension)",
+    where="not in the papers; `symuat model explain --view residual`; TransformerLens #523, #1742 (a sum-to-total "
+          "assertion), #1639 (a write counted twice), #1076 (a norm scale from the wrong layer)",
+    statement=r"\ell_t-\ell_{t'}=r\cdot x_0[n]+\sum_{l=1}^{L}\Big(\sum_{i=1}^{h}\sum_{m\le n}H^{(l)}_i[n,m]\,"
+              r"(U^{(l)}_mW_{V,g(i)})\cdot(W_{O,i}\,r)+r\cdot\mathrm{mlp}_l[n]\Big),\quad "
+              r"r=s_f[n]\,\gamma_f\odot(W_U[t]-W_U[t'])",
+    group="decoder",
+    remarks=r"Direct logit attribution made exact. Frozen: the final RMSNorm's scale $s_f[n]$ at the model's own last "
+            r"state (so the readout $r$ is one vector); the patterns $H_i$ and pre-attention scales only split an "
+            r"attention write per head and source token. A pre-norm decoder's last residual state is exactly "
+            r"$x_0[n]+\sum_l(\mathrm{attn}_l[n]+\mathrm{mlp}_l[n])$, each write once, so the terms add up to float64 "
+            r"rounding (asserted on every `explain` run). Mutants refuted: a write counted twice (resid_mid with "
+            r"attn_out, TransformerLens #1639), the final scale taken from the last layer's input (#1076).",
+)
+
+
+def residual_trial(sizes, seed, *, mutant: str | None = None):
+    """The residual view adds up (``mutant``: ``counted-twice`` adds layer 1's attention write to its
+    MLP write, as a stack holding both resid_mid and attn_out does; ``wrong-layer-scale`` freezes the
+    final norm's scale at the last layer's input instead of its output)."""
+    from symuat.models import attribution as at
+
+    m, ids, t, vs = _instance(sizes, seed)
+    tr = at.trace(m, ids)
+    if mutant == "counted-twice":
+        tr.layers[0] = replace(tr.layers[0], mlp=tr.layers[0].mlp + tr.layers[0].attn)
+    elif mutant == "wrong-layer-scale":
+        tr = replace(tr, sf=m.final_scales(tr.layers[-1].X))
+    elif mutant is not None:
+        raise ValueError(mutant)
+    tg = at.target(tr, t, vs)
+    v = at.residual_view(tr, tg)
+    return _verdict(v.abs_error, tg.scale, "residual view, logit difference")
+
+
+X7.check("sum", None, r"\Big|r\cdot x_0[n]+\sum_l\big(\sum_{i,m}\mathrm{head}_{l,i,m}+r\cdot\mathrm{mlp}_l[n]\big)"
+         r"-(\ell_t-\ell_{t'})\Big|\le10^{-12}\max(|\ell_t-\ell_{t'}|,|\ell_t|,|\ell_{t'}|)",
+         lambda: decide.check_numeric(residual_trial, SIZES,
+                                      what="float64, random GQA decoders, a random token against another"),
+         note="symuat.models.attribution.residual_view", **EXT)
+
+
+# --------------------------------------------------------------------------------------------
+# X6 — each σ-term split by its input (the DUAT view)
+# --------------------------------------------------------------------------------------------
+
+
+def sigma_split_trial(sizes, seed, *, mutant: str | None = None):
+    """The DUAT view adds up and each σ-term's split adds up to it (``mutant``: ``no-bias`` drops the
+    dynamic bias e_j's share of every split)."""
+    from symuat.models import attribution as at
+
+    m, ids, t, vs = _instance(sizes, seed)
+    tr = at.trace(m, ids)
+    tg = at.target(tr, t, vs)
+    v = at.duat_view(tr, tg)
+    split = v.skip_linear + v.skip_bias + v.heads.sum(axis=(1, 2))
+    if mutant == "no-bias":
+        split = v.skip_linear + v.heads_linear.sum(axis=(1, 2))
+    elif mutant is not None:
+        raise ValueError(mutant)
+    err = max(v.abs_error, float(np.abs(split - v.sigma).max()) if split.size else 0.0)
+    return _verdict(err, tg.scale, "DUAT view and every σ-term's split")
+
+
+X6.check("sigma-split", None, r"\rho_j\cdot W3_j\sigma(u_j)=\kappa_j\cdot W_gS_2\big(A_{j-1}x'_0+R_{j-1}"
+         r"+\textstyle\sum_{i,m}\mathrm{head}_{i,m}(A_{j-1}x'_0)+\sum_{i,m}\mathrm{head}_{i,m}(R_{j-1})\big),\ "
+         r"\kappa_j=\mathrm{slope}(u_j)\odot W3_j^{T}\rho_j",
+         lambda: decide.check_numeric(sigma_split_trial, SIZES,
+                                      what="float64, random GQA decoders, a random token against another"),
+         note="symuat.models.attribution.duat_view", **EXT)
+
+
+# --------------------------------------------------------------------------------------------
+# X8 — Golden's equivalent linear map, matrix-free
+# --------------------------------------------------------------------------------------------
+
+X8 = REGISTRY.claim(
+    "X8", "Golden's equivalent linear map, applied by adjoints (extension)",
+    where="not in the papers; Golden 2025, \"Equivalent Linear Mappings of Large Language Models\" (TMLR), "
+          "which computes J by autograd",
+    statement=r"y=s_f[n]\gamma_f\odot x_L[n]=\sum_{t\le n}J_t\,x_t,\qquad u^{T}J_t=\big(\mathcal{J}^{T}(e_n\otimes "
+              r"s_f[n]\gamma_f\odot u)\big)_t",
+    group="decoder",
+    remarks=r"Frozen (Golden's freezing): every RMSNorm scale, the gate activation $\mathrm{silu}(ZW_g)$ (the "
+            r"up-projection stays linear) and the attention patterns. The frozen network $\mathcal J$ is linear in "
+            r"the input embeddings and reproduces the model at this input; its transpose is applied with the "
+            r"operators' adjoints in one reverse pass, and $J_t$'s leading singular vectors come from "
+            r"`scipy.sparse.linalg.svds` on a LinearOperator, $J$ never built. Compared with `torch.func.jacrev` on "
+            r"the detached float64 HF model in benchmarks/results/attribution.md.",
+)
+
+
+def golden_trial(sizes, seed, *, mutant: str | None = None):
+    """J x_0 = y and ⟨u, J_t v⟩ = ⟨J_tᵀ u, v⟩ for random u, v, t (``mutant``: ``untransposed-pattern``
+    pulls back through H instead of Hᵀ; ``wrong-layer-scale`` freezes the MLP norm of layer 1 at
+    the layer's input)."""
+    from symuat.models import attribution as at
+
+    m, ids, _, _ = _instance(sizes, seed)
+    rng = np.random.default_rng(seed + 1)
+    tr = at.trace(m, ids)
+    n = tr.N - 1
+    y_model = tr.sf[n] * tr.gf * tr.xL[n]
+    probe = tr
+    if mutant == "wrong-layer-scale":
+        probe = replace(tr, layers=[replace(tr.layers[0], s2=tr.layers[0].s1)] + tr.layers[1:])
+    elif mutant not in (None, "untransposed-pattern"):
+        raise ValueError(mutant)
+    y = at.golden_apply(probe, tr.x0)
+    err = float(np.abs(y - y_model).max())
+    u, v, t = rng.standard_normal(tr.x0.shape[1]), rng.standard_normal(tr.x0.shape[1]), int(rng.integers(0, tr.N))
+    X = np.zeros_like(tr.x0)
+    X[t] = v
+    back = probe
+    if mutant == "untransposed-pattern":  # the adjoint reads H where it should read Hᵀ
+        back = replace(tr, layers=[replace(lt, H=lt.H.transpose(0, 2, 1)) for lt in tr.layers])
+    Ju = at.golden_vjp(back, u)[t]
+    lhs, rhs = u @ at.golden_apply(probe, X), Ju @ v
+    scale = max(float(np.abs(y_model).max()), abs(lhs), 1e-300)
+    err = max(err / max(float(np.abs(y_model).max()), 1e-300), abs(lhs - rhs) / scale)
+    ok = bool(math.isfinite(err) and err <= decide.TOLERANCE)
+    return ok, f"J x_0 = y and the adjoint identity: relative residual {err:.2e} ≤ 1e-12", {"residual": err}
+
+
+X8.check("linear", None, r"\max\Big(\frac{|\mathcal Jx_0-y|_\infty}{|y|_\infty},\ "
+         r"\frac{|u^{T}(J_tv)-(u^{T}J_t)v|}{\max(|y|_\infty,|u^{T}J_tv|)}\Big)\le10^{-12}",
+         lambda: decide.check_numeric(golden_trial, SIZES, what="float64, random GQA decoders; random u, v, t"),
+         note="symuat.models.attribution.golden_apply / golden_vjp", **EXT)
+
+
+def attribution_figure(path):
+    """Both views of ' Paris' − ' London' after "The capital of France is" (SmolLM2 when installed)."""
+    from symuat.claims.decoder import _real_or_random
+    from symuat.models import attribution as at
+
+    model, _, text = _real_or_random()
+    if text:
+        ids = model.tokenize(text)
+        enc = lambda s: model.tokenizer.encode(s).ids[0]
+        att = at.explain(model, ids, enc(" Paris"), enc(" London"))
+    else:
+        att = at.explain(model, np.arange(6) % model.config.vocab)
+    at.figure(att, path)
+
+
+X7.figures.append(("decoder-attribution", "The logit difference ' Paris' − ' London' after \"The capital of France "
+                   "is\" in both exact views: per layer × head (the residual view's head writes and MLP writes; the "
+                   "DUAT view's σ-terms split by their input) and per source token.", attribution_figure))

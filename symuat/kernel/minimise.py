@@ -1,0 +1,179 @@
+"""Counterexamples a reader can check by hand: smallest sizes first, then smallest integer entries.
+
+:func:`symuat.kernel.decide.find_counterexample` looks where a refutation is most telling for
+the *procedure* (every dimension ≥ 2 and all distinct, entries in −3..3). A reader wants the
+opposite: the smallest instance that still fails. :func:`minimal_counterexample` searches the
+sizes in order of their sum (then lexicographically), and at each size entries drawn from
+{0, 1}, then {−1, 0, 1}, then −2..2, … up to ``max_entry`` (10 by default), and returns the first
+failing instance, re-checked exactly and in float64 by the same re-check as every other
+counterexample (:func:`symuat.kernel.decide._recheck`). :func:`minimised` puts it in place of a
+verdict's counterexample when it is smaller; :func:`check_identity` is
+:func:`~symuat.kernel.decide.check_identity` followed by :func:`minimised`.
+
+The search is sound in the only direction that matters: it never turns a proof into a
+refutation (it runs only on verdicts already refuted, and its result is re-checked exactly), and
+when it finds nothing the original counterexample stays.
+
+>>> from sympy import MatrixSymbol, symbols
+>>> from symuat.algebra import T
+>>> n = symbols("n", integer=True, positive=True)
+>>> A = MatrixSymbol("A", n, n)
+>>> cex = minimal_counterexample(A, T(A))
+>>> cex.sizes, cex.values["A"].tolist()
+({'n': 2}, [[0, 0], [1, 0]])
+"""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+
+from symuat.kernel.evaluate import values_equal
+from symuat.kernel.status import Counterexample, Status, Verdict
+
+#: the entry bounds tried at each size, in order: {0, 1}, then −k..k
+ENTRY_LEVELS = (1, 1, 2, 3, 5, 10)
+#: random draws per size and entry level (the first level also tries every 0/1 pattern when few)
+DRAWS = 24
+#: at most this many 0/1 patterns are enumerated exhaustively at one size
+EXHAUSTIVE = 256
+#: at most this many evaluations per search (a deterministic budget: the outcome never depends
+#: on the machine's speed); when it runs out, the counterexample found so far stays
+BUDGET = 1200
+#: random draws (entries −3..3) that decide whether a size fails, in the first pass
+PROBES = 6
+
+
+def size_order(dims: list, largest: dict | None = None, top: int = 4) -> list[dict]:
+    """Sizes for ``dims`` by total, then lexicographically; each at most ``largest[d]`` (the
+    counterexample already known) or ``top``.
+
+    >>> from sympy import symbols
+    >>> a, b = symbols("a b")
+    >>> [tuple(s.values()) for s in size_order([a, b], {a: 2, b: 2})]
+    [(1, 1), (1, 2), (2, 1), (2, 2)]
+    """
+    ranges = [range(1, (largest or {}).get(d, top) + 1) for d in dims]
+    grid = [dict(zip(dims, combo)) for combo in itertools.product(*ranges)]
+    grid.sort(key=lambda s: (sum(s.values()), tuple(s.values())))
+    return grid
+
+
+def _draws(shapes: dict, level: int, rng, first: bool):
+    """Value assignments for the leaves: at the first level every 0/1 pattern when there are few,
+    else random draws; entries in {0, 1} (``first``) or −level..level."""
+    total = sum(int(np.prod(s)) for s in shapes.values())
+    if first and 2 ** total <= EXHAUSTIVE:
+        for bits in itertools.product((0, 1), repeat=total):
+            out, k = {}, 0
+            for name, shape in shapes.items():
+                size = int(np.prod(shape))
+                out[name] = np.array(bits[k:k + size], dtype=object).reshape(shape)
+                k += size
+            yield out
+        return
+    lo, hi = (0, 1) if first else (-level, level)
+    for _ in range(DRAWS):
+        yield {name: rng.integers(lo, hi + 1, size=shape).astype(object) for name, shape in shapes.items()}
+
+
+def minimal_counterexample(lhs, rhs, *, largest: dict | None = None, max_entry: int = 10,
+                           sigma=None) -> Counterexample | None:
+    """The first failing instance of ``lhs = rhs`` in the order smallest sizes, then smallest
+    entries (|entry| ≤ ``max_entry``); re-checked exactly and in float64. None if none found.
+
+    Two passes: the smallest sizes at which some of a few random draws (entries −3..3) fails,
+    then, at those sizes, the smallest entries ({0, 1} exhaustively when there are few patterns,
+    then −k..k for growing k)."""
+    from symuat.kernel import decide
+
+    shapes_sym = decide.leaf_shapes(lhs, rhs)
+    dims = decide.dimension_symbols(lhs, rhs)
+    scalars = decide.scalar_symbols(lhs, rhs)
+    levels = [lv for lv in ENTRY_LEVELS if lv <= max_entry]
+    budget = [BUDGET]
+
+    def fails(sizes, values):
+        """``True``: a counterexample; ``False``: equal; ``None``: undefined at these sizes."""
+        budget[0] -= 1
+        for sym in scalars:  # a nonzero scalar, smallest first
+            values[sym.name] = 1
+        left, err_l = decide._evaluate(lhs, sizes, values, "exact", sigma)
+        right, err_r = decide._evaluate(rhs, sizes, values, "exact", sigma)
+        if err_l or err_r or left.shape != right.shape:
+            return None
+        return (not values_equal(left, right, "exact")
+                and decide._exact_relative(left, right) > decide.TOLERANCE), left, right
+
+    def shapes_at(sizes):
+        try:
+            return {name: decide._shape_at(shape, sizes) for name, shape in shapes_sym.items()}
+        except TypeError:
+            return None
+
+    for sizes in size_order(dims, largest):  # pass 1: the smallest failing sizes
+        shapes = shapes_at(sizes)
+        if shapes is None:
+            continue
+        rng = np.random.default_rng(1)
+        found = False
+        for _ in range(PROBES):
+            if budget[0] < 0:
+                return None
+            out = fails(sizes, {n: rng.integers(-3, 4, size=sh).astype(object) for n, sh in shapes.items()})
+            if out is None:
+                break
+            if out[0]:
+                found = True
+                break
+        if not found:
+            continue
+        rng = np.random.default_rng(0)  # pass 2: the smallest entries at these sizes
+        for i, level in enumerate(levels):
+            for values in _draws(shapes, level, rng, first=(i == 0)):
+                if budget[0] < 0:
+                    return None
+                out = fails(sizes, values)
+                if out and out[0]:
+                    cex = Counterexample(decide._named_sizes(sizes), values, out[1], out[2], reason="values differ")
+                    return decide._recheck(cex, lhs, rhs, sizes, sigma)
+        return None
+    return None
+
+
+def _weight(cex: Counterexample) -> tuple:
+    def biggest(v):
+        try:
+            return max((abs(x) for x in np.asarray(v, dtype=object).flat), default=0)
+        except TypeError:
+            return 0
+
+    return sum(cex.sizes.values()), max((biggest(v) for v in cex.values.values()), default=0)
+
+
+def minimised(verdict: Verdict, lhs, rhs, *, sigma=None) -> Verdict:
+    """``verdict`` with its exact counterexample replaced by a smaller one, when one exists
+    (smaller: a smaller sum of sizes, or the same sizes and smaller entries)."""
+    cex = verdict.counterexample
+    if verdict.status is not Status.REFUTED or cex is None or not cex.exact_recheck.startswith("exact: entry") \
+            or verdict.hypotheses:
+        return verdict
+    from symuat.kernel import decide
+
+    largest = {d: cex.sizes.get(d.name, 4) for d in decide.dimension_symbols(lhs, rhs)}
+    better = minimal_counterexample(lhs, rhs, largest=largest, sigma=sigma)
+    if better is not None and _weight(better) < _weight(cex):
+        better.reason += " (minimised: smallest sizes first, then smallest integer entries)"
+        verdict.counterexample = better
+    return verdict
+
+
+def check_identity(lhs, rhs, **kwargs) -> Verdict:
+    """:func:`symuat.kernel.decide.check_identity`, with a refutation's counterexample minimised."""
+    from symuat.kernel import decide
+
+    verdict = decide.check_identity(lhs, rhs, **kwargs)
+    if kwargs.get("hypotheses"):
+        return verdict
+    return minimised(verdict, lhs, rhs)

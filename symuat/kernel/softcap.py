@@ -1,0 +1,140 @@
+r"""Logit shifts under softmax, with and without soft-capping, decided exactly.
+
+* :func:`softmax_shift_invariance` — :math:`\operatorname{softmax}(z+k\mathbf 1^T)=\operatorname{softmax}(z)`
+  for a row of symbolic length :math:`V` (SymPy, ``Sum`` with symbolic bounds; the exponential
+  of a sum split by ``expand_power_exp``).
+* :func:`check_capped_shift` — soft-capping :math:`\mathrm{cap}_c(z)=c\tanh(z/c)` before the
+  softmax: the probabilities are unchanged by a shift :math:`k` iff
+  :math:`\mathrm{cap}_c(z_i-k)-\mathrm{cap}_c(z_i)` is the same for every entry of the row
+  (softmax(a) = softmax(b) iff a − b is constant). With integer :math:`z_i,k` and :math:`c`,
+  every :math:`\tanh(m/c)=(u^{2m}-1)/(u^{2m}+1)` is a rational function of :math:`u=e^{1/c}`;
+  :math:`u` is transcendental (Lindemann–Weierstrass), so a difference that is a nonzero rational
+  function of :math:`u` with rational coefficients is a nonzero number: an *exact* witness.
+* :func:`refute_with_sigmoid` — the same device for σ the logistic sigmoid (silu's gate): at
+  integer arguments :math:`\sigma(t)=e^t/(1+e^t)` is a rational function of :math:`e`, so a
+  statement about silu is refuted exactly, not through a stand-in polynomial σ.
+
+>>> v = check_capped_shift([2, 0], 1, 1)
+>>> v.status, v.counterexample.reason[:40]
+(<Status.REFUTED: 'refuted'>, 'cap(z−k)−cap(z) is not constant on the r')
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import sympy as sp
+
+from symuat.errors import KernelInconsistencyError
+from symuat.kernel.status import Counterexample, NumericWitness, Status, Verdict
+
+U = sp.Symbol("u", positive=True)  # u = e^{1/c}
+
+
+def softmax_shift_invariance() -> Verdict:
+    """:math:`e^{z_i+k}/\\sum_{j<V}e^{z_j+k}=e^{z_i}/\\sum_{j<V}e^{z_j}` for symbolic :math:`V`."""
+    V = sp.Symbol("V", positive=True, integer=True)
+    i, j = sp.symbols("i j", integer=True)
+    z, k = sp.IndexedBase("z"), sp.Symbol("k", real=True)
+    lhs = sp.exp(z[i] + k) / sp.Sum(sp.exp(z[j] + k), (j, 0, V - 1))
+    rhs = sp.exp(z[i]) / sp.Sum(sp.exp(z[j]), (j, 0, V - 1))
+    if sp.simplify(sp.expand_power_exp(lhs) - rhs) != 0:
+        raise KernelInconsistencyError("softmax shift invariance not recovered by SymPy")
+    # the same at explicit lengths, by cancellation in u_j = e^{z_j}, t = e^{k}: a cross-check
+    for n in (1, 2, 3, 5):
+        u, t = sp.symbols(f"u0:{n}", positive=True), sp.Symbol("t", positive=True)
+        for a in range(n):
+            if sp.cancel(u[a] * t / sum(x * t for x in u) - u[a] / sum(u)) != 0:
+                raise KernelInconsistencyError(f"softmax shift invariance fails at V={n}")
+    return Verdict(Status.PROVED, "SymPy: exp(z_i+k)/Σ_{j<V} exp(z_j+k) − exp(z_i)/Σ_{j<V} exp(z_j) simplifies to 0 "
+                   "for symbolic V (e^{z+k} = e^z e^k, factored out of the sum); cross-checked by cancellation at "
+                   "V ∈ {1, 2, 3, 5}")
+
+
+def _tanh_u(m: int, c: int) -> sp.Expr:
+    """:math:`\\tanh(m/c)` as a rational function of :math:`u=e^{1/c}`."""
+    return (U ** (2 * m) - 1) / (U ** (2 * m) + 1)
+
+
+def capped_shift_differences(z: list[int], k: int, c: int) -> list[sp.Expr]:
+    """:math:`\\mathrm{cap}_c(z_i-k)-\\mathrm{cap}_c(z_i)` for each entry, exactly (in :math:`u=e^{1/c}`)."""
+    return [sp.cancel(c * (_tanh_u(zi - k, c) - _tanh_u(zi, c))) for zi in z]
+
+
+def check_capped_shift(z: list[int], k: int, c: int | None) -> Verdict:
+    """Decide, at one exact instance, whether shifting the logits ``z`` by ``k`` leaves the softmax
+    of the (capped, when ``c``) logits unchanged."""
+    if c is None:  # no cap: the difference is −k on every entry
+        diffs = [sp.Integer(-k)] * len(z)
+    else:
+        diffs = capped_shift_differences(z, k, c)
+    for a in range(1, len(z)):
+        gap = sp.cancel(diffs[a] - diffs[0])
+        if gap != 0:
+            num = lambda e: float(e.subs(U, math.exp(1.0 / c)))
+            res = abs(num(gap))
+            if not res > 1e-12:
+                raise KernelInconsistencyError("capped shift: a nonzero gap that float64 does not see")
+            cex = Counterexample(
+                {"V": len(z)}, {"z": list(z), "k": k, "c": c},
+                lhs=str(diffs[0]), rhs=str(diffs[a]),
+                reason=f"cap(z−k)−cap(z) is not constant on the row: entries 0 and {a} differ by "
+                       f"{sp.factor(gap)} with u = e^(1/{c})",
+                exact_recheck=f"exact: a nonzero rational function of u = e^(1/{c}), which is transcendental "
+                              "(Lindemann–Weierstrass), so the gap is a nonzero number",
+                numeric_recheck=f"float64: |gap| = {res:.6g} > 1e-12")
+            return Verdict(Status.REFUTED, "exact: tanh of integers/c as rational functions of e^(1/c)",
+                           counterexample=cex)
+    return Verdict(Status.NUMERIC_ONLY, "the shift is constant on the row at this instance (exact)",
+                   numeric=NumericWitness([{"V": len(z)}], [0], 0.0, 0.0, "exact instance"))
+
+
+# --------------------------------------------------------------------------------------------
+# exact instances for σ = the logistic sigmoid (silu's gate): rational functions of e
+# --------------------------------------------------------------------------------------------
+
+E = sp.Symbol("e", positive=True)  # Euler's number, kept as a transcendental symbol
+
+
+def sigmoid_in_e(t):
+    """The logistic sigmoid at an integer ``t`` as a rational function of :math:`e`:
+    :math:`e^t/(1+e^t)` (so :math:`t\\,\\sigma(t)` is silu)."""
+    t = int(t)
+    return E ** t / (1 + E ** t) if t >= 0 else 1 / (1 + E ** (-t))
+
+
+def refute_with_sigmoid(lhs, rhs, sizes_list: list[dict], seeds=range(4)):
+    """A counterexample to ``lhs = rhs`` with σ the logistic sigmoid (not a stand-in polynomial):
+    integer leaves, every σ value :math:`e^t/(1+e^t)` a rational function of :math:`e`; a difference
+    that is a nonzero rational function of :math:`e` (rational coefficients) is a nonzero number since
+    :math:`e` is transcendental. Returns ``refuted`` with the witness, or ``numeric-only`` when no
+    instance differs (evidence only)."""
+    from symuat.kernel import decide
+
+    syms = decide.leaf_shapes(lhs, rhs)
+    for sizes in sizes_list:
+        for seed in seeds:
+            rng = np.random.default_rng(seed)
+            values = decide.random_values(syms, sizes, rng, "exact")
+            left, err_l = decide._evaluate(lhs, sizes, values, "exact", sigma=sigmoid_in_e)
+            right, err_r = decide._evaluate(rhs, sizes, values, "exact", sigma=sigmoid_in_e)
+            if err_l or err_r or left.shape != right.shape:
+                continue
+            for idx, (a, b) in enumerate(zip(left.flat, right.flat)):
+                gap = sp.cancel(sp.sympify(a) - sp.sympify(b))
+                if gap != 0:
+                    fa, fb = (float(sp.sympify(x).subs(E, math.e)) for x in (a, b))
+                    res = abs(fa - fb) / max(1.0, abs(fa), abs(fb))
+                    if not res > 1e-12:
+                        raise KernelInconsistencyError("sigmoid witness not confirmed in float64")
+                    where = tuple(int(i) for i in np.unravel_index(idx, left.shape))
+                    cex = Counterexample(
+                        {str(k): int(v) for k, v in sizes.items()}, values, lhs=str(sp.factor(a)), rhs=str(sp.factor(b)),
+                        reason=f"entry {where} differs with σ the logistic sigmoid (silu = t·σ(t))",
+                        exact_recheck="exact: the difference is a nonzero rational function of e, which is "
+                                      "transcendental (Lindemann), so a nonzero number",
+                        numeric_recheck=f"float64: relative residual {res:.3g} > 1e-12")
+                    return Verdict(Status.REFUTED, "exact counterexample with σ the logistic sigmoid (values "
+                                   "rational in e), integer weights; re-checked in float64", counterexample=cex)
+    return Verdict(Status.NUMERIC_ONLY, "no instance with σ the sigmoid differs (exact)")

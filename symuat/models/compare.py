@@ -1,0 +1,291 @@
+r"""The comparisons, for every family: ``check`` (every hidden state and the logits from the DUAT
+form, against the float64 forward and the reference) and ``explain`` (one logit as the exact sum of
+its DUAT terms, checked against the forward and the reference).
+
+The error measure (:func:`row_errors`) is per token row: :math:`\max_n\|a_n-b_n\|_\infty/\|b_n\|_\infty`
+with the absolute :math:`\max|a-b|` beside it — a huge entry in one row cannot hide an error in
+another. Non-finite numbers are an error (``nan``), never skipped.
+"""
+
+from __future__ import annotations
+
+import importlib
+import math
+from typing import Callable
+
+import numpy as np
+
+from symuat.models.formats import ModelError
+
+ERROR_DEFINITION = ("per token row n: ||a_n - b_n||_inf / ||b_n||_inf, the maximum over the rows (real tokens); "
+                    "'_abs' beside it: max |a - b|")
+
+
+def row_errors(a, b) -> tuple[float, float]:
+    """(max over rows of ``‖aₙ − bₙ‖∞ / ‖bₙ‖∞``, ``max |a − b|``); ``(nan, nan)`` when either is not finite.
+
+    >>> row_errors(np.array([[1e8, 0.0], [1.0, 1.0]]), np.array([[1e8, 0.0], [1.0, 1.01]]))[0] > 9e-3
+    True
+    """
+    a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
+    if a.shape != b.shape:
+        raise ValueError(f"shapes differ: {a.shape} vs {b.shape}")
+    if not (np.isfinite(a).all() and np.isfinite(b).all()):
+        return float("nan"), float("nan")
+    if a.size == 0:
+        return 0.0, 0.0
+    a2, b2 = a.reshape(-1, a.shape[-1]) if a.ndim else a.reshape(1, 1), b.reshape(-1, b.shape[-1]) if b.ndim else b.reshape(1, 1)
+    diff = np.abs(a2 - b2).max(axis=1)
+    scale = np.maximum(np.abs(b2).max(axis=1), np.finfo(float).tiny)
+    return float((diff / scale).max()), float(diff.max())
+
+
+def relative_error(a, b) -> float:
+    """The per-row relative error of :func:`row_errors` (``nan`` when either is not finite)."""
+    return row_errors(a, b)[0]
+
+
+def _cmp(row: dict, name: str, a, b) -> None:
+    rel, ab = row_errors(a, b) if b is not None else (None, None)
+    row[name], row[name + "_abs"] = rel, ab
+
+
+def check_tolerance(tolerance) -> float:
+    t = float(tolerance)
+    if not math.isfinite(t) or t <= 0:
+        raise ModelError(f"--tolerance must be a positive finite number, not {tolerance!r}")
+    return t
+
+
+# --------------------------------------------------------------------------------------------
+# check: every state and the logits
+# --------------------------------------------------------------------------------------------
+
+
+def check(texts: list[str], where="minilm", *, reference: bool = True, progress: Callable[[str], None] | None = None,
+          loaded=None) -> dict:
+    """Every hidden state (and a decoder's logits) from its DUAT form, vs the forward pass and the reference."""
+    from symuat.models import family as fam_mod
+
+    say = progress or (lambda msg: None)
+    fam_module = fam_mod.resolve(where)[1] if loaded is None else importlib.import_module(
+        {f.name: f.module for f, _ in fam_mod.families()}.get(loaded.family, __name__))
+    if hasattr(fam_module, "check"):  # a family with its own memory plan (gemma3: the reference first, logits in chunks)
+        return fam_module.check(texts, where, reference=reference, progress=progress, loaded=loaded)
+    say("loading the checkpoint")
+    model = loaded if loaded is not None else fam_mod.load(where)
+    if reference:
+        from symuat.models import reference as ref_mod
+
+        ref_mod.refuse_blind(model)
+    if getattr(model, "kind", "decoder") == "encoder":
+        return _check_encoder(model, texts, str(where), reference, say)
+    return _check_decoder(model, texts, str(where), reference, say)
+
+
+def _check_decoder(net, texts, name, reference, say) -> dict:
+    from symuat.models import reference as ref_mod
+    from symuat.models.rewrite import rewrite
+
+    reports, ref_ok = [], False
+    for k, text in enumerate(texts):
+        ids = net.tokenize(text)
+        say(f"text {k + 1}/{len(texts)}: {ids.size} tokens, forward")
+        with np.errstate(all="ignore"):
+            states = net.hidden_states(ids)
+            fwd_logits = net.logits(states[-1])
+            say(f"text {k + 1}/{len(texts)}: the DUAT rewrite")
+            duat = rewrite(net, states[0], progress=say)
+        ref = stock = None
+        if reference:
+            say(f"text {k + 1}/{len(texts)}: reference (transformers, float64)")
+            ref = ref_mod.decoder_reference(net, ids, faithful=True)
+            if ref is not None:
+                ref_ok = True
+                stock = ref_mod.decoder_reference(net, ids, faithful=False)
+        last = len(states) - 1
+        rows = []
+        for s in range(len(states)):
+            row = {"state": s}
+            _cmp(row, "rewrite_vs_forward", duat.states[s], states[s])
+            mine, fwd = (duat.states[s], states[s]) if s < last else (net.final_norm(duat.states[s]),
+                                                                      net.final_norm(states[s]))
+            r = ref["hidden_states"][s] if ref is not None else None
+            _cmp(row, "rewrite_vs_reference", mine, r)
+            _cmp(row, "forward_vs_reference", fwd, r)
+            rows.append(row)
+        row = {"state": "logits"}
+        _cmp(row, "rewrite_vs_forward", duat.logits, fwd_logits)
+        _cmp(row, "rewrite_vs_reference", duat.logits, ref["logits"] if ref is not None else None)
+        _cmp(row, "forward_vs_reference", fwd_logits, ref["logits"] if ref is not None else None)
+        rows.append(row)
+        finite = bool(np.isfinite(fwd_logits).all())
+        entry = {"text": text, "tokens": int(ids.size), "padded_to": int(ids.size), "states": rows, "finite": finite,
+                 "prediction": net.decode(int(np.argmax(fwd_logits[-1]))) if finite else None}
+        if stock is not None:
+            gaps = [relative_error(stock["hidden_states"][s], states[s] if s < last else net.final_norm(states[s]))
+                    for s in range(len(states))]
+            entry["stock_hf_float64_gap"] = {"worst_state": max(gaps), "logits": relative_error(stock["logits"],
+                                                                                               fwd_logits)}
+        reports.append(entry)
+    out = {"model": name, "family": net.family, "source": str(net.source), "reference": ref_ok, "texts": reports,
+           "error_definition": ERROR_DEFINITION}
+    if ref_ok:
+        out["reference_definition"] = _reference_note(net)
+    return out
+
+
+def _reference_note(model) -> str:
+    import importlib
+
+    from symuat.models import reference as ref_mod
+
+    mod = importlib.import_module(ref_mod._family_module(model))
+    how = " with gguf_file=" if str(model.source).endswith(".gguf") else " on the folder"
+    return getattr(mod, "REFERENCE_NOTE", ref_mod.NOTE).format(cls="AutoModelForCausalLM", how=how)
+
+
+def _check_encoder(bert, texts, name, reference, say) -> dict:
+    from symuat.models import reference as ref_mod
+    from symuat.transformer import to_duat
+
+    ids_list = [bert.tokenize(t) for t in texts]
+    N = max(len(i) for i in ids_list)
+    batch = np.zeros((len(texts), N), dtype=np.int64)
+    mask = np.zeros((len(texts), N), dtype=np.int64)
+    for k, ids in enumerate(ids_list):
+        batch[k, : len(ids)] = ids
+        mask[k, : len(ids)] = 1
+    ref = None
+    if reference:
+        say("reference: HF BertModel in float64")
+        ref = ref_mod.encoder_reference(bert.folder, batch, mask)
+    reports = []
+    for k, text in enumerate(texts):
+        keep = mask[k].astype(bool)
+        real = int(keep.sum())
+        say(f"text {k + 1}/{len(texts)}: {real} tokens (padded to {N})")
+        blocks = bert.blocks_for(keep)
+        X0 = bert.embed(batch[k])
+        states = [X0]
+        with np.errstate(all="ignore"):
+            for block in blocks:  # the independent forward pass
+                if not np.isfinite(states[-1]).all():
+                    break  # a non-finite state is a failure, reported below; nothing to rewrite past it
+                states.append(block.forward(states[-1]))
+            finite = all(np.isfinite(S).all() for S in states) and len(states) == len(blocks) + 1
+            say("  the DUAT form and every state from it, in one pass")
+            rewritten = to_duat(blocks, X0).states() if finite else None
+        rows = []
+        for s in range(len(states)):
+            rewrite = rewritten[s] if rewritten is not None else np.full_like(X0, np.nan)
+            fwd = states[s][keep]
+            row = {"state": s}
+            _cmp(row, "rewrite_vs_forward", rewrite[keep], fwd)
+            r = ref[s][k][keep] if ref is not None else None
+            _cmp(row, "rewrite_vs_reference", rewrite[keep], r)
+            _cmp(row, "forward_vs_reference", fwd, r)
+            rows.append(row)
+        reports.append({"text": text, "tokens": real, "padded_to": N, "states": rows, "finite": finite})
+    out = {"model": name, "family": bert.family, "source": str(bert.source), "reference": ref is not None,
+           "texts": reports, "error_definition": ERROR_DEFINITION}
+    if ref is not None:
+        out["reference_definition"] = _reference_note(bert)
+    return out
+
+
+def verdict(report: dict, tolerance: float) -> dict:
+    """``passed``, ``worst`` and ``non_finite`` of a check report: every rewrite error (vs the forward
+    and vs the reference) finite and ≤ ``tolerance``; a non-finite state or error fails."""
+    errors, nonfinite = [], not all(t.get("finite", True) for t in report["texts"])
+    for t in report["texts"]:
+        for s in t["states"]:
+            for key in ("rewrite_vs_forward", "rewrite_vs_reference"):
+                v = s.get(key)
+                if v is None:
+                    continue
+                if not math.isfinite(v):
+                    nonfinite = True
+                else:
+                    errors.append(v)
+    worst = math.inf if nonfinite or not errors else max(errors)
+    confirmed = report.get("constants_confirmed_by_transformers", True)  # gemma3: a constant HF reads otherwise fails
+    return {"tolerance": tolerance, "passed": bool(errors) and not nonfinite and worst <= tolerance and confirmed,
+            "worst": worst if math.isfinite(worst) else None, "non_finite": nonfinite}
+
+
+# --------------------------------------------------------------------------------------------
+# explain: one logit as the exact sum of its DUAT terms, checked
+# --------------------------------------------------------------------------------------------
+
+
+def explain(where, text: str, token: str | None = None, *, tolerance: float = 1e-12, reference: bool = True,
+            loaded=None) -> tuple[dict, object, list[str]]:
+    """The decomposition of the next-token logit after ``text`` and its checks; returns
+    (report, the decomposition, the input tokens as text)."""
+    from symuat.models import family as fam_mod
+    from symuat.models import reference as ref_mod
+    from symuat.models.rewrite import decompose_logit, rewrite
+
+    net = loaded if loaded is not None else fam_mod.load(where)
+    if getattr(net, "kind", "decoder") != "decoder":
+        raise ModelError(f"explain takes a decoder (smollm2, a .gguf, a decoder folder), not {where!r} "
+                         f"({net.family}, an encoder)")
+    if reference:
+        ref_mod.refuse_blind(net)
+    ids = net.tokenize(text)
+    tid = None
+    if token is not None:
+        enc = net.tokenizer.encode(token, add_special_tokens=False).ids if token else []  # no <bos> (gemma3)
+        if len(enc) != 1:
+            raise ModelError(f"--token {token!r} is {len(enc)} tokens {enc}; give exactly one token "
+                             "(mind the leading space: ' Paris')")
+        tid = enc[0]
+    with np.errstate(all="ignore"):
+        states = net.hidden_states(ids)
+        logits = net.logits(states[-1])
+        duat = rewrite(net, states[0], keep_sigma=True)
+        dec = decompose_logit(net, ids, tid, duat=duat, states=states)
+    n = dec.position
+    scale = float(np.abs(logits[n]).max()) if np.isfinite(logits[n]).all() else float("nan")
+    scale = max(scale, np.finfo(float).tiny)
+    checks = []
+
+    def add(name, value, against):
+        ab = abs(value - against)
+        rel = ab / scale
+        ok = math.isfinite(rel) and rel <= tolerance
+        checks.append({"check": name, "value": _clean(value), "against": _clean(against), "abs_error": _clean(ab),
+                       "rel_error": _clean(rel), "passed": bool(ok)})
+
+    add("sum of the terms = the forward's logit", dec.total, dec.logit)
+    add("the rewrite's logit (DUAT form through the frozen head) = the forward's logit", dec.rewrite_logit, dec.logit)
+    ref_used = False
+    if reference:
+        ref = ref_mod.decoder_reference(net, ids, faithful=True)
+        if ref is not None:
+            ref_used = True
+            r = float(ref["logits"][n, dec.token])
+            add("the forward's logit = the reference's logit (transformers, float64)", dec.logit, r)
+            add("sum of the terms = the reference's logit", dec.total, r)
+    words = [net.decode(int(i)) for i in ids]
+    passed = all(c["passed"] for c in checks)
+    report = {
+        "model": str(where), "family": net.family, "source": str(net.source), "text": text, "tokens": words,
+        "position": n, "token": dec.token_text, "token_id": dec.token, "logit": _clean(dec.logit),
+        "sum_of_terms": _clean(dec.total), "abs_error": _clean(dec.abs_error),
+        "rel_error": _clean(dec.abs_error / scale), "error_definition": "|a - b| / ||logits_n||_inf (the logits "
+        "of the position); every check below must be within the tolerance", "tolerance": tolerance,
+        "reference": ref_used, "checks": checks, "passed": passed,
+        "terms": ([{"term": "linear path A_L x'_0", "value": _clean(dec.linear),
+                    "per_input_token": [{"token": w, "value": _clean(float(v))}
+                                        for w, v in zip(words, dec.linear_per_token)]}]
+                  + [{"term": f"layer {j + 1} sigma-term", "value": _clean(float(v))} for j, v in enumerate(dec.layers)]
+                  + [{"term": "bias terms c_L", "value": _clean(dec.bias)}]),
+    }
+    return report, dec, words
+
+
+def _clean(v):
+    v = float(v)
+    return v if math.isfinite(v) else None

@@ -1,0 +1,470 @@
+"""Checkpoint file formats, for every model family: ``config.json`` (typed fields, every field
+accounted for), ``*.safetensors``, GGUF (metadata and tensors, dequantized to float64) and the
+tokenizers. Every error is a :class:`ModelError` whose message starts with the file and says what
+is wrong; nothing here knows a family.
+
+* :class:`Fields` — a ``config.json`` (or GGUF metadata) read field by field with its type checked;
+  it records what was read, so :meth:`Fields.refuse_unknown` refuses every field a family neither
+  models nor knows to be inert;
+* :class:`Tensors` — named float64 tensors taken by shape; :meth:`Tensors.refuse_unused` refuses a
+  tensor nobody took (a bias the family does not model, a ``rope_freqs`` it would drop);
+* :class:`GGUFFile` — a GGUF v2/v3 file read with ``struct`` (fast; ``gguf`` dequantizes);
+* :func:`read_config`, :func:`read_safetensors`, :func:`folder_tensors`, :func:`json_tokenizer`,
+  :func:`gguf_tokenizer`.
+
+>>> f = Fields("config.json", {"hidden_size": 8, "rms_norm_eps": 1e-5, "use_cache": True})
+>>> f.int("hidden_size"), f.number("rms_norm_eps")
+(8, 1e-05)
+>>> f.inert("use_cache")
+>>> f.refuse_unknown("llama", "")
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+from pathlib import Path
+
+import numpy as np
+
+from symuat.errors import SymuatError
+
+
+class ModelError(SymuatError, ValueError):
+    """A model cannot be loaded or used: the message names the file or the input and the problem."""
+
+
+_MISSING = object()
+
+
+# --------------------------------------------------------------------------------------------
+# files and folders
+# --------------------------------------------------------------------------------------------
+
+
+def read_bytes(path: Path, what: str) -> bytes:
+    """The bytes of ``path``; a missing, unreadable or non-regular file is a :class:`ModelError`."""
+    path = Path(path)
+    try:
+        return path.read_bytes()
+    except FileNotFoundError as exc:
+        raise ModelError(f"{path}: missing {what}") from exc
+    except IsADirectoryError as exc:
+        raise ModelError(f"{path}: a folder, not the {what}") from exc
+    except PermissionError as exc:
+        raise ModelError(f"{path}: cannot read the {what} (permission denied)") from exc
+    except OSError as exc:
+        raise ModelError(f"{path}: cannot read the {what} ({exc.strerror or exc})") from exc
+
+
+def check_folder(folder: Path) -> Path:
+    """``folder`` exists, is a folder and can be listed and read."""
+    folder = Path(folder)
+    if not folder.exists():
+        raise ModelError(f"{folder}: no such file or folder")
+    if not folder.is_dir():
+        raise ModelError(f"{folder}: not a folder (a checkpoint folder holds config.json and *.safetensors)")
+    try:
+        next(iter(folder.iterdir()), None)
+    except PermissionError as exc:
+        raise ModelError(f"{folder}: cannot read the folder (permission denied)") from exc
+    except OSError as exc:
+        raise ModelError(f"{folder}: cannot read the folder ({exc.strerror or exc})") from exc
+    return folder
+
+
+def read_config(folder: Path, *, kind: str = "checkpoint") -> tuple[Path, dict]:
+    """``folder/config.json`` as a dict: present, readable, valid JSON, an object."""
+    path = check_folder(folder) / "config.json"
+    if not path.exists():
+        raise ModelError(f"{path}: missing (a {kind} folder needs config.json)")
+    text = read_bytes(path, "config file")
+    try:
+        config = json.loads(text.decode("utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise ModelError(f"{path}: not valid JSON ({exc})") from exc
+    if not isinstance(config, dict):
+        raise ModelError(f"{path}: not a JSON object")
+    return path, config
+
+
+def require_keys(path: Path, config: dict, required: tuple[str, ...], positive: tuple[str, ...]) -> None:
+    """Every ``required`` key is in ``config`` and every ``positive`` key is a positive integer."""
+    f = Fields(path, config)
+    for key in required:
+        f.raw(key)
+    for key in positive:
+        f.int(key)
+
+
+# --------------------------------------------------------------------------------------------
+# typed fields: config.json or GGUF metadata
+# --------------------------------------------------------------------------------------------
+
+
+class Fields:
+    """A mapping of fields (``config.json``, GGUF metadata) read with its types checked.
+
+    Every accessor records the key as *used*; :meth:`inert` records keys known not to change the
+    computation; :meth:`refuse_unknown` raises on any other key present. ``what`` names the kind
+    of field in messages (``field``, ``GGUF metadata key``)."""
+
+    def __init__(self, path, data: dict, *, what: str = "field", prefix: str = ""):
+        self.path, self.data, self.what, self.prefix = Path(path), data, what, prefix
+        self.used: set[str] = set()
+
+    def _key(self, key: str) -> str:
+        return self.prefix + key
+
+    def has(self, key: str) -> bool:
+        return self._key(key) in self.data
+
+    def raw(self, key: str, default=_MISSING):
+        k = self._key(key)
+        self.used.add(k)
+        if k in self.data:
+            return self.data[k]
+        if default is _MISSING:
+            raise ModelError(f"{self.path}: missing the {self.what} {k!r}")
+        return default
+
+    def fail(self, key: str, problem: str):
+        what = "" if self.what == "field" else self.what + " "
+        raise ModelError(f"{self.path}: {what}{self._key(key)} {problem}")
+
+    def int(self, key: str, default=_MISSING, *, minimum: int = 1) -> int:
+        value = self.raw(key, default)
+        if value is None and default is None:
+            return None
+        if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < minimum:
+            kind = "a positive integer" if minimum == 1 else f"an integer ≥ {minimum}"
+            self.fail(key, f"must be {kind}, not {value!r}")
+        return int(value)
+
+    def number(self, key: str, default=_MISSING, *, positive: bool = True) -> float:
+        value = self.raw(key, default)
+        if value is None and default is None:
+            return None
+        if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)) \
+                or not math.isfinite(float(value)) or (positive and value <= 0):
+            kind = "a positive finite number" if positive else "a finite number"
+            self.fail(key, f"must be {kind}, not {value!r}")
+        return float(value)
+
+    def flag(self, key: str, default=_MISSING) -> bool:
+        value = self.raw(key, default)
+        if not isinstance(value, bool):
+            self.fail(key, f"must be true or false, not {value!r}")
+        return value
+
+    def choice(self, key: str, choices, default=_MISSING):
+        value = self.raw(key, default)
+        if value not in choices:
+            self.fail(key, f"is {value!r}; symuat supports {', '.join(repr(c) for c in choices)}")
+        return value
+
+    def require(self, key: str, ok: bool, problem: str):
+        """Refuse ``key`` with ``problem`` unless ``ok`` (a value symuat does not model)."""
+        self.used.add(self._key(key))
+        if not ok:
+            self.fail(key, problem)
+
+    def inert(self, *keys: str) -> None:
+        self.used.update(self._key(k) for k in keys)
+
+    def refuse_unknown(self, family: str, supported: str, *, ignore=()) -> None:
+        """Refuse the first field present that was neither read nor declared inert."""
+        for key in self.data:
+            if key in self.used or any(key.startswith(p) for p in ignore):
+                continue
+            raise ModelError(f"{self.path}: {self.what} {key!r} is not modelled by symuat's {family} family and "
+                             f"not known to be inert, so symuat refuses the checkpoint rather than ignore it"
+                             + (f" ({supported})" if supported else ""))
+
+
+# --------------------------------------------------------------------------------------------
+# tensors
+# --------------------------------------------------------------------------------------------
+
+
+class Tensors:
+    """Named tensors (float64) of one checkpoint, taken by name and shape; the unused are refused."""
+
+    def __init__(self, tensors: dict[str, np.ndarray], source: Path, *, names: dict[str, str] | None = None):
+        self.tensors, self.source = tensors, Path(source)
+        self.names = names or {}  # symuat's name → the file's own name (GGUF), for messages
+        self.used: set[str] = set()
+
+    def __contains__(self, key: str) -> bool:
+        return key in self.tensors
+
+    def _name(self, key: str) -> str:
+        return self.names.get(key, key)
+
+    def take(self, key: str, shape: tuple, *, finite: bool = False) -> np.ndarray:
+        if key not in self.tensors:
+            raise ModelError(f"{self.source}: tensor {self._name(key)!r} is missing")
+        self.used.add(key)
+        value = np.asarray(self.tensors[key], dtype=np.float64)
+        if value.shape != tuple(shape):
+            raise ModelError(f"{self.source}: tensor {self._name(key)!r} has shape {value.shape}, expected "
+                             f"{tuple(shape)}")
+        if finite:
+            ok = np.isfinite(value)
+            if not ok.all():
+                bad = np.argwhere(~ok)
+                raise ModelError(f"{self.source}: tensor {self._name(key)!r} has {len(bad)} non-finite value(s) "
+                                 f"(NaN or inf), the first at index {tuple(int(i) for i in bad[0])}")
+        return value
+
+    def optional(self, key: str, shape: tuple, *, finite: bool = False) -> np.ndarray | None:
+        return self.take(key, shape, finite=finite) if key in self.tensors else None
+
+    def ignore(self, key: str) -> None:
+        self.used.add(key)
+
+    def refuse_unused(self, family: str, supported: str) -> None:
+        for key in sorted(self.tensors):
+            if key not in self.used:
+                raise ModelError(f"{self.source}: tensor {self._name(key)!r} is not part of the {family} computation "
+                                 f"symuat models, so symuat refuses the checkpoint rather than ignore it ({supported})")
+
+
+def read_safetensors(path: Path) -> dict[str, np.ndarray]:
+    """The tensors of one ``.safetensors`` file, as stored (``safetensors`` from the ``model`` extra)."""
+    path = Path(path)
+    data = read_bytes(path, "weights file")
+    try:
+        from safetensors.numpy import load
+    except ImportError as exc:
+        raise ModelError("loading weights needs safetensors: pip install -e '.[model]'") from exc
+    try:
+        return load(data)
+    except Exception as exc:  # safetensors raises its own error types for a damaged file
+        text = str(exc)
+        if "bf16" in text.lower() or "dtype" in text.lower():
+            raise ModelError(f"{path}: a tensor type NumPy cannot read ({text}); save the weights as float32 or "
+                             "float16") from exc
+        raise ModelError(f"{path}: not a readable safetensors file ({type(exc).__name__}: {exc}); "
+                         "the file is truncated or corrupt") from exc
+
+
+def folder_tensors(folder: Path) -> dict[str, np.ndarray]:
+    """Every tensor of the ``*.safetensors`` files of a checkpoint folder, as float64."""
+    files = sorted(Path(folder).glob("*.safetensors"))
+    if not files:
+        raise ModelError(f"{folder}: no *.safetensors weights file")
+    out: dict[str, np.ndarray] = {}
+    for f in files:
+        for k, v in read_safetensors(f).items():
+            if k in out:
+                raise ModelError(f"{f}: tensor {k!r} is also in another *.safetensors file of the folder")
+            out[k] = np.asarray(v, dtype=np.float64)
+    return out
+
+
+# --------------------------------------------------------------------------------------------
+# GGUF
+# --------------------------------------------------------------------------------------------
+
+
+def supported_quants() -> list[str]:
+    """GGUF tensor types the reader dequantizes: those ``gguf.quants.dequantize`` knows, and F16/F32/F64."""
+    import gguf
+
+    names = {"F32", "F16", "F64"} | {q.name for q in getattr(gguf.quants, "_type_traits", {})}
+    return sorted(names)
+
+
+class GGUFFile:
+    """The metadata and tensor table of a GGUF file (v2/v3), read directly with ``struct``.
+
+    ``gguf.GGUFReader`` builds a memory-mapped view per array element (≈ 15 s for SmolLM2's
+    98 000 tokenizer strings); this reads the same layout in well under a second. Any read past
+    the end of the file is a :class:`ModelError` (truncated file).
+    """
+
+    _SCALARS = {0: "<B", 1: "<b", 2: "<H", 3: "<h", 4: "<I", 5: "<i", 6: "<f", 7: "<?", 10: "<Q", 11: "<q", 12: "<d"}
+
+    def __init__(self, path: Path):
+        import struct
+
+        self.path = path = Path(path)
+        if path.is_dir():
+            raise ModelError(f"{path}: a folder, not a GGUF file")
+        self.buf = buf = read_bytes(path, "GGUF file")
+        self.pos = 0
+        self._struct = struct
+        if buf[:4] != b"GGUF":
+            raise ModelError(f"{path}: not a GGUF file (magic {buf[:4]!r}, expected b'GGUF')")
+        self.pos = 4
+        version = self._scalar(4)
+        if version not in (2, 3):
+            raise ModelError(f"{path}: GGUF version {version} is not supported (2 or 3)")
+        n_tensors, n_kv = self._scalar(10), self._scalar(10)
+        self.fields: dict = {}
+        for _ in range(n_kv):
+            key = self._string()
+            self.fields[key] = self._value(self._scalar(4))
+        self.tensors = []
+        for _ in range(n_tensors):
+            name = self._string()
+            ne = [self._scalar(10) for _ in range(self._scalar(4))]
+            self.tensors.append((name, ne, self._scalar(4), self._scalar(10)))
+        align = self.fields.get("general.alignment", 32)
+        if isinstance(align, bool) or not isinstance(align, int) or align < 1:
+            raise ModelError(f"{path}: GGUF metadata key general.alignment must be a positive integer, not {align!r}")
+        self.data_start = (self.pos + align - 1) // align * align
+
+    def _need(self, n: int):
+        if self.pos + n > len(self.buf):
+            raise ModelError(f"{self.path}: the file ends at byte {len(self.buf)} inside its metadata; "
+                             "the file is truncated or corrupt")
+
+    def _scalar(self, kind: int):
+        fmt = self._SCALARS.get(kind)
+        if fmt is None:
+            raise ModelError(f"{self.path}: unknown GGUF value type {kind}; the file is corrupt")
+        size = self._struct.calcsize(fmt)
+        self._need(size)
+        (value,) = self._struct.unpack_from(fmt, self.buf, self.pos)
+        self.pos += size
+        return value
+
+    def _string(self) -> str:
+        n = self._scalar(10)
+        self._need(n)
+        out = self.buf[self.pos:self.pos + n].decode("utf-8", errors="replace")
+        self.pos += n
+        return out
+
+    def _value(self, kind: int):
+        if kind == 8:
+            return self._string()
+        if kind == 9:
+            elem, count = self._scalar(4), self._scalar(10)
+            if elem == 8:
+                return [self._string() for _ in range(count)]
+            fmt = self._SCALARS.get(elem)
+            if fmt is None:
+                return [self._value(elem) for _ in range(count)]
+            size = self._struct.calcsize(fmt) * count
+            self._need(size)
+            out = np.frombuffer(self.buf, dtype=np.dtype(fmt), count=count, offset=self.pos).tolist()
+            self.pos += size
+            return out
+        return self._scalar(kind)
+
+    def raw(self, name: str, ne: list, qtype: int, offset: int) -> tuple[str, np.ndarray]:
+        """(type name, the tensor's bytes as a ``(rows, row bytes)`` uint8 array)."""
+        import gguf
+
+        try:
+            qt = gguf.GGMLQuantizationType(qtype)
+        except ValueError as exc:
+            raise ModelError(f"{self.path}: tensor {name!r} has unknown type id {qtype}") from exc
+        block, type_size = gguf.GGML_QUANT_SIZES[qt]
+        n = int(np.prod(ne)) if ne else 1
+        if not ne or ne[0] % block:
+            raise ModelError(f"{self.path}: tensor {name!r} ({qt.name}) has a row of {ne[0] if ne else 0} values, "
+                             f"not a multiple of the block size {block}")
+        row_bytes = ne[0] // block * type_size
+        nbytes = n // block * type_size
+        start = self.data_start + offset
+        if start + nbytes > len(self.buf):
+            raise ModelError(f"{self.path}: tensor {name!r} ends at byte {start + nbytes}, the file at "
+                             f"{len(self.buf)}; the file is truncated or corrupt")
+        data = np.frombuffer(self.buf, dtype=np.uint8, count=nbytes, offset=start).reshape(-1, row_bytes)
+        return qt.name, data
+
+    def tensor_arrays(self) -> tuple[dict[str, np.ndarray], dict[str, str]]:
+        """Every tensor dequantized to float64 in the shape ``(ne_{k-1}, …, ne_0)``; and its type name."""
+        import gguf
+
+        tensors, quant = {}, {}
+        for name, ne, qtype, offset in self.tensors:
+            qname, data = self.raw(name, ne, qtype, offset)
+            quant[name] = qname
+            try:
+                if qname in ("F32", "F64", "F16"):
+                    values = data.view({"F32": np.float32, "F64": np.float64, "F16": np.float16}[qname])
+                else:
+                    values = gguf.quants.dequantize(data, gguf.GGMLQuantizationType[qname])
+            except NotImplementedError as exc:
+                raise ModelError(f"{self.path}: tensor {name!r} has quantization type {qname}, which symuat cannot "
+                                 f"dequantize (supported: {', '.join(supported_quants())})") from exc
+            shape = tuple(int(s) for s in reversed(ne))  # GGUF lists ne0 (the fastest, 'in') first
+            tensors[name] = np.asarray(values, dtype=np.float64).reshape(shape)
+        return tensors, quant
+
+    def get(self, key: str, default=None):
+        if key in self.fields:
+            return self.fields[key]
+        if default is not None:
+            return default
+        raise ModelError(f"{self.path}: GGUF metadata key {key!r} is missing")
+
+
+def open_gguf(path) -> GGUFFile:
+    path = Path(path)
+    if not path.exists():
+        raise ModelError(f"{path}: missing GGUF file")
+    try:
+        import gguf  # noqa: F401
+    except ImportError as exc:
+        raise ModelError("reading .gguf files needs the gguf package: pip install -e '.[model]'") from exc
+    return GGUFFile(path)
+
+
+# --------------------------------------------------------------------------------------------
+# tokenizers
+# --------------------------------------------------------------------------------------------
+
+
+def json_tokenizer(folder: Path, *, required: bool = False):
+    """``folder/tokenizer.json`` as a ``tokenizers.Tokenizer`` (no padding, no truncation), or None."""
+    path = Path(folder) / "tokenizer.json"
+    if not path.exists():
+        if required:
+            raise ModelError(f"{path}: missing tokenizer file")
+        return None
+    data = read_bytes(path, "tokenizer file")
+    try:
+        from tokenizers import Tokenizer
+    except ImportError as exc:
+        raise ModelError("tokenizing needs the tokenizers package: pip install -e '.[model]'") from exc
+    try:
+        tok = Tokenizer.from_str(data.decode("utf-8"))
+    except Exception as exc:  # tokenizers raises its own exception type
+        raise ModelError(f"{path}: not a readable tokenizer file ({exc})") from exc
+    tok.no_padding()
+    tok.no_truncation()
+    return tok
+
+
+def gguf_tokenizer(f: GGUFFile):
+    """The byte-level BPE tokenizer stored in a GGUF (``tokenizer.ggml.model = gpt2``)."""
+    try:
+        from tokenizers import AddedToken, Tokenizer, decoders, models, pre_tokenizers
+    except ImportError as exc:
+        raise ModelError("tokenizing needs the tokenizers package: pip install -e '.[model]'") from exc
+    kind = f.get("tokenizer.ggml.model", "")
+    if kind != "gpt2":
+        raise ModelError(f"{f.path}: tokenizer model {kind!r} is not supported (byte-level BPE 'gpt2' is)")
+    tokens = f.get("tokenizer.ggml.tokens")
+    merges = f.get("tokenizer.ggml.merges", [])
+    types = f.get("tokenizer.ggml.token_type", [1] * len(tokens))
+    vocab = {t: i for i, t in enumerate(tokens)}
+    tok = Tokenizer(models.BPE(vocab, [tuple(m.split(" ", 1)) for m in merges], fuse_unk=False))
+    # SmolLM2's own tokenizer.json: digits one by one, then GPT-2's byte-level split
+    tok.pre_tokenizer = pre_tokenizers.Sequence([pre_tokenizers.Digits(individual_digits=True),
+                                                 pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=True)])
+    tok.decoder = decoders.ByteLevel()
+    tok.add_special_tokens([AddedToken(t, special=True) for t, ty in zip(tokens, types) if ty == 3])
+    return tok
+
+
+def is_path(text: str) -> bool:
+    """A ``--model`` argument names a path (not a packaged model) when it has a separator or exists."""
+    return os.sep in text or bool(os.altsep and os.altsep in text) or Path(text).exists() or text.endswith(".gguf")

@@ -1,0 +1,83 @@
+"""The Qwen2 family: the Llama decoder with q, k, v biases (always; no o or MLP biases) and
+optional sliding-window layers. Everything else is :mod:`symuat.models.llama`'s.
+
+What changes the computation (anything else present is refused):
+
+* ``config.json``: the Llama size fields (``hidden_size`` … ``head_dim``, ``rms_norm_eps``,
+  ``vocab_size``, ``max_position_embeddings``, ``tie_word_embeddings``, ``hidden_act``), the RoPE
+  fields (``rope_theta``, ``rope_parameters``/``rope_scaling``: default, linear, llama3), and
+  ``use_sliding_window``, ``sliding_window``, ``max_window_layers``, ``layer_types`` (which layers
+  attend through the window); inert: :data:`symuat.models.llama.INERT_FIELDS`.
+* GGUF (architecture ``qwen2``): the Llama keys (rotate-half RoPE, weights not permuted) and the
+  ``attn_q/k/v.bias`` tensors, which transformers' GGUF loader reads.
+* Tensors: the Llama tensors and ``self_attn.{q,k,v}_proj.bias``.
+"""
+
+from __future__ import annotations
+
+from symuat.models import llama
+from symuat.models.causal_lm import CausalLM, DecoderConfig
+from symuat.models.family import Family
+from symuat.models.formats import Fields, Tensors, check_folder, folder_tensors, json_tokenizer, read_config
+
+FEATURES = ("the Llama family's features (RMSNorm, RoPE incl. linear/llama3 scaling, GQA, gated MLP, head_dim)",
+            "q, k, v projection biases", "sliding-window layers (use_sliding_window, layer_types)")
+
+FAMILY = Family(name="qwen2", kind="decoder", model_types=("qwen2",), gguf_architectures=("qwen2",),
+                features=FEATURES, module=__name__)
+
+#: config.json fields that change the computation, each modelled
+CONFIG_FIELDS = tuple(k for k in llama.CONFIG_FIELDS if k not in ("attention_bias", "mlp_bias")) + (
+    "use_sliding_window", "sliding_window", "max_window_layers", "layer_types")
+GGUF_KEYS = llama.GGUF_KEYS
+INERT_FIELDS = llama.INERT_FIELDS
+
+_SUPPORTED = "the fields, keys and tensors symuat's qwen2 family models are listed in `symuat.models.qwen2`"
+_BIAS = {"q": True, "k": True, "v": True, "o": False, "gate": False, "up": False, "down": False}
+
+
+def load_folder(folder) -> CausalLM:
+    folder = check_folder(folder)
+    path, c = read_config(folder, kind="Qwen2 checkpoint")
+    f = Fields(path, c)
+    f.choice("model_type", ("qwen2",))
+    sizes = llama.decoder_fields(f, "qwen2")
+    theta, inv, feats = llama._rope_from_config(f, sizes["head_dim"])
+    tied = f.flag("tie_word_embeddings", False)
+    windowed = f.flag("use_sliding_window", False)
+    window = f.int("sliding_window", None) if f.has("sliding_window") and c.get("sliding_window") is not None else None
+    f.inert("sliding_window")
+    max_window = f.int("max_window_layers", 28, minimum=0)
+    L = sizes["layers"]
+    types = f.raw("layer_types", None)
+    if types is None:  # transformers' rule (Qwen2Config)
+        types = ["sliding_attention" if windowed and window is not None and i >= max_window else "full_attention"
+                 for i in range(L)]
+    if not isinstance(types, list) or len(types) != L or any(t not in ("full_attention", "sliding_attention")
+                                                              for t in types):
+        f.fail("layer_types", f"must list {L} entries 'full_attention' or 'sliding_attention', not {types!r}")
+    if not windowed:  # transformers sets sliding_window to None: no layer is windowed
+        types = ["full_attention"] * L
+    if "sliding_attention" in types and window is None:
+        f.fail("sliding_window", "is missing although some layers attend through a sliding window")
+    windows = [window if t == "sliding_attention" else None for t in types]
+    vocab = llama._vocab_field(f)
+    f.inert(*llama.INERT_FIELDS)
+    f.refuse_unknown("qwen2", _SUPPORTED)
+    tensors = folder_tensors(folder)
+    cfg = DecoderConfig(vocab=llama._vocab(vocab, tensors, folder), rope_theta=theta, rope="half", tied=tied,
+                        inv_freq=inv, family="qwen2",
+                        features=feats + ([f"sliding window {window}"] if any(windows) else []), **sizes)
+    t = Tensors(tensors, folder)
+    model = llama.build(cfg, t, bias=_BIAS, tokenizer=json_tokenizer(folder), window=windows)
+    t.refuse_unused("qwen2", _SUPPORTED)
+    model.fields_read = sorted(f.used)
+    return model
+
+
+def load_gguf_file(path) -> CausalLM:
+    return llama.load_gguf_file(path, arch="qwen2", family="qwen2", rope="half", bias_blind=True,
+                                always_bias=("q", "k", "v"))
+
+
+FROZEN, EXACT = llama.FROZEN, llama.EXACT

@@ -1,0 +1,154 @@
+r"""The DUAT rewrite of a model at an input, and the exact decomposition of a decoder's logit —
+one of each for every family.
+
+:func:`rewrite` runs :func:`symuat.transformer.to_duat` (the one recursion: each layer frozen at
+the input the form has just produced, :math:`x'_k=A_kx'_0+c_k+R_k`) over the model's layers and,
+for a decoder, applies the LM head frozen at the last state (X5). :func:`decompose_logit` writes
+one next-token logit as the exact sum of the DUAT terms (X6), pulling the readout back through
+the layers with the transposed operators.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable
+
+import numpy as np
+
+from symuat.models.formats import ModelError
+from symuat.models.lifts import adjoint
+from symuat.operators import Operator
+from symuat.transformer import DUAT, Eq20, to_duat
+
+_rmatvec = adjoint  # the name X6's mutant test patches (forward chain instead of the transposed one)
+
+
+@dataclass
+class Rewrite:
+    r"""The DUAT form :math:`x'_k=A_kx'_0+c_k+\sum_{j\le k}U_{k,j}\,\sigma(V_jx'_0+e_j)` of every depth,
+    the states recomputed from it and (decoders) the logits through the frozen head."""
+
+    duat: DUAT
+    states: list[np.ndarray]  # x'_k, k = 0..L, as (N, M)
+    head: Operator | None = None
+    logits: np.ndarray | None = None
+
+    @property
+    def L(self) -> int:
+        return self.duat.L
+
+    @property
+    def raw(self) -> list[Eq20]:
+        return self.duat.raw
+
+    @property
+    def e(self) -> list[np.ndarray]:
+        return self.duat.e
+
+    @property
+    def x0(self) -> np.ndarray:
+        return self.duat.x0
+
+    @property
+    def shape(self) -> tuple[int, int]:
+        return self.duat.shape
+
+    @property
+    def sigma_out(self) -> list[np.ndarray]:
+        """:math:`\\sigma_j(V_jx'_0+e_j)`, the values the σ-terms multiply."""
+        return self.duat.sigma_values
+
+
+def rewrite(model, X0: np.ndarray, *, layers=None, keep_sigma: bool = False,
+            progress: Callable[[str], None] | None = None) -> Rewrite:
+    """Freeze every layer at its input and recompute every state (and a decoder's logits) from the DUAT form."""
+    X0 = np.asarray(X0, dtype=float)
+    blocks = list(model.layers if layers is None else layers)
+    if progress:
+        blocks = [_Announce(b, k, len(blocks), progress) for k, b in enumerate(blocks)]
+    duat = to_duat(blocks, X0, keep_sigma=keep_sigma)
+    states = [P.sum(axis=0) for P in duat.parts]
+    out = Rewrite(duat, states)
+    if hasattr(model, "head"):
+        X = states[-1]
+        out.head = model.head(X)  # the final norm frozen at the last state (X5)
+        out.logits = (out.head @ X.reshape(-1)).reshape(X.shape[0], -1)
+    return out
+
+
+class _Announce:
+    """A layer that says when the recursion reaches it (progress on long runs)."""
+
+    def __init__(self, layer, k: int, L: int, say):
+        self.layer, self.k, self.L, self.say = layer, k, L, say
+
+    def duat_step(self, parts):
+        self.say(f"  layer {self.k + 1}/{self.L}")
+        return self.layer.duat_step(parts)
+
+
+# --------------------------------------------------------------------------------------------
+# the exact logit decomposition (X6)
+# --------------------------------------------------------------------------------------------
+
+
+@dataclass
+class LogitDecomposition:
+    token: int
+    token_text: str
+    position: int
+    logit: float  # the model's logit (plain forward)
+    linear: float  # readout of A_L x'_0: the linear path from the embeddings
+    linear_per_token: np.ndarray  # the same, split over the input tokens
+    layers: np.ndarray  # readout of U_{L,j} σ_j(V_j x'_0 + e_j), j = 1..L
+    bias: float  # readout of c_L (the bias terms; zero without biases)
+    rewrite_logit: float = float("nan")  # the same logit through the DUAT form's own head (a second route)
+
+    @property
+    def total(self) -> float:
+        return float(self.linear + self.layers.sum() + self.bias)
+
+    @property
+    def abs_error(self) -> float:
+        return abs(self.total - self.logit)
+
+    @property
+    def rel_error(self) -> float:
+        return self.abs_error / max(abs(self.logit), np.finfo(float).tiny)
+
+
+def decompose_logit(model, ids, token: int | None = None, *, duat: Rewrite | None = None,
+                    states: list[np.ndarray] | None = None, position: int | None = None) -> LogitDecomposition:
+    """The chosen next-token logit at ``position`` (default: the last) as the exact sum of the DUAT terms.
+
+    ``token`` defaults to the model's prediction. The readout row is pulled back through the
+    layers with the transposed operators (:math:`\\rho_{j-1}=W1_j^\\top\\rho_j`), so each term
+    costs one pass: layer ``j``'s σ-term is :math:`\\rho_j\\cdot W3_j\\sigma_j`, the linear path
+    :math:`\\rho_0\\cdot x'_0`, the bias :math:`\\sum_j\\rho_j\\cdot b3_j`.
+    """
+    ids = model.check_ids(ids)
+    if states is None:
+        states = model.hidden_states(ids)
+    logits = model.logits(states[-1])
+    N, M = states[0].shape
+    n = N - 1 if position is None else int(position)
+    if not 0 <= n < N:
+        raise ModelError(f"position {n} is outside the text's {N} tokens")
+    if token is None:
+        token = int(np.argmax(logits[n]))
+    if not 0 <= token < model.config.vocab:
+        raise ModelError(f"token id {token} is outside the vocabulary [0, {model.config.vocab})")
+    if duat is None or not duat.sigma_out:
+        duat = rewrite(model, states[0], keep_sigma=True)
+    rho = model.readout(duat.states[-1], n, token)  # logit = rho . x'_L, the head frozen at the rewrite's x'_L
+    layer_terms = np.zeros(duat.L)
+    bias = 0.0
+    for j in range(duat.L - 1, -1, -1):
+        p = duat.raw[j]
+        layer_terms[j] = rho @ (p.W3 @ duat.sigma_out[j])
+        bias += rho @ p.b3
+        rho = _rmatvec(p.W1, rho)
+    per_token = (rho.reshape(N, M) * duat.x0.reshape(N, M)).sum(axis=1)
+    return LogitDecomposition(token, model.decode(token), n, float(logits[n, token]), float(per_token.sum()),
+                              per_token, layer_terms, float(bias),
+                              rewrite_logit=float(duat.logits[n, token]) if duat.logits is not None else float("nan"))

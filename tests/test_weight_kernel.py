@@ -1,0 +1,168 @@
+"""Soundness of the kernel pieces behind spec §9: each proves what is true and refutes a false
+variant (head-axis maps, RoPE blocks and the converter's permutation, fused layouts, banded masks,
+soft-capping, diagonal scalings, the row-stochastic hypothesis)."""
+
+import numpy as np
+import pytest
+import sympy as sp
+from sympy import Identity, MatrixSymbol, OneMatrix
+
+from symuat.algebra import T, add, dims, kron, mul
+from symuat.decoder import Diag
+from symuat.heads import BlockSymbol, HeadMatrix, HeadSum
+from symuat.kernel import bands, decide, softcap
+from symuat.kernel.evaluate import Evaluator
+from symuat.kernel.head_maps import (fused_column_order, fused_to_separate, llama_cpp_permute, llama_cpp_unpermute,
+                                     repeat_interleave_index, repeat_interleave_map, rope_permutation, tile_index,
+                                     tile_map)
+from symuat.kernel.hypotheses import LineSums
+from symuat.kernel.rotary import PairRotation, refute_with_rotations, rotation_blocks
+from symuat.kernel.status import Status
+
+g, r, e, h, c, d, M, N = dims("g r e h c d M N")
+
+
+def _eval(expr, sizes, values=None):
+    return Evaluator(sizes, values or {}, "float")(expr)
+
+
+@pytest.mark.parametrize("G,R", [(1, 1), (2, 3), (3, 2), (4, 1)])
+def test_head_maps_are_the_index_maps(G, R):
+    ri = _eval(repeat_interleave_map(g, r), {g: G, r: R})
+    ti = _eval(tile_map(g, r), {g: G, r: R})
+    assert ri.argmax(axis=1).tolist() == repeat_interleave_index(G * R, G).tolist() == [i // R for i in range(G * R)]
+    assert ti.argmax(axis=1).tolist() == tile_index(G * R, G).tolist() == [i % G for i in range(G * R)]
+    assert (ri.sum(axis=1) == 1).all() and (ti.sum(axis=1) == 1).all()
+
+
+def test_repeat_interleave_is_not_tiling_and_agrees_only_when_one_axis_is_trivial():
+    v = decide.check_identity(repeat_interleave_map(g, r), tile_map(g, r))
+    assert v.status is Status.REFUTED and v.counterexample.sizes["g"] >= 2 and v.counterexample.sizes["r"] >= 2
+    for G, R in [(1, 3), (3, 1)]:
+        assert np.array_equal(_eval(repeat_interleave_map(g, r), {g: G, r: R}), _eval(tile_map(g, r), {g: G, r: R}))
+    with pytest.raises(ValueError):
+        repeat_interleave_index(6, 4)
+
+
+def test_rope_permutation_is_llama_cpp_permute_and_unpermute_inverts_it():
+    rng = np.random.default_rng(0)
+    for H, E in [(1, 2), (3, 2), (2, 4)]:
+        W = rng.standard_normal((5, H * 2 * E))  # y = x W: columns are the stored weight's rows
+        P = _eval(rope_permutation(h, e), {h: H, e: E})
+        assert np.array_equal(W @ P, llama_cpp_permute(W.T, H).T)
+        assert np.array_equal(llama_cpp_unpermute(llama_cpp_permute(W.T, H), H), W.T)
+    # GQA: the converter's own switch to n_head_kv
+    K = rng.standard_normal((2 * 8, 3))
+    assert np.array_equal(llama_cpp_permute(K, 6, 2), llama_cpp_permute(K, 2))
+    assert not np.array_equal(llama_cpp_permute(K, 4), llama_cpp_permute(K, 2))
+
+
+def test_pair_rotation_layouts_and_the_permutation():
+    rho = rotation_blocks(np.array([0.3, 1.1]))
+    Rh = _eval(PairRotation("rho", e, "half"), {e: 2}, {"rho": rho})
+    Ri = _eval(PairRotation("rho", e, "interleaved"), {e: 2}, {"rho": rho})
+    q = np.arange(1.0, 5.0)
+    # half-split: pairs (k, k+e); interleaved: (2k, 2k+1); rows rotate as (a cos − b sin, a sin + b cos)
+    c0, s0 = np.cos(0.3), np.sin(0.3)
+    assert np.allclose((q @ Rh)[[0, 2]], [q[0] * c0 - q[2] * s0, q[0] * s0 + q[2] * c0])
+    assert np.allclose((q @ Ri)[[0, 1]], [q[0] * c0 - q[1] * s0, q[0] * s0 + q[1] * c0])
+    P = rope_permutation(1, e)
+    assert decide.check_identity(mul(T(P), PairRotation("rho", e, "half"), P),
+                                 PairRotation("rho", e, "interleaved")).status is Status.PROVED
+    # false variants: the layouts themselves, and the permutation the wrong way round (K_{e,2})
+    assert decide.check_identity(PairRotation("rho", e, "half"),
+                                 PairRotation("rho", e, "interleaved")).status is Status.REFUTED
+    wrong = kron(Identity(1), T(rope_permutation(1, e).args[1]))
+    assert decide.check_identity(mul(T(wrong), PairRotation("rho", e, "half"), wrong),
+                                 PairRotation("rho", e, "interleaved")).status is Status.REFUTED
+
+
+def test_refutation_on_true_rotations_is_exact_and_never_refutes_a_true_statement():
+    q = BlockSymbol("q", (1,), (2, e))
+    R1, R2 = PairRotation("rho", e, "half"), PairRotation("rho2", e, "half")
+    true = refute_with_rotations(mul(q, R1, T(R1)), q, [{e: 1}, {e: 2}])  # RRᵀ = I holds for rotations only
+    assert true.status is Status.NUMERIC_ONLY
+    assert decide.check_identity(mul(q, R1, T(R1)), q).status is Status.REFUTED  # not for generic blocks
+    false = refute_with_rotations(mul(q, R1, R2), mul(q, R2), [{e: 1}, {e: 2}])
+    assert false.status is Status.REFUTED and "rational" in false.counterexample.reason
+    blocks = false.counterexample.values["rho"].reshape(-1, 2, 2)
+    for b in blocks:  # every block of the witness is a rotation, exactly
+        assert b[0, 0] ** 2 + b[0, 1] ** 2 == 1 and b[0, 0] == b[1, 1] and b[0, 1] == -b[1, 0]
+
+
+def test_fused_layout_permutation():
+    P = _eval(fused_to_separate(h, c, d), {h: 3, c: 3, d: 2})
+    F = np.arange(18.0)[None, :]
+    assert np.array_equal(F @ P, F[:, fused_column_order(3, 3, 2)])
+    assert (F @ P)[0, :2].tolist() == [0.0, 1.0] and (F @ P)[0, 2:4].tolist() == [6.0, 7.0]  # q_1, then q_2
+    Fs = BlockSymbol("F", (M,), (h, c, d))
+    # the flat split reads (h, c, d) as (c, h, d): refuted, with h ≥ 2 in the witness
+    v = decide.check_identity(mul(Fs, fused_to_separate(h, c, d)), BlockSymbol("F", (M,), (h, c, d)))
+    assert v.status is Status.REFUTED and v.counterexample.sizes["h"] >= 2
+
+
+def test_bands_decide_the_condition_and_refute_a_false_equality():
+    w = bands.WINDOW
+    lt, le = bands.Band(0, w - 1, "lt"), bands.Band(0, w, "le")
+    assert bands.agreement_bound(lt, le) == w
+    assert bands.check_same_mask(lt, bands.Band(0, w - 1, "same")).status is Status.PROVED
+    v = bands.check_same_mask(lt, le)
+    assert v.status is Status.REFUTED and v.corrected.verdict.status is Status.PROVED
+    N, W = v.counterexample.sizes["N"], v.counterexample.sizes["w"]
+    assert N == W + 1  # the smallest N past the window
+    assert not np.array_equal(bands.mask(N, lt, {w: W}), bands.mask(N, le, {w: W}))
+    for W in range(1, 5):  # the condition, exhaustively
+        for N in range(1, 8):
+            same = np.array_equal(bands.mask(N, lt, {w: W}), bands.mask(N, le, {w: W}))
+            assert same == (N <= W)
+    two = bands.Band(-w, w, "two-sided")
+    assert bands.agreement_bound(le, two) == 1
+
+
+def test_softcap_shift_is_refuted_exactly_and_the_plain_shift_is_not():
+    assert softcap.softmax_shift_invariance().status is Status.PROVED
+    assert softcap.check_capped_shift([2, 0, -1], 3, None).status is Status.NUMERIC_ONLY
+    v = softcap.check_capped_shift([2, 0], 1, 1)
+    assert v.status is Status.REFUTED and "transcendental" in v.counterexample.exact_recheck
+    # symmetric logits around the shift: the gap vanishes (tanh is odd), and the procedure says so
+    assert softcap.check_capped_shift([1, 1], 1, 2).status is Status.NUMERIC_ONLY
+    # float64 agrees with the exact verdict: the probabilities differ
+    z, k, cap = np.array([2.0, 0.0]), 1.0, 1.0
+    p = lambda x: np.exp(cap * np.tanh(x / cap)) / np.exp(cap * np.tanh(x / cap)).sum()
+    assert abs(p(z - k) - p(z)).max() > 1e-3
+
+
+def test_diagonal_scaling_sides():
+    s, X, gam = MatrixSymbol("s", N, 1), MatrixSymbol("X", N, M), MatrixSymbol("gamma", M, 1)
+    W = MatrixSymbol("W", M, M)
+    assert decide.check_identity(mul(Diag(s), X, Diag(gam), W), mul(Diag(s), X, mul(Diag(gam), W))).status \
+        is Status.PROVED
+    assert decide.check_identity(mul(Diag(s), X, Diag(gam), W), mul(Diag(s), X, W, Diag(gam))).status \
+        is Status.REFUTED
+    # a left (per-token) scale is not a right (per-feature) one
+    assert decide.check_identity(mul(Diag(s), X), mul(X, Diag(gam))).status is Status.REFUTED
+
+
+def test_row_stochastic_hypothesis_is_needed_and_columns_do_not_do():
+    i = sp.Symbol("i", integer=True)
+    H = HeadMatrix("H", i, h, N, N)
+    b = MatrixSymbol("b", 1, M)
+    one = OneMatrix(N, 1)
+    lhs, rhs = HeadSum(i, h, mul(H, one, b)), mul(h, one, b)
+    assert decide.check_identity(lhs, rhs, hypotheses=[LineSums("H")]).status is Status.PROVED
+    assert decide.check_identity(lhs, rhs).status is Status.REFUTED
+    assert decide.check_identity(lhs, rhs, hypotheses=[LineSums("H", "columns")]).status is Status.REFUTED
+
+
+def test_sigmoid_instances_are_exact_and_never_refute_a_true_statement():
+    from symuat.decoder import Hadamard
+    from symuat.elementwise import Sigma
+
+    X, W, G = MatrixSymbol("X", N, M), MatrixSymbol("W", M, d), MatrixSymbol("gamma", M, 1)
+    silu = lambda P: Hadamard(P, Sigma(P))
+    folded = silu(mul(X, mul(Diag(G), W)))
+    sizes = [{N: 1, M: 2, d: 1}, {N: 2, M: 2, d: 2}]
+    assert softcap.refute_with_sigmoid(silu(mul(X, Diag(G), W)), folded, sizes).status is Status.NUMERIC_ONLY
+    v = softcap.refute_with_sigmoid(silu(mul(X, W)), folded, sizes)
+    assert v.status is Status.REFUTED and "transcendental" in v.counterexample.exact_recheck
+    assert softcap.sigmoid_in_e(0) == sp.Rational(1, 2)
