@@ -134,6 +134,10 @@ def _parser() -> argparse.ArgumentParser:
         p.add_argument("--jobs", type=int, default=None, metavar="N",
                        help="processes to run the checks on (default: every core); output order is fixed")
     sub.add_parser("list", help="list the claims and how many checks each has")
+    certify = sub.add_parser("certify", help="export every symbolic `proved` of D, P, M, H, X1, X3 to Coq and "
+                             "compile it (needs coqc and MathComp)")
+    certify.add_argument("--out", default=None, help="build directory (default: build/certify)")
+    certify.add_argument("--jobs", type=int, default=2, metavar="N", help="coqc processes (default 2)")
     from symuat.models.command import add_parser as add_model_parser
 
     add_model_parser(sub)
@@ -193,6 +197,10 @@ def main(argv: list[str] | None = None) -> int:
         from symuat.models.command import run as run_model
 
         return run_model(args)
+    if args.command == "certify":
+        from symuat.certify.cli import run as run_certify
+
+        return run_certify(args)
     registry = _registry()
     from symuat import report
 

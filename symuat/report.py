@@ -399,6 +399,11 @@ def detail(result: Result) -> str:
         return "\n".join(lines)
     v = result.verdict
     lines.append(f"  method:    {v.method}")
+    from symuat.certify.record import certification
+
+    cert = certification(c.key)
+    if cert:
+        lines.append(f"  certified: coq ({', '.join(cert['theorems'])}; lemmas: {', '.join(cert['lemmas'])})")
     if v.hypotheses:
         lines.append(f"  assuming:  {'; '.join(v.hypotheses)}")
     if v.construction:
@@ -512,9 +517,15 @@ def verdict_table(verdicts, width: int | None = None, wide: bool = False, groups
     header = f"{'ID':<6}   {'verdict':<25} {'strength':<15} claim"
     lines.append(header if wide else header[:width])
 
+    from symuat.certify.record import claim_certified, summary_line
+
+    def strength_word(v):  # "+coq": every symbolic proof of the claim compiled in the certify tier
+        coq = v.id in REGISTRY.claims and claim_certified(REGISTRY.claims[v.id])
+        return (v.strength or "—") + ("+coq" if coq and v.strength else "")
+
     def row(v):
         word = display_word(v)
-        head = f"{v.id:<6} {MARKS[word]} {WORDS[word]:<25} {v.strength or '—':<15} "
+        head = f"{v.id:<6} {MARKS[word]} {WORDS[word]:<25} {strength_word(v):<15} "
         title = v.title + (" (symuat's)" if v.extension and "extension" not in v.title else "")
         if wide or len(head) + len(title) <= width:
             out = [head + title]
@@ -543,6 +554,8 @@ def verdict_table(verdicts, width: int | None = None, wide: bool = False, groups
         for v in by_group[g]:
             lines += row(v)
     lines.append("")
+    if summary_line():
+        lines += fit(summary_line())
     legend = "  ".join(f"{MARKS[w]} {WORDS[w]}" for w in MARKS if w != "error")
     lines += fit(legend)
     lines += fit("A reading: one choice on each reading axis the claim leaves open (symuat show ID "

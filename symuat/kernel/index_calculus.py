@@ -50,6 +50,7 @@ hypothesis holds; equal forms then prove the identity under the hypothesis.
 
 from __future__ import annotations
 
+import contextvars
 import itertools
 from dataclasses import dataclass
 
@@ -391,8 +392,22 @@ class EntryComparison:
     reason: str = ""
 
 
+#: An optional observer of every comparison (``observer(lhs, rhs, comparison)``), set by
+#: :mod:`symuat.certify` to capture the statements a symbolic ``proved`` rests on; ``None``
+#: (the default) costs nothing.
+OBSERVER: contextvars.ContextVar = contextvars.ContextVar("symuat_comparison_observer", default=None)
+
+
 def compare_entries(lhs, rhs) -> EntryComparison:
     """Compare the index-level normal forms of two matrix expressions at a generic entry."""
+    result = _compare_entries(lhs, rhs)
+    observer = OBSERVER.get()
+    if observer is not None:
+        observer(lhs, rhs, result)
+    return result
+
+
+def _compare_entries(lhs, rhs) -> EntryComparison:
     try:
         rs_l, cs_l, rs_r, cs_r = row_space(lhs), col_space(lhs), row_space(rhs), col_space(rhs)
     except SpaceMismatch as exc:

@@ -112,6 +112,11 @@ class Result:
             out["note"] = self.check.note
         if self.check.why:
             out["why"] = self.check.why
+        from symuat.certify.record import certification  # the certify tier's record, if current
+
+        cert = certification(self.check.key)
+        if cert is not None:
+            out["certified"] = cert
         return out
 
 

@@ -1,0 +1,133 @@
+(** * SymuatMx: the papers' objects over MathComp, for symbolic sizes.
+
+    A matrix with row space [rs] and column space [cs] (lists of dimensions, as in
+    symuat.kernel.index_calculus) is a function of two multi-indices: [idx [:: N; M]] is
+    ['I_N * ('I_M * unit)], the flattened index of [vec_r] of an [N×M] matrix being the pair
+    [(n, m)] (row-major, [nM+m]; see [vec_r_index] below for the bridge to MathComp's
+    [mxvec_index]).  A size-1 axis has the empty space [[::]] (index type [unit]).  Entries
+    live in any commutative ring [R] (the statements are polynomial identities with integer
+    coefficients, so they hold over ℝ in particular).
+
+    Equality of two matrices is entrywise ([A =m B]), the index-level view of mathlib's
+    [Matrix] and of symuat's normal forms. *)
+From mathcomp Require Import all_ssreflect all_algebra.
+From Coq Require Import Setoid Morphisms.
+Import GRing.Theory.
+Set Implicit Arguments.
+Unset Strict Implicit.
+Unset Printing Implicit Defensive.
+Local Open Scope ring_scope.
+
+(** Rewriting under the binder of a big operator (congruence of [bigop] for pointwise
+    equality; no functional extensionality). *)
+#[export] Instance bigop_proper (T I : Type) (idx : T) (r : seq I) :
+  Proper (pointwise_relation I eq ==> eq) (@BigOp.bigop T I idx r).
+Proof. move=> F G FG; rewrite unlock; elim: r => //= a r ->; by rewrite FG. Qed.
+#[export] Instance bigbody_proper (T I : Type) (i : I) op b :
+  Proper (eq ==> eq) (@BigBody T I i op b).
+Proof. by move=> x y ->. Qed.
+
+Section Objects.
+Variable R : comRingType.
+
+(** ** Multi-indices and sums over them *)
+Fixpoint idx (s : seq nat) : Type :=
+  if s is d :: s' then ('I_d * idx s')%type else unit.
+
+Fixpoint sumI (s : seq nat) : (idx s -> R) -> R :=
+  if s is d :: s' return (idx s -> R) -> R
+  then fun F => \sum_(a < d) sumI (fun k => F (a, k))
+  else fun F => F tt.
+
+(** Split a multi-index of a concatenated space (the index of a Kronecker product). *)
+Fixpoint splitI (s1 s2 : seq nat) : idx (s1 ++ s2) -> idx s1 * idx s2 :=
+  if s1 is d :: s1' return idx (s1 ++ s2) -> idx s1 * idx s2
+  then fun i => let: (a, k) := i in let: (k1, k2) := @splitI s1' s2 k in ((a, k1), k2)
+  else fun k => (tt, k).
+
+(** Kronecker delta of two ordinals, and of two multi-indices. *)
+Definition delta n (a b : 'I_n) : R := (a == b)%:R.
+Fixpoint deltaI (s : seq nat) : idx s -> idx s -> R :=
+  if s is d :: s' return idx s -> idx s -> R
+  then fun i j => delta i.1 j.1 * deltaI i.2 j.2
+  else fun _ _ => 1.
+
+Definition mx (rs cs : seq nat) := idx rs -> idx cs -> R.
+
+(** ** Operations (each is its defining index rule) *)
+Definition mul rs ks cs (A : mx rs ks) (B : mx ks cs) : mx rs cs :=
+  fun i j => sumI (fun k => A i k * B k j).
+Definition tr rs cs (A : mx rs cs) : mx cs rs := fun i j => A j i.
+Definition add rs cs (A B : mx rs cs) : mx rs cs := fun i j => A i j + B i j.
+Definition scale rs cs (c : R) (A : mx rs cs) : mx rs cs := fun i j => c * A i j.
+Definition zero rs cs : mx rs cs := fun _ _ => 0.
+Definition ones rs cs : mx rs cs := fun _ _ => 1.
+Definition idm s : mx s s := fun i j => deltaI i j.
+(** the entrywise Kronecker product: [(A ⊗ B)_{(a,b),(c,d)} = A_{ac} B_{bd}] *)
+Definition kron r1 c1 r2 c2 (A : mx r1 c1) (B : mx r2 c2) : mx (r1 ++ r2) (c1 ++ c2) :=
+  fun i j => let: (i1, i2) := @splitI r1 r2 i in let: (j1, j2) := @splitI c1 c2 j in
+             A i1 j1 * B i2 j2.
+(** row-major flattening: [vec_r(X)_{(n,m)} = X_{nm}] *)
+Definition vec_r rs cs (X : mx rs cs) : mx (rs ++ cs) [::] :=
+  fun i _ => let: (a, b) := @splitI rs cs i in X a b.
+(** column-major flattening: [vec_c(X)_{(m,n)} = X_{nm}] *)
+Definition vec_c rs cs (X : mx rs cs) : mx (cs ++ rs) [::] :=
+  fun i _ => let: (b, a) := @splitI cs rs i in X a b.
+Definition unvec_r rs cs (v : mx (rs ++ cs) [::]) : mx rs cs :=
+  fun a b => v (let fix join s1 : idx s1 -> idx (s1 ++ cs) :=
+                  if s1 is d :: s1' return idx s1 -> idx (s1 ++ cs)
+                  then fun i => (i.1, join s1' i.2) else fun _ => b in join rs a) tt.
+(** the commutation matrix [K_{N,M}]: [K_{(a,b),(c,d)} = δ_{ad} δ_{bc}] *)
+Definition commutation n m : mx [:: n; m] [:: m; n] :=
+  fun i j => delta i.1 j.2.1 * delta i.2.1 j.1.
+(** the diamond product, D4's prose: entry [i] is Σ_k (column i of the matrix)_k (vector)_k;
+    for two matrices, reading C-col is the same rule column by column ([A ⋄ B := Aᵀ B]) *)
+Definition diamond rs c1 c2 (A : mx rs c1) (B : mx rs c2) : mx c1 c2 :=
+  fun i j => sumI (fun k => A k i * B k j).
+(** [x ⋄ W] "is computed the same way": the columns of [W] against [x] *)
+Definition diamond_vm rs cs (x : mx rs [::]) (W : mx rs cs) : mx cs [::] :=
+  fun i j => sumI (fun k => W k i * x k j).
+(** reading C-prod of matrix ⋄ matrix: [A ⋄ B := A B] *)
+Definition diamond_prod rs ks cs (A : mx rs ks) (B : mx ks cs) : mx rs cs := mul A B.
+(** the basis vector [e_i ∈ ℝ^h] *)
+Definition selector h (i : 'I_h) : mx [:: h] [::] := fun a _ => delta a.1 i.
+(** a head sum [Σ_{i<h} body(i)] *)
+Definition headsum h rs cs (F : 'I_h -> mx rs cs) : mx rs cs :=
+  fun I J => \sum_(i < h) F i I J.
+(** an elementwise function *)
+Definition ew rs cs (f : R -> R) (A : mx rs cs) : mx rs cs := fun i j => f (A i j).
+(** [Diag(v)] *)
+Definition diag s (v : mx s [::]) : mx s s := fun i j => v i tt * deltaI i j.
+
+(** a causal mask: entry [(a,b)] is kept for [b ≤ a] and zero above the diagonal *)
+Definition cmask n (A : mx [:: n] [:: n]) : mx [:: n] [:: n] :=
+  fun i j => A i j * (j.1 <= i.1)%N%:R.
+
+Definition meq rs cs (A B : mx rs cs) := forall i j, A i j = B i j.
+End Objects.
+
+Arguments delta {R n}.
+Arguments deltaI {R s}.
+Arguments sumI {R s}.
+Arguments idm {R} s.
+Arguments zero {R} rs cs.
+Arguments ones {R} rs cs.
+Arguments selector {R h}.
+Arguments commutation {R} n m.
+Arguments mul {R rs ks cs}.
+Arguments tr {R rs cs}.
+Arguments add {R rs cs}.
+Arguments scale {R rs cs}.
+Arguments kron {R r1 c1 r2 c2}.
+Arguments vec_r {R rs cs}.
+Arguments vec_c {R rs cs}.
+Arguments diamond {R rs c1 c2}.
+Arguments diamond_vm {R rs cs}.
+Arguments diamond_prod {R rs ks cs}.
+Arguments headsum {R h rs cs}.
+Arguments ew {R rs cs}.
+Arguments diag {R s}.
+Arguments meq {R rs cs}.
+Arguments cmask {R n}.
+
+Notation "A =m B" := (meq A B) (at level 70).

@@ -1,0 +1,136 @@
+(** * SymuatTac: the normal form of an entry, as rewrites by named lemmas.
+
+    The lemmas of symuat's index calculus (symuat.kernel.index_calculus), each an identity of
+    finite sums proved once:
+    - [sum_distrl]/[sum_distrr], [mulr_addl]/[mulr_addr], [sum_split]: an entry is a sum of
+      terms [c · Σ_bound Π factors] (prenex form);
+    - [sum_delta_l]/[sum_delta_r]: [Σ_b δ_{ab} f(b) = f(a)] (a Kronecker delta with a summed
+      index of the same range is eliminated); [delta_refl]: [δ_{aa} = 1];
+    - [sum_const_ord]: a sum over an index that occurs nowhere is a factor of its range;
+    - [exchange_big] and [eq_bigr]: summed indices are renamed (matched) up to order;
+    and a closing step by [ring] on the summands. *)
+From mathcomp Require Import all_ssreflect all_algebra.
+From Coq Require Import Setoid Morphisms Ring.
+From Symuat Require Import SymuatMx.
+Import GRing.Theory.
+Set Implicit Arguments.
+Unset Strict Implicit.
+Unset Printing Implicit Defensive.
+Local Open Scope ring_scope.
+
+Section Lemmas.
+Variable R : comRingType.
+Implicit Types (x y z : R).
+
+(** a delta guarding the rest of a product: [dl a b y = δ_{ab} · y] *)
+Definition dl n (a b : 'I_n) y : R := delta a b * y.
+
+Lemma sum_distrl I (r : seq I) (P : pred I) (F : I -> R) x :
+  (\sum_(i <- r | P i) F i) * x = \sum_(i <- r | P i) F i * x.
+Proof. exact: big_distrl. Qed.
+Lemma sum_distrr I (r : seq I) (P : pred I) (F : I -> R) x :
+  x * (\sum_(i <- r | P i) F i) = \sum_(i <- r | P i) x * F i.
+Proof. exact: big_distrr. Qed.
+Lemma mulr_addl x y z : (x + y) * z = x * z + y * z. Proof. exact: mulrDl. Qed.
+Lemma mulr_addr x y z : x * (y + z) = x * y + x * z. Proof. exact: mulrDr. Qed.
+Lemma sum_split I (r : seq I) (P : pred I) (F G : I -> R) :
+  \sum_(i <- r | P i) (F i + G i) = \sum_(i <- r | P i) F i + \sum_(i <- r | P i) G i.
+Proof. exact: big_split. Qed.
+Lemma mulr_assoc_r x y z : (x * y) * z = x * (y * z). Proof. by rewrite mulrA. Qed.
+Lemma mulr_one_l x : 1 * x = x. Proof. exact: mul1r. Qed.
+Lemma mulr_one_r x : x * 1 = x. Proof. exact: mulr1. Qed.
+
+Lemma delta_guard n (a b : 'I_n) y : delta a b * y = dl a b y. Proof. by []. Qed.
+Lemma delta_last n (a b : 'I_n) x : x * delta a b = dl a b x.
+Proof. by rewrite /dl mulrC. Qed.
+Lemma delta_alone n (a b : 'I_n) : delta a b = dl a b 1.
+Proof. by rewrite /dl mulr1. Qed.
+Lemma dl_bubble n (a b : 'I_n) x y : x * dl a b y = dl a b (x * y).
+Proof. by rewrite /dl mulrCA. Qed.
+Lemma dl_bubble_l n (a b : 'I_n) x y : dl a b y * x = dl a b (y * x).
+Proof. by rewrite /dl mulrA. Qed.
+Lemma dl_sum_out n (a b : 'I_n) I (r : seq I) (P : pred I) (F : I -> R) :
+  \sum_(i <- r | P i) dl a b (F i) = dl a b (\sum_(i <- r | P i) F i).
+Proof. by rewrite /dl big_distrr. Qed.
+Lemma dl_add n (a b : 'I_n) y z : dl a b y + dl a b z = dl a b (y + z).
+Proof. by rewrite /dl mulrDr. Qed.
+Lemma delta_refl n (a : 'I_n) y : dl a a y = y.
+Proof. by rewrite /dl /delta eqxx mul1r. Qed.
+(** [Σ_b δ_{ba} f(b) = f(a)] and [Σ_b δ_{ab} f(b) = f(a)] *)
+Lemma sum_delta_l n (a : 'I_n) (F : 'I_n -> R) : \sum_(b < n) dl b a (F b) = F a.
+Proof.
+rewrite (bigD1 a) //= big1 ?addr0; first by rewrite delta_refl.
+by move=> b /negbTE nb; rewrite /dl /delta nb mul0r.
+Qed.
+Lemma sum_delta_r n (a : 'I_n) (F : 'I_n -> R) : \sum_(b < n) dl a b (F b) = F a.
+Proof.
+rewrite (bigD1 a) //= big1 ?addr0; first by rewrite delta_refl.
+by move=> b; rewrite eq_sym => /negbTE nb; rewrite /dl /delta nb mul0r.
+Qed.
+(** a sum over an index that occurs nowhere *)
+Lemma sum_const_ord n x : \sum_(b < n) x = n%:R * x.
+Proof. by rewrite sumr_const card_ord mulr_natl. Qed.
+Lemma dl_unfold n (a b : 'I_n) y : dl a b y = delta a b * y. Proof. by []. Qed.
+
+Lemma R_ring_theory : @ring_theory R 0 1 +%R *%R (fun x y => x - y) -%R eq.
+Proof.
+split. exact: add0r. exact: addrC. exact: addrA. exact: mul1r. exact: mulrC. exact: mulrA.
+exact: mulrDl. by []. exact: subrr.
+Qed.
+(** the same theory stated over the carrier as a ring (the form rewriting leaves in goals) *)
+Lemma R_ring_theory_ring :
+  @ring_theory (GRing.Ring.sort (GRing.ComRing.ringType R)) 0 1 +%R *%R (fun x y => x - y) -%R eq.
+Proof. exact: R_ring_theory. Qed.
+End Lemmas.
+
+(** The tactics.  [symuat_intro] opens the entry; [symuat_prenex] puts it in prenex form;
+    [symuat_deltas] eliminates deltas; [symuat_close] matches the summed indices and closes by
+    [ring]. *)
+Ltac symuat_destruct :=
+  repeat match goal with
+  | x : prod _ _ |- _ => destruct x
+  | x : unit |- _ => destruct x
+  | x : idx _ |- _ => progress simpl in x
+  end.
+
+Ltac symuat_prenex :=
+  repeat (first [ (setoid_rewrite sum_distrl; idtac "symuat-lemma sum_distrl") | (setoid_rewrite sum_distrr; idtac "symuat-lemma sum_distrr")
+                | (setoid_rewrite mulr_addl; idtac "symuat-lemma mulr_addl") | (setoid_rewrite mulr_addr; idtac "symuat-lemma mulr_addr")
+                | (setoid_rewrite sum_split; idtac "symuat-lemma sum_split") | (setoid_rewrite mulr_assoc_r; idtac "symuat-lemma mulr_assoc_r")
+                | (setoid_rewrite mulr_one_l; idtac "symuat-lemma mulr_one_l") | (setoid_rewrite mulr_one_r; idtac "symuat-lemma mulr_one_r") ]).
+
+Ltac symuat_deltas :=
+  repeat (first [ (setoid_rewrite delta_guard; idtac "symuat-lemma delta_guard") | (setoid_rewrite delta_last; idtac "symuat-lemma delta_last") ]);
+  repeat ((setoid_rewrite delta_alone; idtac "symuat-lemma delta_alone"));
+  repeat (first [ (setoid_rewrite delta_refl; idtac "symuat-lemma delta_refl")
+                | (setoid_rewrite sum_delta_l; idtac "symuat-lemma sum_delta_l") | (setoid_rewrite sum_delta_r; idtac "symuat-lemma sum_delta_r")
+                | (setoid_rewrite dl_bubble; idtac "symuat-lemma dl_bubble") | (setoid_rewrite dl_bubble_l; idtac "symuat-lemma dl_bubble_l")
+                | (setoid_rewrite dl_sum_out; idtac "symuat-lemma dl_sum_out") ]).
+
+(** [ring] over the carrier as MathComp's rewriting leaves it *)
+Ltac symuat_ring :=
+  match goal with |- context [GRing.ComRing.ringType ?R] =>
+    match goal with |- @eq _ ?a ?b => change (@eq (GRing.Ring.sort (GRing.ComRing.ringType R)) a b) end
+  end; ring.
+
+Ltac symuat_close :=
+  first [ reflexivity
+        | apply: eq_bigr => ? _; symuat_close
+        | congr (dl _ _ _); symuat_close
+        | rewrite exchange_big /=; idtac "symuat-lemma exchange_big"; apply: eq_bigr => ? _; symuat_close
+        | rewrite [in RHS]exchange_big /=; idtac "symuat-lemma exchange_big"; apply: eq_bigr => ? _; symuat_close
+        | congr (_ + _); symuat_close
+        | rewrite [in LHS]addrC; congr (_ + _); symuat_close
+        | (repeat (setoid_rewrite sum_const_ord; idtac "symuat-lemma sum_const_ord")); rewrite ?dl_unfold; symuat_ring; idtac "symuat-lemma ring"
+        | match goal with |- ?f _ = ?f _ => congr (f _); symuat_close end ].
+
+(** The whole procedure for [lhs =m rhs], with the operations to unfold given by the caller. *)
+Tactic Notation "symuat_entry" :=
+  let I := fresh "I" in let J := fresh "J" in
+  move=> I J; symuat_destruct;
+  unfold diamond_prod, mul, tr, add, scale, zero, ones, idm, kron, vec_r, vec_c, commutation,
+    diamond, diamond_vm, selector, headsum, ew, diag, cmask;
+  cbn [sumI splitI deltaI cat fst snd];
+  symuat_prenex; symuat_deltas; cbn [fst snd]; symuat_prenex; symuat_close.
+
+Global Opaque dl.

@@ -1,0 +1,269 @@
+r"""SymPy statement → Coq theorem over the library in ``coq/`` (SymuatMx, SymuatTac).
+
+:func:`export_identity` turns ``lhs = rhs`` (the matrix expressions a check's
+:func:`~symuat.kernel.decide.check_identity` proved) into a Coq theorem stating exactly that
+identity, entrywise, for symbolic dimensions: every dimension is a universally quantified
+``nat``, every leaf a matrix of the index spaces symuat's index calculus gives it
+(:func:`~symuat.kernel.index_calculus.row_space`), every operation the library's definition
+of it (its index rule). The proof is one tactic, the same for every theorem
+(``symuat_entry``): the index-level normal form of both sides as rewrites by the library's
+named lemmas, then matching of the summed indices and ``ring``.
+
+A node the library has no definition for raises :class:`Unsupported` (with the reason).
+
+>>> from sympy import MatrixSymbol, symbols
+>>> from symuat.diamond import Diamond
+>>> m, n = symbols("m n", positive=True, integer=True)
+>>> W, x = MatrixSymbol("W", m, n), MatrixSymbol("x", m, 1)
+>>> print(export_identity("P1", Diamond(W, x), W.T * x).statement)
+Theorem P1 (m n : nat) (W : mx R [:: m] [:: n]) (x : mx R [:: m] [::]) :
+  diamond W x =m mul (tr W) x.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from dataclasses import dataclass, field
+
+import sympy as sp
+from sympy.matrices.expressions import (
+    Identity, KroneckerProduct, MatAdd, MatMul, MatPow, MatrixExpr, MatrixSymbol, OneMatrix,
+    Transpose, ZeroMatrix,
+)
+
+from symuat.kernel.index_calculus import col_space, row_space, space_of
+
+
+class Unsupported(Exception):
+    """The statement is outside the fragment the Coq library defines."""
+
+
+#: names the library or Coq use; a leaf with one of these names is renamed
+_RESERVED = {"mul", "tr", "add", "scale", "zero", "ones", "idm", "kron", "vec_r", "vec_c", "diamond",
+             "diamond_vm", "diamond_prod", "selector", "headsum", "ew", "diag", "cmask", "mx", "R",
+             "meq", "delta", "deltaI", "sumI", "idx", "dl", "commutation", "I", "J", "at", "as",
+             "fun", "forall", "match", "with", "end", "in", "let", "if", "then", "else", "Type",
+             "Prop", "Set", "nat", "seq", "fix", "is", "return", "tt", "unit", "x0"}
+
+
+def _ident(name: str) -> str:
+    out = re.sub(r"[^A-Za-z0-9_']", "_", name)
+    if not out or not (out[0].isalpha()):
+        out = "v" + out
+    return out + "_" if out in _RESERVED else out
+
+
+@dataclass
+class _Ctx:
+    dims: dict = field(default_factory=dict)      # coq name -> sympy symbol
+    leaves: dict = field(default_factory=dict)    # coq name -> coq type
+    funcs: dict = field(default_factory=dict)     # coq name -> "R -> R"
+    heads: dict = field(default_factory=dict)     # sympy head symbol -> (coq name, range text)
+
+    def dim(self, d) -> str:
+        d = sp.sympify(d)
+        for s in d.free_symbols:
+            self.dims[_ident(s.name)] = s
+        if d.is_Symbol:
+            return _ident(d.name)
+        if d.is_Integer and d >= 0:
+            return str(int(d))
+        return "(" + _nat_expr(d) + ")%N"
+
+    def space(self, space) -> str:
+        return "[:: " + "; ".join(self.dim(d) for d in space) + "]" if space else "[::]"
+
+    def leaf(self, name: str, typ: str) -> str:
+        coq = _ident(name)
+        old = self.leaves.get(coq)
+        if old is not None and old != typ:
+            raise Unsupported(f"leaf {name} with two types ({old}; {typ})")
+        self.leaves[coq] = typ
+        return coq
+
+
+def _nat_expr(d) -> str:
+    if d.is_Symbol:
+        return _ident(d.name)
+    if d.is_Integer:
+        if d < 0:
+            raise Unsupported(f"negative dimension term {d}")
+        return str(int(d))
+    if d.is_Add:
+        return " + ".join(_nat_expr(a) for a in d.args)
+    if d.is_Mul:
+        return " * ".join(f"({_nat_expr(a)})" for a in d.args)
+    if d.is_Pow and d.exp.is_Integer and d.exp > 0:
+        return " * ".join([f"({_nat_expr(d.base)})"] * int(d.exp))
+    raise Unsupported(f"dimension {d} is not a polynomial with natural coefficients")
+
+
+def _term(e, ctx: _Ctx) -> str:
+    name = type(e).__name__
+    if isinstance(e, MatrixSymbol) or name == "BlockSymbol":
+        typ = f"mx R {ctx.space(row_space(e))} {ctx.space(col_space(e))}"
+        return ctx.leaf(e.name, typ)
+    if name == "HeadMatrix" or name == "CausalHeadMatrix":
+        head, h = e.args[1], e.args[2]
+        typ = f"'I_{ctx.dim(h)} -> mx R {ctx.space(space_of(e.args[3]))} {ctx.space(space_of(e.args[4]))}"
+        if head not in ctx.heads:
+            raise Unsupported(f"{e.name}_{head} outside a sum over {head}")
+        out = f"{ctx.leaf(e.name, typ)} {ctx.heads[head][0]}"
+        return f"cmask ({out})" if name == "CausalHeadMatrix" else f"({out})"
+    if name == "PairHeadMatrix":
+        a, b, g, r, rows, cols, causal = e.args[1:]
+        typ = (f"'I_{ctx.dim(g)} -> 'I_{ctx.dim(r)} -> mx R {ctx.space(space_of(rows))} "
+               f"{ctx.space(space_of(cols))}")
+        for head in (a, b):
+            if head not in ctx.heads:
+                raise Unsupported(f"{e.name} outside a sum over {head}")
+        out = f"{ctx.leaf(e.name, typ)} {ctx.heads[a][0]} {ctx.heads[b][0]}"
+        return f"cmask ({out})" if bool(causal) else f"({out})"
+    if name == "Selector":
+        head = e.args[0]
+        if head not in ctx.heads:
+            raise Unsupported(f"e_{head} outside a sum over {head}")
+        return f"(selector {ctx.heads[head][0]})"
+    if name == "HeadSum":
+        head, h, body = e.args
+        coq = "h_" + _ident(str(head))
+        saved = ctx.heads.get(head)
+        ctx.heads[head] = (coq, ctx.dim(h))
+        try:
+            inner = _term(body, ctx)
+        finally:
+            if saved is None:
+                ctx.heads.pop(head)
+            else:
+                ctx.heads[head] = saved
+        return f"(headsum (fun {coq} : 'I_{ctx.dim(h)} => {inner}))"
+    if isinstance(e, Transpose):
+        return f"(tr {_term(e.arg, ctx)})"
+    if isinstance(e, MatMul):
+        coeff = sp.Integer(1)
+        mats = []
+        for a in e.args:
+            if isinstance(a, MatrixExpr):
+                mats.append(a)
+            else:
+                coeff *= a
+        out = _term(mats[0], ctx)
+        for m in mats[1:]:
+            out = f"(mul {out} {_term(m, ctx)})"
+        if coeff != 1:
+            out = f"(scale {_scalar(coeff)} {out})"
+        return out
+    if isinstance(e, MatAdd):
+        parts = [_term(a, ctx) for a in e.args]
+        out = parts[0]
+        for p in parts[1:]:
+            out = f"(add {out} {p})"
+        return out
+    if isinstance(e, KroneckerProduct):
+        parts = [_term(a, ctx) for a in e.args]
+        out = parts[0]
+        for p in parts[1:]:
+            out = f"(kron {out} {p})"
+        return out
+    if isinstance(e, MatPow) and sp.sympify(e.exp).is_Integer and int(e.exp) >= 1:
+        return _term(MatMul(*[e.base] * int(e.exp)), ctx)
+    if isinstance(e, Identity):
+        return f"(idm {ctx.space(space_of(e.rows))})"
+    if isinstance(e, ZeroMatrix):
+        return f"(zero {ctx.space(space_of(e.rows))} {ctx.space(space_of(e.cols))})"
+    if isinstance(e, OneMatrix):
+        return f"(ones {ctx.space(space_of(e.rows))} {ctx.space(space_of(e.cols))})"
+    if name == "Vec":
+        return f"({'vec_r' if e.order == 'row' else 'vec_c'} {_term(e.arg, ctx)})"
+    if name == "Diamond":
+        kind = e.kind
+        if kind == "mv":
+            return f"(diamond {_term(e.left, ctx)} {_term(e.right, ctx)})"
+        if kind == "vm":
+            return f"(diamond_vm {_term(e.left, ctx)} {_term(e.right, ctx)})"
+        mm = e.mm
+        if mm == "C-col":
+            return f"(diamond {_term(e.left, ctx)} {_term(e.right, ctx)})"
+        if mm == "C-prod":
+            return f"(diamond_prod {_term(e.left, ctx)} {_term(e.right, ctx)})"
+        raise Unsupported("matrix ⋄ matrix without a reading")
+    if name == "Sigma":
+        f = _ident(e.fname)
+        ctx.funcs[f] = "R -> R"
+        return f"(ew {f} {_term(e.arg, ctx)})"
+    if name == "Diag":
+        return f"(diag {_term(e.arg, ctx)})"
+    if name == "Commutation":
+        return f"(commutation {ctx.dim(e.args[0])} {ctx.dim(e.args[1])})"
+    raise Unsupported(f"no Coq definition for {name}")
+
+
+def _scalar(c) -> str:
+    c = sp.sympify(c)
+    if c.is_Integer:
+        return f"({int(c)})%:~R" if c < 0 else f"{int(c)}%:R"
+    raise Unsupported(f"scalar coefficient {c} (only integers are exported)")
+
+
+@dataclass
+class Exported:
+    name: str
+    statement: str   # the Coq theorem statement (without proof)
+    proof: str
+
+    @property
+    def text(self) -> str:
+        return f"{self.statement}\nProof. idtac \"symuat-begin {self.name}\". {self.proof} Qed.\n"
+
+    @property
+    def digest(self) -> str:
+        return hashlib.sha256(self.statement.encode()).hexdigest()[:16]
+
+
+def export_identity(name: str, lhs, rhs, proof: str = "symuat_entry.") -> Exported:
+    """The Coq theorem ``name`` stating ``lhs = rhs`` entrywise for all dimensions."""
+    rs_l, cs_l, rs_r, cs_r = row_space(lhs), col_space(lhs), row_space(rhs), col_space(rhs)
+    if (rs_l, cs_l) != (rs_r, cs_r):
+        raise Unsupported(f"index spaces differ: {rs_l}×{cs_l} against {rs_r}×{cs_r}")
+    ctx = _Ctx()
+    left, right = _term(lhs, ctx), _term(rhs, ctx)
+    binders = []
+    if ctx.dims:
+        binders.append("(" + " ".join(sorted(ctx.dims)) + " : nat)")
+    for f, t in sorted(ctx.funcs.items()):
+        binders.append(f"({f} : {t})")
+    for leaf, t in ctx.leaves.items():
+        binders.append(f"({leaf} : {t})")
+    head = f"Theorem {name} " + " ".join(binders) + " :"
+    body = f"  {_strip(left)} =m {_strip(right)}."
+    return Exported(name, head + "\n" + body, proof)
+
+
+def _strip(s: str) -> str:
+    return s[1:-1] if s.startswith("(") and s.endswith(")") and _balanced(s[1:-1]) else s
+
+
+def _balanced(s: str) -> bool:
+    depth = 0
+    for ch in s:
+        depth += ch == "("
+        depth -= ch == ")"
+        if depth < 0:
+            return False
+    return depth == 0
+
+
+PRELUDE = """From mathcomp Require Import all_ssreflect all_algebra.
+From Coq Require Import Setoid Morphisms Ring.
+From Symuat Require Import SymuatMx SymuatTac.
+Import GRing.Theory.
+Local Open Scope ring_scope.
+Section Certified.
+Variable R : comRingType.
+Add Ring symuat_ring : (R_ring_theory_ring R).
+"""
+
+
+def coq_file(theorems: list[Exported]) -> str:
+    return PRELUDE + "\n".join(t.text for t in theorems) + "End Certified.\n"

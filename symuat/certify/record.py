@@ -1,0 +1,78 @@
+"""The certify record: which checks' exported proofs compiled, valid only for these sources.
+
+The record (``build/certify/record.json``) carries a fingerprint of every source it depends on
+(``coq/*.v`` and ``symuat/**/*.py``); :func:`load` returns it only when the fingerprint matches
+the current sources, so a verdict never shows ``certified: coq`` for a statement that changed
+since the proof was compiled.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from functools import lru_cache
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+COQ_DIR = ROOT / "coq"
+
+
+def out_dir() -> Path:
+    """Where the certify tier writes (``$SYMUAT_CERTIFY_DIR``, default ``build/certify``)."""
+    return Path(os.environ.get("SYMUAT_CERTIFY_DIR") or ROOT / "build" / "certify")
+
+
+def fingerprint() -> str:
+    """SHA-256 over the Coq library and symuat's Python sources (names and contents)."""
+    h = hashlib.sha256()
+    files = sorted(COQ_DIR.glob("*.v")) + sorted((ROOT / "symuat").rglob("*.py"))
+    for f in files:
+        h.update(str(f.relative_to(ROOT)).encode())
+        h.update(f.read_bytes())
+    return h.hexdigest()
+
+
+@lru_cache(maxsize=1)
+def load(path: str | None = None) -> dict | None:
+    """The record, or None if absent or written for other sources."""
+    p = Path(path) if path else out_dir() / "record.json"
+    try:
+        data = json.loads(p.read_text())
+    except (OSError, ValueError):
+        return None
+    if data.get("fingerprint") != fingerprint():
+        return None
+    return data
+
+
+def certification(key: str) -> dict | None:
+    """``{"by": "coq", "theorems": [...], "lemmas": [...]}`` for a certified check, else None."""
+    data = load()
+    if not data:
+        return None
+    entry = data.get("checks", {}).get(key)
+    if not entry or entry.get("status") != "certified":
+        return None
+    return {"by": "coq", "theorems": entry["theorems"], "lemmas": entry.get("lemmas", []),
+            "statement_hashes": entry.get("hashes", [])}
+
+
+def claim_certified(claim) -> bool:
+    """Whether every symbolic ``proved`` check of ``claim`` (a registry Claim) is certified by Coq
+    in the current record (False without a current record or with no such check)."""
+    data = load()
+    if not data:
+        return False
+    entries = [data["checks"][c.key] for c in claim.checks if c.key in data.get("checks", {})]
+    return bool(entries) and all(e["status"] == "certified" for e in entries)
+
+
+def summary_line() -> str | None:
+    """``Coq: 95 of 101 symbolic proofs certified …`` from the current record, else None."""
+    data = load()
+    if not data:
+        return None
+    s = data["summary"]
+    return (f"Coq: {s['certified']} of {s['symbolic_proved']} symbolic proofs ({data['pattern']}) "
+            f"certified by coqc in the last `symuat certify` run for these sources.")

@@ -1,0 +1,181 @@
+"""The certify tier: export every symbolic ``proved`` of the selected groups and let Coq check it.
+
+For each check whose verdict is ``proved`` by the index-level normal form (directly, or every
+link of a chain), the statements that normal form compared equal are captured while the check
+runs (:data:`symuat.kernel.index_calculus.OBSERVER`), exported one file per check
+(:mod:`symuat.certify.export`) and compiled with ``coqc`` against the library in ``coq/``
+(compiled first). A check is ``certified`` only if every theorem of its file compiled in this
+run; otherwise the reason is recorded (``unsupported``: outside the exported fragment;
+``failed``: Coq rejected or the tactic did not close the goal).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import subprocess
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+from symuat.certify.export import Unsupported, coq_file, export_identity
+from symuat.certify.record import COQ_DIR, fingerprint, out_dir
+
+#: the core groups (claim IDs), then the further groups exported where in the fragment
+CORE = r"(D|P|M|H)\d+|X1|X3"
+LIBRARY = ("SymuatMx.v", "SymuatTac.v", "SymuatLemmas.v")
+
+
+def symbolic_proved(verdict) -> bool:
+    return verdict is not None and str(verdict.status) == "proved" and (
+        verdict.method.startswith("index-level normal form")
+        or verdict.method.startswith("every link: index-level normal form"))
+
+
+def coq_name(key: str, n: int) -> str:
+    base = re.sub(r"[^A-Za-z0-9]+", "_", key).strip("_")
+    return f"c_{base}_{n}"
+
+
+def compile_library(out: Path) -> float:
+    lib = out / "lib"
+    lib.mkdir(parents=True, exist_ok=True)
+    start = time.perf_counter()
+    for name in LIBRARY:
+        shutil.copy(COQ_DIR / name, lib / name)
+        _coqc(lib, lib / name, timeout=600)
+    return time.perf_counter() - start
+
+
+def _coqc(lib: Path, path: Path, timeout: int) -> subprocess.CompletedProcess:
+    proc = subprocess.run(["coqc", "-q", "-w", "-all", "-R", str(lib), "Symuat", str(path)],
+                          capture_output=True, text=True, timeout=timeout, cwd=path.parent)
+    if proc.returncode != 0 and path.parent == lib:
+        raise RuntimeError(f"the Coq library {path.name} does not compile:\n{proc.stdout}{proc.stderr}")
+    return proc
+
+
+def capture(checks) -> dict:
+    """Run ``checks``; return key → (verdict, [(lhs, rhs)] the normal form proved equal)."""
+    from symuat.kernel import index_calculus
+    from symuat.kernel.registry import _RUNNING
+
+    seen: dict = {}
+
+    def observer(lhs, rhs, result):
+        running = _RUNNING.get()
+        if running is not None and result.equal:
+            seen.setdefault(running.key, []).append((lhs, rhs))
+
+    token = index_calculus.OBSERVER.set(observer)
+    try:
+        out = {}
+        for check in checks:
+            result = check.run()
+            out[check.key] = (result.verdict, seen.get(check.key, []))
+    finally:
+        index_calculus.OBSERVER.reset(token)
+    return out
+
+
+def lemmas_of(stdout: str) -> dict:
+    """theorem name → the library lemmas its proof applied, in order (from the tactic's log)."""
+    out: dict = {}
+    current = None
+    for line in stdout.splitlines():
+        m = re.match(r"symuat-begin (\S+)", line.strip())
+        if m:
+            current = m.group(1)
+            out[current] = []
+            continue
+        m = re.match(r"symuat-lemma (\S+)", line.strip())
+        if m and current is not None and m.group(1) not in out[current]:
+            out[current].append(m.group(1))
+    return out
+
+
+def certify(pattern: str = CORE, out: Path | None = None, jobs: int = 2, timeout: int = 300,
+            progress=None) -> dict:
+    """The certify tier; writes ``out/record.json`` and returns the record."""
+    import symuat.claims  # noqa: F401  (registration)
+    from symuat.kernel.registry import REGISTRY
+
+    out = Path(out or out_dir())
+    if out.exists():
+        shutil.rmtree(out)
+    (out / "theories").mkdir(parents=True)
+    lib_seconds = compile_library(out)
+    checks = [c for c in REGISTRY.all_checks() if re.fullmatch(pattern, c.id.split(".")[0])]
+    captured = capture(checks)
+    record = {"fingerprint": fingerprint(), "pattern": pattern, "checks": {},
+              "library_seconds": round(lib_seconds, 1)}
+    todo = []
+    for key, (verdict, pairs) in captured.items():
+        if not symbolic_proved(verdict):
+            continue
+        entry = {"status": None, "theorems": [], "hashes": [], "reason": ""}
+        record["checks"][key] = entry
+        if not pairs:
+            # a check whose verdict *is* another check's (REGISTRY.verdict): it stands or falls
+            # with that check's exported theorems
+            deps = sorted(REGISTRY.edges.get(key, ()))
+            same = [d for d in deps if d in captured and captured[d][0] is verdict]
+            if len(same) == 1:
+                entry.update(status=None, via=same[0])
+            else:
+                entry.update(status="unsupported", reason="no statement captured (the verdict is reused from another check)")
+            continue
+        try:
+            theorems = [export_identity(coq_name(key, n), lhs, rhs) for n, (lhs, rhs) in enumerate(pairs)]
+        except Unsupported as exc:
+            entry.update(status="unsupported", reason=str(exc))
+            continue
+        entry["theorems"] = [t.name for t in theorems]
+        entry["hashes"] = [t.digest for t in theorems]
+        path = out / "theories" / (coq_name(key, 0)[2:-2] + ".v")
+        path.write_text(coq_file(theorems))
+        entry["file"] = str(path.relative_to(out))
+        todo.append((key, path))
+
+    def build(item):
+        key, path = item
+        start = time.perf_counter()
+        try:
+            proc = _coqc(out / "lib", path, timeout)
+            ok, log = proc.returncode == 0, proc.stdout + proc.stderr
+        except subprocess.TimeoutExpired:
+            ok, log = False, f"coqc timed out after {timeout} s"
+        return key, ok, log, time.perf_counter() - start
+
+    start = time.perf_counter()
+    with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
+        for n, (key, ok, log, seconds) in enumerate(pool.map(build, todo), 1):
+            entry = record["checks"][key]
+            entry["seconds"] = round(seconds, 1)
+            if ok:
+                entry["status"] = "certified"
+                chains = lemmas_of(log)
+                entry["lemmas"] = list(dict.fromkeys(l for t in entry["theorems"] for l in chains.get(t, [])))
+            else:
+                entry["status"] = "failed"
+                err = [l for l in log.splitlines() if l.startswith("Error") or "Error:" in l]
+                entry["reason"] = ("Coq: " + " ".join(err)[:300]) if err else log.strip()[-300:]
+            if progress:
+                progress(n, len(todo), key, entry["status"])
+    for key, entry in record["checks"].items():
+        via = entry.get("via")
+        if via:
+            dep = record["checks"].get(via, {})
+            entry.update(status=dep.get("status") or "unsupported", theorems=dep.get("theorems", []),
+                         hashes=dep.get("hashes", []), lemmas=dep.get("lemmas", []),
+                         reason=f"the verdict of {via}" + (f": {dep.get('reason')}" if dep.get("reason") else ""))
+    record["compile_seconds"] = round(time.perf_counter() - start, 1)
+    statuses = [e["status"] for e in record["checks"].values()]
+    record["summary"] = {s: statuses.count(s) for s in ("certified", "failed", "unsupported")}
+    record["summary"]["symbolic_proved"] = len(statuses)
+    (out / "record.json").write_text(json.dumps(record, indent=1, sort_keys=True))
+    from symuat.certify import record as rec
+
+    rec.load.cache_clear()
+    return record

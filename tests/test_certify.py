@@ -1,0 +1,112 @@
+"""The Coq certify tier: exported statements are faithful, and Coq rejects mutants.
+
+Each mutant below is a statement symuat refutes (a dropped transpose, swapped Kronecker factors,
+the other flattening), exported with the same generic proof as the true statements: Coq must
+reject it, and must accept the true statement beside it. Needs ``coqc`` with MathComp; skips
+without it unless ``CI`` or ``SYMUAT_REQUIRE_COQ`` is set.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+
+import pytest
+import sympy as sp
+from sympy import Identity, MatrixSymbol
+
+from symuat.algebra import kron
+from symuat.certify.export import Unsupported, coq_file, export_identity
+from symuat.certify.run import compile_library
+from symuat.diamond import Diamond
+from symuat.kernel.decide import check_identity
+from symuat.vec import Vec
+
+REQUIRED = bool(os.environ.get("CI") or os.environ.get("SYMUAT_REQUIRE_COQ"))
+n, m, N = sp.symbols("n m N", positive=True, integer=True)
+W, Wsq = MatrixSymbol("W", m, n), MatrixSymbol("W", n, n)
+x, X = MatrixSymbol("x", m, 1), MatrixSymbol("X", n, n)
+Xr = MatrixSymbol("X", n, N)
+
+
+def test_statement_is_the_checked_identity():
+    t = export_identity("P1", Diamond(W, x), W.T * x)
+    assert t.statement == ("Theorem P1 (m n : nat) (W : mx R [:: m] [:: n]) (x : mx R [:: m] [::]) :\n"
+                           "  diamond W x =m mul (tr W) x.")
+    A = MatrixSymbol("A", m, n)
+    v = export_identity("M1", Vec(A * Xr, "col"), kron(Identity(N), A) * Vec(Xr, "col"))
+    assert "vec_c (mul A X) =m mul (kron (idm [:: N]) A) (vec_c X)" in v.statement
+
+
+def test_unsupported_is_an_error_with_a_reason():
+    with pytest.raises(Unsupported, match="index spaces differ"):
+        export_identity("bad", Diamond(W, x), W * MatrixSymbol("y", n, 1))
+
+
+#: (name, true statement, mutant): the mutant differs by one slip and symuat refutes it
+CASES = [
+    ("dropped_transpose", (Diamond(Wsq, MatrixSymbol("y", n, 1)), Wsq.T * MatrixSymbol("y", n, 1)),
+     (Diamond(Wsq, MatrixSymbol("y", n, 1)), Wsq * MatrixSymbol("y", n, 1))),
+    ("swapped_kron", (Vec(Wsq * X, "col"), kron(Identity(n), Wsq) * Vec(X, "col")),
+     (Vec(Wsq * X, "col"), kron(Wsq, Identity(n)) * Vec(X, "col"))),
+    ("other_flattening", (Vec(Wsq * X, "row"), kron(Wsq, Identity(n)) * Vec(X, "row")),
+     (Vec(Wsq * X, "row"), kron(Wsq, Identity(n)) * Vec(X, "col"))),
+    ("transpose_of_kron", (kron(Wsq, X).T, kron(Wsq.T, X.T)), (kron(Wsq, X).T, kron(Wsq, X.T))),
+]
+
+
+@pytest.fixture(scope="module")
+def coq_lib(tmp_path_factory):
+    if shutil.which("coqc") is None:
+        if REQUIRED:
+            pytest.fail("coqc not found (required: CI / SYMUAT_REQUIRE_COQ is set)")
+        pytest.skip("coqc not installed")
+    out = tmp_path_factory.mktemp("certify")
+    compile_library(out)
+    return out
+
+
+def _compiles(lib, name, lhs, rhs) -> bool:
+    path = lib / "theories" / f"{name}.v"
+    path.parent.mkdir(exist_ok=True)
+    path.write_text(coq_file([export_identity(name, lhs, rhs)]))
+    proc = subprocess.run(["coqc", "-q", "-w", "-all", "-R", str(lib / "lib"), "Symuat", str(path)],
+                          capture_output=True, text=True, timeout=600, cwd=path.parent)
+    return proc.returncode == 0
+
+
+@pytest.mark.parametrize("name,true,mutant", CASES, ids=[c[0] for c in CASES])
+def test_coq_accepts_the_identity_and_rejects_its_mutant(coq_lib, name, true, mutant):
+    assert str(check_identity(*true).status) == "proved"
+    assert str(check_identity(*mutant).status) == "refuted"
+    assert _compiles(coq_lib, f"true_{name}", *true)
+    assert not _compiles(coq_lib, f"mutant_{name}", *mutant)
+
+
+def test_certified_shows_only_with_a_record_for_these_sources(tmp_path, monkeypatch):
+    import json
+
+    from symuat.certify import record as rec
+    from symuat.kernel.registry import REGISTRY
+    from symuat import report
+    import symuat.claims  # noqa: F401
+
+    monkeypatch.setenv("SYMUAT_CERTIFY_DIR", str(tmp_path))
+    entry = {"status": "certified", "theorems": ["c_P1_0"], "hashes": ["x"], "lemmas": ["mulr_assoc_r", "ring"]}
+    data = {"fingerprint": rec.fingerprint(), "pattern": "P1", "checks": {"P1": entry},
+            "summary": {"certified": 1, "failed": 0, "unsupported": 0, "symbolic_proved": 1}}
+    (tmp_path / "record.json").write_text(json.dumps(data))
+    rec.load.cache_clear()
+    try:
+        (check,) = REGISTRY.select(["P1"])
+        result = check.run()
+        assert result.as_dict()["certified"]["by"] == "coq"
+        assert "certified: coq (c_P1_0; lemmas: mulr_assoc_r, ring)" in report.detail(result)
+        assert rec.claim_certified(REGISTRY.claims["P1"])
+        data["fingerprint"] = "stale"  # written for other sources: ignored
+        (tmp_path / "record.json").write_text(json.dumps(data))
+        rec.load.cache_clear()
+        assert "certified" not in result.as_dict()
+    finally:
+        rec.load.cache_clear()
