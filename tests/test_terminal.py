@@ -118,12 +118,10 @@ def test_help_names_keys_and_exit_codes(command, capsys):
     assert "exit status: 0" in out and "P5.f[C-col,LR,square]" in out
 
 
-def test_version_does_not_load_the_catalogue():
-    # --help too, until symuat.models.fold's parser stops importing the DUAT code at the top
-    # (issue 21's module: `symuat --help` loads SymPy through it, ~0.5 s)
+def test_version_and_help_do_not_load_the_catalogue():
     code = ("import sys, io, contextlib\nfrom symuat import cli\n"
-            "for argv in (['--version'],):\n"
-            "    try:\n        cli.main(argv)\n    except SystemExit:\n        pass\n"
+            "for argv in (['--version'], ['--help'], ['model', '--help']):\n"
+            "    try:\n        with contextlib.redirect_stdout(io.StringIO()):\n            cli.main(argv)\n    except SystemExit:\n        pass\n"
             "heavy = [m for m in ('sympy', 'scipy', 'symuat.claims', 'symuat.models.bert') if m in sys.modules]\n"
             "print('HEAVY', heavy)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, check=True).stdout

@@ -30,9 +30,7 @@ from dataclasses import replace
 
 import numpy as np
 
-from symuat.models.causal_lm import CausalLM
 from symuat.models.formats import ModelError
-from symuat.models.lifts import rope_inv_freq
 
 
 class FoldRefused(ModelError):
@@ -56,6 +54,7 @@ REFUSE_WP4_LLAMA = "WP4: a Llama decoder has no value biases — nothing to fold
 
 def _decoder(model) -> CausalLM:
     """``model`` as a :class:`CausalLM` (the earlier ``LlamaWeights`` wrapper is unwrapped)."""
+    from symuat.models.causal_lm import CausalLM  # here, not at the top: `symuat --help` stays light
     model = getattr(model, "model", model)
     if not isinstance(model, CausalLM):
         raise ModelError(f"expected a decoder (CausalLM), not {type(model).__name__}")
@@ -64,6 +63,7 @@ def _decoder(model) -> CausalLM:
 
 def _rebuild(model: CausalLM, cfg, layers, *, embed=None, norm=None, lm_head=None) -> CausalLM:
     """A new :class:`CausalLM` with ``cfg`` and ``layers`` (and the other parts of ``model`` unless given)."""
+    from symuat.models.causal_lm import CausalLM
     out = CausalLM(cfg, model.embed_tokens if embed is None else embed, layers,
                    model.norm if norm is None else norm, None if cfg.tied else (model.lm_head if lm_head is None
                                                                                else lm_head),
@@ -257,6 +257,8 @@ def llama_config_json(model, source_config: dict | None = None) -> dict:
         if "dtype" in out:
             out["dtype"] = "float64"
         return out
+    from symuat.models.lifts import rope_inv_freq
+
     if not np.array_equal(c.frequencies(), rope_inv_freq(c.head_dim, c.rope_theta)):
         raise ModelError(f"{m.source}: the RoPE frequencies are not rope.freq_base's (rope_freqs or rope scaling); "
                          "a Llama config.json written from a GGUF cannot say that — not folded")
