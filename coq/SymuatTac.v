@@ -72,6 +72,21 @@ Lemma sum_const_ord n x : \sum_(b < n) x = n%:R * x.
 Proof. by rewrite sumr_const card_ord mulr_natl. Qed.
 Lemma dl_unfold n (a b : 'I_n) y : dl a b y = delta a b * y. Proof. by []. Qed.
 
+(** the summed index at depth 3 (4, 5) brought to the front (matching summed indices in any order) *)
+Lemma sum_rot3 n m p (F : 'I_n -> 'I_m -> 'I_p -> R) :
+  \sum_(a < n) \sum_(b < m) \sum_(c < p) F a b c = \sum_(c < p) \sum_(a < n) \sum_(b < m) F a b c.
+Proof. rewrite [RHS]exchange_big /=; apply: eq_bigr => a _; exact: exchange_big. Qed.
+Lemma sum_rot4 n m p q (F : 'I_n -> 'I_m -> 'I_p -> 'I_q -> R) :
+  \sum_(a < n) \sum_(b < m) \sum_(c < p) \sum_(d < q) F a b c d
+  = \sum_(d < q) \sum_(a < n) \sum_(b < m) \sum_(c < p) F a b c d.
+Proof. rewrite [RHS]exchange_big /=; apply: eq_bigr => a _; exact: sum_rot3. Qed.
+Lemma sum_rot5 n m p q s (F : 'I_n -> 'I_m -> 'I_p -> 'I_q -> 'I_s -> R) :
+  \sum_(a < n) \sum_(b < m) \sum_(c < p) \sum_(d < q) \sum_(e < s) F a b c d e
+  = \sum_(e < s) \sum_(a < n) \sum_(b < m) \sum_(c < p) \sum_(d < q) F a b c d e.
+Proof. rewrite [RHS]exchange_big /=; apply: eq_bigr => a _; exact: sum_rot4. Qed.
+(** a summand matched ([summand_match]): the left term replaced by its match on the right *)
+Lemma summand_match x y : x = y -> x = y. Proof. by []. Qed.
+
 Lemma R_ring_theory : @ring_theory R 0 1 +%R *%R (fun x y => x - y) -%R eq.
 Proof.
 split. exact: add0r. exact: addrC. exact: addrA. exact: mul1r. exact: mulrC. exact: mulrA.
@@ -109,20 +124,62 @@ Ltac symuat_deltas :=
 
 (** [ring] over the carrier as MathComp's rewriting leaves it *)
 Ltac symuat_ring :=
-  match goal with |- context [GRing.ComRing.ringType ?R] =>
-    match goal with |- @eq _ ?a ?b => change (@eq (GRing.Ring.sort (GRing.ComRing.ringType R)) a b) end
+  match goal with R : GRing.ComRing.type |- @eq _ ?a ?b =>
+    change (@eq (GRing.Ring.sort (GRing.ComRing.ringType R)) a b)
   end; ring.
 
+(** Closing: one term matches the summed indices of both sides (the right side's index at any
+    depth brought to the front by [exchange_big]/[sum_rot3..5]) and ends by [ring] on the
+    summands, after matching the arguments of elementwise functions ([f X = f Y] from [X = Y]);
+    a sum of terms replaces each summand of the left side that is a sum (or a guarded delta) by
+    a summand of the right side it equals, then [ring] over the summands (any order, merged
+    coefficients). *)
+Ltac symuat_is_summand t :=
+  lazymatch t with
+  | BigOp.bigop _ _ _ => idtac
+  | dl _ _ _ => idtac
+  end.
+
 Ltac symuat_close :=
-  first [ reflexivity
-        | apply: eq_bigr => ? _; symuat_close
-        | congr (dl _ _ _); symuat_close
-        | rewrite exchange_big /=; idtac "symuat-lemma exchange_big"; apply: eq_bigr => ? _; symuat_close
-        | rewrite [in RHS]exchange_big /=; idtac "symuat-lemma exchange_big"; apply: eq_bigr => ? _; symuat_close
-        | congr (_ + _); symuat_close
-        | rewrite [in LHS]addrC; congr (_ + _); symuat_close
-        | (repeat (setoid_rewrite sum_const_ord; idtac "symuat-lemma sum_const_ord")); rewrite ?dl_unfold; symuat_ring; idtac "symuat-lemma ring"
-        | match goal with |- ?f _ = ?f _ => congr (f _); symuat_close end ].
+  let rec term :=
+    first [ reflexivity
+          | apply: eq_bigr => ? _; term
+          | rewrite [in RHS]exchange_big /=; idtac "symuat-lemma exchange_big"; apply: eq_bigr => ? _; term
+          | rewrite [in RHS]sum_rot3 /=; idtac "symuat-lemma sum_rot3"; apply: eq_bigr => ? _; term
+          | rewrite [in RHS]sum_rot4 /=; idtac "symuat-lemma sum_rot4"; apply: eq_bigr => ? _; term
+          | rewrite [in RHS]sum_rot5 /=; idtac "symuat-lemma sum_rot5"; apply: eq_bigr => ? _; term
+          | congr (dl _ _ _); term
+          | leaf ]
+  with leaf :=
+    (repeat (setoid_rewrite sum_const_ord; idtac "symuat-lemma sum_const_ord")); rewrite ?dl_unfold;
+    cbn [idx]; ew_args; first [ reflexivity | symuat_ring ]; idtac "symuat-lemma ring"
+  with ew_args :=
+    repeat match goal with
+    | f : ?T -> ?T |- ?L = ?R =>
+        match L with context [f ?X] => match R with context [f ?Y] =>
+          tryif constr_eq X Y then fail else
+          (let H := fresh "Hf" in assert (H : X = Y) by close; rewrite H; clear H;
+           idtac "symuat-lemma congr_ew")
+        end end
+    end
+  with find t R :=
+    lazymatch R with
+    | ?a + ?b => first [ find t a | find t b ]
+    | _ => symuat_is_summand R;
+           let H := fresh "Hm" in assert (H : t = R) by term; first [ rewrite [in LHS]H | rewrite H ]; clear H
+    end
+  with walk L :=
+    lazymatch L with
+    | ?a + ?b => walk a; walk b
+    | _ => try (symuat_is_summand L; lazymatch goal with |- _ = ?R => find L R end)
+    end
+  with ac :=
+    lazymatch goal with |- ?L = ?R =>
+      first [ lazymatch L with _ + _ => idtac end | lazymatch R with _ + _ => idtac end ];
+      walk L; idtac "symuat-lemma summand_match"; leaf
+    end
+  with close := first [ term | ac ]
+  in close.
 
 (** The whole procedure for [lhs =m rhs], with the operations to unfold given by the caller. *)
 Tactic Notation "symuat_entry" :=

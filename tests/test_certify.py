@@ -110,3 +110,33 @@ def test_certified_shows_only_with_a_record_for_these_sources(tmp_path, monkeypa
         assert "certified" not in result.as_dict()
     finally:
         rec.load.cache_clear()
+
+
+class _AdmittedTheorem:
+    """An exported theorem whose proof ends in ``Admitted`` (an axiom): never certified."""
+
+    def __init__(self, inner):
+        self.name, self.statement, self.proof = inner.name, inner.statement, inner.proof
+
+    def batch_text(self, timeout):
+        return (f"{self.statement}\nProof. idtac \"symuat-begin {self.name}\". Admitted.\n"
+                f"Goal True. idtac \"symuat-qed {self.name}\". Abort.\nPrint Assumptions {self.name}.\n")
+
+
+def test_a_batch_never_lets_a_failing_theorem_pass(coq_lib):
+    """One batch file: true, mutant, true, admitted, true. The mutant is named as failed (from
+    Coq's error line), the theorems after it are compiled again, the admitted one is refused (its
+    assumptions list an axiom), and only the true ones are accepted."""
+    from symuat.certify.run import compile_batch
+
+    name, true, mutant = CASES[1]
+    thms = [export_identity("b_true0", *true), export_identity("b_mutant", *mutant),
+            export_identity("b_true1", *CASES[0][1]),
+            _AdmittedTheorem(export_identity("b_admitted", *mutant)),
+            export_identity("b_true2", *CASES[3][1])]
+    (coq_lib / "theories").mkdir(exist_ok=True)
+    res = compile_batch(coq_lib / "lib", thms, coq_lib / "theories" / "batch_test.v", timeout=120)
+    assert {k: v["ok"] for k, v in res.items()} == {
+        "b_true0": True, "b_mutant": False, "b_true1": True, "b_admitted": False, "b_true2": True}
+    assert res["b_mutant"]["reason"].startswith("Coq:")
+    assert "axioms" in res["b_admitted"]["reason"]

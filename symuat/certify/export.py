@@ -216,6 +216,14 @@ class Exported:
     def text(self) -> str:
         return f"{self.statement}\nProof. idtac \"symuat-begin {self.name}\". {self.proof} Qed.\n"
 
+    def batch_text(self, timeout: int) -> str:
+        """The theorem as one entry of a batch file: the proof under Coq's ``Timeout``, then a
+        marker (printed only once ``Qed`` — the kernel's check — has passed) and the theorem's
+        assumptions (``Print Assumptions``: an ``Axioms:`` section means not certified)."""
+        return (f"{self.statement}\nProof. idtac \"symuat-begin {self.name}\". Timeout {timeout} "
+                f"{self.proof} Qed.\nGoal True. idtac \"symuat-qed {self.name}\". Abort.\n"
+                f"Print Assumptions {self.name}.\n")
+
     @property
     def digest(self) -> str:
         return hashlib.sha256(self.statement.encode()).hexdigest()[:16]
@@ -267,3 +275,13 @@ Add Ring symuat_ring : (R_ring_theory_ring R).
 
 def coq_file(theorems: list[Exported]) -> str:
     return PRELUDE + "\n".join(t.text for t in theorems) + "End Certified.\n"
+
+
+def batch_file(theorems: list[Exported], timeout: int) -> tuple[str, list[tuple[int, str]]]:
+    """Many theorems in one file (one ``coqc`` start, MathComp loaded once) and the first line of
+    each theorem, to name the theorem a Coq error points at."""
+    text, starts = PRELUDE, []
+    for t in theorems:
+        starts.append((text.count("\n") + 1, t.name))
+        text += t.batch_text(timeout)
+    return text + "End Certified.\n", starts

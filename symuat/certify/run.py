@@ -19,7 +19,7 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from symuat.certify.export import Unsupported, coq_file, export_identity
+from symuat.certify.export import Unsupported, batch_file, export_identity
 from symuat.certify.record import COQ_DIR, fingerprint, out_dir
 
 #: the core groups (claim IDs), then the further groups exported where in the fragment
@@ -54,6 +54,95 @@ def _coqc(lib: Path, path: Path, timeout: int) -> subprocess.CompletedProcess:
     if proc.returncode != 0 and path.parent == lib:
         raise RuntimeError(f"the Coq library {path.name} does not compile:\n{proc.stdout}{proc.stderr}")
     return proc
+
+
+def _theorem_results(stdout: str) -> dict:
+    """theorem name → whether Coq's kernel accepted it without axioms: its ``symuat-qed`` marker
+    (printed after ``Qed``) is present and its ``Print Assumptions`` lists no ``Axioms:``."""
+    out: dict = {}
+    current = None
+    for line in stdout.splitlines():
+        m = re.match(r"symuat-(qed|begin) (\S+)", line.strip())
+        if m:
+            current = m.group(2) if m.group(1) == "qed" else None
+            if current is not None:
+                out[current] = True
+            continue
+        if current is not None and line.strip().startswith("Axioms:"):
+            out[current] = False
+    return out
+
+
+def compile_batch(lib: Path, theorems: list, path: Path, timeout: int = 300) -> dict:
+    """Compile ``theorems`` in batch files (``path``, ``path`` with suffixes on restarts).
+
+    A failing theorem stops ``coqc``: it is named from the error's line, recorded as failed with
+    Coq's message, and the theorems after it are compiled again in a new file (those before it
+    passed ``Qed`` already: their markers are in the output). A theorem counts as accepted only
+    with its own marker and no axioms, so a failure is never masked.  Returns
+    name → ``{"ok", "reason", "log"}``."""
+    results: dict = {}
+    todo = list(theorems)
+    attempt = 0
+    while todo:
+        target = path if attempt == 0 else path.with_name(f"{path.stem}_r{attempt}.v")
+        text, starts = batch_file(todo, timeout)
+        target.write_text(text)
+        try:
+            proc = _coqc(lib, target, timeout * len(todo) + 60)
+            stdout, stderr, code = proc.stdout, proc.stderr, proc.returncode
+        except subprocess.TimeoutExpired as exc:
+            def _s(b):
+                return b.decode(errors="replace") if isinstance(b, bytes) else (b or "")
+            stdout, stderr, code = _s(exc.stdout), "coqc timed out", None
+        accepted = _theorem_results(stdout)
+        logs = _split_logs(stdout)
+        for t in todo:
+            if t.name in accepted:
+                results[t.name] = {"ok": accepted[t.name], "log": logs.get(t.name, ""),
+                                   "reason": "" if accepted[t.name] else "Coq: the proof uses axioms"}
+        if code == 0:
+            missing = [t for t in todo if t.name not in results]
+            for t in missing:  # compiled, but no marker: never counted as certified
+                results[t.name] = {"ok": False, "log": "", "reason": "no Qed marker in coqc's output"}
+            break
+        # the failing theorem: the one whose lines hold the error (else the first without a marker)
+        line = None
+        m = re.search(r'File "[^"]*", line (\d+)', stderr) or re.search(r'File "[^"]*", line (\d+)', stdout)
+        if m and code is not None:
+            line = int(m.group(1))
+        failed = None
+        if line is not None:
+            for first, name in starts:
+                if first <= line:
+                    failed = name
+        if failed is None or failed in results:
+            pending = [t.name for t in todo if t.name not in results]
+            failed = pending[0] if pending else None
+        if failed is None:
+            break
+        err = [l for l in (stderr + stdout).splitlines() if l.startswith("Error") or "Error:" in l]
+        reason = ("Coq: " + " ".join(err)[:300]) if err else (stderr or stdout).strip()[-300:]
+        if code is None:
+            reason = f"coqc timed out after {timeout * len(todo) + 60} s"
+        results[failed] = {"ok": False, "log": logs.get(failed, ""), "reason": reason}
+        names = [t.name for t in todo]
+        todo = [t for t in todo[names.index(failed) + 1:] if t.name not in results]
+        attempt += 1
+    return results
+
+
+def _split_logs(stdout: str) -> dict:
+    out: dict = {}
+    current = None
+    for line in stdout.splitlines():
+        m = re.match(r"symuat-begin (\S+)", line.strip())
+        if m:
+            current = m.group(1)
+            out[current] = ""
+        if current is not None:
+            out[current] += line + "\n"
+    return out
 
 
 def capture(checks) -> dict:
@@ -133,36 +222,34 @@ def certify(pattern: str = CORE, out: Path | None = None, jobs: int = 2, timeout
             continue
         entry["theorems"] = [t.name for t in theorems]
         entry["hashes"] = [t.digest for t in theorems]
-        path = out / "theories" / (coq_name(key, 0)[2:-2] + ".v")
-        path.write_text(coq_file(theorems))
-        entry["file"] = str(path.relative_to(out))
-        todo.append((key, path))
+        todo.append((key, theorems))
+
+    # batches: the theorems dealt to ``jobs`` files, longest statements first (a balanced load)
+    allthm = sorted((t for _, ts in todo for t in ts), key=lambda t: -len(t.statement))
+    batches = [allthm[k::max(1, jobs)] for k in range(max(1, jobs))]
+    batches = [b for b in batches if b]
 
     def build(item):
-        key, path = item
-        start = time.perf_counter()
-        try:
-            proc = _coqc(out / "lib", path, timeout)
-            ok, log = proc.returncode == 0, proc.stdout + proc.stderr
-        except subprocess.TimeoutExpired:
-            ok, log = False, f"coqc timed out after {timeout} s"
-        return key, ok, log, time.perf_counter() - start
+        k, batch = item
+        return compile_batch(out / "lib", batch, out / "theories" / f"batch{k}.v", timeout)
 
     start = time.perf_counter()
+    results: dict = {}
     with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
-        for n, (key, ok, log, seconds) in enumerate(pool.map(build, todo), 1):
-            entry = record["checks"][key]
-            entry["seconds"] = round(seconds, 1)
-            if ok:
-                entry["status"] = "certified"
-                chains = lemmas_of(log)
-                entry["lemmas"] = list(dict.fromkeys(l for t in entry["theorems"] for l in chains.get(t, [])))
-            else:
-                entry["status"] = "failed"
-                err = [l for l in log.splitlines() if l.startswith("Error") or "Error:" in l]
-                entry["reason"] = ("Coq: " + " ".join(err)[:300]) if err else log.strip()[-300:]
-            if progress:
-                progress(n, len(todo), key, entry["status"])
+        for res in pool.map(build, enumerate(batches)):
+            results.update(res)
+    for n, (key, theorems) in enumerate(todo, 1):
+        entry = record["checks"][key]
+        got = [results.get(t.name, {"ok": False, "log": "", "reason": "not compiled"}) for t in theorems]
+        if all(r["ok"] for r in got):
+            entry["status"] = "certified"
+            chains = lemmas_of("".join(r["log"] for r in got))
+            entry["lemmas"] = list(dict.fromkeys(l for t in entry["theorems"] for l in chains.get(t, [])))
+        else:
+            entry["status"] = "failed"
+            entry["reason"] = next(r["reason"] for r in got if not r["ok"])
+        if progress:
+            progress(n, len(todo), key, entry["status"])
     for key, entry in record["checks"].items():
         via = entry.get("via")
         if via:
