@@ -103,6 +103,16 @@ Definition diag s (v : mx s [::]) : mx s s := fun i j => v i tt * deltaI i j.
 Definition cmask n (A : mx [:: n] [:: n]) : mx [:: n] [:: n] :=
   fun i j => A i j * (j.1 <= i.1)%N%:R.
 
+(** the shifted delta of a 1-d convolution: [δ_{b, a+t-r}] (zero where [a+t-r] leaves the range:
+    zero padding), over the integers *)
+Definition sdelta n h (b a : 'I_n) (t : 'I_h) (r : int) : R := (b%:Z == a%:Z + t%:Z - r)%:R.
+(** the shift matrix [S_{t-r}]: [(S_{t-r})_{n n'} = δ_{n', n+t-r}] *)
+Definition shift n h (r : int) (t : 'I_h) : mx [:: n] [:: n] := fun i j => sdelta j.1 i.1 t r.
+(** the convolution [Y_n = Σ_{t<h} X_{n+t-r} K_t] (zero padding), by its definition
+    [Y_{nm} = Σ_t Σ_{n'} Σ_{m'} δ_{n', n+t-r} X_{n'm'} (K_t)_{m'm}] *)
+Definition conv n m h (r : nat) (X : mx [:: n] [:: m]) (K : 'I_h -> mx [:: m] [:: m]) : mx [:: n] [:: m] :=
+  fun i j => \sum_(t < h) \sum_(n' < n) \sum_(m' < m) sdelta n' i.1 t r%:Z * X (n', tt) (m', tt) * K t (m', tt) j.
+
 Definition meq rs cs (A B : mx rs cs) := forall i j, A i j = B i j.
 End Objects.
 
@@ -129,5 +139,8 @@ Arguments ew {R rs cs}.
 Arguments diag {R s}.
 Arguments meq {R rs cs}.
 Arguments cmask {R n}.
+Arguments sdelta {R n h}.
+Arguments shift {R n h}.
+Arguments conv {R n m h}.
 
 Notation "A =m B" := (meq A B) (at level 70).

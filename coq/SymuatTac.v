@@ -186,7 +186,7 @@ Tactic Notation "symuat_entry" :=
   let I := fresh "I" in let J := fresh "J" in
   move=> I J; symuat_destruct;
   unfold diamond_prod, mul, tr, add, scale, zero, ones, idm, kron, vec_r, vec_c, commutation,
-    diamond, diamond_vm, selector, headsum, ew, diag, cmask;
+    diamond, diamond_vm, selector, headsum, ew, diag, cmask, shift, conv;
   cbn [sumI splitI deltaI cat fst snd];
   symuat_prenex; symuat_deltas; cbn [fst snd]; symuat_prenex; symuat_close.
 

@@ -140,3 +140,13 @@ def test_a_batch_never_lets_a_failing_theorem_pass(coq_lib):
         "b_true0": True, "b_mutant": False, "b_true1": True, "b_admitted": False, "b_true2": True}
     assert res["b_mutant"]["reason"].startswith("Coq:")
     assert "axioms" in res["b_admitted"]["reason"]
+
+
+def test_coq_rejects_a_wrong_convolution_shift(coq_lib):
+    """M5.conv's lift with the shift off by one (S_{t-r+1}) is rejected; the true lift compiles."""
+    from symuat.linear import conv1d_symbols
+
+    conv, lift, X = conv1d_symbols()
+    _, wrong, _ = conv1d_symbols(shift_error=1)
+    assert _compiles(coq_lib, "true_conv", Vec(conv, "row"), lift("row") * Vec(X, "row"))
+    assert not _compiles(coq_lib, "mutant_conv", Vec(conv, "row"), wrong("row") * Vec(X, "row"))

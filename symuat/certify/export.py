@@ -42,6 +42,7 @@ class Unsupported(Exception):
 #: names the library or Coq use; a leaf with one of these names is renamed
 _RESERVED = {"mul", "tr", "add", "scale", "zero", "ones", "idm", "kron", "vec_r", "vec_c", "diamond",
              "diamond_vm", "diamond_prod", "selector", "headsum", "ew", "diag", "cmask", "mx", "R",
+             "sdelta", "shift", "conv",
              "meq", "delta", "deltaI", "sumI", "idx", "dl", "commutation", "I", "J", "at", "as",
              "fun", "forall", "match", "with", "end", "in", "let", "if", "then", "else", "Type",
              "Prop", "Set", "nat", "seq", "fix", "is", "return", "tt", "unit", "x0"}
@@ -81,6 +82,19 @@ class _Ctx:
             raise Unsupported(f"leaf {name} with two types ({old}; {typ})")
         self.leaves[coq] = typ
         return coq
+
+
+def _int_expr(d, ctx) -> str:
+    """An integer offset (a polynomial in the dimensions) as a MathComp ``int``."""
+    if d.is_Symbol:
+        return f"{ctx.dim(d)}%:Z"
+    if d.is_Integer:
+        return f"{int(d)}%:Z" if d >= 0 else f"(- {-int(d)}%:Z)"
+    if d.is_Add:
+        return "(" + " + ".join(_int_expr(a, ctx) for a in d.args) + ")"
+    if d.is_Mul:
+        return "(" + " * ".join(_int_expr(a, ctx) for a in d.args) + ")"
+    raise Unsupported(f"offset {d} is not a polynomial with integer coefficients")
 
 
 def _nat_expr(d) -> str:
@@ -194,6 +208,18 @@ def _term(e, ctx: _Ctx) -> str:
         return f"(ew {f} {_term(e.arg, ctx)})"
     if name == "Diag":
         return f"(diag {_term(e.arg, ctx)})"
+    if name == "ShiftMatrix":
+        n, tap, r = e.args
+        if tap not in ctx.heads:
+            raise Unsupported(f"shift S_{tap} outside a sum over {tap}")
+        return f"(@shift R {ctx.dim(n)} _ ({_int_expr(sp.sympify(r), ctx)}) {ctx.heads[tap][0]})"
+    if name == "Conv1d":
+        X, kernels, r = e.args
+        if len(row_space(X)) != 1 or len(col_space(X)) != 1:
+            raise Unsupported("a convolution of a matrix whose axes are not single dimensions")
+        m, h = ctx.dim(X.shape[1]), ctx.dim(2 * r + 1)
+        K = ctx.leaf(kernels.name, f"'I_{h} -> mx R [:: {m}] [:: {m}]")
+        return f"(conv {ctx.dim(r)} {_term(X, ctx)} {K})"
     if name == "Commutation":
         return f"(commutation {ctx.dim(e.args[0])} {ctx.dim(e.args[1])})"
     raise Unsupported(f"no Coq definition for {name}")
