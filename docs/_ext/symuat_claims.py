@@ -366,12 +366,14 @@ def check_detail(r, heading: bool = True) -> list[str]:
     if r.check.polarity == "denies":
         flags.append("the paper denies this statement")
     lines += [f"{_badge(status)} " + ("(" + "; ".join(flags) + ")" if flags else ""), ""]
-    from symuat.certify.record import certification
+    from symuat.certify.record import certification, not_certified
 
     cert = certification(key)
     if cert:  # compiled by coqc in the current certify record: the chain of named Coq lemmas
         lines += [":badge:`certified: coq` *Coq lemmas applied:* "
                   + " → ".join(f"``{name}``" for name in cert["lemmas"]), ""]
+    elif not_certified(key):  # a symbolic proof the certify tier could not certify: why
+        lines += [f"*Not certified by Coq:* {not_certified(key)}", ""]
     if r.check.note:
         lines += [f"*Reading:* {rich(r.check.note)}", ""]
     if r.error:

@@ -58,6 +58,16 @@ def certification(key: str) -> dict | None:
             "statement_hashes": entry.get("hashes", [])}
 
 
+def not_certified(key: str) -> str | None:
+    """Why a symbolic ``proved`` check is not certified in the current record (its status and
+    the reason: outside the exported fragment, or rejected by Coq), else None."""
+    data = load()
+    entry = (data or {}).get("checks", {}).get(key)
+    if not entry or entry.get("status") == "certified":
+        return None
+    return f"{entry.get('status')}: {entry.get('reason') or 'no reason recorded'}"
+
+
 def claim_certified(claim) -> bool:
     """Whether every symbolic ``proved`` check of ``claim`` (a registry Claim) is certified by Coq
     in the current record (False without a current record or with no such check)."""
