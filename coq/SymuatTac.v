@@ -108,19 +108,22 @@ Ltac symuat_destruct :=
   | x : idx _ |- _ => progress simpl in x
   end.
 
+(** one lemma, rewritten (under binders) until it no longer applies, each use logged *)
+Ltac symuat_rw l := repeat (setoid_rewrite l; idtac "symuat-lemma" l).
+
+(** Each lemma is exhausted in turn and the round repeated until nothing changes (a failed
+    [setoid_rewrite] costs a whole traversal: one per lemma per round, not one per lemma per
+    rewrite). *)
 Ltac symuat_prenex :=
-  repeat (first [ (setoid_rewrite sum_distrl; idtac "symuat-lemma sum_distrl") | (setoid_rewrite sum_distrr; idtac "symuat-lemma sum_distrr")
-                | (setoid_rewrite mulr_addl; idtac "symuat-lemma mulr_addl") | (setoid_rewrite mulr_addr; idtac "symuat-lemma mulr_addr")
-                | (setoid_rewrite sum_split; idtac "symuat-lemma sum_split") | (setoid_rewrite mulr_assoc_r; idtac "symuat-lemma mulr_assoc_r")
-                | (setoid_rewrite mulr_one_l; idtac "symuat-lemma mulr_one_l") | (setoid_rewrite mulr_one_r; idtac "symuat-lemma mulr_one_r") ]).
+  repeat progress (symuat_rw sum_distrl; symuat_rw sum_distrr; symuat_rw mulr_addl;
+                   symuat_rw mulr_addr; symuat_rw sum_split; symuat_rw mulr_assoc_r;
+                   symuat_rw mulr_one_l; symuat_rw mulr_one_r).
 
 Ltac symuat_deltas :=
-  repeat (first [ (setoid_rewrite delta_guard; idtac "symuat-lemma delta_guard") | (setoid_rewrite delta_last; idtac "symuat-lemma delta_last") ]);
-  repeat ((setoid_rewrite delta_alone; idtac "symuat-lemma delta_alone"));
-  repeat (first [ (setoid_rewrite delta_refl; idtac "symuat-lemma delta_refl")
-                | (setoid_rewrite sum_delta_l; idtac "symuat-lemma sum_delta_l") | (setoid_rewrite sum_delta_r; idtac "symuat-lemma sum_delta_r")
-                | (setoid_rewrite dl_bubble; idtac "symuat-lemma dl_bubble") | (setoid_rewrite dl_bubble_l; idtac "symuat-lemma dl_bubble_l")
-                | (setoid_rewrite dl_sum_out; idtac "symuat-lemma dl_sum_out") ]).
+  repeat progress (symuat_rw delta_guard; symuat_rw delta_last);
+  symuat_rw delta_alone;
+  repeat progress (symuat_rw delta_refl; symuat_rw sum_delta_l; symuat_rw sum_delta_r;
+                   symuat_rw dl_bubble; symuat_rw dl_bubble_l; symuat_rw dl_sum_out).
 
 (** [ring] over the carrier as MathComp's rewriting leaves it *)
 Ltac symuat_ring :=

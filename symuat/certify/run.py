@@ -184,7 +184,7 @@ def lemmas_of(stdout: str) -> dict:
     return out
 
 
-def certify(pattern: str = CORE, out: Path | None = None, jobs: int = 2, timeout: int = 300,
+def certify(pattern: str = CORE, out: Path | None = None, jobs: int = 2, timeout: int = 600,
             progress=None) -> dict:
     """The certify tier; writes ``out/record.json`` and returns the record."""
     import symuat.claims  # noqa: F401  (registration)
