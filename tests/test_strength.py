@@ -1,0 +1,102 @@
+"""#19 strength: every check upgraded to `proved` for symbolic sizes is decided by a procedure that
+refutes (or declines to prove) a false variant. One block per upgraded check."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import sympy as sp
+
+from symuat.kernel import decide
+from symuat.kernel.decide.rank_family import BlockWitness, WitnessCase, nonneg, rank_lower_bound
+from symuat.errors import KernelInputError
+from symuat.kernel.status import Status
+
+
+# --------------------------------------------------------------------------------------------
+# H8.rank — a parametric witness family gives the lower bound for symbolic sizes
+# --------------------------------------------------------------------------------------------
+
+
+def _att():
+    from symuat.claims import attention as att
+
+    return att
+
+
+def test_h8_rank_is_proved_for_symbolic_sizes():
+    att = _att()
+    v = att.h8_rank()
+    assert v.status is Status.PROVED, v.method
+    assert "every case" in v.method
+
+
+@pytest.mark.parametrize("claimed", ["plus1", "minus1", "dk"])
+def test_h8_rank_refutes_a_wrong_rank(claimed):
+    att = _att()
+    bound = sp.Min(att._dq, att._dk)
+    c = {"plus1": bound + 1, "minus1": bound - 1, "dk": att._dk}[claimed]
+    v = att.h8_rank(claimed=c)
+    assert v.status is Status.REFUTED
+    assert v.counterexample is not None
+
+
+def _cases(tall_blocks, wide_blocks):
+    att = _att()
+    p = nonneg("p")
+    tall = BlockWitness((att._dk, p), (att._dk,), tall_blocks)
+    wide = BlockWitness((att._dq,), (att._dq, p), wide_blocks)
+    return [WitnessCase({att._dq: att._dk + p}, {"W_Qi": tall, "W_Ki": tall}),
+            WitnessCase({att._dk: att._dq + p}, {"W_Qi": wide, "W_Ki": wide})]
+
+
+def test_a_witness_family_that_does_not_attain_the_bound_proves_nothing():
+    att = _att()
+    zero = _cases({}, {})  # W_Q = W_K = 0: rank 0 < min(d, d_k)
+    assert rank_lower_bound(att.mul(att._WQ, att.T(att._WK)), sp.Min(att._dq, att._dk), zero).status is Status.NUMERIC_ONLY
+    assert att.h8_rank(family=zero).status is Status.PROVED_AT_SIZES  # the grid witnesses still attain it
+    # only the square part of the wide case: [I_d 0] Eᵀ with W_K = 0 in that case
+    half = _cases({(0, 0): 1}, {})
+    assert att.h8_rank(family=half).status is Status.PROVED_AT_SIZES
+
+
+def test_cases_must_cover_every_size():
+    att = _att()
+    one = _cases({(0, 0): 1}, {(0, 0): 1})[:1]  # only d ≥ d_k
+    v = rank_lower_bound(att.mul(att._WQ, att.T(att._WK)), sp.Min(att._dq, att._dk), one)
+    assert v.status is Status.NUMERIC_ONLY and "do not cover" in v.method
+    assert att.h8_rank(family=one).status is Status.PROVED_AT_SIZES
+
+
+def test_no_rank_rule_for_two_blocks_in_one_block_row():
+    d, k = sp.symbols("d k", positive=True, integer=True)
+    W = BlockWitness((d,), (d, d), {(0, 0): 1, (0, 1): 1})  # [I I]: rank d, but no rule claims it
+    assert W.structural_rank() is None
+    # and a product that creates 2·I is fine: ([I I][I; I]) = 2I
+    assert (W @ W.T()).blocks == {(0, 0): 2}
+    assert (W @ W.T()).structural_rank() == d
+
+
+def test_a_witness_of_the_wrong_shape_is_an_error():
+    att = _att()
+    p = nonneg("p")
+    bad = BlockWitness((att._dk,), (att._dk,), {(0, 0): 1})  # d_k × d_k, the leaf is d × d_k
+    with pytest.raises(KernelInputError):
+        rank_lower_bound(att.mul(att._WQ, att.T(att._WK)), sp.Min(att._dq, att._dk),
+                         [WitnessCase({att._dq: att._dk + p}, {"W_Qi": bad, "W_Ki": bad})])
+
+
+def test_block_algebra_agrees_with_materialised_products():
+    a, b, c = sp.symbols("a b c", positive=True, integer=True)
+    rng = np.random.default_rng(0)
+    for _ in range(20):
+        parts = (a, b, c)
+        A = BlockWitness(parts, parts, {(i, j): int(rng.integers(-2, 3)) for i in range(3) for j in range(3)
+                                        if parts[i] == parts[j] and rng.random() < 0.5})
+        B = BlockWitness(parts, parts, {(i, i): int(rng.integers(-2, 3)) for i in range(3)})
+        at = {a: 2, b: 3, c: 1}
+        assert np.array_equal((A @ B).materialise(at), A.materialise(at).dot(B.materialise(at)))
+        assert np.array_equal(A.T().materialise(at), A.materialise(at).T)
+        r = (A @ B).structural_rank()
+        if r is not None:
+            assert decide.exact_rank((A @ B).materialise(at)) == int(r.subs(at))
