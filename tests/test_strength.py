@@ -123,3 +123,60 @@ def test_x6_sigma_split_is_a_confirmation_beside_the_proof():
     checks = {c.id: c for c in REGISTRY.claims["X6"].checks}
     assert checks["X6.sigma-split"].role == "confirmation"
     assert checks["X6.split"].role == "extension"
+
+
+# --------------------------------------------------------------------------------------------
+# X4.recursion, X5.combined — the composition stated symbolically and decided by the index calculus
+# --------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("mutant", ["gate-before-attention", "up-before-attention", "no-skip"])
+def test_x4_gated_layer_is_eq20_and_its_mutants_are_refuted(mutant):
+    from symuat.claims import decoder as dc
+    from symuat.kernel import minimise
+
+    assert minimise.check_identity(*dc.gated_layer_statement()).status is Status.PROVED
+    v = minimise.check_identity(*dc.gated_layer_statement(mutant))
+    assert v.status is Status.REFUTED and v.counterexample is not None
+
+
+@pytest.mark.parametrize("mutant", ["no-bias", "unmapped-U"])
+def test_x5_combined_refutes_its_mutants(mutant):
+    from symuat.claims import decoder as dc
+    from symuat.kernel import minimise
+
+    assert minimise.check_identity(*dc.combined_logits_statement()).status is Status.PROVED
+    v = minimise.check_identity(*dc.combined_logits_statement(mutant))
+    assert v.status is Status.REFUTED and v.counterexample is not None
+
+
+def test_recursion_checks_rest_on_the_induction_and_are_proved():
+    from symuat.kernel.registry import REGISTRY
+
+    for key in ("X4.recursion[alpha(x)]", "X5.combined"):
+        v = REGISTRY.verdict(key)
+        assert v.status is Status.PROVED, (key, v.method)
+        assert "L2.main.exact[induction]" in v.method
+    roles = {c.key: c.role for c in REGISTRY.claims["X4"].checks + REGISTRY.claims["X5"].checks}
+    assert roles["X4.recursion[numeric]"] == roles["X5.combined[numeric]"] == "confirmation"
+
+
+def test_many_summed_indices_get_a_canonical_name_under_renaming():
+    """More than 6 summed indices: colour refinement names them canonically (the gated layer needs 7)."""
+    import random
+
+    from symuat.kernel.index_calculus import Term, normal_form
+
+    dims = {f"k{i}": sp.Symbol("M") for i in range(8)}
+    dims["i0"] = sp.Symbol("N")
+    chain = tuple(("E", f"A{i % 3}", (f"k{i}",), (f"k{i + 1}",)) for i in range(7)) + (("E", "x", ("i0",), ("k0",)),)
+    base = normal_form([Term(sp.Integer(1), chain, tuple(f"k{i}" for i in range(8)))], dims)
+    rng = random.Random(0)
+    for _ in range(5):
+        perm = list(range(8))
+        rng.shuffle(perm)
+        ren = {f"k{i}": f"k{perm[i]}" for i in range(8)}
+        fs = tuple(("E", f[1], tuple(ren.get(x, x) for x in f[2]), tuple(ren.get(x, x) for x in f[3])) for f in chain)
+        order = list(ren.values())
+        rng.shuffle(order)
+        assert normal_form([Term(sp.Integer(1), fs[::-1], tuple(order))], dims) == base

@@ -339,8 +339,8 @@ def _normalise_term(term: Term, dims: dict, prefix: str):
         return None
     if len(bound) <= 6:
         orders = itertools.permutations(range(len(bound)))
-    else:  # still sound (any renaming is), merely less likely to match
-        orders = [tuple(range(len(bound)))]
+    else:  # still sound (any renaming is); canonical when the refined classes leave few ties
+        orders = _refined_orders(factors, bound, dims)
     best = None
     for order in orders:
         mapping = {bound[k]: f"{prefix}{order[k]}" for k in range(len(bound))}
@@ -350,6 +350,68 @@ def _normalise_term(term: Term, dims: dict, prefix: str):
         if best is None or repr(cand) < repr(best):
             best = cand
     return coeff, best
+
+
+_TIE_BUDGET = 5040  # renamings tried among the ties left by colour refinement
+
+
+def _refined_orders(factors, bound, dims):
+    """Renamings of many summed indices (more than 6: all 7! or more are too many), canonical up to
+    the ties colour refinement leaves.
+
+    Each summed index gets a colour from its range and, round by round, from the factors it occurs in
+    (kind, name, position, the colours of the other indices there) — an invariant of the term under
+    renaming. Indices are numbered by colour, and every order of the indices *within* one colour is
+    tried (the least ``repr`` wins, as for ≤ 6 indices): the candidates are the same set for two
+    terms equal up to renaming, so the key is canonical. When the ties would need more than
+    ``_TIE_BUDGET`` orders, the given order alone (the former behaviour; still sound, any renaming is).
+    """
+    import math
+
+    colour = {b: repr(dims[b]) for b in bound}
+
+    def signature(b):
+        items = []
+        for f in factors:
+            kind = f[0]
+            if kind == "E":
+                idx = tuple(f[2]) + tuple(f[3])
+                for pos, x in enumerate(idx):
+                    if x == b:
+                        items.append(("E", f[1], pos, tuple(colour.get(y, y) for y in idx)))
+            elif kind in ("D", "T", "S"):
+                vals = [v for v in f[1:] if isinstance(v, str)]
+                for pos, x in enumerate(vals):
+                    if x == b:
+                        items.append((kind, pos, tuple(colour.get(y, y) for y in vals), repr(f[-1]) if kind == "S" else ""))
+            elif kind == "F" and b in _free_vars(f):
+                items.append(("F", f[1]))
+        return colour[b], tuple(sorted(map(repr, items)))
+
+    classes = len(set(colour.values()))
+    for _ in range(len(bound)):
+        sigs = {b: signature(b) for b in bound}
+        ranks = {sg: f"c{n:03d}" for n, sg in enumerate(sorted(set(sigs.values())))}
+        colour = {b: ranks[sigs[b]] for b in bound}
+        if len(set(colour.values())) == classes:
+            break
+        classes = len(set(colour.values()))
+    groups: dict = {}
+    for k, b in enumerate(bound):
+        groups.setdefault(colour[b], []).append(k)
+    ordered = [groups[c] for c in sorted(groups)]
+    if math.prod(math.factorial(len(g)) for g in ordered) > _TIE_BUDGET:
+        return [tuple(range(len(bound)))]
+    out = []
+    for perms in itertools.product(*[itertools.permutations(g) for g in ordered]):
+        order = [0] * len(bound)
+        pos = 0
+        for g in perms:
+            for k in g:
+                order[k] = pos
+                pos += 1
+        out.append(tuple(order))
+    return out
 
 
 @dataclass(frozen=True)
