@@ -180,3 +180,30 @@ def test_many_summed_indices_get_a_canonical_name_under_renaming():
         order = list(ren.values())
         rng.shuffle(order)
         assert normal_form([Term(sp.Integer(1), fs[::-1], tuple(order))], dims) == base
+
+
+# --------------------------------------------------------------------------------------------
+# D4.rows — the printed rows for every m ≥ 3 (and n)
+# --------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("label", ["row2", "rown"])
+def test_d4_rows_proved_for_symbolic_sizes(label):
+    from symuat.claims import diamond as dm
+
+    assert dm._eq4_row_symbolic(label).status is Status.PROVED
+
+
+@pytest.mark.parametrize("which", ["second-term", "last-term", "position"])
+def test_d4_rows_mutants_are_refuted(which):
+    from symuat.claims import diamond as dm
+
+    m, w, x = dm.m, dm._wi, dm._xi
+    printed = {
+        "second-term": [(1, w[1, 2] * x[1]), (2, w[3, 2] * x[2]), (m, w[m, 2] * x[m])],  # row 1's w_{31} typo
+        "last-term": [(1, w[1, 2] * x[1]), (2, w[2, 2] * x[2]), (m, w[m, 1] * x[m])],
+        "position": [(1, w[1, 2] * x[1]), (2, w[2, 2] * x[2]), (m, w[m - 1, 2] * x[m - 1])],
+    }[which]
+    v = dm._eq4_row_symbolic("row2", printed=printed)
+    assert v.status is Status.REFUTED and v.counterexample is not None
+    assert "w" not in v.counterexample.values  # entries are named, not the base
