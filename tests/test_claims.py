@@ -82,7 +82,7 @@ EXPECTED = {
     "M2[zero-frac,row]": "refuted",
     "M4[row,col]": "refuted",
     "M5.conv[const,row]": "proved",
-    "M5.cmp": "numeric-only",
+    "M5.cmp": "proved",
     "H1.d3[row,conf]": "refuted",
     "H1.d3[row,square]": "proved",
     "H1.d5[row]": "refuted",

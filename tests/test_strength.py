@@ -118,6 +118,7 @@ def test_x6_split_refutes_its_mutants(mutant):
 
 
 def test_x6_sigma_split_is_a_confirmation_beside_the_proof():
+    import symuat.claims  # noqa: F401  (registration)
     from symuat.kernel.registry import REGISTRY
 
     checks = {c.id: c for c in REGISTRY.claims["X6"].checks}
@@ -151,6 +152,7 @@ def test_x5_combined_refutes_its_mutants(mutant):
 
 
 def test_recursion_checks_rest_on_the_induction_and_are_proved():
+    import symuat.claims  # noqa: F401  (registration)
     from symuat.kernel.registry import REGISTRY
 
     for key in ("X4.recursion[alpha(x)]", "X5.combined"):
@@ -207,3 +209,51 @@ def test_d4_rows_mutants_are_refuted(which):
     v = dm._eq4_row_symbolic("row2", printed=printed)
     assert v.status is Status.REFUTED and v.counterexample is not None
     assert "w" not in v.counterexample.values  # entries are named, not the base
+
+
+# --------------------------------------------------------------------------------------------
+# M5.cmp — token-dependence patterns for symbolic sizes
+# --------------------------------------------------------------------------------------------
+
+
+def _conv_lift():
+    from symuat.linear import conv1d_symbols
+
+    _, lift, _ = conv1d_symbols()
+    syms = {s.name: s for s in lift("row").free_symbols}
+    return lift, syms["N"], syms["r"]
+
+
+@pytest.mark.parametrize("order", ["row", "col"])
+def test_m5_conv_band_and_a_wider_band_is_refuted(order):
+    from symuat.kernel.decide.token_pattern import check_token_pattern, n_in, n_out
+
+    lift, N, r = _conv_lift()
+    d = n_out - n_in
+    assert check_token_pattern("conv", lift(order), N, [r - d, r + d]).status is Status.PROVED
+    for wrong in ([r + 1 - d, r + 1 + d], [r - 1 - d, r - 1 + d], [r - d, r + d, d]):
+        v = check_token_pattern("conv", lift(order), N, wrong)
+        assert v.status is Status.REFUTED and v.counterexample is not None, wrong
+        assert v.counterexample.sizes["N"] <= 4  # small, readable
+
+
+@pytest.mark.parametrize("mask,right,wrong", [("bidir", [], ["n-n'"]), ("causal", ["n-n'"], [])])
+def test_m5_mha_patterns_and_the_swapped_ones(mask, right, wrong):
+    from symuat.attention import mha_symbols
+    from symuat.kernel.decide.token_pattern import check_token_pattern, n_in, n_out
+
+    s = mha_symbols("std", mask)
+    conv = lambda cl: [n_out - n_in for _ in cl]
+    assert check_token_pattern("mha", s.W_HVO("row"), s.N, conv(right)).status is Status.PROVED
+    v = check_token_pattern("mha", s.W_HVO("row"), s.N, conv(wrong))
+    assert v.status is Status.REFUTED and v.counterexample is not None
+    # the other direction of causality is refuted too
+    if mask == "causal":
+        assert check_token_pattern("mha", s.W_HVO("row"), s.N, [n_in - n_out]).status is Status.REFUTED
+
+
+def test_m5_cmp_is_proved():
+    import symuat.claims  # noqa: F401  (registration)
+    from symuat.kernel.registry import REGISTRY
+
+    assert REGISTRY.verdict("M5.cmp").status is Status.PROVED
