@@ -76,7 +76,7 @@ EXPECTED = {
     "P5.c-aaai[square]": "refuted",
     "P6.e[C-prod,LR,conf]": "proved",
     "P6.end[C-col,LR,conf]": "proved",
-    "M1.pic[row,dia]": "proved-at-sizes",
+    "M1.pic[row,dia]": "proved",
     "M1.pic[col,dia]": "refuted",
     "M2[nnz-frac,row]": "proved",
     "M2[zero-frac,row]": "refuted",

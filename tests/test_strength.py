@@ -257,3 +257,33 @@ def test_m5_cmp_is_proved():
     from symuat.kernel.registry import REGISTRY
 
     assert REGISTRY.verdict("M5.cmp").status is Status.PROVED
+
+
+# --------------------------------------------------------------------------------------------
+# M1.pic — the picture for symbolic N and M ≥ 2 (row flattening)
+# --------------------------------------------------------------------------------------------
+
+
+def test_m1_pic_proved_and_its_mutants_refuted():
+    from symuat.claims import linear as ln
+
+    assert ln.m1_pic_symbolic("dia").status is Status.PROVED
+    for kw in ({"shift": 2}, {"shift": 0}, {"first_row": 1}):
+        v = ln.m1_pic_symbolic("dia", **kw)
+        assert v.status is Status.REFUTED and v.counterexample is not None, kw
+    v = ln.m1_pic_symbolic("duat")  # the duat sense: W' = W ⊗ I_M, whose column 1 is w_{k,1}, not w_{1,k}
+    assert v.status is Status.REFUTED and v.counterexample is not None
+
+
+def test_basis_vector_is_a_fixed_position_and_undefined_beyond_its_length():
+    from sympy import MatrixSymbol
+
+    from symuat.algebra import dims, mul
+    from symuat.basis import Basis
+    from symuat.kernel import minimise
+
+    N = dims("N")
+    W = MatrixSymbol("W", N, N)
+    # W e_1 is column 1, not column 2: refuted
+    assert minimise.check_identity(mul(W, Basis(0, N)), mul(W, Basis(1, N))).status is Status.REFUTED
+    assert minimise.check_identity(mul(W, Basis(1, N)), mul(W, Basis(1, N))).status is Status.PROVED

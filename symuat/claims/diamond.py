@@ -117,11 +117,7 @@ def _eq4_row(label, sizes, printed=True):
 D4.check(
     "row1", None,
     r"w_{1}x_{1}+w_{31}\ast x_{2}+\cdots w_{m,1}x_{m}=(\mathbf W\diamond\mathbf x)_1",
-    lambda: decide.check_explicit(
-        partial(_eq4_row, "row1"), _SIZES_EQ4,
-        corrected_build=partial(_eq4_row, "row1", printed=False),
-        corrected_latex=r"w_{1,1}x_1+w_{2,1}x_2+\cdots+w_{m,1}x_m=(\mathbf W\diamond\mathbf x)_1",
-    ),
+    lambda: _d4_row1(),
     note="w_{1} read as w_{1,1}; the ellipsis as the terms k=3..m-1 of w_{k,1}x_k",
 )
 _wi, _xi = sp.IndexedBase("w"), sp.IndexedBase("x")
@@ -151,6 +147,19 @@ def _eq4_row_symbolic(label, printed=None):
 
     return check_printed_sum(explicit, general, (1, m), {m: 3}, definition=definition, entry=entry,
                              sizes_list=[{m: s["m"], n: s["n"]} for s in _SIZES_EQ4])
+
+
+def _d4_row1():
+    """The printed row 1 at sizes (refuted: w_{31} where the definition has w_{21}); its correction, the row
+    with w_{2,1}, proved for every m ≥ 3 as D4.rows."""
+    verdict = decide.check_explicit(
+        partial(_eq4_row, "row1"), _SIZES_EQ4,
+        corrected_build=partial(_eq4_row, "row1", printed=False),
+        corrected_latex=r"w_{1,1}x_1+w_{2,1}x_2+\cdots+w_{m,1}x_m=(\mathbf W\diamond\mathbf x)_1")
+    if verdict.corrected is not None:
+        verdict.corrected.verdict = _eq4_row_symbolic(
+            "row1", printed=[(1, _wi[1, 1] * _xi[1]), (2, _wi[2, 1] * _xi[2]), (m, _wi[m, 1] * _xi[m])])
+    return verdict
 
 
 D4.check(

@@ -21,6 +21,7 @@ from symuat.kernel import decide, minimise
 from symuat.printing import latex
 from symuat.kernel.decide import Statement
 from symuat.kernel.registry import REGISTRY
+from symuat.kernel.status import Status
 from symuat.kernel.structure import generic_density
 from symuat.linear import (
     conv1d,
@@ -125,6 +126,28 @@ def _m1_pic(order, sense, sizes):
 
 
 _PIC_SIZES = [{"N": a, "M": b} for a in (2, 3, 4) for b in (2, 3)]
+
+
+def m1_pic_symbolic(sense: str, *, shift: int = 1, first_row: int = 0):
+    """The picture for symbolic N, M ≥ 2 in the row flattening (the picture lists x' row by row): column 1
+    of W' is W' (e_1 ⊗ e_1) = (Wᵀe_1) ⊗ e_1 — w_{1,k} followed by M − 1 zeros, k = 1..N — and column 2,
+    W' (e_1 ⊗ e_2), is column 1 shifted down by one, (Wᵀe_1) ⊗ e_2 (a vector supported on m = 1 moves to
+    m = 2 inside its token block when M ≥ 2); x' = vec_r(x) is x listed row by row (the definition of
+    vec_r). Mutants: ``shift`` = 2, ``first_row`` = 1 (the picture read with w_{2,k})."""
+    from symuat.basis import Basis
+
+    Wp = in_sense(lift_left(_W, M, "row"), sense)
+    col = lambda j: mul(Wp, kron(Basis(0, N), Basis(j, M)))
+    printed = lambda j: kron(mul(T(_W), Basis(first_row, N)), Basis(j, M))
+    parts = [minimise.check_identity(col(0), printed(0)), minimise.check_identity(col(1), printed(shift))]
+    out = decide.combine_all(parts, ["column 1", "column 2 = shift₁(column 1)"])
+    if out.status is Status.PROVED:
+        out.method = ("columns 1 and 2 of W' as printed, for symbolic N and M ≥ 2 (basis vectors at fixed positions; "
+                      "the index form holds for every position), x' = vec_r(x) by definition: " + out.method)
+    out.construction = f"W' = {latex(Wp)}"
+    return out
+
+
 for _order in ORDERS:
     for _sense in ("dia", "duat"):
         M1.check(
@@ -132,6 +155,7 @@ for _order in ORDERS:
             r"\mathbf W'_{:,1}=(w_{1,1},\mathbf 0_{M-1},w_{1,2},\mathbf 0_{M-1},\dots,w_{1,N},\mathbf 0_{M-1})^{T},\ "
             r"\mathbf W'_{:,2}=\operatorname{shift}_1(\mathbf W'_{:,1}),\ "
             r"\mathbf x'=(x_{1,1},\dots,x_{1,M},x_{2,1},\dots,x_{N,M})^{T}",
+            partial(m1_pic_symbolic, _sense) if _order == "row" else
             partial(decide.check_explicit, partial(_m1_pic, _order, _sense), _PIC_SIZES,
                     construction=f"W' = {latex(in_sense(lift_left(_W, M, _order), _sense))}"),
             note="printed: column 1 = (w11, 0…0, w12, 0…0, …, w1n, 0…0) with M−1 zeros after each w; "
