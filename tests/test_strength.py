@@ -287,3 +287,31 @@ def test_basis_vector_is_a_fixed_position_and_undefined_beyond_its_length():
     # W e_1 is column 1, not column 2: refuted
     assert minimise.check_identity(mul(W, Basis(0, N)), mul(W, Basis(1, N))).status is Status.REFUTED
     assert minimise.check_identity(mul(W, Basis(1, N)), mul(W, Basis(1, N))).status is Status.PROVED
+
+
+# --------------------------------------------------------------------------------------------
+# A4.eq20 — the holding reading for every depth
+# --------------------------------------------------------------------------------------------
+
+
+def test_a4_eq20_holding_reading_is_proved_and_its_mutants_refuted():
+    import symuat.claims  # noqa: F401  (registration)
+    from symuat.claims import applications as ap
+    from symuat.kernel import minimise
+    from symuat.kernel.registry import REGISTRY
+
+    assert REGISTRY.verdict("A4.eq20[Δ=induced,b2=recomputed,idx=j,op=times]").status is Status.PROVED
+    for mutant in ("b2=kept", "idx=j+1"):
+        v = minimise.check_identity(*ap.a4_eq20_statement(mutant))
+        assert v.status is Status.REFUTED and v.counterexample is not None, mutant
+
+
+def test_a4_eq20_independence_step_can_fail():
+    """The step 'A_L, c_L involve no W2' is a dependence check that refutes when they do (V_L = W2_L A_{L-1})."""
+    from sympy import MatrixSymbol
+
+    from symuat.algebra import dims, mul
+
+    D, F = dims("D F")
+    W2, Ap = MatrixSymbol("W2_L", F, D), MatrixSymbol("A_{L-1}", D, D)
+    assert decide.check_dependence(mul(W2, Ap), "W2_L", depends=False).status is Status.REFUTED
