@@ -315,3 +315,13 @@ def test_a4_eq20_independence_step_can_fail():
     D, F = dims("D F")
     W2, Ap = MatrixSymbol("W2_L", F, D), MatrixSymbol("A_{L-1}", D, D)
     assert decide.check_dependence(mul(W2, Ap), "W2_L", depends=False).status is Status.REFUTED
+
+
+@pytest.mark.parametrize("mutant", ["no-post", "gate-before-attention"])
+def test_x3_sandwich_layer_is_eq20_and_its_mutants_are_refuted(mutant):
+    from symuat.claims import decoder as dc
+    from symuat.kernel import minimise
+
+    assert minimise.check_identity(*dc.gated_layer_statement(sandwich=True)).status is Status.PROVED
+    v = minimise.check_identity(*dc.gated_layer_statement(mutant, sandwich=True))
+    assert v.status is Status.REFUTED and v.counterexample is not None

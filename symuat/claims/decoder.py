@@ -472,7 +472,7 @@ def _x4_trial(sizes, seed):
     return res <= decide.TOLERANCE, f"worst relative error over the states {res:.2e} ≤ 1e-12", {"residual": res}
 
 
-def gated_layer_statement(mutant: str | None = None):
+def gated_layer_statement(mutant: str | None = None, *, sandwich: bool = False):
     """``(vec_r(layer(X)), W1 x' + W3 silu(W2 x'))`` for one pre-norm Llama layer with two frozen heads, for
     symbolic N, M, F: ``h = X + Σ_i H_i RMS₁(X) B_i``, ``layer(X) = h + (silu(RMS₂(h)W_g) ⊙ RMS₂(h)W_u) W_down``,
     ``RMS_k(Y) = diag(s_k) Y diag(γ_k)`` (scales frozen, X3), against Eq. 20 with ``W1 = I + Σ_i (H_i⊗B_iᵀ)S₁``,
@@ -485,18 +485,20 @@ def gated_layer_statement(mutant: str | None = None):
     heads = [(MatrixSymbol(f"H_{i}", _N, _N), MatrixSymbol(f"B_{i}", _M, _M)) for i in (1, 2)]
     rms = lambda k, Y: mul(Diag(MatrixSymbol(f"s_{k}", _N, 1)), Y, Diag(MatrixSymbol(f"gamma_{k}", _M, 1)))
     S = lambda k: kron(Diag(MatrixSymbol(f"s_{k}", _N, 1)), Diag(MatrixSymbol(f"gamma_{k}", _M, 1)))
-    h = add(X, *[mul(H, rms(1, X), B) for H, B in heads])
+    post = (lambda k, Y: rms(k, Y)) if sandwich else (lambda k, Y: Y)  # Gemma 3's post-sublayer norms
+    h = add(X, post("p", add(*[mul(H, rms(1, X), B) for H, B in heads])))
     n2 = rms(2, h)
-    out = add(h, mul(Hadamard(_silu(mul(n2, _Wg)), mul(n2, _Wu)), _Wd))
+    out = add(h, post("f", mul(Hadamard(_silu(mul(n2, _Wg)), mul(n2, _Wu)), _Wd)))
     x = Vec(X, "row")
     att = add(*[kron(H, T(B)) for H, B in heads])
-    # W1x' = x' + Σ_i(H_i⊗B_iᵀ)S₁x' (written applied: SymPy folds I_N⊗I_M into one I_{NM}, another index space)
-    W1x = mul(att, S(1), x) if mutant == "no-skip" else add(x, mul(att, S(1), x))
+    Dp = (lambda v: mul(S("p"), v)) if sandwich and mutant != "no-post" else (lambda v: v)
+    Df = (lambda v: mul(S("f"), v)) if sandwich else (lambda v: v)
+    # W1x' = x' + D_post Σ_i(H_i⊗B_iᵀ)S₁x' (written applied: SymPy folds I_N⊗I_M into one I_{NM}, another index space)
+    W1x = Dp(mul(att, S(1), x)) if mutant == "no-skip" else add(x, Dp(mul(att, S(1), x)))
     Wg, Wu = kron(Identity(_N), T(_Wg)), kron(Identity(_N), T(_Wu))
     W2x = mul(Wg, S(2), x) if mutant == "gate-before-attention" else mul(Wg, S(2), W1x)
     up = mul(Wu, S(2), x) if mutant == "up-before-attention" else mul(Wu, S(2), W1x)
-    W3 = mul(_down, Diag(up))
-    return Vec(out, "row"), add(W1x, mul(W3, _silu(W2x)))
+    return Vec(out, "row"), add(W1x, Df(mul(_down, Diag(up), _silu(W2x))))
 
 
 def _x4_recursion():
@@ -820,12 +822,20 @@ def sandwich_trial(sizes, seed, *, mutant: str | None = None):
     return worst <= decide.TOLERANCE, msg, {"residual": worst}
 
 
-X3.check("sandwich", None, r"x+D_{\rm post}F(D_{\rm pre}x):\ W1=I+D_{\rm post}AD_{\rm in},\ "
-         r"W3=D_{\rm post\,ffw}(I_N\otimes W_{\rm down}^{T})\operatorname{diag}(\operatorname{vec}_r(ZW_u))",
+_SANDWICH_TEX = (r"x+D_{\rm post}F(D_{\rm pre}x):\ W1=I+D_{\rm post}AD_{\rm in},\ "
+                 r"W3=D_{\rm post\,ffw}(I_N\otimes W_{\rm down}^{T})\operatorname{diag}(\operatorname{vec}_r(ZW_u))")
+X3.check("sandwich", None, _SANDWICH_TEX,
+         lambda: minimise.check_identity(*gated_layer_statement(sandwich=True),
+                                         construction=r"W1=I+D_{\rm post}\textstyle\sum_i(H_i\otimes B_i^{T})S_1,\ "
+                                         r"W2=W_g'S_2W1,\ W3=D_{\rm post\,ffw}W'_{\rm down}\operatorname{diag}(W_u'S_2W1x')"),
+         note="a Gemma 3 layer with its post-sublayer (sandwich) norms is Eq. 20, for symbolic N, M, F (two frozen "
+              "heads, norm scales frozen, σ opaque): the post norms are diagonal lifts inside W1 and W3, so Lemma 2's "
+              "unrolling and T7's recursion read unchanged with these parameters", **EXT)
+X3.check("sandwich", ("numeric",), _SANDWICH_TEX,
          lambda: decide.check_numeric(sandwich_trial, [{"N": 5, "M": 8, "L": 6}, {"N": 9, "M": 8, "L": 6}],
                                       what="float64, random Gemma 3 layers; relative error ≤ 1e-12"),
-         note="the post-sublayer norms are diagonal lifts inside W1 and W3: Lemma 2's unrolling and T7's recursion "
-              "read unchanged with these parameters (symuat.models.gemma3)", **EXT)
+         note="symuat.models.gemma3 on random layers: a float64 confirmation of the implementation beside the proof "
+              "(X3.sandwich)", polarity=None, role="confirmation")
 
 
 def window_trial(sizes, seed, *, window_offset: int = 0):
