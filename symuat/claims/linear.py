@@ -25,13 +25,11 @@ from symuat.kernel.status import Status
 from symuat.kernel.structure import generic_density
 from symuat.linear import (
     conv1d,
-    conv1d_lift,
     in_sense,
     lift_bias_left,
     lift_bias_right,
     lift_left,
     lift_right,
-    token_blocks,
 )
 from symuat.vec import Commutation, Vec
 
@@ -302,17 +300,6 @@ M5 = REGISTRY.claim(
 )
 
 
-def _conv_symbols(sizes):
-    n, m, r = sizes["N"], sizes["M"], sizes["r"]
-    X = np.array([[sp.Symbol(f"x[{i},{j}]") for j in range(m)] for i in range(n)], dtype=object)
-    K = np.array([[[sp.Symbol(f"K{t}[{a},{b}]") for b in range(m)] for a in range(m)]
-                  for t in range(-r, r + 1)], dtype=object)
-    return X, K
-
-
-_CONV_SIZES = [{"N": n, "M": m, "r": r} for n in (1, 3, 5) for m in (1, 2) for r in (0, 1, 2)]
-
-
 def _m5_conv(order):
     from symuat.linear import conv1d_symbols
     from symuat.vec import Vec
@@ -324,16 +311,14 @@ def _m5_conv(order):
                       else r"W'=\sum_{t=-r}^{r}K_t^{T}\otimes S_t")
         + r",\ (S_t)_{nn'}=\delta_{n',n+t}\,[0\le n+t<N]",
     )
-    band = True
-    for sizes in _CONV_SIZES:
-        _, K = _conv_symbols(sizes)
-        n, r = sizes["N"], sizes["r"]
-        blocks = token_blocks(conv1d_lift(K, n, order).dense(), n, sizes["M"], order)
-        expected = np.array([[abs(a - b) <= r for b in range(n)] for a in range(n)])
-        band &= bool(np.array_equal(blocks, expected))
+    from symuat.kernel.decide.token_pattern import check_token_pattern, n_in, n_out
+
+    Nt = next(s for s in lift(order).free_symbols if s.name == "N")
+    r = next(s for s in lift(order).free_symbols if s.name == "r")
+    band = check_token_pattern("conv", lift(order), Nt, [r - (n_out - n_in), r + (n_out - n_in)])
     verdict.quantities["token_pattern"] = (
-        "output token n depends on input token n' iff |n−n'| ≤ r (a band of width 2r+1), at every size"
-        if band else "not a band at some size (see the lift)"
+        "output token n depends on input token n' iff |n−n'| ≤ r (a band of width 2r+1), for every N, M, r "
+        "(kernel.decide.token_pattern)" if band.status is Status.PROVED else f"not shown to be a band: {band.method}"
     )
     return verdict
 
