@@ -25,8 +25,6 @@ else ``numeric-only`` (never a guess).
 
 from __future__ import annotations
 
-from fractions import Fraction
-
 import sympy as sp
 
 from symuat.errors import KernelInconsistencyError, KernelInputError
@@ -141,7 +139,7 @@ def check_token_pattern(name: str, expr, token_dim, claimed: list, *, fill: dict
         return Verdict(Status.PROVED, f"{name}: the token pattern read off the index-level normal form (generic "
                        f"parameters), {show(derived)}, is the claimed one, {show(claimed)}, for every size "
                        "(each implies the other: exact Fourier–Motzkin)", quantities=quantities)
-    point = {k: v for k, v in witness.items()}
+    point = dict(witness)
     at = {str(s): point[s] for s in sizes}
     from symuat.kernel.decide import dimension_symbols
     from symuat.kernel.structure import generic_support
@@ -149,7 +147,6 @@ def check_token_pattern(name: str, expr, token_dim, claimed: list, *, fill: dict
     env = {s.name: at.get(s.name, (fill or {}).get(s.name, 2)) for s in dimension_symbols(expr)}
     env.update(at)
     support = generic_support(expr, env)
-    ctx = IndexContext()
     rs, cs = row_space(expr), col_space(expr)
     # token block (n, n') of the materialised lift
     import numpy as np
@@ -165,9 +162,8 @@ def check_token_pattern(name: str, expr, token_dim, claimed: list, *, fill: dict
     nz = bool(blocks[point[n_out], point[n_in]].any())
     if nz != _holds(derived, point):
         raise KernelInconsistencyError(f"{name}: derived pattern and materialised support disagree at {point}")
-    del ctx
     cex = Counterexample(
-        {**{k: v for k, v in env.items()}}, {"n": point[n_out], "n'": point[n_in]},
+        dict(env), {"n": point[n_out], "n'": point[n_in]},
         lhs="nonzero" if nz else "zero", rhs="nonzero" if _holds(claimed, point) else "zero",
         reason=f"output token n = {point[n_out]} {'depends' if nz else 'does not depend'} on input token "
                f"n' = {point[n_in]} (0-based); the claim says {'it does' if _holds(claimed, point) else 'it does not'}",
@@ -180,4 +176,4 @@ def check_token_pattern(name: str, expr, token_dim, claimed: list, *, fill: dict
                    quantities=quantities)
 
 
-__all__ = ["check_token_pattern", "token_constraints", "NoTokenRule", "n_out", "n_in", "Fraction"]
+__all__ = ["check_token_pattern", "token_constraints", "NoTokenRule", "n_out", "n_in"]
