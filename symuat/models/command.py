@@ -239,8 +239,9 @@ def _print_weight_processing(wp: dict) -> None:
           f"diag(gamma_k) W_K^T agrees to {w11['worst']['sandwich']:.1e}; control, gamma_k made pair-constant: "
           f"the fold agrees to {w11['worst']['control']:.1e}")
     w9 = wp["WP9"]
-    if "transformers_mask" not in w9:
-        print(f"WP9 window edge (FAIL): {w9.get('why', 'not established')}")
+    if "transformers_mask" not in w9 or w9["passed"] is None:
+        print(f"WP9 window edge ({'not established' if w9['passed'] is None else 'FAIL'}): "
+              f"{w9.get('why', 'not established')}")
         return
     e = w9["edge_effect"]
     print(f"WP9 window edge ({'PASS' if w9['passed'] else 'FAIL'}): w = {w9['window_gguf']} (GGUF; transformers' "

