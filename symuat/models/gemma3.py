@@ -600,7 +600,8 @@ def check(texts: list[str], where="gemma3", *, reference: bool = True,
     hands a Gemma 3 model to this function.
 
     ``weight_processing``: also spec §9 on the real weights (:func:`wp11_real_weights` on the first
-    text, :func:`wp9_real_weights` on the first text longer than the window), reported under
+    :data:`WP11_ROWS` tokens of the longest text, :func:`wp9_real_weights` on the first text longer
+    than the window), reported under
     ``weight_processing``; its ``passed`` is part of the check's verdict.
     """
     import hashlib
@@ -691,8 +692,8 @@ def check(texts: list[str], where="gemma3", *, reference: bool = True,
         if weight_processing:  # spec §9 on the real weights (WP11 on the first text, WP9 on one past the window)
             say(f"{tag}: spec §9 on the real weights (WP11 q/k norms, WP9 window edge)")
             with np.errstate(all="ignore"):
-                if "WP11" not in wp:
-                    wp["WP11"] = wp11_real_weights(net, states)
+                if "WP11" not in wp or wp["WP11"]["rows"] < min(WP11_ROWS, ids.size):  # the longest text, ≤ 128 rows
+                    wp["WP11"] = wp11_real_weights(net, states, WP11_ROWS)
                 if "WP9" not in wp and ids.size > net.window:
                     wp["WP9"] = wp9_real_weights(net, states, ids, hf_config["sliding_window"] if hf_config else None)
         del states, mine_states
@@ -781,7 +782,11 @@ def _relative_scores(A: np.ndarray, B: np.ndarray, inv_freq: np.ndarray) -> np.n
     return S
 
 
-def wp11_real_weights(net: CausalLM, states: list, rows: int = 128) -> dict:
+#: WP11 on the real weights: the first rows of the longest text (every causal pair among them)
+WP11_ROWS = 128
+
+
+def wp11_real_weights(net: CausalLM, states: list, rows: int = WP11_ROWS) -> dict:
     r"""WP11 on Gemma-3-270M's q/k norm weights, at the real activations (the first ``rows`` tokens).
 
     For every layer and head, from the normalised per-head :math:`\hat q_n,\hat k_m` (their RMS
