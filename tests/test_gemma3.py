@@ -302,3 +302,13 @@ def test_fold_refuses_gemma3_naming_what_would_fold(tiny, tmp_path, capsys):
     assert cli.main(["model", "fold", "--model", str(tiny), "--out", str(out)]) == 2
     err = capsys.readouterr().err
     assert "WP1" in err and "WP2.sandwich" in err and "WP11" in err and not out.exists()
+
+
+def test_gemma3_270m_wp11_qk_norms_are_not_pair_constant(gemma3):
+    """WP11 on the real weights (model tier; ``model check --model gemma3`` runs it on 128 tokens and WP9 on
+    715): no layer's q/k norm weight is pair-constant on the RoPE pairs, so the single-diagonal fold fails,
+    exactly as predicted, while the corrected form holds."""
+    ids = gemma3.tokenize("The capital of France is Paris, and the capital of Italy is Rome.")
+    r = g3.wp11_real_weights(gemma3, gemma3.hidden_states(ids))
+    assert r["passed"] and r["pair_constant_layers"] == 0 and r["fold_off_by_at_least"] > 1e-3
+    assert max(r["worst"].values()) <= 1e-12
