@@ -152,7 +152,11 @@ def _m(tex: str) -> str:
 
 
 #: bare TeX-ish subscripts in prose: W'_HV, b'_{j,2}, H_i, x'_0
-_BARE_SUB = re.compile(r"(?<![\w\\])([A-Za-z]{1,2}\d?'*)_(\{[^{}]*\}|[A-Za-z0-9]{1,3})(?![A-Za-z0-9_])")
+_BARE_SUB = re.compile(r"(?<![\w\\])(Δ?[A-Za-z]{1,2}\d?'*)_(\{[^{}]*\}|[A-Za-z0-9]{1,3}(?![A-Za-z0-9_]))")
+
+
+#: a name with a superscript and a subscript in prose: UAT^R_i
+_BARE_SUPSUB = re.compile(r"(?<![\w\\])([A-Za-z]{1,4})\^([A-Za-z0-9])_([A-Za-z0-9]{1,3})(?![\w])")
 
 
 #: Markdown emphasis in prose: *linear* (word boundaries, so 2*N*h stays a product)
@@ -173,6 +177,8 @@ def _plain(text: str, links: bool = True) -> str:
     tokens = []
     for m in _EMPHASIS.finditer(text):
         tokens.append((m.start(), m.end(), "em", m))
+    for m in _BARE_SUPSUB.finditer(text):
+        tokens.append((m.start(), m.end(), "supsub", m))
     for m in _BARE_SUB.finditer(text):
         if not any(a < m.end() and m.start() < b for a, b, _, _ in tokens):
             tokens.append((m.start(), m.end(), "sub", m))
@@ -184,6 +190,9 @@ def _plain(text: str, links: bool = True) -> str:
         out.append(_escape(text[pos:start]))
         if kind == "em":  # Markdown *word* in a note: reST emphasis, not literal stars
             out.append(f"\\ *{_escape(m.group(1))}*\\ ")
+        elif kind == "supsub":
+            base = m.group(1) if len(m.group(1)) == 1 else f"\\mathrm{{{m.group(1)}}}"
+            out.append(_m(f"{base}^{{{m.group(2)}}}_{{{m.group(3)}}}"))
         elif kind == "sub":
             sub = m.group(2)
             sub = sub if sub.startswith("{") else "{" + sub + "}"
@@ -463,15 +472,27 @@ def bottom_line(cv) -> list[str]:
         steps = cv.failing_step_names
         lead = ("The conclusion holds, but printed steps are wrong: " if word == "holds-steps-wrong"
                 else "Wrong printed steps: ")
-        lines += ["   " + lead + ", ".join(f"``{s}``" for s in steps[:10]) + (" …" if len(steps) > 10 else "")
-                  + " (rows marked in the derivation below).", ""]
+        lines += ["   .. rst-class:: failing-steps", "",
+                  "   " + lead + ", ".join(f"``{s}``" for s in steps[:10]) + (" …" if len(steps) > 10 else "")
+                  + " (rows marked ✘ in the derivation below).", ""]
     if cv.verdict == "fails" and cv.failing_items and not cv.failing_step_names:
-        lines += ["   Wrong: " + ", ".join(f"``{s}``" for s in cv.failing_items[:6])
-                  + (f" and {len(cv.failing_items) - 6} more" if len(cv.failing_items) > 6 else "") + ".", ""]
+        lines += ["   .. rst-class:: failing-steps", "",
+                  "   Wrong: " + ", ".join(f"``{s}``" for s in cv.failing_items[:3])
+                  + (f" and {len(cv.failing_items) - 3} more (table under Readings)"
+                     if len(cv.failing_items) > 3 else "") + ".", ""]
     if cv.corrected:
-        lines += ["   **Corrected statement** " + (f"(:badge:`{cv.corrected_status}`)" if cv.corrected_status else "") + ":",
-                  "", _math(chain_lines(cv.corrected), "   ")]
+        lines += ["   **Corrected statement** " + (f"(:badge:`{cv.corrected_status}`)" if cv.corrected_status else "")
+                  + f": `below the printed one <#corrected-{cv.id.lower()}>`__.", ""]
     return lines
+
+
+def corrected_box(cv) -> list[str]:
+    """The proved correction of the bottom line, right under the statement as printed."""
+    if not cv.corrected:
+        return []
+    title = "Corrected statement" + (f" ({cv.corrected_status})" if cv.corrected_status else "")
+    return [f".. admonition:: {title}", "   :class: claim-correction", f"   :name: corrected-{cv.id.lower()}", "",
+            _math(chain_lines(cv.corrected), "   ")]
 
 
 def reading_legend(results) -> list[str]:
@@ -684,12 +705,15 @@ def claim_page(claim, results, cv, rests_on, used_by, section) -> str:
     # results show it as text, never as TeX source
     title_rst = f"{claim.id} — {_escape(pretty(claim.title))}"
     lines = [f".. _claim-{claim.id}:", "", title_rst, "=" * max(len(title_rst), len(title)), ""]
+    # the first screen: the bottom line (with the failing steps) and the tags it uses, then the
+    # statement as printed and its proved correction
+    lines += bottom_line(cv)
+    lines += reading_legend(results)
     lines += [".. admonition:: As printed", "   :class: claim-statement", "",
               f"   *Where:* {rich(claim.where, links=False)}", "", _math(chain_lines(claim.statement), "   ")]
     if claim.remarks:
         lines += ["   " + rich(claim.remarks), ""]
-    lines += bottom_line(cv)
-    lines += reading_legend(results)
+    lines += corrected_box(cv)
     if rests_on or used_by:
         deps = []
         if rests_on:
