@@ -108,6 +108,25 @@ def test_a_sub_command_usage_error_shows_that_sub_command(capsys):
     assert exc.value.code == 2
     err = capsys.readouterr().err
     assert err.startswith("usage: symuat report") and "--formt" in err
+    assert "did you mean --format?" in err
+
+
+def test_figure_without_matplotlib_fails_before_any_computation(monkeypatch, tmp_path, capsys):
+    import symuat.models.attribution as attribution
+    import symuat.models.compare as compare
+
+    def never(*a, **k):
+        raise AssertionError("the computation ran before the --figure check")
+
+    monkeypatch.setattr(compare, "explain", never)
+    monkeypatch.setattr(attribution, "run_explain", never)
+    monkeypatch.setitem(sys.modules, "matplotlib", None)  # import matplotlib → ImportError
+    for extra in ([], ["--vs", " London", "--by", "head"]):
+        code = cli.main(["model", "explain", "--model", "smollm2", "--token", " Paris", *extra,
+                         "--figure", str(tmp_path / "paris.png")])
+        err = capsys.readouterr().err
+        assert code == 2 and "--figure needs matplotlib" in err, (extra, err)
+        assert not (tmp_path / "paris.png").exists()
 
 
 @pytest.mark.parametrize("command", ["report", "prove", "show"])

@@ -242,7 +242,7 @@ def _check_figure(path: str) -> None:
     try:
         import matplotlib  # noqa: F401
     except ImportError:
-        raise ModelError("--figure needs matplotlib (pip install -e '.[docs]')") from None
+        raise ModelError("--figure needs matplotlib: pip install matplotlib (or the docs extra, pip install -e '.[docs]')") from None
 
 
 def _run_explain(args, say, show) -> int:
