@@ -1028,8 +1028,9 @@ def generate_model_page(app):
     out = Path(app.srcdir) / "model.rst"
     lines = ["The DUAT rewrite of real models", "===============================", "",
              "symuat rewrites real pretrained models into the DUAT form and recomputes them from it, one "
-             "module per model family: the BERT family (:mod:`symuat.models.bert`, an encoder) and the Llama "
-             "family (:mod:`symuat.models.llama`, a decoder). Both run below, in this build.", "",
+             "module per model family: the BERT family (:mod:`symuat.models.bert`, an encoder), the Llama "
+             "family (:mod:`symuat.models.llama`, a decoder) and the Gemma-3 family (:mod:`symuat.models.gemma3`, "
+             "a current decoder). All three run below, in this build.", "",
              "An encoder: all-MiniLM-L6-v2 (the BERT family)", "----------------------------------------------", "",
              "``symuat model check`` rewrites every layer of all-MiniLM-L6-v2 (6 post-LayerNorm BERT layers, "
              "384 features, 12 heads, GELU, biases) into the DUAT form of Eq. 20 — attention as the input-dependent "
@@ -1083,6 +1084,7 @@ def generate_model_page(app):
               ":math:`e_j`; right: the LayerNorm scale :math:`1/\\mathrm{std}` of each token entering the "
               "last layer.", ""]
     lines += llama_section(Path(app.srcdir) / "claims" / "figures")
+    lines += gemma3_section()
     out.write_text("\n".join(lines) + "\n", encoding="utf-8")
     _STATE["model_seconds"] = time.perf_counter() - start
 
@@ -1182,6 +1184,41 @@ def llama_section(figures: Path) -> list[str]:
                   "``pip install -e '.[docs]'``).", ""]
     except ImportError:
         pass
+    return lines
+
+
+def gemma3_section() -> list[str]:
+    """The Gemma-3 family (Gemma-3-270M from its GGUF): ``symuat model check --model gemma3``, run
+    in this build without the HF reference (about 8 s of CPU and 3 GB); a note when the model
+    package is absent."""
+    title = "A current decoder: Gemma-3-270M (the Gemma-3 family)"
+    lines = [title, "-" * len(title), "",
+             "``symuat model check --model gemma3`` rewrites every layer of Gemma-3-270M (18 layers: five local "
+             "sliding-window layers to one global, grouped-query attention with QK-norm, RoPE with two bases, "
+             "pre- and post-RMSNorm with the stored :math:`1+w` weights, GeGLU; read from its GGUF chunks, "
+             "dequantized to float64) into the DUAT form and recomputes every hidden state and the logits from "
+             "it. ``symuat model explain --model gemma3`` decomposes a logit as for SmolLM2; with the "
+             "reference tier, ``model check`` also compares with HF's Gemma-3 made float64 throughout.", ""]
+    text = "The capital of France is"
+    try:
+        import numpy as np
+
+        from symuat.models.compare import check, verdict
+        from symuat.models.gemma3 import gemma3_path
+
+        gemma3_path()
+        with np.errstate(all="ignore"):
+            report = check([text], "gemma3", reference=False)
+    except Exception as exc:  # the package is not installed: say so, the build goes on
+        return lines + [f"**Not run in this build:** {_escape(str(exc))}. Install it with "
+                        "``symuat model install gemma3``.", ""]
+    v = verdict(report, 1e-12)
+    worst = "non-finite" if v["worst"] is None else f"{v['worst']:.1e}"
+    t = report["texts"][0]
+    pred = f"; next token {_escape(repr(t['prediction']))}" if t.get("prediction") is not None else ""
+    lines += [f"*{_escape(text)}* — {t['tokens']} tokens{pred}. Worst relative error of the rewrite against "
+              f"the float64 forward pass over the {len(t['states'])} states and the logits: {worst} "
+              f"({'PASS' if v['passed'] else 'FAIL'} at 1e-12; {_escape(report['error_definition'])}).", ""]
     return lines
 
 
