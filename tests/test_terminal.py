@@ -137,6 +137,20 @@ def test_help_names_keys_and_exit_codes(command, capsys):
     assert "exit status: 0" in out and "P5.f[C-col,LR,square]" in out
 
 
+@pytest.mark.parametrize("command", ["check", "explain", "install"])
+def test_model_help_names_exit_codes_and_the_packaged_models(command, capsys):
+    from symuat.models.command import PACKAGED
+    from symuat.models.family import packaged_names
+
+    assert sorted(PACKAGED) == packaged_names()  # the help's list is the families' list
+    with pytest.raises(SystemExit):
+        cli.main(["model", command, "--help"])
+    out = " ".join(capsys.readouterr().out.split())
+    assert "exit status: 0" in out and "2 bad input" in out
+    assert ("smollm2, gemma3" if command == "explain" else "minilm, smollm2, gemma3" if command == "check"
+            else "{all,minilm,smollm2,gemma3}") in out
+
+
 def test_version_and_help_do_not_load_the_catalogue():
     code = ("import sys, io, contextlib\nfrom symuat import cli\n"
             "for argv in (['--version'], ['--help'], ['model', '--help']):\n"
