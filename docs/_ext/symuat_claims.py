@@ -486,13 +486,76 @@ def bottom_line(cv) -> list[str]:
     return lines
 
 
+def _split_text(tex: str) -> list[tuple[str, str]]:
+    r"""``tex`` as alternating ``("math", …)`` and ``("text", …)`` pieces: the top-level
+    ``\text{…}`` groups are the text.
+
+    >>> _split_text(r"a=b\text{ where }c=d")
+    [('math', 'a=b'), ('text', ' where '), ('math', 'c=d')]
+    """
+    out, depth, start, k = [], 0, 0, 0
+    while k < len(tex):
+        if depth == 0 and tex.startswith("\\text{", k):
+            if tex[start:k]:
+                out.append(("math", tex[start:k]))
+            j, d = k + len("\\text{"), 1
+            while j < len(tex) and d:
+                d += {"{": 1, "}": -1}.get(tex[j], 0)
+                j += 1
+            out.append(("text", tex[k + len("\\text{"):j - 1]))
+            k = start = j
+            continue
+        c = tex[k]
+        if c == "\\":
+            m = re.match(r"\\([A-Za-z]+|.)", tex[k:])
+            k += len(m.group(0)) if m else 1
+            continue
+        depth += {"{": 1, "}": -1}.get(c, 0)
+        k += 1
+    if tex[start:]:
+        out.append(("math", tex[start:]))
+    return out
+
+
+def statement_prose(tex: str) -> str:
+    r"""A long statement that mixes formulas and prose (a correction with its "where …" and "for a
+    Transformer layer …") as a paragraph: the prose as text, each formula of a comma-separated
+    list as its own inline math, so the lines wrap at the width of the page instead of one
+    display wider than its box.
+
+    >>> statement_prose(r"x=y\ \forall L,\ \text{where }a=1,\ b=2\text{ (Eq. 3)}")
+    '\\ :math:`x=y\\ \\forall L`\\ , where \\ :math:`a=1`\\ , \\ :math:`b=2`\\  (Eq. 3)'
+    """
+    out = []
+    for kind, piece in _split_text(tex):
+        if kind == "text":
+            out.append(_plain(piece))
+            continue
+        lead = re.match(r"^(\\[ ,;!]|\\q?quad|\s|,)*", piece).group(0)
+        tail = re.search(r"(\\[ ,;!]|\\q?quad|\s|[,;:.])*$", piece).group(0)
+        if lead.strip().startswith(",") and out:
+            out.append(", ")
+        items = _top_level_list(piece)
+        out.append(", ".join(_m(i) for i in items if i.strip()))
+        punct = "".join(ch for ch in tail if ch in ",;:.")
+        if punct and items:
+            out.append(punct[-1] + " ")
+        elif tail and items:
+            out.append(" ")
+    text = re.sub(r"(?<!\\)  +", " ", "".join(out)).strip()  # an escaped space keeps the real one after it
+    return re.sub(r"(\\ ?)+$", "", text)
+
+
 def corrected_box(cv) -> list[str]:
-    """The proved correction of the bottom line, right under the statement as printed."""
+    """The proved correction of the bottom line, right under the statement as printed: a display,
+    or, for a long statement with prose in it, a paragraph (:func:`statement_prose`)."""
     if not cv.corrected:
         return []
     title = "Corrected statement" + (f" ({cv.corrected_status})" if cv.corrected_status else "")
-    return [f".. admonition:: {title}", "   :class: claim-correction", f"   :name: corrected-{cv.id.lower()}", "",
-            _math(chain_lines(cv.corrected), "   ")]
+    head = [f".. admonition:: {title}", "   :class: claim-correction", f"   :name: corrected-{cv.id.lower()}", ""]
+    if "\\text{" in cv.corrected and len(cv.corrected) > 160:
+        return head + ["   " + statement_prose(cv.corrected), ""]
+    return head + [_math(chain_lines(cv.corrected), "   ")]
 
 
 def reading_legend(results) -> list[str]:
