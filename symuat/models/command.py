@@ -236,6 +236,8 @@ def _run_check(args, say, show) -> int:
         print(f"\nlayers (L local sliding-window, G global): {report['layer_types']}")
         print(f"WP10 norm weights: {ns['reading']} ({ns['minus_one_bf16']}/{ns['entries']} entries; "
               f"{ns['entries'] - ns['stored_bf16']} stored values are not bfloat16 themselves)")
+        if "weight_processing" in report:
+            _print_weight_processing(report["weight_processing"])
         if report["reference"]:
             print("constants not in the GGUF (layer types, local RoPE base, query_pre_attn_scalar, embedding scale): "
                   + ("confirmed by transformers" if report["constants_confirmed_by_transformers"]
@@ -244,6 +246,29 @@ def _run_check(args, say, show) -> int:
     worst = "non-finite" if v["worst"] is None else f"{v['worst']:.2e}"
     print(f"\n{'PASS' if v['passed'] else 'FAIL'}: worst per-row relative error {worst}{why}")
     return 0 if v["passed"] else 1
+
+
+def _print_weight_processing(wp: dict) -> None:
+    """Spec §9 on Gemma-3's real weights (WP11, WP9), one paragraph each, PASS/FAIL first."""
+    w11 = wp["WP11"]
+    n = len(w11["layers"])
+    print(f"WP11 q/k norms ({'PASS' if w11['passed'] else 'FAIL'}; {n} layers, first {w11['rows']} tokens): "
+          f"gamma_q or gamma_k pair-constant on the RoPE pairs in {w11['pair_constant_layers']}/{n} layers; the single-"
+          f"diagonal fold is off by >= {w11['fold_off_by_at_least']:.2g} per row where neither is (exact on the "
+          f"diagonal n = m: {w11['worst']['fold_diagonal']:.1e}); the corrected form W_Q diag(gamma_q) R_(n-m) "
+          f"diag(gamma_k) W_K^T agrees to {w11['worst']['sandwich']:.1e}; control, gamma_k made pair-constant: "
+          f"the fold agrees to {w11['worst']['control']:.1e}")
+    w9 = wp["WP9"]
+    if "transformers_mask" not in w9 or w9["passed"] is None:
+        print(f"WP9 window edge ({'not established' if w9['passed'] is None else 'FAIL'}): "
+              f"{w9.get('why', 'not established')}")
+        return
+    e = w9["edge_effect"]
+    print(f"WP9 window edge ({'PASS' if w9['passed'] else 'FAIL'}): w = {w9['window_gguf']} (GGUF; transformers' "
+          f"config: {w9['window_transformers_config']}); transformers' sliding_window_causal_mask_function masks "
+          f"{w9['transformers_mask']}, symuat's forward {w9['symuat_mask']}; on {w9['tokens']} tokens the other "
+          f"convention (i-j <= w) changes layer {w9['layer']}'s patterns by {e['patterns_rows_from_w']:.2g} on rows "
+          f">= w (0 below) and its output by {e['layer_output_rows_from_w']:.2g} per row")
 
 
 def _check_figure(path: str) -> None:
