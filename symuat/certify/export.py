@@ -124,7 +124,7 @@ def _term(e, ctx: _Ctx) -> str:
         if head not in ctx.heads:
             raise Unsupported(f"{e.name}_{head} outside a sum over {head}")
         out = f"{ctx.leaf(e.name, typ)} {ctx.heads[head][0]}"
-        return f"cmask ({out})" if name == "CausalHeadMatrix" else f"({out})"
+        return f"(cmask ({out}))" if name == "CausalHeadMatrix" else f"({out})"
     if name == "PairHeadMatrix":
         a, b, g, r, rows, cols, causal = e.args[1:]
         typ = (f"'I_{ctx.dim(g)} -> 'I_{ctx.dim(r)} -> mx R {ctx.space(space_of(rows))} "
@@ -133,7 +133,7 @@ def _term(e, ctx: _Ctx) -> str:
             if head not in ctx.heads:
                 raise Unsupported(f"{e.name} outside a sum over {head}")
         out = f"{ctx.leaf(e.name, typ)} {ctx.heads[a][0]} {ctx.heads[b][0]}"
-        return f"cmask ({out})" if bool(causal) else f"({out})"
+        return f"(cmask ({out}))" if bool(causal) else f"({out})"
     if name == "Selector":
         head = e.args[0]
         if head not in ctx.heads:

@@ -147,7 +147,7 @@ def _split_logs(stdout: str) -> dict:
 
 def capture(checks) -> dict:
     """Run ``checks``; return key → (verdict, [(lhs, rhs)] the normal form proved equal)."""
-    from symuat.kernel import index_calculus
+    from symuat.kernel import assumptions, index_calculus
     from symuat.kernel.registry import _RUNNING
 
     seen: dict = {}
@@ -155,7 +155,16 @@ def capture(checks) -> dict:
     def observer(lhs, rhs, result):
         running = _RUNNING.get()
         if running is not None and result.equal:
-            seen.setdefault(running.key, []).append((lhs, rhs))
+            hyps = assumptions.active()
+            if hyps:  # proved under hypotheses: does the identity hold without them?
+                with assumptions.assuming(()):
+                    plain = index_calculus._compare_entries(lhs, rhs).equal
+                if not plain:
+                    seen.setdefault(running.key, []).append(
+                        (lhs, rhs, "rests on the hypothesis " + "; ".join(h.latex() for h in hyps)
+                         + ", which the exported theorem does not state"))
+                    return
+            seen.setdefault(running.key, []).append((lhs, rhs, None))
 
     token = index_calculus.OBSERVER.set(observer)
     try:
@@ -215,8 +224,12 @@ def certify(pattern: str = CORE, out: Path | None = None, jobs: int = 2, timeout
             else:
                 entry.update(status="unsupported", reason="no statement captured (the verdict is reused from another check)")
             continue
+        needs = [why for _, _, why in pairs if why]
+        if needs:
+            entry.update(status="unsupported", reason=needs[0])
+            continue
         try:
-            theorems = [export_identity(coq_name(key, n), lhs, rhs) for n, (lhs, rhs) in enumerate(pairs)]
+            theorems = [export_identity(coq_name(key, n), lhs, rhs) for n, (lhs, rhs, _) in enumerate(pairs)]
         except Unsupported as exc:
             entry.update(status="unsupported", reason=str(exc))
             continue
