@@ -150,3 +150,16 @@ def test_coq_rejects_a_wrong_convolution_shift(coq_lib):
     _, wrong, _ = conv1d_symbols(shift_error=1)
     assert _compiles(coq_lib, "true_conv", Vec(conv, "row"), lift("row") * Vec(X, "row"))
     assert not _compiles(coq_lib, "mutant_conv", Vec(conv, "row"), wrong("row") * Vec(X, "row"))
+
+
+def test_a_proof_under_a_hypothesis_is_not_exported_without_it():
+    """H7 is proved under 'every attention row sums to one': the capture names that hypothesis
+    (the check is reported outside the fragment), since the exported theorem would not state it."""
+    import symuat.claims  # noqa: F401
+    from symuat.certify.run import capture
+    from symuat.kernel.registry import REGISTRY
+
+    (check,) = [c for c in REGISTRY.all_checks() if c.key == "H7[col,bidir]"]
+    (verdict, pairs), = capture([check]).values()
+    assert str(verdict.status) == "proved"
+    assert any(why and "rests on the hypothesis" in why for _, _, why in pairs)
