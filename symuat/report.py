@@ -424,13 +424,15 @@ def detail(result: Result) -> str:
     for k, q in v.quantities.items():
         if k == "witness":
             lines.append(f"  witness:   at {q['sizes']}: {q['reason']}")
-            lines.append(f"             values {q['values']}")
+            lines.append("             values " + ", ".join(f"{n} = {show_array(x)}" for n, x in q["values"].items()))
+            if q.get("lhs") is not None:
+                lines.append(f"             lhs = {show_array(q['lhs'])}   rhs = {show_array(q['rhs'])}")
             lines.append(f"             {q['exact_recheck']}; {q['numeric_recheck']}")
         elif k != "last_instance":
             lines.append(f"  {k}: {q}")
     if v.counterexample is not None:
         x = v.counterexample
-        lines.append(f"  counterexample at {x.sizes}: {pretty(x.reason) if '$' in x.reason else x.reason}")
+        lines.append(f"  counterexample at {x.sizes}: {pretty(x.reason) if '$' in x.reason else readable(x.reason)}")
         if x.values:
             lines.append("    values: " + ", ".join(f"{k} = {show_array(v)}" for k, v in x.as_dict()["values"].items()))
         if x.lhs is not None:

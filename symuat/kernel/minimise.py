@@ -160,6 +160,24 @@ def minimal_counterexample(lhs, rhs, *, largest: dict | None = None, max_entry: 
     return None
 
 
+def small_instances(lhs, rhs, *, largest: dict | None = None, top: int = 2, max_entry: int = 3):
+    """Instances of ``lhs = rhs`` in the order a reader wants them: sizes by total (each at most
+    ``largest[d]`` or ``top``), then entries {0, 1} (every pattern when few), then −k..k; yields
+    ``(sizes, values)`` for a caller that judges them with its own σ (:func:`symuat.claims.decoder`'s
+    X4.uat with σ the logistic sigmoid, whose values are rational functions of e)."""
+    from symuat.kernel import decide
+
+    shapes_sym = decide.leaf_shapes(lhs, rhs)
+    for sizes in size_order(decide.dimension_symbols(lhs, rhs), largest, top):
+        try:
+            shapes = {name: decide._shape_at(shape, sizes) for name, shape in shapes_sym.items()}
+        except TypeError:
+            continue
+        rng = np.random.default_rng(0)
+        for i, level in enumerate(lv for lv in ENTRY_LEVELS if lv <= max_entry):
+            yield from ((sizes, values) for values in _draws(shapes, level, rng, first=(i == 0)))
+
+
 def _weight(cex: Counterexample) -> tuple:
     def biggest(v):
         try:
