@@ -429,7 +429,7 @@ def detail(result: Result) -> str:
                 lines.append(f"             lhs = {show_array(q['lhs'])}   rhs = {show_array(q['rhs'])}")
             lines.append(f"             {q['exact_recheck']}; {q['numeric_recheck']}")
         elif k != "last_instance":
-            lines.append(f"  {k}: {q}")
+            lines.append(f"  {k}: {readable(str(q))}")
     if v.counterexample is not None:
         x = v.counterexample
         lines.append(f"  counterexample at {x.sizes}: {pretty(x.reason) if '$' in x.reason else readable(x.reason)}")

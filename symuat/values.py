@@ -137,6 +137,8 @@ def readable(text: str) -> str:
     s = re.sub(r"\*\*\((-?\d+)\)|\*\*(-?\d+)", lambda m: "".join(_SUP[c] for c in (m[1] or m[2])), s)
     s = re.sub(r"(?<=[\w)²³⁴⁵⁶⁷⁸⁹⁰¹])\*(?=[\w(])", "·", s)
     s = re.sub(r"\bsqrt\(", "√(", s)
+    if "·" in s or "²" in s:  # math was rewritten: its minus signs too
+        s = s.replace(" - ", " − ")
     return re.sub(r"\boo\b", "∞", s)
 
 

@@ -398,8 +398,10 @@ def check_detail(r, heading: bool = True) -> list[str]:
         if "\\" in k:  # a LaTeX name (check_rank: "\\dim\\operatorname{span}… (upper bound, structural)")
             tex, rest = re.fullmatch(r"(.*?)((?:\s*\([^()]*\))?)", k).groups()
             lines += [f"{_m(tex)}{_escape(rest)}: {rich(str(q))}", ""]
-        else:
-            lines += [f"*{rich(k, links=False)}:* {rich(str(q))}", ""]
+        else:  # closed forms in a quantity (a mistake's witness: 288*e**12/…) read as 288·e¹²/…
+            from symuat.values import readable
+
+            lines += [f"*{rich(k, links=False)}:* {rich(readable(str(q)))}", ""]
     if "how" in v.quantities:
         lines += [f"*How:* {rich(str(v.quantities['how']))}", ""]
     for label, x in (("Witness", v.quantities.get("witness")),

@@ -149,15 +149,41 @@ def minimal_counterexample(lhs, rhs, *, largest: dict | None = None, max_entry: 
             return decide._recheck(cex, lhs, rhs, sizes, sigma)
         rng = np.random.default_rng(0)  # pass 2: the smallest entries at these sizes
         for i, level in enumerate(levels):
+            best = None
             for values in _draws(shapes, level, rng, first=(i == 0)):
                 if budget[0] < 0:
                     return None
                 out = fails(sizes, values)
                 if out and out[0]:
-                    cex = Counterexample(decide._named_sizes(sizes), values, out[1], out[2], reason=out[3])
-                    return decide._recheck(cex, lhs, rhs, sizes, sigma)
+                    if i > 0:
+                        best = (values, out)
+                        break
+                    # every 0/1 pattern tried (or drawn): the one whose sides are smallest, then the sparsest
+                    key = (_biggest(out[1], out[2]), sum(int(np.count_nonzero(np.asarray(v, dtype=float)))
+                                                         for v in values.values() if np.ndim(v) > 0))
+                    if best is None or key < best[2]:
+                        best = ({k: (v.copy() if hasattr(v, "copy") else v) for k, v in values.items()}, out, key)
+            if best is not None:
+                values, out = best[0], best[1]
+                cex = Counterexample(decide._named_sizes(sizes), values, out[1], out[2], reason=out[3])
+                return decide._recheck(cex, lhs, rhs, sizes, sigma)
         return None
     return None
+
+
+def _biggest(*arrays):
+    """The largest |entry| of exact arrays (numerator and denominator of a rational), for ordering."""
+    from fractions import Fraction
+
+    top = 0
+    for a in arrays:
+        for x in np.asarray(a, dtype=object).flat:
+            try:
+                q = Fraction(x)
+                top = max(top, abs(q.numerator), q.denominator)
+            except (TypeError, ValueError):
+                return float("inf")
+    return top
 
 
 def small_instances(lhs, rhs, *, largest: dict | None = None, top: int = 2, max_entry: int = 3):
@@ -176,6 +202,10 @@ def small_instances(lhs, rhs, *, largest: dict | None = None, top: int = 2, max_
         rng = np.random.default_rng(0)
         for i, level in enumerate(lv for lv in ENTRY_LEVELS if lv <= max_entry):
             yield from ((sizes, values) for values in _draws(shapes, level, rng, first=(i == 0)))
+
+
+def _sides(cex: Counterexample):
+    return _biggest(cex.lhs, cex.rhs) if cex.lhs is not None and cex.rhs is not None else 0
 
 
 def _weight(cex: Counterexample) -> tuple:
@@ -198,10 +228,10 @@ def minimised(verdict: Verdict, lhs, rhs, *, sigma=None) -> Verdict:
     from symuat.kernel import decide
 
     largest = {d: cex.sizes.get(d.name, 4) for d in decide.dimension_symbols(lhs, rhs)}
-    if _weight(cex) <= (len(largest), 1):
-        return verdict  # every size 1, entries 0/1: nothing smaller exists
+    if _weight(cex) <= (len(largest), 1) and (cex.lhs is None or cex.rhs is None or _biggest(cex.lhs, cex.rhs) <= 10):
+        return verdict  # every size 1, entries 0/1, small sides: nothing smaller exists
     better = minimal_counterexample(lhs, rhs, largest=largest, sigma=sigma)
-    if better is not None and _weight(better) < _weight(cex):
+    if better is not None and (_weight(better), _sides(better)) < (_weight(cex), _sides(cex)):
         better.reason += " (minimised: smallest sizes first, then smallest integer entries)"
         verdict.counterexample = better
     return verdict

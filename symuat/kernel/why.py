@@ -105,7 +105,7 @@ def derived_why(verdict: Verdict | None, reading_meaning: str = "") -> str | Non
         return _cut(prefix + f"at {where} the sides have different shapes: {recheck[len('exact: shapes '):]}")
     reason = re.sub(r" \((minimised|the opaque σ)[^)]*\)", "", cex.reason or verdict.method)
     tail = ""
-    if _plain(cex.lhs) and _plain(cex.rhs):
+    if _plain(cex.lhs) and _plain(cex.rhs) and show_array(cex.lhs) != show_array(cex.rhs):
         tail = f": left side {show_array(cex.lhs)}, right side {show_array(cex.rhs)}"
     return _cut(prefix + (f"at {where}: " if where and where not in reason else "") + _short(reason, 160) + tail)
 
