@@ -101,6 +101,8 @@ def show_array(v) -> str:
     """A nested list (or array) of exact values, each by :func:`show_value`."""
     if hasattr(v, "tolist"):
         v = v.tolist()
+    if isinstance(v, dict):  # named values (a witness's first instance)
+        return "{" + ", ".join(f"{k} = {show_array(x)}" for k, x in v.items()) + "}"
     if isinstance(v, (list, tuple)):
         return "[" + ", ".join(show_array(x) for x in v) + "]"
     return show_value(v)
