@@ -124,9 +124,9 @@ def test_derived_why_names_the_entry_and_the_reading():
     A = MatrixSymbol("A", n, n)
     x = MatrixSymbol("x", n, 1)
     v = decide.check_identity(Diamond(A, x), mul(A, x))  # W ⋄ x is Wᵀx, not Wx
-    assert v.sides == ("A^{T} x", "A x")
-    line = derived_why(v)
-    assert re.search(r"the left side is Aᵀ ?x, the right side A ?x; at n = 2, entry \(\d, 0\): left side \d+, right side \d+",
+    assert v.sides[1] == "A^{T} x" and v.sides[3] == "A x"
+    line = derived_why(v, "C-col")
+    assert re.search(r"^under C-col, A ?⋄ ?x = Aᵀ ?x, but A ?x; at n = 2, entry \(\d, 0\): left side \d+, right side \d+",
                      line), line
     check = Check("Z.why", None, "", lambda: v, why="hand-written")
     assert why_line(check, v) == "hand-written"

@@ -77,8 +77,10 @@ def derived_why(verdict: Verdict | None, reading_meaning: str = "") -> str | Non
     if sides:
         from symuat.report import pretty
 
-        prefix += (f"under {reading_meaning}: " if reading_meaning else "") + \
-            f"the left side is {pretty(sides[0])}, the right side {pretty(sides[1])}; "
+        left, left_applied, right, right_applied = (pretty(x) for x in sides)
+        prefix += (f"under {reading_meaning}, " if reading_meaning else "") + (
+            f"{left} = {left_applied}" if left != left_applied else left) + ", but " + (
+            f"{right} = {right_applied}" if right != right_applied else right) + "; "
     cex = verdict.counterexample
     if cex is None:
         words = verdict.method
@@ -139,10 +141,8 @@ def why_line(check, verdict: Verdict | None) -> str | None:
     if getattr(check, "why", ""):
         return check.why
     meaning = ""
-    if check.reading and getattr(verdict, "sides", None):
-        from symuat.verdicts import reading_text
-
-        meaning = reading_text([t for t in check.reading if t in _DEFINING])
+    if check.reading and getattr(verdict, "sides", None):  # the tags (their meanings: the reading line)
+        meaning = ", ".join(t for t in check.reading if t in _DEFINING)
     return derived_why(verdict, meaning)
 
 

@@ -504,19 +504,20 @@ def check_identity(
     return verdict
 
 
-def applied_sides(lhs, rhs, most: int = 160) -> tuple[str, str] | None:
-    """LaTeX of both sides with every ``⋄`` rewritten by its definition under the statement's
-    reading (:meth:`symuat.diamond.Diamond.doit`: ``W ⋄ x → Wᵀx``); None when the statement uses
-    no such definition, a side has none at its shapes, or the two are too long for one line."""
+def applied_sides(lhs, rhs, most: int = 240) -> tuple[str, str, str, str] | None:
+    """LaTeX of both sides as written (the reading's brackets explicit) and with every ``⋄``
+    rewritten by its definition under the statement's reading (:meth:`symuat.diamond.Diamond.doit`:
+    ``W ⋄ x → Wᵀx``): ``(lhs, lhs applied, rhs, rhs applied)``; None when the statement uses no
+    such definition, a side has none at its shapes, or they are too long for one line."""
     from symuat.diamond import Diamond
 
     try:
         if not (lhs.has(Diamond) or rhs.has(Diamond)):
             return None
-        out = (latex(lhs.doit().doit()), latex(rhs.doit().doit()))  # twice: (Wᵀ)ᵀ → W
+        out = (latex(lhs), latex(lhs.doit().doit()), latex(rhs), latex(rhs.doit().doit()))  # twice: (Wᵀ)ᵀ → W
     except Exception:  # a side the reading leaves undefined (shapes): the counterexample says so
         return None
-    return out if len(out[0]) + len(out[1]) <= most and out[0] != out[1] else None
+    return out if sum(map(len, out)) <= most and out[1] != out[3] else None
 
 
 def _check_satisfiable(hypotheses, lhs, rhs, explicit_sizes) -> None:
