@@ -442,7 +442,7 @@ def detail(result: Result) -> str:
         cv = v.corrected.verdict
         lines.append(f"  corrected: {pretty(v.corrected.statement)}")
         lines.append(f"    LaTeX:   {v.corrected.statement}")
-        lines.append(f"    → {cv.status if cv else 'none found'}" + (f" ({cv.method})" if cv else ""))
+        lines.append(f"    → {cv.status if cv else 'none found'}" + (f" ({readable(cv.method)})" if cv else ""))
     return "\n".join(lines)
 
 
