@@ -143,12 +143,23 @@ def _from_gguf(source: Path, kw: dict):
     with no_init_weights():  # every parameter is loaded below; none may stay random (checked)
         model = transformers.AutoModelForCausalLM.from_config(config, attn_implementation="eager",
                                                               dtype=torch.float64)
-    loaded = load_gguf_checkpoint(str(source), return_tensors=True, model_to_load=model)
-    sd = {k: v.to(torch.float64) for k, v in loaded["tensors"].items()}
-    missing, unexpected = model.load_state_dict(sd, strict=False)
+    tensors = load_gguf_checkpoint(str(source), return_tensors=True, model_to_load=model).pop("tensors")
+    own = model.state_dict(keep_vars=True)  # what load_state_dict would fill: references, no copies
+    unexpected, mismatched = [], []
+    with torch.no_grad():
+        for k in list(tensors):  # one tensor at a time: never a second float64 copy of the model
+            v = tensors.pop(k)  # float32 as dequantized; copy_ widens it exactly into the float64 parameter
+            if k not in own:
+                unexpected.append(k)
+                continue
+            target = own.pop(k)  # what is left in ``own`` at the end is missing
+            if target.shape != v.shape:
+                mismatched.append(k)
+            else:
+                target.copy_(v)
     if getattr(config, "tie_word_embeddings", False):
         model.tie_weights()
-    return model, {"missing_keys": missing, "unexpected_keys": unexpected}
+    return model, {"missing_keys": sorted(own), "unexpected_keys": unexpected, "mismatched_keys": mismatched}
 
 
 class _Torch64:

@@ -9,52 +9,26 @@ Anything else is ``numeric-only``: an occurrence without a witness decides nothi
 
 from __future__ import annotations
 
-import itertools
-import time
-from dataclasses import dataclass
-from fractions import Fraction
-from typing import Callable, Iterable
+from typing import Iterable
 
 import numpy as np
-import sympy as sp
-from sympy.matrices.expressions import MatrixExpr, MatrixSymbol
 
-from symuat.errors import (
-    DiamondUndefinedError,
-    KernelInconsistencyError,
-    LeafConflictError,
-    ShapeMismatchError,
-    UnsupportedExpressionError,
-)
 from symuat.kernel.status import (
     Corrected,
     Counterexample,
-    NumericWitness,
     Status,
     Verdict,
 )
-from symuat.printing import latex
 
 from symuat.kernel.evaluate import values_equal
 from symuat.kernel.hypotheses import assuming, latex_list
 from symuat.kernel.decide.instances import (
-    SEEDS,
-    TOLERANCE,
-    TOLERANCE_REASON,
-    _UNDEFINED,
-    _confirm_or_raise,
-    _confirmation_grid,
-    _defined_sizes,
     _evaluate,
-    _has_sigma,
     _named_sizes,
     _residual,
-    check_supported,
     dimension_symbols,
     leaf_shapes,
-    numeric_confirmation,
     random_values,
-    scalar_symbols,
     size_grid,
 )
 from symuat.kernel.decide.identity import check_identity

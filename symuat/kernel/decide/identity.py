@@ -55,27 +55,22 @@ from __future__ import annotations
 import itertools
 import time
 from dataclasses import dataclass
-from fractions import Fraction
 from typing import Callable, Iterable
 
 import numpy as np
 import sympy as sp
-from sympy.matrices.expressions import MatrixExpr, MatrixSymbol
+from sympy.matrices.expressions import MatrixExpr
 
 from symuat.errors import (
     DiamondUndefinedError,
     KernelInconsistencyError,
     KernelInputError,
-    LeafConflictError,
     SymuatError,
-    ShapeMismatchError,
-    UnsupportedExpressionError,
     describe,
 )
 from symuat.kernel.status import (
     Corrected,
     Counterexample,
-    NumericWitness,
     Status,
     Verdict,
 )
@@ -88,8 +83,6 @@ from symuat.kernel.constants import collect_undecided, polynomial_is_zero, zero_
 from symuat.kernel.decide.instances import (
     SEEDS,
     TOLERANCE,
-    TOLERANCE_REASON,
-    _UNDEFINED,
     _confirm_or_raise,
     _confirmation_grid,
     _defined_sizes,
@@ -100,7 +93,6 @@ from symuat.kernel.decide.instances import (
     check_supported,
     dimension_symbols,
     leaf_shapes,
-    numeric_confirmation,
     random_values,
     scalar_symbols,
     size_grid,

@@ -18,10 +18,7 @@ only their maximum.
 from __future__ import annotations
 
 import itertools
-import time
-from dataclasses import dataclass
-from fractions import Fraction
-from typing import Callable, Iterable
+from typing import Iterable
 
 import numpy as np
 import sympy as sp
@@ -35,13 +32,8 @@ from symuat.errors import (
     UnsupportedExpressionError,
 )
 from symuat.kernel.status import (
-    Corrected,
-    Counterexample,
     NumericWitness,
-    Status,
-    Verdict,
 )
-from symuat.printing import latex
 from functools import lru_cache
 
 from symuat.kernel.evaluate import Evaluator, size_at, sizes_key

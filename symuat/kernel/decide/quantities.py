@@ -21,51 +21,29 @@ r"""Quantities: a claimed formula against a derived one, and ranks.
 from __future__ import annotations
 
 import itertools
-import time
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import Callable, Iterable
+from typing import Callable
 
 import numpy as np
 import sympy as sp
-from sympy.matrices.expressions import MatrixExpr, MatrixSymbol
+from sympy.matrices.expressions import MatrixExpr
 
 from symuat.errors import (
-    DiamondUndefinedError,
     KernelInconsistencyError,
     KernelInputError,
     NonFiniteError,
-    LeafConflictError,
-    ShapeMismatchError,
-    UnsupportedExpressionError,
 )
 from symuat.kernel.status import (
     Corrected,
     Counterexample,
-    NumericWitness,
     Status,
     Verdict,
 )
 from symuat.printing import latex
 
 from symuat.kernel.decide.instances import (
-    SEEDS,
-    TOLERANCE,
-    TOLERANCE_REASON,
-    _UNDEFINED,
-    _confirm_or_raise,
-    _confirmation_grid,
-    _defined_sizes,
-    _evaluate,
-    _has_sigma,
     _named_sizes,
-    _residual,
-    check_supported,
-    dimension_symbols,
-    leaf_shapes,
-    numeric_confirmation,
-    random_values,
-    scalar_symbols,
     size_grid,
 )
 
