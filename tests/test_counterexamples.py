@@ -12,7 +12,6 @@ import re
 from functools import partial
 
 import numpy as np
-import pytest
 from sympy import MatrixSymbol, symbols
 
 from symuat.algebra import T, mul

@@ -9,6 +9,7 @@ Anything else is ``numeric-only``: an occurrence without a witness decides nothi
 
 from __future__ import annotations
 
+import itertools
 from typing import Iterable
 
 import numpy as np
