@@ -61,6 +61,8 @@ def _undefined(verdict: Verdict, cex) -> str:
     detail = verdict.detail or ""
     if detail.startswith(("ill-typed", "index spaces differ")) or "≠" in detail:
         clash = detail.rsplit(": ", 1)[-1]
+        if " against " in clash:  # (rows)×(columns) of each side, from the normal form
+            clash = "index spaces (rows × columns) " + clash
     else:
         clash = re.sub(r"^.*?undefined where the other is defined: ", "", cex.reason)
     return (f"at {_sizes(cex.sizes)} the {side} side is undefined and the {other} side is defined{shape}: "
