@@ -407,7 +407,8 @@ X4 = REGISTRY.claim(
             r"$W_{\rm down}'\operatorname{diag}(W_g'x'\odot W_u'x')\,\sigma(W_g'x')$ (σ = the sigmoid, Cybenko's "
             r"sigmoidal σ); `gate-as-weight`: $W_{\rm down}'\operatorname{diag}(\mathrm{silu}(W_g'x'))W_u'x'$ "
             r"(a dynamic *linear* map, σ = id). All three are D6 (dynamic parameters), none is D2: with σ = silu "
-            r"and W = W_g, the output weight that works at one input fails at another (`uat`). With σ and the "
+            r"and W = W_g, the output weight that works at one input fails at another (`uat`, decided for silu itself, "
+            r"σ the logistic sigmoid: an exact witness whose values are rational functions of e). With σ and the "
             r"width free, exact representability as a static sum of ridge functions is not decided here (any "
             r"one-dimensional function is a one-unit UAT). For T7's recursion a gated block is Eq. 20 with a "
             r"dynamic $W3=W_{\rm down}'\operatorname{diag}(W_u'S_2W1x')$ (`recursion`).",
