@@ -398,7 +398,7 @@ def detail(result: Result) -> str:
 
     why = why_line(c, result.verdict)
     if why:
-        lines.append(f"  why:       {pretty(why) if (chr(92) in why or '$' in why) else why}")
+        lines.append(f"  why:       {pretty(why)}")
     if result.error:
         lines.append(f"  ERROR: {result.error}")
         return "\n".join(lines)

@@ -382,8 +382,8 @@ def check_detail(r, heading: bool = True) -> list[str]:
     if why:
         from symuat.report import pretty
 
-        bare_tex = chr(92) in why and "$" not in why  # LaTeX without $…$ (a hand-written line): as Unicode
-        lines += [f"*Why:* {rich(pretty(why) if bare_tex else why)}", ""]
+        # LaTeX without $…$ (a hand-written line: W_{1}^{T} x) as Unicode; $…$ is typeset by rich
+        lines += [f"*Why:* {rich(why if '$' in why else pretty(why))}", ""]
     lines += [f"*Method:* {rich(v.method)}", ""]
     if v.construction:
         lines += ["*Construction:*", "", _math(v.construction)]
