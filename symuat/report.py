@@ -403,7 +403,7 @@ def detail(result: Result) -> str:
         lines.append(f"  ERROR: {result.error}")
         return "\n".join(lines)
     v = result.verdict
-    lines.append(f"  method:    {v.method}")
+    lines.append(f"  method:    {readable(v.method)}")
     from symuat.certify.record import certification
 
     cert = certification(c.key)
