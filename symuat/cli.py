@@ -154,8 +154,27 @@ def _parse(argv):
         if args.command == "model" and getattr(args, "model_command", None):
             inner = [a for a in chosen._subparsers._group_actions if hasattr(a, "choices")] if chosen._subparsers else []
             chosen = inner[0].choices.get(args.model_command, chosen) if inner else chosen
-        chosen.error(f"unrecognized arguments: {' '.join(extra)}")
+        chosen.error(f"unrecognized arguments: {' '.join(extra)}" + _option_hint(chosen, extra))
     return args
+
+
+def _option_hint(parser, extra) -> str:
+    """``; did you mean --format?`` for a mistyped option (case-insensitive), else nothing.
+
+    >>> import argparse
+    >>> p = argparse.ArgumentParser(); _ = p.add_argument("--format")
+    >>> _option_hint(p, ["--formt", "json"])
+    '; did you mean --format?'
+    """
+    import difflib
+
+    known = [o for a in parser._actions for o in a.option_strings if o.startswith("--")]
+    hints = []
+    for word in extra:
+        if word.startswith("--"):
+            name = word.split("=", 1)[0].lower()
+            hints += [m for m in difflib.get_close_matches(name, known, n=1, cutoff=0.6) if m not in hints]
+    return f"; did you mean {' or '.join(hints)}?" if hints else ""
 
 
 def failed(result) -> bool:

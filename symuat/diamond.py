@@ -35,7 +35,7 @@ from sympy import Basic
 from sympy.core.symbol import Str
 from sympy.matrices.expressions import MatAdd, MatMul, MatrixExpr, Transpose
 
-from symuat.errors import DiamondUndefinedError, ShapeMismatchError, describe
+from symuat.errors import DiamondUndefinedError, ShapeMismatchError, SymuatError, describe
 from symuat.kernel.index_calculus import SpaceMismatch, Term, col_space, row_space
 
 #: the candidate definitions of matrix ⋄ matrix (spec D5)
@@ -166,9 +166,14 @@ class Diamond(MatrixExpr):
         ]
 
     def _symuat_evaluate(self, ev):
-        return diamond(ev(self.left), ev(self.right), self.mm if self.kind == "mm" else None,
-                       names=(describe(self.left), describe(self.right)),
-                       vector_side={"mv": "right", "vm": "left", "mm": "neither"}[self.kind])
+        left, right = ev(self.left), ev(self.right)
+        mm, side = self.mm if self.kind == "mm" else None, {"mv": "right", "vm": "left", "mm": "neither"}[self.kind]
+        try:
+            return diamond(left, right, mm, vector_side=side)
+        except SymuatError:
+            # the operands' names only for the message: printing them on every evaluation cost
+            # a seventh of a fresh report
+            return diamond(left, right, mm, names=(describe(self.left), describe(self.right)), vector_side=side)
 
     def _latex(self, printer):
         return rf"{_wrap(self.left, printer)} \diamond {_wrap(self.right, printer)}"

@@ -132,6 +132,8 @@ def pretty(tex: str) -> str:
     "(W'_(HVO))ᵀx'=H̊'"
     >>> pretty(r"\operatorname{density}(W'_{HV})=\frac{1}{h}")
     "density(W'_(HV))=1/h"
+    >>> pretty(r"\mathbf W^{s}=\frac12(\mathbf W+\mathbf W^{T})")
+    'W^s=1/2(W+Wᵀ)'
     """
     import re
 
@@ -140,6 +142,7 @@ def pretty(tex: str) -> str:
     s = s.replace(r"\textstyle", "").replace(r"\displaystyle", "").replace(r"\limits", "")
     s = re.sub(r"\\mathbb\s*\{?R\}?", "ℝ", s)
     s = re.sub(r"\\mathbf\s*([01])", r"\1", s)
+    s = re.sub(r"\\frac\s*([0-9A-Za-z])\s*([0-9A-Za-z])", r"\\frac{\1}{\2}", s)  # \frac12
     for k in sorted(_SYMBOLS, key=len, reverse=True):
         if k in (r"\{", r"\}"):
             continue

@@ -369,7 +369,7 @@ def roll_up(claim: Claim, results: list[Result]) -> ClaimVerdict:
     extension = _is_extension_claim(mine)
     keyed = _keyed_values([r.check for r in mine])
 
-    def agree(r: Result) -> bool | None:
+    def _agree(r: Result) -> bool | None:
         if r.check.role == "prediction":
             return None
         if extension:
@@ -378,8 +378,22 @@ def roll_up(claim: Claim, results: list[Result]) -> ClaimVerdict:
             return r.verdict.status in POSITIVE
         return agrees_with_paper(r.check, r.verdict)
 
+    # memoised per result: the loops below ask each result about every reading (T8: 256
+    # readings × 384 checks), and the answers depend on the result alone
+    agreed: dict[int, bool | None] = {}
+    axes_of: dict[int, tuple[dict, tuple]] = {}
+
+    def agree(r: Result) -> bool | None:
+        k = id(r)
+        if k not in agreed:
+            agreed[k] = _agree(r)
+        return agreed[k]
+
     def split(r: Result):
-        return reading_axes(claim.id, r.check.reading, {**keyed, "__id__": r.check.id})
+        k = id(r)
+        if k not in axes_of:
+            axes_of[k] = reading_axes(claim.id, r.check.reading, {**keyed, "__id__": r.check.id})
+        return axes_of[k]
 
     decided = [r for r in mine if agree(r) is not None]
     carry_roles = ("extension", "quantity", "confirmation") if extension else ("claim", "quantity", "confirmation")
@@ -514,48 +528,6 @@ def claim_verdicts(results: list[Result], registry=None) -> list[ClaimVerdict]:
     ids = {r.check.key for r in results}
     return [roll_up(claim, results) for claim in registry.ordered_claims()
             if any(c.key in ids for c in claim.checks)]
-
-
-def totals(verdicts: list[ClaimVerdict]) -> dict[str, int]:
-    """How many claims have each bottom line (extensions and definitions counted apart)."""
-    out = {w: 0 for w in VERDICTS}
-    out["extension"] = 0
-    for v in verdicts:
-        if v.verdict == "error":
-            out["error"] += 1
-        elif v.extension:
-            out["extension"] += 1
-        else:
-            out[v.verdict] += 1
-    return out
-
-
-def totals_line(verdicts: list[ClaimVerdict]) -> str:
-    """The first line of ``symuat report``: the paper's claims (symuat's extensions, definitions
-    and informal items are counted on the second line, :func:`others_line`)."""
-    t = totals(verdicts)
-    fails = [v for v in verdicts if not v.extension and v.verdict == "fails"]
-    corrected = sum(1 for v in fails if v.corrected)
-    line = (f"error: {t['error']} claim{'s' if t['error'] != 1 else ''} with crashed checks "
-            f"({sum(len(v.errors) for v in verdicts)} crashed); " if t["error"] else "")
-    line += (f"{t['holds']} claim{'s' if t['holds'] != 1 else ''} hold as printed, "
-            f"{t['holds-under-readings']} only under some readings, {t['fails']} fail")
-    if fails:
-        line += (" — each with a proved correction" if corrected == len(fails)
-                 else f" ({corrected} with a proved correction)")
-    return line
-
-
-def others_line(verdicts: list[ClaimVerdict]) -> str:
-    t = totals(verdicts)
-    rest = []
-    if t["definition"]:
-        rest.append(f"{t['definition']} definition{'s' if t['definition'] != 1 else ''}")
-    if t["informal"]:
-        rest.append(f"{t['informal']} informal")
-    if t["extension"]:
-        rest.append(f"{t['extension']} symuat extension{'s' if t['extension'] != 1 else ''}")
-    return ("Also: " + ", ".join(rest) + ".") if rest else ""
 
 
 _RELATIONS = ("=", "<", ">", r"\le", r"\ge", r"\in", r"\neq", r"\ne", r"\Rightarrow", r"\iff", r"\subseteq", "≤", "≥", "⇒")

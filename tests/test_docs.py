@@ -54,6 +54,11 @@ def test_prose_becomes_math_code_and_links():
     # no stray underscores or dollars survive outside roles
     plain = docs_ext.rich("a_b is text, cost $5")
     assert "$" not in plain.replace("\\$", "") or ":math:" in plain
+    # the legends' prose: a braced subscript followed by a letter, a Δ in front, a superscript too
+    out = docs_ext.rich("the absorption W'_{j,2} ← W'_{j,2}W'_{j,1}; ΔW_{L+1,·} := 0; in front of UAT^R_i",
+                        links=False)
+    assert out.count(":math:`W'_{j,2}`") == 2 and ":math:`W'_{j,1}`" in out
+    assert ":math:`ΔW_{L+1,·}`" in out and ":math:`\\mathrm{UAT}^{R}_{i}`" in out
 
 
 def test_graph_has_one_linked_node_per_claim_and_an_arrow_per_edge():

@@ -234,6 +234,8 @@ def test_screenshots_taken(pages):
 # ---------------------------------------------------------------------------------------------
 
 WIDTHS = (1024, 1400)
+#: the first screen at each width: a 1024×768 laptop/tablet viewport, a 1400×900 desktop one
+FIRST_SCREEN_HEIGHT = {1024: 768, 1400: 900}
 #: measured in the page once it is typeset: overflow of every cell and text block (content wider
 #: than its box, not inside a scrolling box), the page's horizontal scroll, TeX residue in
 #: rendered math (a backslash glyph, a backslash in the math's text), prose typeset as math (a run
@@ -291,6 +293,13 @@ function symuatMeasure() {
   var bl = document.querySelector("div.bottom-line"), lg = document.querySelector(".reading-legend");
   if (bl) out.bottomTop = bl.getBoundingClientRect().top + window.scrollY;
   if (lg) out.legendTop = lg.getBoundingClientRect().top + window.scrollY;
+  // where each part of the first screen ends (page coordinates): the bottom line's verdict, the
+  // failing steps named in it, the whole tag legend
+  function bottomOf(el) { return el ? el.getBoundingClientRect().bottom + window.scrollY : null; }
+  out.verdictBottom = bottomOf(bl && bl.querySelector("span.verdict"));
+  out.failingBottom = bottomOf(document.querySelector("div.bottom-line p.failing-steps"));
+  out.legendBottom = bottomOf(lg);
+  out.hasFailing = !!document.querySelector("div.bottom-line p.failing-steps");
   return JSON.stringify(out);
 }
 """
@@ -301,7 +310,7 @@ var MEASURE = %s;
 var jobs = %s, results = {}, left = jobs.length;
 jobs.forEach(function (job, k) {
   var f = document.createElement("iframe");
-  f.style.width = job[1] + "px"; f.style.height = "900px"; f.style.border = "0";
+  f.style.width = job[1] + "px"; f.style.height = job[2] + "px"; f.style.border = "0";
   f.src = job[0];
   document.body.appendChild(f);
   function poll(tries) {
@@ -327,10 +336,11 @@ function done() {
 
 def measure(chromium: str, folder: Path, jobs: list[tuple[str, int]]) -> list[dict]:
     """Open the pages of ``jobs`` (file name in ``folder``, width in px) side by side in iframes of
-    one headless Chromium, each iframe as wide as asked (900 px high), and return the
-    measurements of :data:`MEASURE_JS` once each page is typeset."""
+    one headless Chromium, each iframe the first screen at that width (:data:`FIRST_SCREEN_HEIGHT`),
+    and return the measurements of :data:`MEASURE_JS` once each page is typeset."""
     harness = folder / f".geometry-{os.getpid()}-{abs(hash(tuple(jobs)))}.html"
-    harness.write_text(HARNESS % (json.dumps(MEASURE_JS), json.dumps(jobs)), encoding="utf-8")
+    sized = [(page, w, FIRST_SCREEN_HEIGHT.get(w, 900)) for page, w in jobs]
+    harness.write_text(HARNESS % (json.dumps(MEASURE_JS), json.dumps(sized)), encoding="utf-8")
     try:
         proc = subprocess.run(_chrome_args(chromium) + ["--allow-file-access-from-files", "--window-size=1500,900",
                                                         "--dump-dom", harness.as_uri()],
@@ -345,6 +355,7 @@ def measure(chromium: str, folder: Path, jobs: list[tuple[str, int]]) -> list[di
     for (page, width), g in zip(jobs, got):
         assert "error" not in g, f"{page} at {width} px: {g['error']}"
         assert g["width"] == width, f"{page}: measured at {g['width']} px, not {width}"
+        assert g["height"] == FIRST_SCREEN_HEIGHT.get(width, 900), f"{page}: viewport {g['height']} px high"
         assert g["math"] in ("done", "none"), f"{page} at {width} px: math {g['math']!r}"
     return got
 
@@ -388,8 +399,8 @@ def test_every_claim_page_defines_its_reading_tags_near_the_top(geometry, html_d
             bad.append(f"{cid} at {width} px: no reading-tag legend")
         if g["bottomTop"] is None or g["bottomTop"] > g["height"]:
             bad.append(f"{cid} at {width} px: the bottom line starts below the first screen ({g['bottomTop']})")
-        if tagged and g["legend"] and g["legendTop"] > 1.5 * g["height"]:
-            bad.append(f"{cid} at {width} px: the tag legend starts at {g['legendTop']:.0f} px")
+        if tagged and g["legend"] and g["legendTop"] > g["height"]:
+            bad.append(f"{cid} at {width} px: the tag legend starts below the first screen ({g['legendTop']:.0f} px)")
     assert not bad, "\n".join(bad[:40])
 
 
@@ -401,16 +412,39 @@ def test_a_badge_stays_beside_its_reading(geometry):
 FIRST_SCREEN = ("P5", "L2", "T8", "A4", "X4", "H4")
 
 
+def test_the_hard_pages_fit_their_summary_on_the_first_screen(geometry, html_dir):
+    """On P5, L2, T8, A4, X4 and H4, at 1024×768 and 1400×900: the bottom line's verdict, the
+    failing steps it names and the whole tag legend end within the first viewport."""
+    claims = {cv["id"]: cv for cv in json.loads((html_dir / "verdicts.json").read_text())["claims"]}
+    bad = []
+    for cid in FIRST_SCREEN:
+        tagged = any("[" in key for key in claims[cid]["checks"])
+        for width in WIDTHS:
+            g = geometry[(cid, width)]
+            h = g["height"]
+            parts = {"the bottom line's verdict": g["verdictBottom"]}
+            if tagged:
+                parts["the tag legend"] = g["legendBottom"]
+            if g["hasFailing"]:
+                parts["the failing steps"] = g["failingBottom"]
+            for what, bottom in parts.items():
+                if bottom is None:
+                    bad.append(f"{cid} at {width}×{h}: {what} is missing")
+                elif bottom > h:
+                    bad.append(f"{cid} at {width}×{h}: {what} ends at {bottom:.0f} px, below the first screen")
+    assert not bad, "\n".join(bad)
+
+
 def test_screenshots_of_the_hard_pages(html_dir, chromium):
-    """P5, L2, T8, A4, X4 and H4 at 1400 and 1024 px (the first screen and the whole page's top),
-    in test-artifacts/docs/ for a reviewer."""
+    """P5, L2, T8, A4, X4 and H4 at 1400×900 and 1024×768 (the first screen), in
+    test-artifacts/docs/ for a reviewer."""
     jobs = [(cid, w) for cid in FIRST_SCREEN for w in WIDTHS]
 
     def shot(job):
         cid, w = job
         target = ARTIFACTS / f"{cid}-{w}.png"
         target.parent.mkdir(parents=True, exist_ok=True)
-        subprocess.run(_chrome_args(chromium) + [f"--screenshot={target}", f"--window-size={w},900",
+        subprocess.run(_chrome_args(chromium) + [f"--screenshot={target}", f"--window-size={w},{FIRST_SCREEN_HEIGHT[w]}",
                                                  (html_dir / "claims" / f"{cid}.html").as_uri()],
                        capture_output=True, timeout=180)
         return target

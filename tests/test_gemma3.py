@@ -236,3 +236,79 @@ def test_gemma_extension_checks_and_mutants():
     assert xd.sandwich_trial(sizes, 0)[0] and not xd.sandwich_trial(sizes, 0, mutant="no-post")[0]
     sizes = {"N": 7, "M": 8, "w": 3}
     assert xd.window_trial(sizes, 0)[0] and not xd.window_trial(sizes, 0, window_offset=1)[0]
+
+
+# --------------------------------------------------------------------------------------------
+# spec §9 on the weights (WP11: q/k norms under RoPE; WP9: the window's edge): the procedures the
+# model tier runs on Gemma-3-270M (``model check --model gemma3``), here on a random Gemma 3
+# --------------------------------------------------------------------------------------------
+
+
+def _random_states(seed=0, tokens=12):
+    m = g3.random_gemma3(np.random.default_rng(seed))
+    ids = np.arange(tokens) % 24
+    return m, ids, m.hidden_states(ids)
+
+
+def test_wp11_fold_fails_exactly_where_no_norm_weight_is_pair_constant():
+    m, ids, states = _random_states()
+    r = g3.wp11_real_weights(m, states)
+    assert r["passed"] and r["pair_constant_layers"] == 0
+    assert r["worst"]["sandwich"] <= 1e-12 and r["worst"]["fold_diagonal"] <= 1e-12 and r["worst"]["control"] <= 1e-12
+    assert r["fold_off_by_at_least"] > 1e-3  # the examined single-diagonal fold: wrong off the diagonal
+    # a pair-constant γ_k: the fold is predicted exact, and is
+    for layer in m.layers:
+        e = layer.k_norm.size // 2
+        layer.k_norm = np.concatenate([layer.k_norm[:e], layer.k_norm[:e]])
+    r = g3.wp11_real_weights(m, m.hidden_states(ids))
+    assert r["passed"] and r["pair_constant_layers"] == len(m.layers)
+    assert max(row["fold"] for row in r["layers"]) <= 1e-12
+
+
+def test_wp11_fails_on_non_finite_numbers_and_on_a_wrong_prediction():
+    m, ids, states = _random_states()
+    bad = [s.copy() for s in states]
+    bad[2][3, 0] = np.nan
+    with np.errstate(all="ignore"):
+        r = g3.wp11_real_weights(m, bad)
+    assert not r["passed"] and not r["layers"][2]["passed"] and r["layers"][0]["passed"]
+    # γ_k pair-constant up to one entry: predicted to fail, and it does (by that entry's share)
+    for layer in m.layers:
+        e = layer.k_norm.size // 2
+        layer.k_norm = np.concatenate([layer.k_norm[:e], layer.k_norm[:e]])
+        layer.k_norm[-1] += 0.5
+        layer.q_norm = np.concatenate([layer.q_norm[:e], layer.q_norm[:e] + 0.25])
+    r = g3.wp11_real_weights(m, m.hidden_states(ids))
+    assert r["passed"] and r["pair_constant_layers"] == 0 and r["fold_off_by_at_least"] > 1e-6
+
+
+def test_wp9_transformers_mask_is_n_minus_m_below_w_and_the_edge_shows():
+    pytest.importorskip("torch")
+    pytest.importorskip("transformers")
+    m, ids, states = _random_states(tokens=12)
+    r = g3.wp9_real_weights(m, states, ids, m.window)
+    assert r["passed"] and r["transformers_mask"] == "0 <= i-j < w" and r["symuat_mask"] == "0 <= i-j < w"
+    assert r["edge_effect"]["patterns_rows_below_w"] == 0.0 and r["edge_effect"]["patterns_rows_from_w"] > 1e-6
+    assert r["edge_effect"]["layer_output_rows_from_w"] > 1e-6
+    # the config read as one more (the ≤ w convention): transformers' mask is then the other band: FAIL
+    wrong = g3.wp9_real_weights(m, states, ids, m.window + 1)
+    assert not wrong["passed"] and wrong["transformers_mask"] != "0 <= i-j < w"
+    short = g3.wp9_real_weights(m, [s[:m.window] for s in states], ids[:m.window], m.window)
+    assert short["passed"] is None and "every convention" in short["why"]  # not established, not failed
+
+
+def test_fold_refuses_gemma3_naming_what_would_fold(tiny, tmp_path, capsys):
+    out = tmp_path / "folded"
+    assert cli.main(["model", "fold", "--model", str(tiny), "--out", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert "WP1" in err and "WP2.sandwich" in err and "WP11" in err and not out.exists()
+
+
+def test_gemma3_270m_wp11_qk_norms_are_not_pair_constant(gemma3):
+    """WP11 on the real weights (model tier; ``model check --model gemma3`` runs it on 128 tokens and WP9 on
+    715): no layer's q/k norm weight is pair-constant on the RoPE pairs, so the single-diagonal fold fails,
+    exactly as predicted, while the corrected form holds."""
+    ids = gemma3.tokenize("The capital of France is Paris, and the capital of Italy is Rome.")
+    r = g3.wp11_real_weights(gemma3, gemma3.hidden_states(ids))
+    assert r["passed"] and r["pair_constant_layers"] == 0 and r["fold_off_by_at_least"] > 1e-3
+    assert max(r["worst"].values()) <= 1e-12

@@ -120,7 +120,8 @@ def test_a_crashed_check_makes_the_claim_error_in_roll_up_totals_json_and_exit_s
     import symuat.kernel.registry as reg
     from symuat import cli
     from symuat.kernel.runner import run_checks
-    from symuat.verdicts import claim_verdicts, totals_line
+    from symuat.headline import headline
+    from symuat.verdicts import claim_verdicts
 
     fake = _crashing_registry()
     results = list(run_checks(fake.all_checks(), jobs=1))
@@ -128,7 +129,7 @@ def test_a_crashed_check_makes_the_claim_error_in_roll_up_totals_json_and_exit_s
     assert broken.verdict == "error" and broken.strength is None
     assert broken.bottom_line == "error: 2 checks crashed"
     assert sound.verdict == "holds"
-    assert totals_line([broken, sound]).startswith("error: 1 claim with crashed checks (2 crashed)")
+    assert headline([broken, sound]).lines()[0].startswith("error: 1 claim with crashed checks (2 crashed)")
     assert [r.as_dict()["status"] for r in results] == ["informal", "error", "error", "proved"]
     monkeypatch.setattr(reg, "REGISTRY", fake)
     assert cli.main(["report", "--format", "json"]) == 1

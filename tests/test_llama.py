@@ -71,7 +71,7 @@ def test_decoder_claims_registered(registry):
     assert [i for i in ids if i.startswith("X")] == ["X1", "X2", "X3", "X4", "X5", "X6", "X7", "X8"]
     assert ids.index("X1") > max(ids.index(i) for i in ids if i.startswith(("T", "A")))
     for c in registry.claims["X4"].checks:
-        assert c.polarity is None and c.role == "extension"
+        assert c.polarity is None and c.role in ("extension", "confirmation")
 
 
 # --------------------------------------------------------------------------------------------

@@ -37,7 +37,7 @@ def test_conv_lift_for_symbolic_radius_and_wrong_shifts_refuted():
 def test_ranks_structural_bound_exact_witness_and_wrong_formulas_refuted():
     from symuat.claims import attention as att
 
-    assert att.h8_rank().status is Status.PROVED_AT_SIZES
+    assert att.h8_rank().status is Status.PROVED  # for symbolic sizes: the selector-block family (#19)
     assert att.h6_corr().status is Status.PROVED
     for wrong in (att._dk, att._dq, att._dq + att._dk):
         v = att.h8_rank(claimed=wrong)

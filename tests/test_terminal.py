@@ -108,6 +108,25 @@ def test_a_sub_command_usage_error_shows_that_sub_command(capsys):
     assert exc.value.code == 2
     err = capsys.readouterr().err
     assert err.startswith("usage: symuat report") and "--formt" in err
+    assert "did you mean --format?" in err
+
+
+def test_figure_without_matplotlib_fails_before_any_computation(monkeypatch, tmp_path, capsys):
+    import symuat.models.attribution as attribution
+    import symuat.models.compare as compare
+
+    def never(*a, **k):
+        raise AssertionError("the computation ran before the --figure check")
+
+    monkeypatch.setattr(compare, "explain", never)
+    monkeypatch.setattr(attribution, "run_explain", never)
+    monkeypatch.setitem(sys.modules, "matplotlib", None)  # import matplotlib → ImportError
+    for extra in ([], ["--vs", " London", "--by", "head"]):
+        code = cli.main(["model", "explain", "--model", "smollm2", "--token", " Paris", *extra,
+                         "--figure", str(tmp_path / "paris.png")])
+        err = capsys.readouterr().err
+        assert code == 2 and "--figure needs matplotlib" in err, (extra, err)
+        assert not (tmp_path / "paris.png").exists()
 
 
 @pytest.mark.parametrize("command", ["report", "prove", "show"])
@@ -116,6 +135,20 @@ def test_help_names_keys_and_exit_codes(command, capsys):
         cli.main([command, "--help"])
     out = capsys.readouterr().out
     assert "exit status: 0" in out and "P5.f[C-col,LR,square]" in out
+
+
+@pytest.mark.parametrize("command", ["check", "explain", "install"])
+def test_model_help_names_exit_codes_and_the_packaged_models(command, capsys):
+    from symuat.models.command import PACKAGED
+    from symuat.models.family import packaged_names
+
+    assert sorted(PACKAGED) == packaged_names()  # the help's list is the families' list
+    with pytest.raises(SystemExit):
+        cli.main(["model", command, "--help"])
+    out = " ".join(capsys.readouterr().out.split())
+    assert "exit status: 0" in out and "2 bad input" in out
+    assert ("smollm2, gemma3" if command == "explain" else "minilm, smollm2, gemma3" if command == "check"
+            else "{all,minilm,smollm2,gemma3}") in out
 
 
 def test_version_and_help_do_not_load_the_catalogue():

@@ -166,3 +166,86 @@ def test_sigmoid_instances_are_exact_and_never_refute_a_true_statement():
     v = softcap.refute_with_sigmoid(silu(mul(X, W)), folded, sizes)
     assert v.status is Status.REFUTED and "transcendental" in v.counterexample.exact_recheck
     assert softcap.sigmoid_in_e(0) == sp.Rational(1, 2)
+
+
+# -- a block of one axis (AxisBlock): WP6's per-group layout, WP8's partial rotary ------------------
+
+
+def test_axis_block_is_the_block_embedding_and_refuses_a_block_that_does_not_fit():
+    from symuat.kernel.head_maps import AxisBlock, per_group_split
+
+    E = _eval(AxisBlock(r + 2, r, 1), {r: 3})
+    assert E.shape == (5, 1) and E[:, 0].tolist() == [0, 0, 0, 1, 0]
+    E = _eval(AxisBlock(2 * e + d, 0, (2, e)), {e: 2, d: 1})  # a (2, e) block, row-major j = t·e + k
+    assert np.array_equal(E, np.eye(5)[:, :4])
+    for bad in ((r, 1, r), (r + 1, r, 2), (r, r - 1, 2)):
+        with pytest.raises(ValueError, match="does not fit|must be"):
+            AxisBlock(*bad)
+    # the per-group split: W_Q, W_K, W_V columns of [q_{j,1..r} k_j v_j]_{j<g}, against NumPy's reshape
+    G, R, D = 2, 3, 2
+    F = np.arange(4 * G * (R + 2) * D, dtype=float).reshape(4, -1)
+    F4 = F.reshape(4, G, R + 2, D)
+    sizes = {g: G, r: R, d: D}
+    assert np.array_equal(F @ _eval(per_group_split(g, r, d, "q"), sizes), F4[:, :, :R].reshape(4, -1))
+    assert np.array_equal(F @ _eval(per_group_split(g, r, d, "k"), sizes), F4[:, :, R].reshape(4, -1))
+    assert np.array_equal(F @ _eval(per_group_split(g, r, d, "v"), sizes), F4[:, :, R + 1].reshape(4, -1))
+
+
+def test_axis_block_rules_prove_the_split_and_refute_every_wrong_block():
+    from symuat.kernel.head_maps import AxisBlock, per_group_split
+
+    Q, K, V = (BlockSymbol(n, (M,), s) for n, s in (("W_Q", (g, r, d)), ("W_K", (g, d)), ("W_V", (g, d))))
+    P = {t: per_group_split(g, r, d, t) for t in "qkv"}
+    F = add(*(mul(W, T(P[t])) for t, W in zip("qkv", (Q, K, V))))
+    for t, W in zip("qkv", (Q, K, V)):
+        assert decide.check_identity(mul(F, P[t]), W).status is Status.PROVED
+    wrong = {"K read one block early (the last query head)": (kron(Identity(g), AxisBlock(r + 2, r - 1, 1), Identity(d)), K),
+             "V read for K": (P["v"], K),
+             "Q shifted by one block": (kron(Identity(g), AxisBlock(r + 2, 1, r), Identity(d)), Q)}
+    for what, (sel, want) in wrong.items():
+        v = decide.check_identity(mul(F, sel), want)
+        assert v.status is Status.REFUTED and v.counterexample.exact_recheck, what
+    # overlapping but different blocks are left alone by the rule (not zero, not a delta): refuted by instances
+    A = AxisBlock(r + 2, 0, r)
+    B = AxisBlock(r + 2, 1, r)
+    X = MatrixSymbol("X", r, r)
+    assert decide.check_identity(mul(T(A), B, X), X).status is Status.REFUTED
+    assert decide.check_identity(mul(T(A), A, X), X).status is Status.PROVED
+    assert decide.check_identity(mul(T(B), A), mul(T(A), B)).status is Status.REFUTED  # a shift, not symmetric
+
+
+def test_completeness_of_blocks_is_not_claimed():
+    """E_qE_qᵀ + E_kE_kᵀ + E_vE_vᵀ = I holds, but the engine has no rule for it: it must not claim a
+    proof it cannot give, nor refute a true statement (instances find no counterexample)."""
+    from symuat.kernel.head_maps import AxisBlock
+
+    Eq, Ek, Ev = AxisBlock(r + 2, 0, r), AxisBlock(r + 2, r, 1), AxisBlock(r + 2, r + 1, 1)
+    v = decide.check_identity(add(mul(Eq, T(Eq)), mul(Ek, T(Ek)), mul(Ev, T(Ev))), Identity(r + 2))
+    assert v.status is not Status.REFUTED
+
+
+def test_block_lemma_for_symbolic_angles():
+    from symuat.kernel.rotary import block, check_block_lemma
+
+    a, b = sp.symbols("alpha beta", real=True)
+    assert check_block_lemma(block(a).T * block(b), block(b - a), (a, b)).status is Status.PROVED
+    assert check_block_lemma(block(a) * block(b), block(a + b), (a, b)).status is Status.PROVED
+    v = check_block_lemma(block(a).T * block(b), block(a - b), (a, b))  # the wrong direction
+    assert v.status is Status.REFUTED and v.counterexample.exact_recheck
+    # needs cos²+sin²=1, which the procedure does not use: not proved (and never refuted)
+    assert check_block_lemma(block(a).T * block(a), sp.eye(2), (a,)).status is Status.NUMERIC_ONLY
+
+
+def test_partial_rotary_structure_is_proved_and_a_wrong_split_refuted():
+    from symuat.kernel.head_maps import AxisBlock
+
+    p = dims("p")
+    J, Jp = AxisBlock(2 * e + p, 0, (2, e)), AxisBlock(2 * e + p, 2 * e, p)
+    A, B = PairRotation("rho", e, "half"), PairRotation("rho2", e, "half")
+    part = lambda X: add(mul(J, X, T(J)), mul(Jp, T(Jp)))  # noqa: E731
+    assert decide.check_identity(mul(T(part(A)), part(B)), part(mul(T(A), B))).status is Status.PROVED
+    v = decide.check_identity(mul(T(part(A)), part(B)), part(mul(A, T(B))))  # the product in the wrong order
+    assert v.status is Status.REFUTED
+    Jw = AxisBlock(2 * e + p, p, (2, e))  # rotating the last r coordinates instead of the first
+    Jpw = AxisBlock(2 * e + p, 0, p)
+    assert decide.check_identity(add(mul(Jw, A, T(Jw)), mul(Jpw, T(Jpw))), part(A)).status is Status.REFUTED

@@ -5,7 +5,10 @@ Random typed matrix expressions over every node the kernel accepts — matrix sy
 coefficients (rationals, a dimension, a free scalar ``alpha``, ``1/sqrt(n)``), Kronecker
 products, ``Vec``/``Unvec`` in both orders, the commutation matrix, ``Diamond`` (matrix ⋄ vector,
 vector ⋄ matrix, matrix ⋄ matrix under both D5 definitions), σ, and head families (``HeadSum``,
-``HeadMatrix``, ``Selector``, ``BlockSymbol``) — are paired two ways:
+``HeadMatrix``, ``Selector``, ``BlockSymbol``), and spec §9's nodes through typed templates
+(:func:`structured_pair`, a fifth of the pairs: head-axis maps ``repeat_interleave``/tile, blocks of
+one axis ``AxisBlock``, RoPE ``PairRotation`` in both layouts with the converter's permutation,
+``Diag`` scalings, partial rotary) — are paired two ways:
 
 * **equal pairs**: the expression against itself after known-true rewrites ((AB)ᵀ = BᵀAᵀ,
   distributivity, the Kronecker mixed product, the vec lemma, vec_r = K vec_c, ⋄ → its
@@ -20,6 +23,10 @@ verdict is then classified: a positive status (proved, proved-at-sizes, numeric-
 the judge shows unequal is a **false positive**; ``refuted`` on an equal pair is a **false
 refutation** (its counterexample is also re-evaluated by the judge); an exception other than a
 clear ``UnsupportedExpressionError`` is a **crash**.
+
+Banded (sliding-window) masks and soft-capping are decided by their own procedures; they are
+fuzzed apart (:func:`fuzz_bands` against masks materialised here, :func:`fuzz_softcap` against a
+float64 softmax).
 
 Run ``python tools/fuzz.py --pairs 5000 --out benchmarks/results/fuzz.md`` (or several seeds in
 parallel with ``--json`` and combine them with ``--merge``).
@@ -48,10 +55,15 @@ from symuat.diamond import Diamond  # noqa: E402
 from symuat.elementwise import Sigma  # noqa: E402
 from symuat.heads import BlockSymbol, HeadMatrix, HeadSum, Selector  # noqa: E402
 from symuat.vec import Commutation, Unvec, Vec  # noqa: E402
+from symuat.decoder import Diag  # noqa: E402
+from symuat.kernel.head_maps import AxisBlock, repeat_interleave_map, rope_permutation, tile_map  # noqa: E402
+from symuat.kernel.rotary import PairRotation  # noqa: E402
 
 n, m, p, h = sp.symbols("n m p h", positive=True, integer=True)
 ALPHA = sp.Symbol("alpha")
 DIMS = (n, m, p)
+#: the share of pairs drawn from spec §9's structured templates (:func:`structured_pair`)
+STRUCTURED_SHARE = 0.2
 COEFFS = (2, -1, sp.Rational(1, 2), 3, ALPHA, n, 2, -1, ALPHA, 1 / sp.sqrt(n))
 
 # ------------------------------------------------------------------------------------------------
@@ -336,7 +348,8 @@ def gen_shape(e):
 
 def _nodes(e, path=()):
     yield path, e
-    if isinstance(e, MatrixExpr) and not isinstance(e, (MatrixSymbol, BlockSymbol, HeadMatrix, Selector)):
+    if isinstance(e, MatrixExpr) and not isinstance(e, (MatrixSymbol, BlockSymbol, HeadMatrix, Selector, AxisBlock,
+                                                           PairRotation)):
         for k, a in enumerate(e.args):
             if isinstance(a, MatrixExpr):
                 yield from _nodes(a, path + (k,))
@@ -510,6 +523,28 @@ class Judge:
             for idx, x in np.ndenumerate(v):
                 out[idx] = self.sigma(x)
             return out
+        if isinstance(e, AxisBlock):  # [u = o + j]
+            rows, o, m = self.dim(e.shape[0]), self.dim(e.args[1]), self.dim(e.shape[1])
+            out = _zeros(rows, m)
+            for j in range(m):
+                out[o + j, j] = Fraction(1)
+            return out
+        if isinstance(e, PairRotation):  # block k (rows 2k, 2k+1 of the leaf) on pair k of the layout
+            k2 = self.dim(e.args[1])
+            blocks = self.values[e.name]
+            out = _zeros(2 * k2, 2 * k2)
+            for k in range(k2):
+                for t in range(2):
+                    for t2 in range(2):
+                        i, j = ((t * k2 + k, t2 * k2 + k) if e.layout == "half" else (2 * k + t, 2 * k + t2))
+                        out[i, j] = blocks[2 * k + t, t2]
+            return out
+        if isinstance(e, Diag):
+            v = self(e.arg)
+            out = _zeros(v.shape[0], v.shape[0])
+            for k in range(v.shape[0]):
+                out[k, k] = v[k, 0]
+            return out
         if isinstance(e, HeadSum):
             i = e.args[0]
             total = None
@@ -543,6 +578,8 @@ def _leaves(*exprs) -> dict:
                 out[node.name] = node.shape
             elif isinstance(node, HeadMatrix):
                 out[node.name] = (node.args[2], node.args[3], node.args[4])
+            elif isinstance(node, PairRotation):
+                out[node.name] = (2 * node.args[1], 2)
     return out
 
 
@@ -598,6 +635,8 @@ def judge_equal(lhs, rhs, seed: int = 0, tries: int = 6) -> bool | None:
 
 
 def make_pair(rng: random.Random, equal: bool, max_depth: int = 3):
+    if rng.random() < STRUCTURED_SHARE:
+        return structured_pair(rng, equal)
     gen = Gen(rng, max_depth)
     for _ in range(50):
         shape = (rng.choice([(n,), (m,), (), (n, m)]), rng.choice([(n,), (m,), (), (p,)]))
@@ -616,6 +655,178 @@ def make_pair(rng: random.Random, equal: bool, max_depth: int = 3):
             if new is not None:
                 return e, new, rule
     raise RuntimeError("could not build a pair")
+
+
+# ------------------------------------------------------------------------------------------------
+# spec §9's kernel nodes: structured pairs over head maps, blocks of one axis, RoPE pair rotations,
+# diagonal scalings (typed templates with random dimensions and leaves; equal forms by known identities,
+# unequal by the shipped kind of mistake), plus banded masks and soft-capping (decided apart)
+# ------------------------------------------------------------------------------------------------
+
+STRUCTURED = ("axis-block", "head-map", "rope", "diag", "partial-rotary")
+
+
+def _pick2(rng):
+    a, b = rng.sample(list(DIMS), 2)
+    return a, b
+
+
+def structured_pair(rng: random.Random, equal: bool, kind: str | None = None):
+    """``(lhs, rhs, rule)`` over one of :data:`STRUCTURED` (random dimensions, leaves, wrappers)."""
+    kind = kind or rng.choice(STRUCTURED)
+    tag = f"{kind}#{rng.randrange(10**6)}"
+    if kind == "axis-block":  # WP6: split ∘ assemble of a per-group layout, with optional outer axes
+        r, K = _pick2(rng)
+        outer = rng.choice([(), (h,)])
+        wrap = (lambda E: KroneckerProduct(Identity(_len(outer)), E)) if outer else (lambda E: E)
+        Eq, Ek, Ev = AxisBlock(r + 2, 0, r), AxisBlock(r + 2, r, 1), AxisBlock(r + 2, r + 1, 1)
+        leaf = lambda name, cols: BlockSymbol(name, (K,), outer + cols) if outer else MatrixSymbol(name, K, _len(cols))  # noqa: E731
+        Q, Kk, V = leaf("Yq" + tag[-2:], (r,)), leaf("Yk" + tag[-2:], ()), leaf("Yv" + tag[-2:], ())
+        F = MatAdd(MatMul(Q, Transpose(wrap(Eq))), MatMul(Kk, Transpose(wrap(Ek))), MatMul(V, Transpose(wrap(Ev))))
+        if equal:
+            part, W = rng.choice([(Eq, Q), (Ek, Kk), (Ev, V)])
+            return MatMul(F, wrap(part)), W, "split∘assemble"
+        part, W, rule = rng.choice([(Ev, Kk, "V read for K"), (AxisBlock(r + 2, 1, r), Q, "Q shifted by one"),
+                                    (AxisBlock(r + 2, r - 1, 1), Kk, "K one block early"), (Ek, V, "K read for V")])
+        return MatMul(F, wrap(part)), W, rule
+    if kind == "head-map":  # WP5: repeat_interleave vs tiling of the head axis
+        g, r = _pick2(rng)
+        c = rng.choice([(), (p,) if p not in (g, r) else (n,)])
+        RI, TI = repeat_interleave_map(g, r), tile_map(g, r)
+        Y = MatrixSymbol("Yh" + tag[-2:], g, _len(c))
+        if equal:
+            Rm = rng.choice([RI, TI])
+            return MatMul(Transpose(Rm), Rm, Y), MatMul(r, Y), "RᵀR = r·I"
+        return rng.choice([(MatMul(RI, Y), MatMul(TI, Y), "tile for repeat_interleave"),
+                           (MatMul(Transpose(RI), RI, Y), Y, "RᵀR without its r"),
+                           (MatMul(Transpose(RI), TI, Y), MatMul(r, Y), "RᵀT ≠ r·I")])
+    if kind == "rope":  # WP7: the converter's permutation against the two pair layouts
+        hh, e = _pick2(rng)
+        q = BlockSymbol("q" + tag[-2:], (1,), (hh, 2, e))
+        P = rope_permutation(hh, e)
+        Ri = KroneckerProduct(Identity(hh), PairRotation("rho", e, "interleaved"))
+        Rh = KroneckerProduct(Identity(hh), PairRotation("rho", e, "half"))
+        if equal:
+            return rng.choice([(MatMul(q, P, Ri), MatMul(q, Rh, P), "(qP)Rint = (qRhalf)P"),
+                               (MatMul(P, Ri, Transpose(P)), Rh, "P Rint Pᵀ = Rhalf")])
+        Ri2 = KroneckerProduct(Identity(hh), Transpose(PairRotation("rho", e, "interleaved")))
+        Rj = KroneckerProduct(Identity(hh), PairRotation("rho2", e, "interleaved"))
+        return rng.choice([(MatMul(q, P, Ri2), MatMul(q, Rh, P), "the rotation transposed"),
+                           (MatMul(q, P, Rj), MatMul(q, Rh, P), "another rotation"),
+                           (MatMul(P, Ri, Transpose(P)), Transpose(Rh), "Rhalfᵀ")])
+    if kind == "diag":  # WP1: a diagonal scaling on either side
+        N_, M_ = _pick2(rng)
+        s, gam = MatrixSymbol("s" + tag[-2:], N_, 1), MatrixSymbol("g" + tag[-2:], M_, 1)
+        X = MatrixSymbol("X" + tag[-2:], N_, M_)
+        W = MatrixSymbol("W" + tag[-2:], M_, M_)
+        if equal:
+            return rng.choice([(MatMul(Diag(s), X, Diag(gam), W), MatMul(Diag(s), MatMul(X, MatMul(Diag(gam), W))),
+                                "associativity"),
+                               (Transpose(MatMul(Diag(s), X, Diag(gam))), MatMul(Diag(gam), Transpose(X), Diag(s)),
+                                "diag is symmetric")])
+        return rng.choice([(MatMul(Diag(s), X, Diag(gam), W), MatMul(Diag(s), X, W, Diag(gam)), "wrong side"),
+                           (Transpose(MatMul(Diag(s), X, Diag(gam))), MatMul(Transpose(X), Diag(s)), "a scale dropped")])
+    if kind == "partial-rotary":  # WP8: the rotated block [0, 2e) and the rest [2e, 2e+p) of a head
+        e, pp = _pick2(rng)
+        J, Jp = AxisBlock(2 * e + pp, 0, (2, e)), AxisBlock(2 * e + pp, 2 * e, pp)
+        A, B = PairRotation("rho", e, "half"), PairRotation("rho2", e, "half")
+        part = lambda X: MatAdd(MatMul(J, X, Transpose(J)), MatMul(Jp, Transpose(Jp)))  # noqa: E731
+        if equal:
+            return MatMul(Transpose(part(A)), part(B)), part(MatMul(Transpose(A), B)), "RᵀR' blockwise"
+        return rng.choice([(MatMul(Transpose(part(A)), part(B)), part(MatMul(A, Transpose(B))), "product reversed"),
+                           (MatMul(part(A), part(B)), part(MatMul(Transpose(A), B)), "a transpose dropped")])
+    raise ValueError(kind)
+
+
+def fuzz_structured(pairs: int, seed: int = 0) -> dict:
+    """Structured pairs over spec §9's nodes, judged like the others (:func:`run_pair`)."""
+    rng = random.Random(seed)
+    counts = {"equal": Counter(), "unequal": Counter()}
+    kinds, problems = Counter(), []
+    for k in range(pairs):
+        equal = k % 2 == 0
+        kind = STRUCTURED[(k // 2) % len(STRUCTURED)]
+        lhs, rhs, rule = structured_pair(rng, equal, kind)
+        outcome, detail = run_pair(lhs, rhs, equal, seed=k)
+        counts["equal" if equal else "unequal"][outcome] += 1
+        kinds[kind] += 1
+        if outcome in ("false-refuted", "false-positive", "crash", "generator-bug"):
+            problems.append((k, kind, outcome, rule, detail))
+    return {"counts": counts, "kinds": kinds, "problems": problems}
+
+
+def fuzz_bands(pairs: int, seed: int = 0) -> list:
+    """Random pairs of sliding-window conventions (offset bands in a symbolic ``w``): the kernel's
+    :func:`symuat.kernel.bands.check_same_mask` against materialised masks built here. Returns the
+    problems (a proved pair whose masks differ somewhere, a refuted one whose witness masks agree, a
+    condition ``N ≤ b`` that the masks contradict)."""
+    from symuat.kernel import bands
+    from symuat.kernel.status import Status
+
+    rng = random.Random(seed)
+    w = bands.WINDOW
+    los = [None, 0, 0, 1, -w, -(w - 1), 1 - w]
+    his = [None, w - 1, w, w + 1, 0, 2 * w]
+    problems = []
+
+    def own_mask(N, lo, hi, W):
+        keep = np.zeros((N, N), dtype=int)
+        for a in range(N):
+            for b in range(N):
+                off = a - b
+                ok = (lo is None or off >= int(sp.sympify(lo).subs(w, W))) and \
+                     (hi is None or off <= int(sp.sympify(hi).subs(w, W)))
+                keep[a, b] = int(ok)
+        return keep
+
+    for k in range(pairs):
+        (l1, h1), (l2, h2) = [(rng.choice(los), rng.choice(his)) for _ in range(2)]
+        v = bands.check_same_mask(bands.Band(l1, h1, "a"), bands.Band(l2, h2, "b"))
+        same = {(N, W): np.array_equal(own_mask(N, l1, h1, W), own_mask(N, l2, h2, W))
+                for N in range(1, 9) for W in range(1, 6)}
+        if v.status is Status.PROVED and not all(same.values()):
+            problems.append((k, "proved but the masks differ", (l1, h1), (l2, h2)))
+        if v.status is Status.REFUTED:
+            cex = v.counterexample.sizes
+            if same[(cex["N"], cex["w"])]:
+                problems.append((k, "refuted at a size where the masks agree", (l1, h1), (l2, h2)))
+            bound = v.quantities["agree iff"].split("<=")[1].strip()
+            for (N, W), ok in same.items():
+                b = sp.sympify(bound)
+                b = b.subs({x: W for x in b.free_symbols})
+                if ok != bool(N <= b):
+                    problems.append((k, f"condition N <= {bound} wrong at N={N}, w={W}", (l1, h1), (l2, h2)))
+                    break
+    return problems
+
+
+def fuzz_softcap(pairs: int, seed: int = 0) -> list:
+    """Random exact instances of the capped shift (WP3): ``refuted`` must be a float64 difference of the
+    probabilities, ``numeric-only`` none (judged here with math.tanh and a softmax written out)."""
+    import math
+
+    from symuat.kernel import softcap
+    from symuat.kernel.status import Status
+
+    rng = random.Random(seed)
+    problems = []
+
+    def probs(z):
+        top = max(z)
+        ex = [math.exp(t - top) for t in z]
+        return [x / sum(ex) for x in ex]
+
+    for k in range(pairs):
+        z = [rng.randint(-3, 3) for _ in range(rng.randint(2, 4))]
+        shift, c = rng.randint(-2, 2), rng.choice([None, 1, 2, 5])
+        v = softcap.check_capped_shift(z, shift, c)
+        cap = (lambda t: t) if c is None else (lambda t: c * math.tanh(t / c))
+        gap = max(abs(a - b) for a, b in zip(probs([cap(t - shift) for t in z]), probs([cap(t) for t in z])))
+        if v.status is Status.REFUTED and not gap > 1e-12:
+            problems.append((k, "refuted, yet float64 sees no difference", z, shift, c))
+        if v.status is not Status.REFUTED and gap > 1e-9:
+            problems.append((k, f"{v.status}, yet the probabilities differ by {gap:.3g}", z, shift, c))
+    return problems
 
 
 def run_pair(lhs, rhs, equal: bool, seed: int) -> tuple[str, str]:

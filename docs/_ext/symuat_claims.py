@@ -152,7 +152,11 @@ def _m(tex: str) -> str:
 
 
 #: bare TeX-ish subscripts in prose: W'_HV, b'_{j,2}, H_i, x'_0
-_BARE_SUB = re.compile(r"(?<![\w\\])([A-Za-z]{1,2}\d?'*)_(\{[^{}]*\}|[A-Za-z0-9]{1,3})(?![A-Za-z0-9_])")
+_BARE_SUB = re.compile(r"(?<![\w\\])(Δ?[A-Za-z]{1,2}\d?'*)_(\{[^{}]*\}|[A-Za-z0-9]{1,3}(?![A-Za-z0-9_]))")
+
+
+#: a name with a superscript and a subscript in prose: UAT^R_i
+_BARE_SUPSUB = re.compile(r"(?<![\w\\])([A-Za-z]{1,4})\^([A-Za-z0-9])_([A-Za-z0-9]{1,3})(?![\w])")
 
 
 #: Markdown emphasis in prose: *linear* (word boundaries, so 2*N*h stays a product)
@@ -173,6 +177,8 @@ def _plain(text: str, links: bool = True) -> str:
     tokens = []
     for m in _EMPHASIS.finditer(text):
         tokens.append((m.start(), m.end(), "em", m))
+    for m in _BARE_SUPSUB.finditer(text):
+        tokens.append((m.start(), m.end(), "supsub", m))
     for m in _BARE_SUB.finditer(text):
         if not any(a < m.end() and m.start() < b for a, b, _, _ in tokens):
             tokens.append((m.start(), m.end(), "sub", m))
@@ -184,6 +190,9 @@ def _plain(text: str, links: bool = True) -> str:
         out.append(_escape(text[pos:start]))
         if kind == "em":  # Markdown *word* in a note: reST emphasis, not literal stars
             out.append(f"\\ *{_escape(m.group(1))}*\\ ")
+        elif kind == "supsub":
+            base = m.group(1) if len(m.group(1)) == 1 else f"\\mathrm{{{m.group(1)}}}"
+            out.append(_m(f"{base}^{{{m.group(2)}}}_{{{m.group(3)}}}"))
         elif kind == "sub":
             sub = m.group(2)
             sub = sub if sub.startswith("{") else "{" + sub + "}"
@@ -471,15 +480,90 @@ def bottom_line(cv) -> list[str]:
         steps = cv.failing_step_names
         lead = ("The conclusion holds, but printed steps are wrong: " if word == "holds-steps-wrong"
                 else "Wrong printed steps: ")
-        lines += ["   " + lead + ", ".join(f"``{s}``" for s in steps[:10]) + (" …" if len(steps) > 10 else "")
-                  + " (rows marked in the derivation below).", ""]
+        lines += ["   .. rst-class:: failing-steps", "",
+                  "   " + lead + ", ".join(f"``{s}``" for s in steps[:10]) + (" …" if len(steps) > 10 else "")
+                  + " (rows marked ✘ in the derivation below).", ""]
     if cv.verdict == "fails" and cv.failing_items and not cv.failing_step_names:
-        lines += ["   Wrong: " + ", ".join(f"``{s}``" for s in cv.failing_items[:6])
-                  + (f" and {len(cv.failing_items) - 6} more" if len(cv.failing_items) > 6 else "") + ".", ""]
+        lines += ["   .. rst-class:: failing-steps", "",
+                  "   Wrong: " + ", ".join(f"``{s}``" for s in cv.failing_items[:3])
+                  + (f" and {len(cv.failing_items) - 3} more (table under Readings)"
+                     if len(cv.failing_items) > 3 else "") + ".", ""]
     if cv.corrected:
-        lines += ["   **Corrected statement** " + (f"(:badge:`{cv.corrected_status}`)" if cv.corrected_status else "") + ":",
-                  "", _math(chain_lines(cv.corrected), "   ")]
+        lines += ["   **Corrected statement** " + (f"(:badge:`{cv.corrected_status}`)" if cv.corrected_status else "")
+                  + f": `below the printed one <#corrected-{cv.id.lower()}>`__.", ""]
     return lines
+
+
+def _split_text(tex: str) -> list[tuple[str, str]]:
+    r"""``tex`` as alternating ``("math", …)`` and ``("text", …)`` pieces: the top-level
+    ``\text{…}`` groups are the text.
+
+    >>> _split_text(r"a=b\text{ where }c=d")
+    [('math', 'a=b'), ('text', ' where '), ('math', 'c=d')]
+    """
+    out, depth, start, k = [], 0, 0, 0
+    while k < len(tex):
+        if depth == 0 and tex.startswith("\\text{", k):
+            if tex[start:k]:
+                out.append(("math", tex[start:k]))
+            j, d = k + len("\\text{"), 1
+            while j < len(tex) and d:
+                d += {"{": 1, "}": -1}.get(tex[j], 0)
+                j += 1
+            out.append(("text", tex[k + len("\\text{"):j - 1]))
+            k = start = j
+            continue
+        c = tex[k]
+        if c == "\\":
+            m = re.match(r"\\([A-Za-z]+|.)", tex[k:])
+            k += len(m.group(0)) if m else 1
+            continue
+        depth += {"{": 1, "}": -1}.get(c, 0)
+        k += 1
+    if tex[start:]:
+        out.append(("math", tex[start:]))
+    return out
+
+
+def statement_prose(tex: str) -> str:
+    r"""A long statement that mixes formulas and prose (a correction with its "where …" and "for a
+    Transformer layer …") as a paragraph: the prose as text, each formula of a comma-separated
+    list as its own inline math, so the lines wrap at the width of the page instead of one
+    display wider than its box.
+
+    >>> statement_prose(r"x=y\ \forall L,\ \text{where }a=1,\ b=2\text{ (Eq. 3)}")
+    '\\ :math:`x=y\\ \\forall L`\\ , where \\ :math:`a=1`\\ , \\ :math:`b=2`\\  (Eq. 3)'
+    """
+    out = []
+    for kind, piece in _split_text(tex):
+        if kind == "text":
+            out.append(_plain(piece))
+            continue
+        lead = re.match(r"^(\\[ ,;!]|\\q?quad|\s|,)*", piece).group(0)
+        tail = re.search(r"(\\[ ,;!]|\\q?quad|\s|[,;:.])*$", piece).group(0)
+        if lead.strip().startswith(",") and out:
+            out.append(", ")
+        items = _top_level_list(piece)
+        out.append(", ".join(_m(i) for i in items if i.strip()))
+        punct = "".join(ch for ch in tail if ch in ",;:.")
+        if punct and items:
+            out.append(punct[-1] + " ")
+        elif tail and items:
+            out.append(" ")
+    text = re.sub(r"(?<!\\)  +", " ", "".join(out)).strip()  # an escaped space keeps the real one after it
+    return re.sub(r"(\\ ?)+$", "", text)
+
+
+def corrected_box(cv) -> list[str]:
+    """The proved correction of the bottom line, right under the statement as printed: a display,
+    or, for a long statement with prose in it, a paragraph (:func:`statement_prose`)."""
+    if not cv.corrected:
+        return []
+    title = "Corrected statement" + (f" ({cv.corrected_status})" if cv.corrected_status else "")
+    head = [f".. admonition:: {title}", "   :class: claim-correction", f"   :name: corrected-{cv.id.lower()}", ""]
+    if "\\text{" in cv.corrected and len(cv.corrected) > 160:
+        return head + ["   " + statement_prose(cv.corrected), ""]
+    return head + [_math(chain_lines(cv.corrected), "   ")]
 
 
 def reading_legend(results) -> list[str]:
@@ -692,12 +776,15 @@ def claim_page(claim, results, cv, rests_on, used_by, section) -> str:
     # results show it as text, never as TeX source
     title_rst = f"{claim.id} — {_escape(pretty(claim.title))}"
     lines = [f".. _claim-{claim.id}:", "", title_rst, "=" * max(len(title_rst), len(title)), ""]
+    # the first screen: the bottom line (with the failing steps) and the tags it uses, then the
+    # statement as printed and its proved correction
+    lines += bottom_line(cv)
+    lines += reading_legend(results)
     lines += [".. admonition:: As printed", "   :class: claim-statement", "",
               f"   *Where:* {rich(claim.where, links=False)}", "", _math(chain_lines(claim.statement), "   ")]
     if claim.remarks:
         lines += ["   " + rich(claim.remarks), ""]
-    lines += bottom_line(cv)
-    lines += reading_legend(results)
+    lines += corrected_box(cv)
     if rests_on or used_by:
         deps = []
         if rests_on:
@@ -1012,8 +1099,9 @@ def generate_model_page(app):
     out = Path(app.srcdir) / "model.rst"
     lines = ["The DUAT rewrite of real models", "===============================", "",
              "symuat rewrites real pretrained models into the DUAT form and recomputes them from it, one "
-             "module per model family: the BERT family (:mod:`symuat.models.bert`, an encoder) and the Llama "
-             "family (:mod:`symuat.models.llama`, a decoder). Both run below, in this build.", "",
+             "module per model family: the BERT family (:mod:`symuat.models.bert`, an encoder), the Llama "
+             "family (:mod:`symuat.models.llama`, a decoder) and the Gemma-3 family (:mod:`symuat.models.gemma3`, "
+             "a current decoder). All three run below, in this build.", "",
              "An encoder: all-MiniLM-L6-v2 (the BERT family)", "----------------------------------------------", "",
              "``symuat model check`` rewrites every layer of all-MiniLM-L6-v2 (6 post-LayerNorm BERT layers, "
              "384 features, 12 heads, GELU, biases) into the DUAT form of Eq. 20 — attention as the input-dependent "
@@ -1067,6 +1155,7 @@ def generate_model_page(app):
               ":math:`e_j`; right: the LayerNorm scale :math:`1/\\mathrm{std}` of each token entering the "
               "last layer.", ""]
     lines += llama_section(Path(app.srcdir) / "claims" / "figures")
+    lines += gemma3_section()
     out.write_text("\n".join(lines) + "\n", encoding="utf-8")
     _STATE["model_seconds"] = time.perf_counter() - start
 
@@ -1166,6 +1255,41 @@ def llama_section(figures: Path) -> list[str]:
                   "``pip install -e '.[docs]'``).", ""]
     except ImportError:
         pass
+    return lines
+
+
+def gemma3_section() -> list[str]:
+    """The Gemma-3 family (Gemma-3-270M from its GGUF): ``symuat model check --model gemma3``, run
+    in this build without the HF reference (about 8 s of CPU and 3 GB); a note when the model
+    package is absent."""
+    title = "A current decoder: Gemma-3-270M (the Gemma-3 family)"
+    lines = [title, "-" * len(title), "",
+             "``symuat model check --model gemma3`` rewrites every layer of Gemma-3-270M (18 layers: five local "
+             "sliding-window layers to one global, grouped-query attention with QK-norm, RoPE with two bases, "
+             "pre- and post-RMSNorm with the stored :math:`1+w` weights, GeGLU; read from its GGUF chunks, "
+             "dequantized to float64) into the DUAT form and recomputes every hidden state and the logits from "
+             "it. ``symuat model explain --model gemma3`` decomposes a logit as for SmolLM2; with the "
+             "reference tier, ``model check`` also compares with HF's Gemma-3 made float64 throughout.", ""]
+    text = "The capital of France is"
+    try:
+        import numpy as np
+
+        from symuat.models.compare import check, verdict
+        from symuat.models.gemma3 import gemma3_path
+
+        gemma3_path()
+        with np.errstate(all="ignore"):
+            report = check([text], "gemma3", reference=False)
+    except Exception as exc:  # the package is not installed: say so, the build goes on
+        return lines + [f"**Not run in this build:** {_escape(str(exc))}. Install it with "
+                        "``symuat model install gemma3``.", ""]
+    v = verdict(report, 1e-12)
+    worst = "non-finite" if v["worst"] is None else f"{v['worst']:.1e}"
+    t = report["texts"][0]
+    pred = f"; next token {_escape(repr(t['prediction']))}" if t.get("prediction") is not None else ""
+    lines += [f"*{_escape(text)}* — {t['tokens']} tokens{pred}. Worst relative error of the rewrite against "
+              f"the float64 forward pass over the {len(t['states'])} states and the logits: {worst} "
+              f"({'PASS' if v['passed'] else 'FAIL'} at 1e-12; {_escape(report['error_definition'])}).", ""]
     return lines
 
 

@@ -531,10 +531,58 @@ def _a4_eq20(reading: dict):
                                   stop_at_exact_failure=False)
 
 
+def a4_eq20_statement(mutant: str | None = None):
+    """``(Eq. 18 under Δ=induced, b2=recomputed, idx=j, op=times; the fine-tuned network's T7 form)`` for a
+    symbolic number n of layers and symbolic D, F, with LoRA on W2 or W3 (so, by A4_eq20_fixed, A_L = A^ft_L
+    and c_L = c^ft_L): ``Ax'_0 + c + Σ_j (U_j + ΔU_j)σ((V_j + ΔV_j)x'_0 + e^ft_j)``, ``ΔU_j = U^ft_j − U_j``,
+    ``ΔV_j = V^ft_j − V_j``, against ``Ax'_0 + c + Σ_j U^ft_jσ(V^ft_jx'_0 + e^ft_j)``. Mutants: ``b2=kept`` (the
+    base network's e_j), ``idx=j+1`` (ΔU_{j+1} beside U_j; the family's index shifted by one)."""
+    from symuat.heads import HeadMatrix, HeadSum
+
+    D, F, n = dims("D F n")
+    j = sp.Symbol("j", integer=True)
+    x0, A, c = MatrixSymbol("x_0", D, 1), MatrixSymbol("A_L", D, D), MatrixSymbol("c_L", D, 1)
+    fam = lambda name, r, cc: HeadMatrix(name, j, n, r, cc)
+    U, Uf, V, Vf = fam("U", D, F), fam("U^ft", D, F), fam("V", F, D), fam("V^ft", F, D)
+    e = fam("e" if mutant == "b2=kept" else "e^ft", F, 1)
+    # idx=j+1: the next layer's members U_{j+1}, U^ft_{j+1} (other matrices than U_j, U^ft_j)
+    dU = (add(fam("U^ft_+", D, F), mul(-1, fam("U_+", D, F))) if mutant == "idx=j+1" else add(Uf, mul(-1, U)))
+    dV = add(Vf, mul(-1, V))
+    lhs = add(mul(A, x0), c, HeadSum(j, n, mul(add(U, dU), Sigma(add(mul(add(V, dV), x0), e)))))
+    rhs = add(mul(A, x0), c, HeadSum(j, n, mul(Uf, Sigma(add(mul(Vf, x0), fam("e^ft", F, 1))))))
+    return lhs, rhs
+
+
+def _a4_eq20_symbolic():
+    """Eq. 18 (Δ=induced, b2=recomputed, idx=j, op=times) is the fine-tuned network's x'_L in every Eq. 20
+    network with LoRA on W2 or W3, for every depth: T7's form holds for any parameters
+    (L2.main.exact[induction]); A_L = W1_LA_{L-1}, c_L = W1_Lc_{L-1} + b3_L involve neither W2 nor W3 (so the
+    fine-tuned network has the base's A_L, c_L: A_0 = I, c_0 = 0 and induction); and the formula is the
+    fine-tuned form (index calculus, a symbolic number of layers)."""
+    D, F = dims("D F")
+    W1, W2, W3 = MatrixSymbol("W1_L", D, D), MatrixSymbol("W2_L", F, D), MatrixSymbol("W3_L", D, F)
+    Ap, cp, b3 = MatrixSymbol("A_{L-1}", D, D), MatrixSymbol("c_{L-1}", D, 1), MatrixSymbol("b3_L", D, 1)
+    fixed = [decide.check_dependence(expr, name, depends=False)
+             for expr in (mul(W1, Ap), add(mul(W1, cp), b3)) for name in (W2.name, W3.name)]
+    step = minimise.check_identity(*a4_eq20_statement())
+    out = decide.combine_all([REGISTRY.verdict("L2.main.exact[induction]"), *fixed, step],
+                             ["L2.main.exact[induction]", "A_L ⊥ W2", "A_L ⊥ W3", "c_L ⊥ W2", "c_L ⊥ W3",
+                              "Eq. 18 = the fine-tuned form"])
+    if out.status is Status.PROVED:
+        out.method = ("for every depth and symbolic D, F: T7's form of the fine-tuned network "
+                      "(L2.main.exact[induction]); its A_L, c_L are the base's (their recursion has no W2, W3); and "
+                      "Eq. 18 under this reading is that form (index calculus): " + out.method)
+    return out
+
+
+_A4_HOLDS = {"Δ": "induced", "b2": "recomputed", "idx": "j", "op": "times"}
 for _reading in lora.readings():
     if _reading["op"] == "times":
         A4.check("eq20", lora.reading_tags(_reading),
                  r"\text{Eq. 18 under this reading}=\mathbf x'_L\ \text{for Eq. 20 networks (}W1\text{ independent of the input)}",
-                 partial(_a4_eq20, _reading), polarity=None, role="extension",
-                 note="exact integer residual networks, σ = softsign, D = 3, F = 2: is the attention's input dependence "
-                      "what breaks Eq. 18?")
+                 _a4_eq20_symbolic if _reading == _A4_HOLDS else partial(_a4_eq20, _reading),
+                 polarity=None, role="extension",
+                 note=("for every depth and symbolic D, F (σ opaque): the reading that holds in Eq. 20 networks, with "
+                       "LoRA on W2 or W3" if _reading == _A4_HOLDS else
+                       "exact integer residual networks, σ = softsign, D = 3, F = 2: is the attention's input dependence "
+                       "what breaks Eq. 18?"))

@@ -588,17 +588,30 @@ def _h8_rank_witness(sizes):
 _H8_GRID = [{_dq: a, _dk: b} for a, b in [(3, 2), (2, 3), (3, 3), (4, 1)]]
 
 
-def h8_rank(claimed=None):
+def h8_rank_family():
+    """The same witness for symbolic sizes, case by case: d = d_k + p gives W_Q = W_K = [I_{d_k}; 0_{p×d_k}]
+    and W_QK = diag(I_{d_k}, 0_p) (rank d_k); d_k = d + p gives W_Q = W_K = [I_d 0_{d×p}] and W_QK = I_d
+    (rank d). Selector blocks: the rank is structural (kernel.decide.rank_family)."""
+    p = decide.nonneg("p")
+    tall = decide.BlockWitness((_dk, p), (_dk,), {(0, 0): 1})
+    wide = decide.BlockWitness((_dq,), (_dq, p), {(0, 0): 1})
+    return [decide.WitnessCase({_dq: _dk + p}, {"W_Qi": tall, "W_Ki": tall}),
+            decide.WitnessCase({_dk: _dq + p}, {"W_Qi": wide, "W_Ki": wide})]
+
+
+def h8_rank(claimed=None, family=None):
     return decide.check_rank(
         r"\operatorname{rank}W_{QKi}", sp.Min(_dq, _dk) if claimed is None else claimed, sp.Min(_dq, _dk),
         structure=decide.rank_bound_of_product(mul(_WQ, T(_WK))),
         structure_reason="W_QK = W_Q W_Kᵀ is a d×d product through the inner dimension d_k: rank ≤ min(d, d_k)",
-        witness=_h8_rank_witness, grid=_H8_GRID)
+        witness=_h8_rank_witness, grid=_H8_GRID, family=h8_rank_family() if family is None else family)
 
 
 H8.check("rank", None, r"\operatorname{rank}\mathbf W_{QKi}=\min(d,d_k)\le d_k", h8_rank,
-         note="generic weights: the bound min(d, d_k) is structural (a product through d_k), equality by exact "
-              "integer witnesses at d < d_k, d = d_k, d > d_k; a quantity symuat adds (the paper states none)",
+         note="generic weights: the bound min(d, d_k) is structural (a product through d_k); equality for every "
+              "size from the selector witness W_Q = W_K = E (E_ij = δ_ij), whose rank min(d, d_k) is structural in "
+              "each case d ≥ d_k, d_k ≥ d (kernel.decide.rank_family), and is re-checked by exact integer "
+              "witnesses at d < d_k, d = d_k, d > d_k; a quantity symuat adds (the paper states none)",
          polarity=None, role="extension")
 
 # --------------------------------------------------------------------------------------------

@@ -122,12 +122,58 @@ def sigma_split_trial(sizes, seed, *, mutant: str | None = None):
     return _verdict(err, tg.scale, "DUAT view and every σ-term's split")
 
 
-X6.check("sigma-split", None, r"\rho_j\cdot W3_j\sigma(u_j)=\kappa_j\cdot W_gS_2\big(A_{j-1}x'_0+R_{j-1}"
-         r"+\textstyle\sum_{i,m}\mathrm{head}_{i,m}(A_{j-1}x'_0)+\sum_{i,m}\mathrm{head}_{i,m}(R_{j-1})\big),\ "
-         r"\kappa_j=\mathrm{slope}(u_j)\odot W3_j^{T}\rho_j",
+def sigma_split_statement(mutant: str | None = None):
+    """``(lhs, rhs)`` of the σ-split for symbolic N, M, F, a layer j with two frozen heads:
+    ``ρ_jᵀ W3_j σ(u_j)`` with ``σ(u) = diag(slope(u)) u`` (the definition of the frozen slope) and
+    ``u_j = W_g' S_2 z``, ``z = y + Σ_i (H_i ⊗ B_iᵀ) y``, ``y = A_{j-1}x'_0 + R_{j-1}`` (a Llama layer has
+    no static bias: c = 0), against ``κ_jᵀ`` applied to each share of ``z``, ``κ_j = diag(slope) W3_jᵀ ρ_j``.
+    ``W3_j = W_down' diag(W_u' z)`` (X4). Mutants: ``no-bias`` drops the shares of the dynamic part
+    R_{j-1}; ``no-slope`` reads the σ-term through ``W3_jᵀρ_j`` without the slope."""
+    from sympy import Identity, MatrixSymbol
+
+    from symuat.algebra import T, add, dims, kron, mul
+    from symuat.decoder import Diag
+    from symuat.vec import Vec
+
+    N, M, F = dims("N M F")
+    vec = lambda name, cols: Vec(MatrixSymbol(name, N, cols), "row")
+    yA, yR = vec("Ax_0", M), vec("R", M)  # A_{j-1}x'_0 and R_{j-1}, vectors of ℝ^{NM}
+    heads = [(MatrixSymbol(f"H_{i}", N, N), MatrixSymbol(f"B_{i}", M, M)) for i in (1, 2)]
+    att = lambda v: [mul(kron(H, T(B)), v) for H, B in heads]
+    Wg = kron(Identity(N), T(MatrixSymbol("W_g", M, F)))
+    S2 = kron(Diag(MatrixSymbol("s_2", N, 1)), Diag(MatrixSymbol("gamma_2", M, 1)))
+    W3 = mul(kron(Identity(N), T(MatrixSymbol("W_down", F, M))), Diag(vec("W_uz", F)))
+    rho, slope = vec("rho_j", M), Diag(vec("slope", F))
+    y = add(yA, yR)
+    u = mul(Wg, S2, add(y, *att(y)))
+    lhs = mul(T(rho), W3, slope, u)
+    kappa = mul(T(W3), rho) if mutant == "no-slope" else mul(slope, T(W3), rho)
+    shares = [yA, *att(yA)] + ([] if mutant == "no-bias" else [yR, *att(yR)])
+    rhs = add(*[mul(T(kappa), Wg, S2, v) for v in shares])
+    return lhs, rhs
+
+
+def _x6_split():
+    from symuat.kernel import minimise
+
+    lhs, rhs = sigma_split_statement()
+    return minimise.check_identity(lhs, rhs, construction=r"\sigma(u)=\operatorname{diag}(\mathrm{slope}(u))\,u,\ "
+                                   r"\kappa_j=\operatorname{diag}(\mathrm{slope}(u_j))W3_j^{T}\rho_j")
+
+
+_SPLIT_TEX = (r"\rho_j\cdot W3_j\sigma(u_j)=\kappa_j\cdot W_gS_2\big(A_{j-1}x'_0+R_{j-1}"
+              r"+\textstyle\sum_{i,m}\mathrm{head}_{i,m}(A_{j-1}x'_0)+\sum_{i,m}\mathrm{head}_{i,m}(R_{j-1})\big),\ "
+              r"\kappa_j=\mathrm{slope}(u_j)\odot W3_j^{T}\rho_j")
+X6.check("split", None, _SPLIT_TEX, _x6_split,
+         note="the DUAT view's identity for symbolic N, M, F (two frozen heads; a head's share is the sum of its "
+              "per-source shares by the definition of the product): with the slope frozen, σ(u) = diag(slope(u)) u "
+              "(slope(u)_k = σ(u_k)/u_k, any value where u_k = 0 since silu(0) = 0), so each σ-term is linear in "
+              "the shares of its input", **EXT)
+X6.check("sigma-split", None, _SPLIT_TEX,
          lambda: decide.check_numeric(sigma_split_trial, SIZES,
                                       what="float64, random GQA decoders, a random token against another"),
-         note="symuat.models.attribution.duat_view", **EXT)
+         note="symuat.models.attribution.duat_view on random decoders: a float64 confirmation of the "
+              "implementation beside the proof (X6.split)", polarity=None, role="confirmation")
 
 
 # --------------------------------------------------------------------------------------------

@@ -520,12 +520,63 @@ def _x4_trial(sizes, seed):
     return res <= decide.TOLERANCE, f"worst relative error over the states {res:.2e} ≤ 1e-12", {"residual": res}
 
 
+def gated_layer_statement(mutant: str | None = None, *, sandwich: bool = False):
+    """``(vec_r(layer(X)), W1 x' + W3 silu(W2 x'))`` for one pre-norm Llama layer with two frozen heads, for
+    symbolic N, M, F: ``h = X + Σ_i H_i RMS₁(X) B_i``, ``layer(X) = h + (silu(RMS₂(h)W_g) ⊙ RMS₂(h)W_u) W_down``,
+    ``RMS_k(Y) = diag(s_k) Y diag(γ_k)`` (scales frozen, X3), against Eq. 20 with ``W1 = I + Σ_i (H_i⊗B_iᵀ)S₁``,
+    ``W2 = W_g'S₂W1``, ``b2 = b3 = 0``, ``W3 = W'_down diag(W_u'S₂W1x')`` (dynamic, X4[alpha(x)]).
+    Mutants: ``gate-before-attention`` (``W2 = W_g'S₂``: the gate reads the layer's input, not h),
+    ``up-before-attention`` (``W3 = W'_down diag(W_u'S₂x')``), ``no-skip`` (``W1 = Σ_i (H_i⊗B_iᵀ)S₁``)."""
+    from symuat.algebra import add
+
+    X = MatrixSymbol("X", _N, _M)
+    heads = [(MatrixSymbol(f"H_{i}", _N, _N), MatrixSymbol(f"B_{i}", _M, _M)) for i in (1, 2)]
+    rms = lambda k, Y: mul(Diag(MatrixSymbol(f"s_{k}", _N, 1)), Y, Diag(MatrixSymbol(f"gamma_{k}", _M, 1)))
+    S = lambda k: kron(Diag(MatrixSymbol(f"s_{k}", _N, 1)), Diag(MatrixSymbol(f"gamma_{k}", _M, 1)))
+    post = (lambda k, Y: rms(k, Y)) if sandwich else (lambda k, Y: Y)  # Gemma 3's post-sublayer norms
+    h = add(X, post("p", add(*[mul(H, rms(1, X), B) for H, B in heads])))
+    n2 = rms(2, h)
+    out = add(h, post("f", mul(Hadamard(_silu(mul(n2, _Wg)), mul(n2, _Wu)), _Wd)))
+    x = Vec(X, "row")
+    att = add(*[kron(H, T(B)) for H, B in heads])
+    Dp = (lambda v: mul(S("p"), v)) if sandwich and mutant != "no-post" else (lambda v: v)
+    Df = (lambda v: mul(S("f"), v)) if sandwich else (lambda v: v)
+    # W1x' = x' + D_post Σ_i(H_i⊗B_iᵀ)S₁x' (written applied: SymPy folds I_N⊗I_M into one I_{NM}, another index space)
+    W1x = Dp(mul(att, S(1), x)) if mutant == "no-skip" else add(x, Dp(mul(att, S(1), x)))
+    Wg, Wu = kron(Identity(_N), T(_Wg)), kron(Identity(_N), T(_Wu))
+    W2x = mul(Wg, S(2), x) if mutant == "gate-before-attention" else mul(Wg, S(2), W1x)
+    up = mul(Wu, S(2), x) if mutant == "up-before-attention" else mul(Wu, S(2), W1x)
+    return Vec(out, "row"), add(W1x, Df(mul(_down, Diag(up), _silu(W2x))))
+
+
+def _x4_recursion():
+    """One gated layer is Eq. 20 (index calculus, symbolic N, M, F), so T7's recursion, proved by induction
+    for arbitrary per-layer parameters and an opaque elementwise σ (L2.main.exact[induction]), gives every
+    state from the combined parameters, with σ = silu and the dynamic W3_j."""
+    step = minimise.check_identity(*gated_layer_statement(),
+                                   construction=r"W1=I+\textstyle\sum_i(H_i\otimes B_i^{T})S_1,\ W2=W_g'S_2W1,\ "
+                                   r"W3=W'_{\rm down}\operatorname{diag}(W_u'S_2W1x'),\ b2=b3=0")
+    out = decide.combine_all([step, REGISTRY.verdict("L2.main.exact[induction]")],
+                             ["a gated pre-norm layer is Eq. 20", "L2.main.exact[induction]"])
+    if out.status is Status.PROVED:
+        out.method = ("a gated pre-norm layer is the general term Eq. 20 (symbolic N, M, F; two frozen heads, "
+                      "RMSNorm scales frozen), and T7's recursion holds for any per-layer parameters and any "
+                      "elementwise σ (L2.main.exact[induction]): " + out.method)
+    return out
+
+
 X4.check("recursion", ("alpha(x)",),
          r"x'_L=A_Lx'_0+c_L+\sum_jU_{L,j}\,\mathrm{silu}(V_jx'_0+e_j),\ W3_j=W'_{\rm down}\operatorname{diag}(W_u'z'_j)",
+         _x4_recursion,
+         note="T7's recursion with gated blocks, for every depth: each gated layer is Eq. 20 with W1 = I + A S₁, "
+              "W2 = W_g'S₂W1, b2 = b3 = 0 and the dynamic W3 = W'_down diag(W_u'S₂W1x')", **EXT)
+X4.check("recursion", ("numeric",),
+         r"\|\text{llama\_duat}(x'_0)-\text{forward}(x'_0)\|\le10^{-12}\|\text{forward}(x'_0)\|",
          lambda: decide.check_numeric(_x4_trial, [{"N": 5, "M": 8, "F": 12, "L": 3}, {"N": 3, "M": 12, "F": 10, "L": 4}],
                                       what="float64, random decoders; relative error ≤ 1e-12"),
-         note="T7's recursion (symuat.models.llama.llama_duat) with gated blocks: every state from the combined "
-              "parameters", **EXT)
+         note="symuat.models.llama.llama_duat on random decoders (GQA, RoPE, SwiGLU, RMSNorm): a float64 "
+              "confirmation of the implementation beside the proof (X4.recursion[alpha(x)])",
+         polarity=None, role="confirmation")
 
 # --------------------------------------------------------------------------------------------
 # X5 — the LM head (tied embeddings) as a final lift
@@ -568,9 +619,48 @@ def _x5_trial(sizes, seed):
         {"residual": res}
 
 
+def combined_logits_statement(mutant: str | None = None):
+    """``(P x'_L, A^logits x'_0 + c^logits + Σ_j U^logits_j σ_j)`` with ``x'_L = A x'_0 + c + Σ_{j≤n} U_j σ_j`` (T7's
+    form, a symbolic number n of σ-terms), ``A^logits = PA``, ``c^logits = Pc``, ``U^logits_j = PU_j`` for any
+    readout ``P`` (X5.head: ``P = (I_N⊗W_E)S_f``). Mutants: ``no-bias`` drops ``Pc``, ``unmapped-U`` keeps ``U_j``."""
+    from symuat.algebra import add
+    from symuat.heads import HeadMatrix, HeadSum
+
+    D, Fd, Vd, n = dims("D F V n")
+    j = sp.Symbol("j", integer=True)
+    P, A = MatrixSymbol("P", Vd, D), MatrixSymbol("A_L", D, D)
+    x0, c = MatrixSymbol("x_0", D, 1), MatrixSymbol("c_L", D, 1)
+    U, sig = HeadMatrix("U", j, n, D, Fd), HeadMatrix("s", j, n, Fd, 1)  # σ_j = σ(V_jx'_0 + e_j), opaque
+    xL = add(mul(A, x0), c, HeadSum(j, n, mul(U, sig)))
+    terms = [mul(mul(P, A), x0)]
+    if mutant != "no-bias":
+        terms.append(mul(P, c))
+    terms.append(HeadSum(j, n, mul(U, sig)) if mutant == "unmapped-U" else HeadSum(j, n, mul(mul(P, U), sig)))
+    return mul(P, xL), add(*terms)
+
+
+def _x5_combined():
+    """X5.head (the logits are P x'_L, P = (I_N⊗W_E)S_f), T7's form of x'_L for every depth
+    (L2.main.exact[induction]) and the distribution of P over that form (index calculus, a symbolic number of
+    σ-terms)."""
+    step = minimise.check_identity(*combined_logits_statement())
+    out = decide.combine_all([REGISTRY.verdict("X5.head[row]"), REGISTRY.verdict("L2.main.exact[induction]"), step],
+                             ["X5.head[row]", "L2.main.exact[induction]", "P distributes over T7's form"])
+    if out.status is Status.PROVED:
+        out.method = ("logits' = P x'_L with P = (I_N⊗W_E)S_f (X5.head), x'_L in T7's form for every depth "
+                      "(L2.main.exact[induction]), and P(Ax'_0 + c + Σ_{j≤n}U_jσ_j) = (PA)x'_0 + Pc + Σ_{j≤n}(PU_j)σ_j "
+                      "for symbolic sizes and a symbolic number n of terms: " + out.method)
+    return out
+
+
 X5.check("combined", None, r"\text{logits}'=(I_N\otimes W_E)S_f\Big(A_Lx'_0+c_L+\sum_jU_{L,j}\sigma(V_jx'_0+e_j)\Big)",
+         _x5_combined, note="the combined DUAT parameters of the logits: (I_N⊗W_E)S_f times those of x'_L, the same "
+                            "V_j, e_j", **EXT)
+X5.check("combined", ("numeric",), r"\|\text{logits from the combined parameters}-\text{logits}\|\le10^{-12}\|\text{logits}\|",
          lambda: decide.check_numeric(_x5_trial, [{"N": 4, "M": 8, "L": 2, "V": 30}, {"N": 6, "M": 12, "L": 3, "V": 17}],
-                                      what="float64, random decoders; relative error ≤ 1e-12"), **EXT)
+                                      what="float64, random decoders; relative error ≤ 1e-12"),
+         note="symuat.models.llama.llama_duat's logits on random decoders: a float64 confirmation of the "
+              "implementation beside the proof (X5.combined)", polarity=None, role="confirmation")
 
 # --------------------------------------------------------------------------------------------
 # X6 — an exact decomposition of one logit
@@ -780,12 +870,20 @@ def sandwich_trial(sizes, seed, *, mutant: str | None = None):
     return worst <= decide.TOLERANCE, msg, {"residual": worst}
 
 
-X3.check("sandwich", None, r"x+D_{\rm post}F(D_{\rm pre}x):\ W1=I+D_{\rm post}AD_{\rm in},\ "
-         r"W3=D_{\rm post\,ffw}(I_N\otimes W_{\rm down}^{T})\operatorname{diag}(\operatorname{vec}_r(ZW_u))",
+_SANDWICH_TEX = (r"x+D_{\rm post}F(D_{\rm pre}x):\ W1=I+D_{\rm post}AD_{\rm in},\ "
+                 r"W3=D_{\rm post\,ffw}(I_N\otimes W_{\rm down}^{T})\operatorname{diag}(\operatorname{vec}_r(ZW_u))")
+X3.check("sandwich", None, _SANDWICH_TEX,
+         lambda: minimise.check_identity(*gated_layer_statement(sandwich=True),
+                                         construction=r"W1=I+D_{\rm post}\textstyle\sum_i(H_i\otimes B_i^{T})S_1,\ "
+                                         r"W2=W_g'S_2W1,\ W3=D_{\rm post\,ffw}W'_{\rm down}\operatorname{diag}(W_u'S_2W1x')"),
+         note="a Gemma 3 layer with its post-sublayer (sandwich) norms is Eq. 20, for symbolic N, M, F (two frozen "
+              "heads, norm scales frozen, σ opaque): the post norms are diagonal lifts inside W1 and W3, so Lemma 2's "
+              "unrolling and T7's recursion read unchanged with these parameters", **EXT)
+X3.check("sandwich", ("numeric",), _SANDWICH_TEX,
          lambda: decide.check_numeric(sandwich_trial, [{"N": 5, "M": 8, "L": 6}, {"N": 9, "M": 8, "L": 6}],
                                       what="float64, random Gemma 3 layers; relative error ≤ 1e-12"),
-         note="the post-sublayer norms are diagonal lifts inside W1 and W3: Lemma 2's unrolling and T7's recursion "
-              "read unchanged with these parameters (symuat.models.gemma3)", **EXT)
+         note="symuat.models.gemma3 on random layers: a float64 confirmation of the implementation beside the proof "
+              "(X3.sandwich)", polarity=None, role="confirmation")
 
 
 def window_trial(sizes, seed, *, window_offset: int = 0):

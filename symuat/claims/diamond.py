@@ -117,21 +117,61 @@ def _eq4_row(label, sizes, printed=True):
 D4.check(
     "row1", None,
     r"w_{1}x_{1}+w_{31}\ast x_{2}+\cdots w_{m,1}x_{m}=(\mathbf W\diamond\mathbf x)_1",
-    lambda: decide.check_explicit(
-        partial(_eq4_row, "row1"), _SIZES_EQ4,
-        corrected_build=partial(_eq4_row, "row1", printed=False),
-        corrected_latex=r"w_{1,1}x_1+w_{2,1}x_2+\cdots+w_{m,1}x_m=(\mathbf W\diamond\mathbf x)_1",
-    ),
+    lambda: _d4_row1(),
     note="w_{1} read as w_{1,1}; the ellipsis as the terms k=3..m-1 of w_{k,1}x_k",
 )
+_wi, _xi = sp.IndexedBase("w"), sp.IndexedBase("x")
+_k = sp.Symbol("k", integer=True, positive=True)
+
+
+def _eq4_row_symbolic(label, printed=None):
+    """The printed row for symbolic m (and n): its explicit terms against the general term w_{k,i}x_k,
+    and Σ_k w_{k,i}x_k = (W ⋄ x)_i by the index calculus (the entry rule of W ⋄ x against Wᵀx, for
+    every i). ``printed`` replaces the explicit terms (a mutant)."""
+    row, terms, ((li, lj), lk) = _EQ4_ROWS[label]
+    val = {"m": m, "n": n}
+    row = val.get(row, row)
+    explicit = printed or [(k, _wi[tuple(val.get(a, a) for a in ij)] * _xi[k]) for ij, k in terms] + [
+        (val.get(lk, lk), _wi[val.get(li, li), val.get(lj, lj)] * _xi[val.get(lk, lk)])]
+    general = sp.Lambda(_k, _wi[_k, row] * _xi[_k])
+    definition = minimise.check_identity(Diamond(_W, _x), mul(T(_W), _x))
+    from symuat.kernel.decide.printed_sums import check_printed_sum
+
+    def entry(sizes):
+        mm, nn = sizes[m], sizes[n]
+        from symuat.diamond import diamond
+
+        W = np.array([[_wi[i, j] for j in range(1, nn + 1)] for i in range(1, mm + 1)], dtype=object)
+        x = np.array([[_xi[k]] for k in range(1, mm + 1)], dtype=object)
+        return diamond(W, x)[int(sp.sympify(row).subs(sizes)) - 1, 0]
+
+    return check_printed_sum(explicit, general, (1, m), {m: 3}, definition=definition, entry=entry,
+                             sizes_list=[{m: s["m"], n: s["n"]} for s in _SIZES_EQ4])
+
+
+def _d4_row1():
+    """The printed row 1 at sizes (refuted: w_{31} where the definition has w_{21}); its correction, the row
+    with w_{2,1}, proved for every m ≥ 3 as D4.rows."""
+    verdict = decide.check_explicit(
+        partial(_eq4_row, "row1"), _SIZES_EQ4,
+        corrected_build=partial(_eq4_row, "row1", printed=False),
+        corrected_latex=r"w_{1,1}x_1+w_{2,1}x_2+\cdots+w_{m,1}x_m=(\mathbf W\diamond\mathbf x)_1")
+    if verdict.corrected is not None:
+        verdict.corrected.verdict = _eq4_row_symbolic(
+            "row1", printed=[(1, _wi[1, 1] * _xi[1]), (2, _wi[2, 1] * _xi[2]), (m, _wi[m, 1] * _xi[m])])
+    return verdict
+
+
 D4.check(
     "rows", ("row2",), r"w_{1,2}x_1+w_{2,2}x_2+\cdots w_{m,2}x_m=(\mathbf W\diamond\mathbf x)_2",
-    lambda: decide.check_explicit(partial(_eq4_row, "row2"), _SIZES_EQ4),
+    partial(_eq4_row_symbolic, "row2"),
+    note="for every m ≥ 3 (the row prints three explicit terms): each printed term is w_{k,2}x_k at its k, the "
+         "ellipsis the terms between, and Σ_k w_{k,i}x_k = (W ⋄ x)_i by the index calculus",
 )
 D4.check(
     "rows", ("rown",), r"w_{1,n}x_1+w_{2,n}x_2+\cdots w_{mn}x_m=(\mathbf W\diamond\mathbf x)_n",
-    lambda: decide.check_explicit(partial(_eq4_row, "rown"), _SIZES_EQ4),
-    note="w_{mn} read as w_{m,n}",
+    partial(_eq4_row_symbolic, "rown"),
+    note="w_{mn} read as w_{m,n}; for every m ≥ 3 and n, as D4.rows[row2]",
 )
 
 # --------------------------------------------------------------------------------------------

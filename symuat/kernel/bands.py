@@ -87,16 +87,21 @@ def agreement_bound(a: Band, b: Band):
 
     An :math:`N\\times N` mask shows the offsets :math:`|\\delta|\\le N-1`. A piece of the symmetric
     difference at :math:`\\delta\\ge p>0` is invisible iff :math:`p\\ge N`, one at
-    :math:`\\delta\\le q<0` iff :math:`-q\\ge N`; a piece through 0 is always visible (bound 0).
+    :math:`\\delta\\le q<0` iff :math:`-q\\ge N`; a piece through 0 is always visible (bound 0); a
+    piece that is empty for some :math:`w` (:math:`p>q`) is invisible there (the bound is then
+    piecewise in :math:`w`).
     """
     bound = sp.oo
     for p, q in _pieces(a, b):
-        if p is not None and sp.sympify(p).is_positive:
-            bound = sp.Min(bound, p)
-        elif q is not None and sp.sympify(q).is_negative:
-            bound = sp.Min(bound, -q)
-        else:
-            return sp.Integer(0)
+        cases = []
+        if p is not None and q is not None:
+            cases.append((sp.oo, sp.Gt(p, q)))  # an empty piece (for these w): invisible at every N
+        if p is not None:
+            cases.append((p, sp.Gt(p, 0)))
+        if q is not None:
+            cases.append((-q, sp.Lt(q, 0)))
+        cases.append((sp.Integer(0), True))  # through 0: visible at every N ≥ 1
+        bound = sp.Min(bound, sp.Piecewise(*cases))
     return sp.simplify(bound)
 
 

@@ -26,6 +26,10 @@ An entry is a finite sum of *terms* ``c · Σ_{k∈K} Π factors`` where each fa
   or ``None``, ``c`` a SymPy offset such as :math:`-r`); with :math:`b` ranging over
   :math:`[0,N)` it carries the boundary indicator :math:`[0\le a+k+c<N]` (zero padding). It is
   kept as a constraint (never eliminated), so equal forms need the same shifts;
+* ``('B', u, J, o, W)`` — the block indicator :math:`[u=o+\mathrm{flat}_W(J)]` of a block of one
+  axis (:class:`symuat.kernel.head_maps.AxisBlock`): :math:`u\in[0,n)`, :math:`J` a multi-index
+  over the block's space :math:`W` (row-major; empty for a one-wide block), offset :math:`o`, with
+  :math:`o+\prod W\le n` checked when the block is built;
 * ``('F', f, inner)`` — an elementwise function applied to an inner entry.
 
 The rules that produce them are the definitions of the operations (``(AB)_{ij}=Σ_k A_{ik}B_{kj}``,
@@ -42,6 +46,13 @@ collected with exact coefficients. Each step is an identity of finite sums valid
 value of the dimensions, so equal normal forms prove equality for *all* dimensions. The
 converse does not hold (the normal form is not complete): unequal forms prove nothing, and
 :mod:`symuat.kernel.decide` then searches for a counterexample or expands at explicit sizes.
+
+A summed block index is eliminated by two rules, each an identity of finite sums valid for every
+value of the dimensions because :math:`0\le j+o<n`: :math:`\sum_u[u=j+o]=1`, and
+:math:`\sum_u[u=j+o][u=j'+o']` is :math:`\delta_{jj'}` (one delta per axis: flattening is a
+bijection) when :math:`o=o'` over the same space and :math:`0` when the
+blocks :math:`[o,o+m)` and :math:`[o',o'+m')` are disjoint (decided by SymPy's sign rules on
+positive dimensions; an undecided pair is left alone, which is sound).
 
 Under a hypothesis of the statement (:mod:`symuat.kernel.hypotheses`, e.g.
 :math:`\sum_bH_{ab}=1`) its rule is one more step, an identity of finite sums valid wherever the
@@ -247,6 +258,9 @@ def _rename_factor(factor: tuple, mapping: dict[str, str], dims: dict) -> tuple:
     if kind == "S":
         _, b, a, k, c = factor
         return ("S", mapping.get(b, b), mapping.get(a, a), mapping.get(k, k) if k is not None else None, c)
+    if kind == "B":
+        _, u, js, o, widths = factor
+        return ("B", mapping.get(u, u), tuple(mapping.get(j, j) for j in js), o, widths)
     if kind == "F":
         _, fname, inner = factor
         local_dims = dict(dims)
@@ -280,6 +294,8 @@ def _free_vars(factor: tuple) -> set:
         return {factor[1], factor[2]}
     if kind == "S":
         return {factor[1], factor[2]} | ({factor[3]} if factor[3] is not None else set())
+    if kind == "B":
+        return {factor[1], *factor[2]}
     out = set()
     for _, factors, bound in factor[2]:
         inner_bound = {b for b, _ in bound}
@@ -294,6 +310,37 @@ def _occurs(var: str, factor: tuple) -> bool:
 
 def _hypotheses() -> tuple:
     return active()
+
+
+def _block_width(widths: tuple) -> sp.Expr:
+    return sp.Mul(*widths)
+
+
+def _nonnegative(x) -> bool:
+    return sp.simplify(x).is_nonnegative is True
+
+
+def _sum_blocks(factors: list, bound: list, dims: dict):
+    """Eliminate one summed block index ``u`` (see the module docstring), or ``None``.
+
+    Returns ``(factors, bound, zero)``: the term rewritten (``zero``: it vanishes). Only an index
+    that occurs in block indicators alone (as their ``u``) is summed."""
+    for u in bound:
+        uses = [k for k, f in enumerate(factors) if _occurs(u, f)]
+        if not uses or not all(factors[k][0] == "B" and factors[k][1] == u for k in uses):
+            continue
+        rest = [f for k, f in enumerate(factors) if k not in uses]
+        if len(uses) == 1:  # Σ_u [u = j+o] = 1  (0 ≤ j+o < n by construction)
+            return rest, [b for b in bound if b != u], False
+        if len(uses) != 2:
+            continue
+        (_, _, j1, o1, w1), (_, _, j2, o2, w2) = factors[uses[0]], factors[uses[1]]
+        if _nonnegative(o2 - o1 - _block_width(w1)) or _nonnegative(o1 - o2 - _block_width(w2)):  # disjoint: 0
+            return rest, bound, True
+        if sp.simplify(o1 - o2) == 0 and w1 == w2:  # Σ_u [u=o+flat(J)][u=o+flat(J')] = Π δ
+            extra = [_delta(a, b) for a, b in zip(j1, j2) if a != b]
+            return rest + extra, [b for b in bound if b != u], False
+    return None
 
 
 def _normalise_term(term: Term, dims: dict, prefix: str):
@@ -313,6 +360,14 @@ def _normalise_term(term: Term, dims: dict, prefix: str):
                 break
         if changed:
             continue
+        if any(f[0] == "B" for f in factors):
+            blocks = _sum_blocks(factors, bound, dims)
+            if blocks is not None:
+                factors, bound, zero = blocks
+                if zero:
+                    return None
+                changed = True
+                continue
         for pos, f in enumerate(factors):
             if f[0] != "D":
                 continue
@@ -339,8 +394,8 @@ def _normalise_term(term: Term, dims: dict, prefix: str):
         return None
     if len(bound) <= 6:
         orders = itertools.permutations(range(len(bound)))
-    else:  # still sound (any renaming is), merely less likely to match
-        orders = [tuple(range(len(bound)))]
+    else:  # still sound (any renaming is); canonical when the refined classes leave few ties
+        orders = _refined_orders(factors, bound, dims)
     best = None
     for order in orders:
         mapping = {bound[k]: f"{prefix}{order[k]}" for k in range(len(bound))}
@@ -350,6 +405,68 @@ def _normalise_term(term: Term, dims: dict, prefix: str):
         if best is None or repr(cand) < repr(best):
             best = cand
     return coeff, best
+
+
+_TIE_BUDGET = 5040  # renamings tried among the ties left by colour refinement
+
+
+def _refined_orders(factors, bound, dims):
+    """Renamings of many summed indices (more than 6: all 7! or more are too many), canonical up to
+    the ties colour refinement leaves.
+
+    Each summed index gets a colour from its range and, round by round, from the factors it occurs in
+    (kind, name, position, the colours of the other indices there) — an invariant of the term under
+    renaming. Indices are numbered by colour, and every order of the indices *within* one colour is
+    tried (the least ``repr`` wins, as for ≤ 6 indices): the candidates are the same set for two
+    terms equal up to renaming, so the key is canonical. When the ties would need more than
+    ``_TIE_BUDGET`` orders, the given order alone (the former behaviour; still sound, any renaming is).
+    """
+    import math
+
+    colour = {b: repr(dims[b]) for b in bound}
+
+    def signature(b):
+        items = []
+        for f in factors:
+            kind = f[0]
+            if kind == "E":
+                idx = tuple(f[2]) + tuple(f[3])
+                for pos, x in enumerate(idx):
+                    if x == b:
+                        items.append(("E", f[1], pos, tuple(colour.get(y, y) for y in idx)))
+            elif kind in ("D", "T", "S"):
+                vals = [v for v in f[1:] if isinstance(v, str)]
+                for pos, x in enumerate(vals):
+                    if x == b:
+                        items.append((kind, pos, tuple(colour.get(y, y) for y in vals), repr(f[-1]) if kind == "S" else ""))
+            elif kind == "F" and b in _free_vars(f):
+                items.append(("F", f[1]))
+        return colour[b], tuple(sorted(map(repr, items)))
+
+    classes = len(set(colour.values()))
+    for _ in range(len(bound)):
+        sigs = {b: signature(b) for b in bound}
+        ranks = {sg: f"c{n:03d}" for n, sg in enumerate(sorted(set(sigs.values())))}
+        colour = {b: ranks[sigs[b]] for b in bound}
+        if len(set(colour.values())) == classes:
+            break
+        classes = len(set(colour.values()))
+    groups: dict = {}
+    for k, b in enumerate(bound):
+        groups.setdefault(colour[b], []).append(k)
+    ordered = [groups[c] for c in sorted(groups)]
+    if math.prod(math.factorial(len(g)) for g in ordered) > _TIE_BUDGET:
+        return [tuple(range(len(bound)))]
+    out = []
+    for perms in itertools.product(*[itertools.permutations(g) for g in ordered]):
+        order = [0] * len(bound)
+        pos = 0
+        for g in perms:
+            for k in g:
+                order[k] = pos
+                pos += 1
+        out.append(tuple(order))
+    return out
 
 
 @dataclass(frozen=True)
@@ -463,6 +580,10 @@ def _factor_latex(f) -> str:
         return rf"\delta_{{{_idx_latex(f[1])}{_idx_latex(f[2])}}}"
     if f[0] == "T":
         return rf"[{_idx_latex(f[1])}\ge {_idx_latex(f[2])}]"
+    if f[0] == "B":
+        j = "".join("+" + _idx_latex(x) for x in f[2]) if len(f[2]) <= 1 else \
+            r"+\mathrm{flat}(" + ",".join(_idx_latex(x) for x in f[2]) + ")"
+        return rf"[{_idx_latex(f[1])}={sp.latex(f[3])}{j}]"
     if f[0] == "S":
         shift = (f"+{_idx_latex(f[3])}" if f[3] is not None else "") + (
             "" if f[4] == 0 else ("+" if not str(sp.latex(f[4])).startswith("-") else "") + sp.latex(f[4]))

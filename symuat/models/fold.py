@@ -44,6 +44,12 @@ REFUSE_WP2 = ("WP2: the LayerNorms of a BERT block are post-norms — their outp
               "the skip connection, so folding γ, β into the next Q/K/V changes the model (WP2.bert is refuted; on "
               "MiniLM the folded model is off by O(1)) — not folded")
 REFUSE_WP3_BERT = "WP3: a BERT encoder has no unembedding (no LM head) — nothing to centre"
+REFUSE_GEMMA3 = ("fold does not write Gemma 3 checkpoints yet (llama, bert). What §9 says would fold: the pre-norms "
+                 "input_layernorm and pre_feedforward_layernorm into W_Q, W_K, W_V and W_gate, W_up (WP1, with the "
+                 "multiplier 1+w as the file stores it, WP10) and the final norm into an untied head; what must stay: "
+                 "the sandwich post-norms (WP2.sandwich) and the q/k norms, which do not fold into one W_QK diagonal "
+                 "under RoPE on Gemma-3-270M (WP11: no layer's weights are pair-constant; `symuat model check --model "
+                 "gemma3` shows it)")
 REFUSE_WP4_LLAMA = "WP4: a Llama decoder has no value biases — nothing to fold"
 
 
@@ -343,6 +349,8 @@ def fold_model(model: str, asked: dict):
     from symuat.models.family import resolve
 
     family = _family(model)
+    if family == "unsupported:gemma3":
+        raise ModelError(f"{model}: {REFUSE_GEMMA3}")
     if family.startswith("unsupported"):
         raise ModelError(f"{model}: model_type {family.split(':', 1)[1]!r} is not supported (llama, bert)")
     _, _, how, path = resolve(model)

@@ -589,7 +589,8 @@ DEFAULT_TEXTS = ["The capital of France is", LONG_TEXT]
 
 
 def check(texts: list[str], where="gemma3", *, reference: bool = True,
-          progress: Callable[[str], None] | None = None, loaded: CausalLM | None = None, chunk: int = 64) -> dict:
+          progress: Callable[[str], None] | None = None, loaded: CausalLM | None = None, chunk: int = 64,
+          weight_processing: bool = True) -> dict:
     """Every hidden state and the logits from the DUAT form, vs the float64 forward and the
     float64-faithful HF reference; errors per token row (:func:`symuat.models.compare.row_errors`).
 
@@ -597,6 +598,11 @@ def check(texts: list[str], where="gemma3", *, reference: bool = True,
     text, and is freed before symuat's weights are loaded; the logits of every row are compared
     ``chunk`` rows at a time, never as a whole N × 262 144 array. :func:`symuat.models.compare.check`
     hands a Gemma 3 model to this function.
+
+    ``weight_processing``: also spec §9 on the real weights (:func:`wp11_real_weights` on the first
+    :data:`WP11_ROWS` tokens of the longest text, :func:`wp9_real_weights` on the first text longer
+    than the window), reported under
+    ``weight_processing``; its ``passed`` is part of the check's verdict.
     """
     import hashlib
 
@@ -630,7 +636,7 @@ def check(texts: list[str], where="gemma3", *, reference: bool = True,
         disagreements = constants_agree(net, hf_config)
         if hashlib.sha256(np.ascontiguousarray(net.lm_head).tobytes()).hexdigest() != refs[0]["lm_head"]:
             disagreements.append("HF's lm_head.weight (float64) is not bit-identical to symuat's embedding")
-    reports = []
+    reports, wp = [], {}
     for k, (text, ids, ref, stock) in enumerate(zip(texts, id_lists, refs, stocks)):
         net.check_ids(ids)
         tag = f"text {k + 1}/{len(texts)} ({ids.size} tokens)"
@@ -683,6 +689,13 @@ def check(texts: list[str], where="gemma3", *, reference: bool = True,
                     for s in range(len(states))]
             entry["stock_hf_float64_gap"] = {"worst_state": max(gaps), "logits": _worst(acc["stock"])[0]}
         reports.append(entry)
+        if weight_processing:  # spec §9 on the real weights (WP11 on the first text, WP9 on one past the window)
+            say(f"{tag}: spec §9 on the real weights (WP11 q/k norms, WP9 window edge)")
+            with np.errstate(all="ignore"):
+                if "WP11" not in wp or wp["WP11"]["rows"] < min(WP11_ROWS, ids.size):  # the longest text, ≤ 128 rows
+                    wp["WP11"] = wp11_real_weights(net, states, WP11_ROWS)
+                if "WP9" not in wp and ids.size > net.window:
+                    wp["WP9"] = wp9_real_weights(net, states, ids, hf_config["sliding_window"] if hf_config else None)
         del states, mine_states
     out = {"model": str(where), "family": "gemma3", "source": str(net.source), "reference": ref_ok,
            "texts": reports, "error_definition": ERROR_DEFINITION + f"; the logits: every row, {chunk} rows at a time",
@@ -690,6 +703,12 @@ def check(texts: list[str], where="gemma3", *, reference: bool = True,
            "norm_storage": dict(net.norm_storage, reading=(
                "stored v = 1 + w (w bfloat16): every v - 1 is a bfloat16 number" if net.norm_storage.get("shift_one")
                else "not established: some v - 1 is not a bfloat16 number"))}
+    if weight_processing:
+        if "WP9" not in wp:
+            wp["WP9"] = {"passed": None, "why": f"no text is longer than the window ({net.window} tokens)"}
+        # passed: True, False, or None (not established: a short text, or no transformers) — only False fails
+        wp["passed"] = not any(wp[key]["passed"] is False for key in ("WP9", "WP11"))
+        out["weight_processing"] = wp
     if ref_ok:
         out["reference_definition"] = HF_PATCH_NOTE
         out["constants_confirmed_by_transformers"] = not disagreements
@@ -727,6 +746,169 @@ EXACT = ("with those frozen, the logit is an exact identity: logit = r.A_L x'_0 
          "float64 with the transposed chains, so the only error is float64 rounding")
 
 
+
+
+# --------------------------------------------------------------------------------------------
+# spec §9 on the real weights: WP11 (QK-norm and RoPE) and WP9 (the sliding window's edge)
+# --------------------------------------------------------------------------------------------
+
+#: WP11/WP9 real-weight checks: a rewrite that must hold, per token row relative to the row's largest
+#: score (float64: the absolute and the relative RoPE angles are rounded differently, ~1e-15 of a score)
+WP_TOLERANCE = 1e-12
+#: a fold the spec predicts to fail must be off by more than this (far above rounding) to count as failing
+WP_FAILS_ABOVE = 1e-6
+
+
+def pair_gaps(gamma: np.ndarray) -> dict:
+    """How far a per-head norm weight is from pair-constant on the RoPE pairs of Gemma's half-split
+    layout :math:`(k,k+d/2)` (``rotate_half``; llama.cpp's NEOX type, no permutation in the file)."""
+    g = np.asarray(gamma, dtype=float)
+    e = g.size // 2
+    gap = np.abs(g[:e] - g[e:])
+    return {"pairs": int(e), "equal_pairs": int((gap == 0).sum()), "max_gap": float(gap.max())}
+
+
+def _relative_scores(A: np.ndarray, B: np.ndarray, inv_freq: np.ndarray) -> np.ndarray:
+    r""":math:`S_{nm}=a_nR_{n-m}b_m^T` for :math:`m\le n` (0 above the diagonal): one relative rotation
+    per offset, :math:`R_nR_m^T=R_{n-m}` used instead of two absolute ones. ``A``, ``B``: ``(h, N, d)``."""
+    from symuat.models.lifts import apply_rope
+
+    h, N, d = A.shape
+    S = np.zeros((h, N, N))
+    rows = np.arange(N)
+    for off in range(N):
+        rot = apply_rope(A[:, off:, :], np.broadcast_to(off * inv_freq, (N - off, inv_freq.size)), "half")
+        S[:, rows[off:], rows[:N - off]] = np.einsum("hnd,hnd->hn", rot, B[:, :N - off, :])
+    return S
+
+
+#: WP11 on the real weights: the first rows of the longest text (every causal pair among them)
+WP11_ROWS = 128
+
+
+def wp11_real_weights(net: CausalLM, states: list, rows: int = WP11_ROWS) -> dict:
+    r"""WP11 on Gemma-3-270M's q/k norm weights, at the real activations (the first ``rows`` tokens).
+
+    For every layer and head, from the normalised per-head :math:`\hat q_n,\hat k_m` (their RMS
+    scales frozen), on every causal pair :math:`m\le n`:
+
+    * ``actual`` — the model's scores, :math:`(\hat q_n\odot\gamma_q)R_n\,((\hat k_m\odot\gamma_k)R_m)^T`;
+    * ``sandwich`` — the corrected form, :math:`(\hat q_n\odot\gamma_q)R_{n-m}(\hat k_m\odot\gamma_k)^T`
+      (must agree: ``WP11.rope``'s correction);
+    * ``fold`` — the examined single diagonal, :math:`(\hat q_n\odot\gamma_q\odot\gamma_k)R_{n-m}\hat k_m^T`:
+      exact iff :math:`\gamma_k` commutes with the rotations, i.e. is constant on each pair; predicted
+      to fail where neither weight is pair-constant, yet exact on the diagonal :math:`n=m` (:math:`R_0=I`);
+    * ``control`` — the same fold with :math:`\gamma_k` made pair-constant (:math:`\tilde\gamma_k=(g,g)`,
+      :math:`g` its first half), against the model's scores with :math:`\tilde\gamma_k`: must agree, so
+      the check tells a foldable weight from one that is not.
+
+    ``passed``: every number finite, ``sandwich``, the diagonal and ``control`` within
+    :data:`WP_TOLERANCE`, and ``fold`` off by more than :data:`WP_FAILS_ABOVE` on exactly the layers
+    where neither weight is pair-constant (within tolerance where one is).
+    """
+    from symuat.models.lifts import apply_rope, rms_scales, rope_angles
+
+    c = net.config
+    d, e = c.head_dim, c.head_dim // 2
+    layers, ok = [], True
+    for li, layer in enumerate(net.layers):
+        X = np.asarray(states[li][:rows], dtype=float)
+        N = X.shape[0]
+        U = X * rms_scales(X, c.eps)[:, None] * layer.g1
+        q = (U @ layer.WQ).reshape(N, c.heads, d).transpose(1, 0, 2)
+        k = (U @ layer.WK).reshape(N, c.kv_heads, d).transpose(1, 0, 2)[c.group]
+        qh, kh = q * rms_scales(q, c.eps)[..., None], k * rms_scales(k, c.eps)[..., None]
+        gq, gk = np.asarray(layer.q_norm, dtype=float), np.asarray(layer.k_norm, dtype=float)
+        ang = rope_angles(N, d, inv_freq=layer.inv_freq)
+        low = np.tril(np.ones((N, N), dtype=bool))
+
+        def model_scores(gamma_k):
+            S = apply_rope(qh * gq, ang, "half") @ apply_rope(kh * gamma_k, ang, "half").transpose(0, 2, 1)
+            return np.where(low, S, 0.0)
+
+        actual = model_scores(gk)
+        sandwich = _relative_scores(qh * gq, kh * gk, layer.inv_freq)
+        fold = _relative_scores(qh * gq * gk, kh, layer.inv_freq)
+        gk_pc = np.concatenate([gk[:e], gk[:e]])
+        control = row_errors(_relative_scores(qh * gq * gk_pc, kh, layer.inv_freq), model_scores(gk_pc))[0]
+        diag = row_errors(np.diagonal(fold, axis1=1, axis2=2), np.diagonal(actual, axis1=1, axis2=2))[0]
+        row = {"layer": li, "gamma_q": pair_gaps(gq), "gamma_k": pair_gaps(gk),
+               "sandwich": row_errors(sandwich, actual)[0], "fold": row_errors(fold, actual)[0],
+               "fold_diagonal": diag, "control": control}
+        foldable = row["gamma_q"]["max_gap"] == 0 or row["gamma_k"]["max_gap"] == 0
+        row["predicted"] = "fold exact (a weight is pair-constant)" if foldable else \
+            "fold fails (neither weight is pair-constant)"
+        nums = [row[key] for key in ("sandwich", "fold", "fold_diagonal", "control")]
+        row["passed"] = (all(math.isfinite(v) for v in nums) and row["sandwich"] <= WP_TOLERANCE
+                         and diag <= WP_TOLERANCE and control <= WP_TOLERANCE
+                         and (row["fold"] <= WP_TOLERANCE if foldable else row["fold"] > WP_FAILS_ABOVE))
+        ok = ok and row["passed"]
+        layers.append(row)
+    worst = lambda key: max(r[key] for r in layers)  # noqa: E731  (NaN-safe: a NaN row already failed)
+    return {"rows": int(min(rows, states[0].shape[0])), "layers": layers, "passed": ok,
+            "pair_constant_layers": sum(r["gamma_q"]["max_gap"] == 0 or r["gamma_k"]["max_gap"] == 0 for r in layers),
+            "worst": {key: worst(key) for key in ("sandwich", "fold_diagonal", "control")},
+            "fold_off_by_at_least": min(r["fold"] for r in layers), "tolerance": WP_TOLERANCE,
+            "layout": f"half-split pairs (k, k+{e}): HF rotate_half, llama.cpp NEOX (no permutation in the file)"}
+
+
+def wp9_real_weights(net: CausalLM, states: list, ids: np.ndarray, hf_window: int | None) -> dict:
+    r"""WP9 on Gemma-3-270M: which sliding-window convention the checkpoint runs under, from the
+    checkpoint's own config (the GGUF's ``gemma3.attention.sliding_window``; transformers' config read
+    from the same file when ``hf_window`` is given) and transformers' own mask function
+    (``masking_utils.sliding_window_causal_mask_function``, which Gemma 3's local layers use), evaluated
+    on the ``N×N`` grid of the text (``N`` > window, so the conventions differ: WP9.same).
+
+    ``passed`` (``None``: not established — the text is no longer than the window, or transformers is
+    not installed): transformers' mask is exactly :math:`0\le i-j<w` and not :math:`0\le i-j\le w`, symuat's
+    forward masks the same band, and on the first local layer the patterns for the two conventions are
+    identical on every row :math:`i<w` and differ on the rows :math:`i\ge w` (the real text shows the
+    edge), by the amount reported (``edge_effect``)."""
+    from symuat.models.lifts import rms_scales, softmax_causal
+
+    N, w = int(ids.size), int(net.window)
+    out = {"tokens": N, "window_gguf": w, "window_transformers_config": hf_window}
+    if N <= w:  # not established (not failed): a text no longer than the window cannot tell the conventions apart
+        return dict(out, passed=None, why=f"the text has {N} ≤ {w} tokens: every convention gives the same mask")
+    i = np.arange(N)
+    off = i[:, None] - i[None, :]
+    lt, le = (off >= 0) & (off < w), (off >= 0) & (off <= w)
+    mine = softmax_causal(np.zeros((N, N)), w) > 0
+    try:
+        import torch
+        from transformers.masking_utils import sliding_window_causal_mask_function
+    except ImportError:
+        hf = None
+    else:
+        t = torch.arange(N)
+        hf = sliding_window_causal_mask_function(hf_window if hf_window is not None else w)(
+            torch.tensor(0), torch.tensor(0), t[:, None], t[None, :]).numpy().astype(bool)
+    conv = None if hf is None else ("0 <= i-j < w" if np.array_equal(hf, lt) else
+                                    "0 <= i-j <= w" if np.array_equal(hf, le) else "neither")
+    local = next(k for k, layer in enumerate(net.layers) if layer.window is not None)
+    layer = net.layers[local]
+    X = np.asarray(states[local], dtype=float)
+    U = X * rms_scales(X, net.config.eps)[:, None] * layer.g1
+    H_lt = layer.patterns(U)
+    layer.window = w + 1
+    try:
+        H_le, Y_le = layer.patterns(U), layer.forward(X)
+    finally:
+        layer.window = w
+    Y_lt = layer.forward(X)
+    inside = float(np.abs(H_lt[:, :w] - H_le[:, :w]).max())
+    edge = float(np.abs(H_lt[:, w:] - H_le[:, w:]).max())
+    state_gap = row_errors(Y_le[w:], Y_lt[w:])[0]
+    out.update({"transformers_mask": conv, "symuat_mask": "0 <= i-j < w" if np.array_equal(mine, lt) else "other",
+                "layer": local, "edge_effect": {"patterns_rows_below_w": inside, "patterns_rows_from_w": edge,
+                                                "layer_output_rows_from_w": state_gap}})
+    out["passed"] = bool(conv == "0 <= i-j < w" and np.array_equal(mine, lt) and not np.array_equal(lt, le)
+                         and inside == 0.0 and math.isfinite(edge) and edge > 0 and math.isfinite(state_gap)
+                         and (hf_window is None or hf_window == w))
+    if hf is None:  # not established: transformers' convention cannot be read (symuat's own mask still checked)
+        out.update(passed=None if out["passed"] is False and np.array_equal(mine, lt) else out["passed"],
+                   why="transformers is not installed: its mask function cannot be read")
+    return out
 
 
 def random_gemma3(rng, *, M: int = 8, heads: int = 4, kv_heads: int = 1, head_dim: int = 4, F: int = 12,

@@ -19,6 +19,16 @@ reader checks one procedure at a time:
 :mod:`~symuat.kernel.decide.quantities`
     :func:`check_quantity` (a formula against exact counts), :func:`exact_rank`,
     :func:`check_rank` (structural upper bound + exact witnesses).
+:mod:`~symuat.kernel.decide.rank_family`
+    :func:`rank_lower_bound`: a parametric witness of selector blocks whose rank is known
+    structurally, case by case of the sizes — the lower bound of a generic rank for symbolic sizes.
+:mod:`~symuat.kernel.decide.token_pattern`
+    :func:`~symuat.kernel.decide.token_pattern.check_token_pattern`: which input tokens an output
+    token depends on, read off a lift's normal form and compared with a claimed pattern (exact
+    Fourier–Motzkin), for symbolic sizes.
+:mod:`~symuat.kernel.decide.printed_sums`
+    :func:`~symuat.kernel.decide.printed_sums.check_printed_sum`: a printed row
+    ``t_1 + t_2 + ⋯ + t_m`` against a definition, for symbolic ``m``.
 :mod:`~symuat.kernel.decide.implication`
     :func:`check_real_implication` (sign cases + Fourier–Motzkin, a decision procedure for linear
     real arithmetic with absolute values), :func:`check_vanishing` (limits).
@@ -114,6 +124,7 @@ from symuat.kernel.decide.quantities import (  # noqa: F401
     exact_rank,
     rank_bound_of_product,
 )
+from symuat.kernel.decide.rank_family import BlockWitness, WitnessCase, nonneg, rank_lower_bound  # noqa: F401
 from symuat.kernel.decide.dependence import check_dependence  # noqa: F401
 from symuat.kernel.decide.reference import (  # noqa: F401
     Instance,

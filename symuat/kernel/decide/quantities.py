@@ -161,6 +161,8 @@ class RankBound:
     bound: object
     verdict: Verdict
     reason: str
+    #: the expression whose rank is bounded (a witness family assigns its leaves)
+    expr: object = None
 
 
 def rank_bound_of_product(expr) -> RankBound:
@@ -180,7 +182,7 @@ def rank_bound_of_product(expr) -> RankBound:
     sides = [x for m in mats for x in m.shape]
     bound = sp.Min(*sides)
     return RankBound(bound, Verdict(Status.PROVED, "rank of a product ≤ the rank of each factor ≤ its sides"),
-                     f"{latex(expr)} is a product through the inner dimension(s): rank ≤ {bound}")
+                     f"{latex(expr)} is a product through the inner dimension(s): rank ≤ {bound}", expr)
 
 
 def check_rank(
@@ -193,6 +195,7 @@ def check_rank(
     witness: Callable[[dict], tuple[np.ndarray, dict]],
     grid: list[dict],
     relation: str = "=",
+    family=None,
 ) -> Verdict:
     """A claimed (generic) rank or dimension: ``name = claimed`` (``relation="="``) or ``≤``.
 
@@ -209,6 +212,12 @@ def check_rank(
     ``refuted`` by an exact instance of larger rank. ``=``: ``proved-at-sizes`` when the claim
     equals the bound and every witness attains it; ``refuted`` by a witness attaining the bound
     ≠ the claim, or when the claim exceeds the bound. Otherwise ``numeric-only`` (never a crash).
+
+    ``family`` (a list of :class:`~symuat.kernel.decide.rank_family.WitnessCase`, one per case of
+    the sizes) is a *parametric* witness of selector blocks for the leaves of ``structure``'s
+    expression: when its structural rank equals the bound in every case and the cases cover every
+    size (:func:`~symuat.kernel.decide.rank_family.rank_lower_bound`), ``=`` is ``proved`` for
+    symbolic sizes; a family that falls short leaves the verdict at ``proved-at-sizes``.
     """
     if not isinstance(structure, RankBound):
         raise KernelInputError(
@@ -274,11 +283,26 @@ def check_rank(
         return Verdict(Status.PROVED, f"structural upper bound for symbolic dimensions ({structure_reason}); "
                        "exact witnesses attain it", quantities=quantities)
     if relation == "=" and diff == 0 and all(a["rank"] == a["bound"] for a in attained):
+        lower = None
+        if family is not None:
+            from symuat.kernel.decide.rank_family import rank_lower_bound
+
+            if structure.expr is None:
+                raise KernelInputError(f"{name}: a witness family needs the structure's expression (rank_bound_of_product)")
+            lower = rank_lower_bound(structure.expr, bound, family)
+            if lower.status is Status.PROVED:
+                quantities["witness family"] = lower.quantities.get("witness family")
+                return Verdict(Status.PROVED,
+                               f"upper bound {latex(bound)} for all sizes ({structure_reason}); lower bound for all "
+                               f"sizes: {lower.method} (an instance's rank is at most the generic rank); exact "
+                               "rational witnesses at the listed sizes agree",
+                               quantities=quantities)
+            quantities["witness family"] = lower.method
         return Verdict(Status.PROVED_AT_SIZES,
                        f"upper bound {latex(bound)} for all sizes ({structure_reason}); attained by an exact "
                        "rational witness at each listed size (an instance's rank is at most the generic rank); "
-                       "not `proved`: a lower bound for symbolic sizes would need a rank rule for a witness family, "
-                       "which the kernel does not have",
+                       "not `proved`: " + ("no parametric witness family was given (rank_family)" if lower is None
+                                           else lower.method),
                        sizes=[{k: v for k, v in a.items() if k not in ("rank", "bound")} for a in attained],
                        quantities=quantities)
     # the claim and the bound differ as formulas but agreed on the grid: look for sizes where
