@@ -26,9 +26,9 @@ comes with a counterexample re-checked exactly):
 >>> wrong.status.value, wrong.counterexample.sizes
 ('refuted', {'n': 2})
 >>> wrong.counterexample.as_dict()["values"]
-{'C': [[2, 1], [0, -2]], 'D': [[-1, -3], [-3, -3]]}
+{'C': [[0, 0], [0, 1]], 'D': [[0, 0], [1, 0]]}
 >>> wrong.counterexample.exact_recheck
-'exact: entry (0, 0) differs by -3 (4 of 4 entries differ)'
+'exact: entry (0, 1) differs by 1 (1 of 4 entries differ)'
 """
 
 __version__ = "0.1.0"

@@ -378,6 +378,8 @@ def to_latex(results: list[Result]) -> str:
 
 def detail(result: Result) -> str:
     """A human-readable account of one check: statement, method, evidence, correction."""
+    from symuat.values import readable, show_array  # exact values in Unicode; long rationals by size
+
     c = result.check
     lines = [f"{c.key}: {status_of(result)}  ({result.seconds:.2f} s)",
              f"  statement: {pretty(c.statement)}", f"  LaTeX:     {c.statement}"]
@@ -395,13 +397,16 @@ def detail(result: Result) -> str:
                  + (f"; {c.role} of the claim" if c.role in ("step", "quantity") else ""))
     if c.note:
         lines.append(f"  note:      {c.note}")
-    if getattr(c, "why", ""):
-        lines.append(f"  why:       {pretty(c.why)}")
+    from symuat.kernel.why import why_line  # every refuted check: hand-written, else derived (#19)
+
+    why = why_line(c, result.verdict)
+    if why:
+        lines.append(f"  why:       {pretty(why)}")
     if result.error:
         lines.append(f"  ERROR: {result.error}")
         return "\n".join(lines)
     v = result.verdict
-    lines.append(f"  method:    {v.method}")
+    lines.append(f"  method:    {readable(v.method)}")
     from symuat.certify.record import certification
 
     cert = certification(c.key)
@@ -422,23 +427,25 @@ def detail(result: Result) -> str:
     for k, q in v.quantities.items():
         if k == "witness":
             lines.append(f"  witness:   at {q['sizes']}: {q['reason']}")
-            lines.append(f"             values {q['values']}")
+            lines.append("             values " + ", ".join(f"{n} = {show_array(x)}" for n, x in q["values"].items()))
+            if q.get("lhs") is not None:
+                lines.append(f"             lhs = {show_array(q['lhs'])}   rhs = {show_array(q['rhs'])}")
             lines.append(f"             {q['exact_recheck']}; {q['numeric_recheck']}")
         elif k != "last_instance":
-            lines.append(f"  {k}: {q}")
+            lines.append(f"  {k}: {readable(str(q))}")
     if v.counterexample is not None:
         x = v.counterexample
-        lines.append(f"  counterexample at {x.sizes}: {pretty(x.reason) if '$' in x.reason else x.reason}")
+        lines.append(f"  counterexample at {x.sizes}: {pretty(x.reason) if '$' in x.reason else readable(x.reason)}")
         if x.values:
-            lines.append(f"    values: {json.dumps(x.as_dict()['values'])}")
+            lines.append("    values: " + ", ".join(f"{k} = {show_array(v)}" for k, v in x.as_dict()["values"].items()))
         if x.lhs is not None:
-            lines.append(f"    lhs = {json.dumps(x.as_dict()['lhs'])}   rhs = {json.dumps(x.as_dict()['rhs'])}")
-        lines.append(f"    {x.exact_recheck}; {x.numeric_recheck}")
+            lines.append(f"    lhs = {show_array(x.as_dict()['lhs'])}   rhs = {show_array(x.as_dict()['rhs'])}")
+        lines.append(f"    {readable(x.exact_recheck)}; {x.numeric_recheck}")
     if v.corrected is not None:
         cv = v.corrected.verdict
         lines.append(f"  corrected: {pretty(v.corrected.statement)}")
         lines.append(f"    LaTeX:   {v.corrected.statement}")
-        lines.append(f"    → {cv.status if cv else 'none found'}" + (f" ({cv.method})" if cv else ""))
+        lines.append(f"    → {cv.status if cv else 'none found'}" + (f" ({readable(cv.method)})" if cv else ""))
     return "\n".join(lines)
 
 

@@ -251,7 +251,9 @@ def test_mutant_is_refuted_and_the_witness_rechecks_in_float64(group, key, label
     except Exception:
         assert "undefined" in cex.reason
         return
-    assert left.shape != right.shape or np.max(np.abs(left - right)) > 0.5
+    # far above float64's rounding at these magnitudes (a minimised witness of a statement with
+    # rational coefficients, a layer norm's 1/N, can differ by exactly 1/2)
+    assert left.shape != right.shape or np.max(np.abs(left - right)) >= 0.25
 
 
 def test_the_sequential_update_statement_itself_is_proved():

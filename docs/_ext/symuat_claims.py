@@ -307,12 +307,10 @@ def _scalar(x) -> bool:
 
 def _tex_value(v) -> str | None:
     """A small exact value as LaTeX (matrix, vector, scalar), or None if it is not small."""
-    def entry(x):
-        if isinstance(x, float):
-            return f"{x:.4g}"
-        s = str(x)
-        m = re.fullmatch(r"(-?)(\d+)/(\d+)", s)
-        return f"{m.group(1)}\\tfrac{{{m.group(2)}}}{{{m.group(3)}}}" if m else s
+    def entry(x):  # an integer, a rational, a closed form in e (288 e^{12}/…), a long rational by its size
+        from symuat.values import value_latex
+
+        return value_latex(x)
     if _scalar(v):
         return entry(v)
     if isinstance(v, list) and v and all(_scalar(x) for x in v) and len(v) <= 10:
@@ -389,6 +387,14 @@ def check_detail(r, heading: bool = True) -> list[str]:
         lines += [f"**Error:** ``{r.error}``", ""]
         return lines
     v = r.verdict
+    from symuat.kernel.why import why_line  # every refuted check: one line of why (#19)
+
+    why = why_line(r.check, v)
+    if why:
+        from symuat.report import pretty
+
+        # LaTeX without $…$ (a hand-written line: W_{1}^{T} x) as Unicode; $…$ is typeset by rich
+        lines += [f"*Why:* {rich(why if '$' in why else pretty(why))}", ""]
     lines += [f"*Method:* {rich(v.method)}", ""]
     if v.construction:
         lines += ["*Construction:*", "", _math(v.construction)]
@@ -404,8 +410,10 @@ def check_detail(r, heading: bool = True) -> list[str]:
         if "\\" in k:  # a LaTeX name (check_rank: "\\dim\\operatorname{span}… (upper bound, structural)")
             tex, rest = re.fullmatch(r"(.*?)((?:\s*\([^()]*\))?)", k).groups()
             lines += [f"{_m(tex)}{_escape(rest)}: {rich(str(q))}", ""]
-        else:
-            lines += [f"*{rich(k, links=False)}:* {rich(str(q))}", ""]
+        else:  # closed forms in a quantity (a mistake's witness: 288*e**12/…) read as 288·e¹²/…
+            from symuat.values import readable
+
+            lines += [f"*{rich(k, links=False)}:* {rich(readable(str(q)))}", ""]
     if "how" in v.quantities:
         lines += [f"*How:* {rich(str(v.quantities['how']))}", ""]
     for label, x in (("Witness", v.quantities.get("witness")),

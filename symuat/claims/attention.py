@@ -666,6 +666,10 @@ def _float_mha(X, WQ, WK, WV, WO, h):
     return mha_forward(f(X), np.log(2) * np.sqrt(M) * f(WQ), f(WK), f(WV), f(WO), heads=h)
 
 
+#: H9's exact instances, smallest first (the first decisive one is the witness a reader checks)
+_H9_SIZES = [{"N": 2, "M": 1, "h": 1}, {"N": 2, "M": 2, "h": 1}, {"N": 2, "M": 2, "h": 2}, {"N": 3, "M": 4, "h": 2}]
+
+
 def _h9_lin_trial(sizes, seed):
     rng = np.random.default_rng(seed)
     N, M, h = sizes["N"], sizes["M"], sizes["h"]
@@ -690,7 +694,7 @@ def _as_float(a):
 
 
 H9.check("lin", None, r"\mathring{\mathbf H}(X+Y)=\mathring{\mathbf H}(X)+\mathring{\mathbf H}(Y)\ \forall X,Y\ (\text{MHA linear; the papers: it is not})",
-         lambda: decide.check_instances("forall", _h9_lin_trial, [{"N": 3, "M": 4, "h": 2}],
+         lambda: decide.check_instances("forall", _h9_lin_trial, _H9_SIZES,
                                         what="MHA with softmax, exact: scores ln 2 × integers, so H_i is rational"),
          note="the papers deny it (MHA's parameters are dynamic): a refutation agrees with them",
          polarity="denies")
@@ -728,7 +732,7 @@ def _h9_dep_trial(sizes, seed):
 
 
 H9.check("dep", None, r"\exists X_1,X_2:\ \mathbf W'_{HVO}(X_1)\ne\mathbf W'_{HVO}(X_2)",
-         lambda: decide.check_instances("exists", _h9_dep_trial, [{"N": 3, "M": 4, "h": 2}],
+         lambda: decide.check_instances("exists", _h9_dep_trial, _H9_SIZES,
                                         what="exact rational patterns: X_1 = 0 gives H_i = 1/N; X_2 with scores "
                                              "ln 2 × integers"))
 H9.check("func", None, r"G_X(\mathbf x')=\mathbf W'_{HVO}(X)^{T}\mathbf x'\ \text{“approximates different functions for different inputs”}",

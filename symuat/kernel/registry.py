@@ -110,8 +110,11 @@ class Result:
             out.update(details)
         if self.check.note:
             out["note"] = self.check.note
-        if self.check.why:
-            out["why"] = self.check.why
+        from symuat.kernel.why import why_line  # hand-written, else derived from the counterexample
+
+        why = why_line(self.check, self.verdict)
+        if why:
+            out["why"] = why
         from symuat.certify.record import certification  # the certify tier's record, if current
 
         cert = certification(self.check.key)

@@ -122,6 +122,11 @@ class Verdict:
     construction: str | None = None
     #: LaTeX of the hypotheses the statement was decided under (kernel.hypotheses)
     hypotheses: list[str] | None = None
+    #: LaTeX of the two sides as written and with the reading's definitions applied (``⋄``
+    #: rewritten into transposes and products): ``(lhs, lhs applied, rhs, rhs applied)``, on a
+    #: refutation whose statement uses such a definition; the derived why line
+    #: (:mod:`symuat.kernel.why`) shows them
+    sides: tuple[str, str, str, str] | None = None
 
     def as_dict(self) -> dict:
         out: dict[str, Any] = {"status": str(self.status), "method": self.method}
@@ -141,6 +146,8 @@ class Verdict:
             out["corrected"] = self.corrected.as_dict()
         if self.detail:
             out["detail"] = self.detail
+        if self.sides:
+            out["sides"] = list(self.sides)
         return out
 
 

@@ -464,8 +464,12 @@ def check_identity(
     construction: str | None = None,
     symbolic: bool = True,
     hypotheses: Iterable = (),
+    minimise: bool = True,
 ) -> Verdict:
     """Decide ``lhs = rhs``; see the module docstring for the order of methods.
+
+    A refutation's counterexample is then minimised (:mod:`symuat.kernel.minimise`: smallest
+    sizes first, then smallest integer entries) unless ``minimise=False``.
 
     ``hypotheses`` (:mod:`symuat.kernel.hypotheses`): assumptions of the statement, used by the
     normal form as rewrite rules and imposed on every instance drawn; the verdict lists them.
@@ -474,7 +478,13 @@ def check_identity(
     if not hypotheses:
         with collect_undecided() as undecided:
             verdict = _check_identity(lhs, rhs, explicit_sizes, corrected, construction, symbolic)
-        return _capped(verdict, undecided)
+        verdict = _capped(verdict, undecided)
+        if verdict.status is Status.REFUTED and minimise:  # the counterexample a reader checks by hand
+            from symuat.kernel.minimise import minimised
+
+            verdict = minimised(verdict, lhs, rhs)
+            verdict.sides = verdict.sides or applied_sides(lhs, rhs)
+        return verdict
     _check_satisfiable(hypotheses, lhs, rhs, explicit_sizes)
     with assuming(hypotheses), collect_undecided() as undecided:
         verdict = _check_identity(lhs, rhs, explicit_sizes, corrected, construction, symbolic)
@@ -484,6 +494,22 @@ def check_identity(
     if verdict.corrected is not None and verdict.corrected.verdict is not None:
         verdict.corrected.verdict.hypotheses = latex_list(hypotheses)  # decided under them too
     return verdict
+
+
+def applied_sides(lhs, rhs, most: int = 240) -> tuple[str, str, str, str] | None:
+    """LaTeX of both sides as written (the reading's brackets explicit) and with every ``⋄``
+    rewritten by its definition under the statement's reading (:meth:`symuat.diamond.Diamond.doit`:
+    ``W ⋄ x → Wᵀx``): ``(lhs, lhs applied, rhs, rhs applied)``; None when the statement uses no
+    such definition, a side has none at its shapes, or they are too long for one line."""
+    from symuat.diamond import Diamond
+
+    try:
+        if not (lhs.has(Diamond) or rhs.has(Diamond)):
+            return None
+        out = (latex(lhs), latex(lhs.doit().doit()), latex(rhs), latex(rhs.doit().doit()))  # twice: (Wᵀ)ᵀ → W
+    except Exception:  # a side the reading leaves undefined (shapes): the counterexample says so
+        return None
+    return out if sum(map(len, out)) <= most and out[1] != out[3] else None
 
 
 def _check_satisfiable(hypotheses, lhs, rhs, explicit_sizes) -> None:
@@ -635,7 +661,7 @@ def combine_all(verdicts: list[Verdict], labels: list[str]) -> Verdict:
         if v.status is Status.REFUTED:
             return Verdict(
                 Status.REFUTED, f"link {label} refuted: {v.method}",
-                counterexample=v.counterexample, corrected=v.corrected, detail=label,
+                counterexample=v.counterexample, corrected=v.corrected, detail=label, sides=v.sides,
             )
     order = [Status.PROVED, Status.PROVED_AT_SIZES, Status.NUMERIC_ONLY]
     weakest = max((v.status for v in verdicts), key=order.index)
