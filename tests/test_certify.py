@@ -163,3 +163,17 @@ def test_a_proof_under_a_hypothesis_is_not_exported_without_it():
     (verdict, pairs), = capture([check]).values()
     assert str(verdict.status) == "proved"
     assert any(why and "rests on the hypothesis" in why for _, _, why in pairs)
+
+
+def test_every_symbolic_proved_is_counted_and_a_non_identity_is_listed(coq_lib, tmp_path):
+    """The denominator is every symbolic ``proved`` check of the pattern, whatever procedure
+    proved it: H8.rank (a rank bound) is counted and listed as not exported, with its method;
+    H8.1 and H8.2 (identities) are certified."""
+    from symuat.certify.run import certify
+
+    rec = certify(pattern=r"H8", out=tmp_path / "c", jobs=1)
+    checks = rec["checks"]
+    assert rec["summary"]["symbolic_proved"] == len(checks) >= 3
+    assert checks["H8.rank"]["status"] == "unsupported"
+    assert "not an identity of matrices" in checks["H8.rank"]["reason"]
+    assert checks["H8.1"]["status"] == checks["H8.2"]["status"] == "certified"

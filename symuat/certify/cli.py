@@ -20,7 +20,8 @@ def run(args) -> int:
         print(file=sys.stderr)
     s = record["summary"]
     print(f"{s['certified']} of {s['symbolic_proved']} symbolic proved checks certified by Coq "
-          f"({s['failed']} failed, {s['unsupported']} outside the exported fragment); "
+          f"({s['failed']} failed, {s['unsupported']} not exported: outside the fragment or not "
+          f"an identity of matrices); "
           f"library {record['library_seconds']} s, proofs {record['compile_seconds']} s")
     for key, entry in sorted(record["checks"].items()):
         if entry["status"] != "certified":
