@@ -113,6 +113,14 @@ def _nat_expr(d) -> str:
     raise Unsupported(f"dimension {d} is not a polynomial with natural coefficients")
 
 
+def _left_fold(op: str, parts: list[str]) -> str:
+    """``(op (op a b) c)`` — a binary Coq operation applied left to right over ``parts``."""
+    out = parts[0]
+    for p in parts[1:]:
+        out = f"({op} {out} {p})"
+    return out
+
+
 def _term(e, ctx: _Ctx) -> str:
     name = type(e).__name__
     if isinstance(e, MatrixSymbol) or name == "BlockSymbol":
@@ -162,24 +170,14 @@ def _term(e, ctx: _Ctx) -> str:
                 mats.append(a)
             else:
                 coeff *= a
-        out = _term(mats[0], ctx)
-        for m in mats[1:]:
-            out = f"(mul {out} {_term(m, ctx)})"
+        out = _left_fold("mul", [_term(m, ctx) for m in mats])
         if coeff != 1:
             out = f"(scale {_scalar(coeff)} {out})"
         return out
     if isinstance(e, MatAdd):
-        parts = [_term(a, ctx) for a in e.args]
-        out = parts[0]
-        for p in parts[1:]:
-            out = f"(add {out} {p})"
-        return out
+        return _left_fold("add", [_term(a, ctx) for a in e.args])
     if isinstance(e, KroneckerProduct):
-        parts = [_term(a, ctx) for a in e.args]
-        out = parts[0]
-        for p in parts[1:]:
-            out = f"(kron {out} {p})"
-        return out
+        return _left_fold("kron", [_term(a, ctx) for a in e.args])
     if isinstance(e, MatPow) and sp.sympify(e.exp).is_Integer and int(e.exp) >= 1:
         return _term(MatMul(*[e.base] * int(e.exp)), ctx)
     if isinstance(e, Identity):

@@ -187,18 +187,8 @@ def capture(checks) -> dict:
 
 def lemmas_of(stdout: str) -> dict:
     """theorem name → the library lemmas its proof applied, in order (from the tactic's log)."""
-    out: dict = {}
-    current = None
-    for line in stdout.splitlines():
-        m = re.match(r"symuat-begin (\S+)", line.strip())
-        if m:
-            current = m.group(1)
-            out[current] = []
-            continue
-        m = re.match(r"symuat-lemma (\S+)", line.strip())
-        if m and current is not None and m.group(1) not in out[current]:
-            out[current].append(m.group(1))
-    return out
+    return {name: list(dict.fromkeys(re.findall(r"^\s*symuat-lemma (\S+)", log, re.M)))
+            for name, log in _split_logs(stdout).items()}
 
 
 def certify(pattern: str = CORE, out: Path | None = None, jobs: int = 2, timeout: int = 600,
