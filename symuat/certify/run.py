@@ -20,6 +20,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from symuat.certify.export import Unsupported, batch_file, export_identity
+from symuat.certify.kinds import export_certificates
 from symuat.certify.record import COQ_DIR, fingerprint, out_dir
 
 #: the core groups (claim IDs), then the further groups exported where in the fragment
@@ -153,12 +154,21 @@ def _split_logs(stdout: str) -> dict:
     return out
 
 
-def capture(checks) -> dict:
-    """Run ``checks``; return key → (verdict, [(lhs, rhs)] the normal form proved equal)."""
-    from symuat.kernel import assumptions, index_calculus
+def capture(checks, certificates: dict | None = None) -> dict:
+    """Run ``checks``; return key → (verdict, [(lhs, rhs, why)] the normal form proved equal).
+
+    ``certificates``, if given, receives key → [(kind, data)]: what the other decision
+    procedures rested their conclusions on (:mod:`symuat.kernel.certificates`)."""
+    from symuat.kernel import assumptions, certificates as certs, index_calculus
     from symuat.kernel.registry import _RUNNING
 
     seen: dict = {}
+    kept = certificates if certificates is not None else {}
+
+    def sink(kind, data):
+        running = _RUNNING.get()
+        if running is not None:
+            kept.setdefault(running.key, []).append((kind, data))
 
     def observer(lhs, rhs, result):
         running = _RUNNING.get()
@@ -177,9 +187,10 @@ def capture(checks) -> dict:
     token = index_calculus.OBSERVER.set(observer)
     try:
         out = {}
-        for check in checks:
-            result = check.run()
-            out[check.key] = (result.verdict, seen.get(check.key, []))
+        with certs.listening(sink):
+            for check in checks:
+                result = check.run()
+                out[check.key] = (result.verdict, seen.get(check.key, []))
     finally:
         index_calculus.OBSERVER.reset(token)
     return out
@@ -203,7 +214,8 @@ def certify(pattern: str = CORE, out: Path | None = None, jobs: int = 2, timeout
     (out / "theories").mkdir(parents=True)
     lib_seconds = compile_library(out)
     checks = [c for c in REGISTRY.all_checks() if re.fullmatch(pattern, c.id.split(".")[0])]
-    captured = capture(checks)
+    certificates: dict = {}
+    captured = capture(checks, certificates)
     record = {"fingerprint": fingerprint(), "pattern": pattern, "checks": {},
               "library_seconds": round(lib_seconds, 1)}
     todo = []
@@ -211,12 +223,18 @@ def certify(pattern: str = CORE, out: Path | None = None, jobs: int = 2, timeout
         if not proved_for_symbolic_sizes(verdict):
             continue
         if not symbolic_proved(verdict):
-            # proved for symbolic sizes, but not as an identity of matrices: counted in the
-            # denominator and listed, never certified
-            record["checks"][key] = {
-                "status": "unsupported", "theorems": [], "hashes": [],
-                "reason": "not an identity of matrices (the exporter's fragment); proved by: "
-                          + " ".join(verdict.method.split())[:120]}
+            # proved for symbolic sizes by another procedure: exported from what it recorded
+            # (symuat.certify.kinds), else counted in the denominator and listed with the reason
+            entry = {"status": None, "theorems": [], "hashes": [], "reason": ""}
+            record["checks"][key] = entry
+            try:
+                theorems = export_certificates(coq_name(key, 0), verdict, certificates.get(key, []))
+            except Unsupported as exc:
+                entry.update(status="unsupported", reason=str(exc))
+                continue
+            entry["theorems"] = [t.name for t in theorems]
+            entry["hashes"] = [t.digest for t in theorems]
+            todo.append((key, theorems))
             continue
         entry = {"status": None, "theorems": [], "hashes": [], "reason": ""}
         record["checks"][key] = entry

@@ -1,0 +1,40 @@
+"""Exporters for the ``proved`` verdicts that are not identities of matrices.
+
+A decision procedure records what its conclusion rests on
+(:func:`symuat.kernel.certificates.record`, a *kind* and its data); an exporter registered here
+for that kind turns the record into Coq theorems (:class:`~symuat.certify.export.Exported`)
+stating exactly what the procedure concluded. A check with no record, or with a kind no exporter
+handles, is not exported (:class:`~symuat.certify.export.Unsupported`, with the reason).
+"""
+
+from __future__ import annotations
+
+from typing import Callable
+
+from symuat.certify.export import Exported, Unsupported
+
+#: kind → exporter(base_name, data) → theorems
+EXPORTERS: dict[str, Callable[[str, dict], list[Exported]]] = {}
+
+
+def exporter(kind: str):
+    """Register ``fn(base_name, data) -> list[Exported]`` as the exporter of ``kind``."""
+    def deco(fn):
+        EXPORTERS[kind] = fn
+        return fn
+    return deco
+
+
+def export_certificates(base: str, verdict, certificates: list) -> list[Exported]:
+    """The theorems for a non-identity ``proved``: one exporter call per recorded certificate
+    (``base`` suffixed by its position), or :class:`Unsupported` naming what is missing."""
+    method = " ".join(str(getattr(verdict, "method", "")).split())[:120]
+    if not certificates:
+        raise Unsupported("not an identity of matrices (the exporter's fragment); proved by: " + method)
+    out: list[Exported] = []
+    for n, (kind, data) in enumerate(certificates):
+        fn = EXPORTERS.get(kind)
+        if fn is None:
+            raise Unsupported(f"no Coq exporter for a {kind} certificate; proved by: {method}")
+        out += fn(f"{base}_{kind}{n}", data)
+    return out
