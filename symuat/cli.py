@@ -138,6 +138,10 @@ def _parser() -> argparse.ArgumentParser:
                              "compile it (needs coqc and MathComp)")
     certify.add_argument("--out", default=None, help="build directory (default: build/certify)")
     certify.add_argument("--jobs", type=int, default=2, metavar="N", help="coqc processes (default 2)")
+    certify.add_argument("--pattern", default=None, metavar="REGEX",
+                         help="claim IDs to export (a regular expression matched in full; default: the "
+                              "core groups D, P, M, H, X1, X3). A record for a narrower pattern is written "
+                              "to --out like any other")
     from symuat.models.command import add_parser as add_model_parser
 
     add_model_parser(sub)

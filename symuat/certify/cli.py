@@ -10,12 +10,21 @@ def run(args) -> int:
     if shutil.which("coqc") is None:
         print("symuat certify: coqc not found (apt-get install coq libcoq-mathcomp-algebra)", file=sys.stderr)
         return 2
-    from symuat.certify.run import certify
+    import re
+
+    from symuat.certify.run import CORE, certify
+
+    pattern = args.pattern or CORE
+    try:
+        re.compile(pattern)
+    except re.error as exc:
+        print(f"symuat certify: --pattern {pattern!r} is not a regular expression ({exc})", file=sys.stderr)
+        return 2
 
     def progress(n, total, key, status):
         print(f"\r[{n}/{total}] {status:<11} {key[:60]:<60}", end="", file=sys.stderr, flush=True)
 
-    record = certify(out=args.out, jobs=args.jobs, progress=progress if sys.stderr.isatty() else None)
+    record = certify(pattern=pattern, out=args.out, jobs=args.jobs, progress=progress if sys.stderr.isatty() else None)
     if sys.stderr.isatty():
         print(file=sys.stderr)
     s = record["summary"]
