@@ -7,9 +7,8 @@ per head), and proved by the generic ``symuat_entry using (symuat_line Hl0)``. C
 it with the premise, and reject the same statement without the premise or with a premise on
 the other lines: the premise is used, and only the true one closes the proof.
 
-The statement used is the lemma H7 rests on (``token_shared``: the attention lift applied to a
-token-shared vector), the smallest identity that needs the hypothesis; the four H7 checks
-themselves are certified by the certify tier (``symuat certify --pattern H7``).
+The statement is H7[row,causal] itself (about a minute of Coq per proof); the four H7 checks
+are certified by the certify tier (``symuat certify --pattern H7``).
 
 Needs ``coqc`` with MathComp; skips without it unless ``CI`` or ``SYMUAT_REQUIRE_COQ`` is set.
 """
@@ -55,11 +54,11 @@ def _compiles(lib, name, lhs, rhs, hypotheses=(), proof=None) -> bool:
     return proc.returncode == 0
 
 
-def _token_shared(mask):
-    from symuat.claims.attention import rows_sum_to_one, token_shared
+def _h7(order, mask):
+    from symuat.claims.attention import h7_sides, rows_sum_to_one
 
-    W, lhs_vec, rhs, _ = token_shared(mask)
-    return W * lhs_vec, rhs, rows_sum_to_one(mask)
+    lhs, rhs, _ = h7_sides(order, mask)
+    return lhs, rhs, rows_sum_to_one(mask)
 
 
 def test_the_premise_is_the_hypothesis_symuat_assumed():
@@ -79,22 +78,21 @@ def test_the_premise_is_the_hypothesis_symuat_assumed():
         premise(LineSums("A", causal=True), ctx)
 
 
-@pytest.mark.parametrize("mask", ["bidir", "causal"])
-def test_coq_needs_the_true_premise(coq_lib, mask):
-    lhs, rhs, hyp = _token_shared(mask)
-    columns = LineSums(hyp.name, "columns", causal=hyp.causal)
+def test_coq_needs_the_true_premise(coq_lib):
+    """H7[row,causal] (each causal row of every head sums to one): accepted with its premise;
+    rejected without it, with the column sums, and with the unmasked row sums."""
+    lhs, rhs, hyp = _h7("row", "causal")
+    columns = LineSums(hyp.name, "columns", causal=True)
+    unmasked = LineSums(hyp.name, "rows", causal=False)
     # symuat: proved under the hypothesis, refuted without it and under the column sums
     assert str(check_identity(lhs, rhs, hypotheses=[hyp]).status) == "proved"
     assert str(check_identity(lhs, rhs).status) == "refuted"
     assert str(check_identity(lhs, rhs, hypotheses=[columns]).status) == "refuted"
-    # Coq: the same three
-    assert _compiles(coq_lib, f"true_{mask}", lhs, rhs, [hyp])
-    assert not _compiles(coq_lib, f"no_premise_{mask}", lhs, rhs, (),
-                         proof="symuat_entry using idtac.")
-    assert not _compiles(coq_lib, f"columns_{mask}", lhs, rhs, [columns])
-    if mask == "causal":  # the unmasked row sum is another hypothesis
-        unmasked = LineSums(hyp.name, "rows", causal=False)
-        assert not _compiles(coq_lib, "unmasked_causal", lhs, rhs, [unmasked])
+    # Coq: the same, and the unmasked sum is not the hypothesis either
+    assert _compiles(coq_lib, "true_h7", lhs, rhs, [hyp])
+    assert not _compiles(coq_lib, "no_premise_h7", lhs, rhs, (), proof="symuat_entry using idtac.")
+    assert not _compiles(coq_lib, "columns_h7", lhs, rhs, [columns])
+    assert not _compiles(coq_lib, "unmasked_h7", lhs, rhs, [unmasked])
 
 
 def test_coq_accepts_the_hadamard_product_and_rejects_a_transposed_operand(coq_lib):
@@ -115,3 +113,23 @@ def test_coq_accepts_the_hadamard_product_and_rejects_a_transposed_operand(coq_l
     assert not _compiles(coq_lib, "mutant_hadamard_transposed", *transposed)
     with pytest.raises(Unsupported, match="index spaces differ"):
         export_identity("bad", *flat)
+
+
+def test_coqchk_rechecks_the_tier_and_fails_on_an_axiom(coq_lib, tmp_path):
+    """``certify(check=True)`` re-checks the compiled files with coqchk (no axioms: ok, and every
+    certified theorem is in a checked file); a compiled file that assumes an axiom is not ok."""
+    from symuat.certify.run import THEORIES, _coqc, certify, coqchk
+
+    if shutil.which("coqchk") is None:
+        pytest.skip("coqchk not installed")
+    rec = certify(pattern=r"P1", out=tmp_path / "c", jobs=1, check=True)
+    chk = rec["coqchk"]
+    n = rec["summary"]["certified"]
+    assert chk["ok"] and chk["axioms"] == "<none>" and n >= 1, chk
+    assert chk["theorems"].split(" of ")[0] == chk["theorems"].split(" of ")[1]
+    bad = tmp_path / "c" / "theories" / "cheat.v"
+    bad.write_text("Axiom cheat : forall n : nat, n = 0.\nTheorem one_is_zero : 1 = 0. Proof. exact (cheat 1). Qed.\n")
+    assert _coqc(tmp_path / "c" / "lib", bad, timeout=300).returncode == 0
+    again = coqchk(tmp_path / "c")
+    assert not again["ok"] and "cheat" in again["axioms"], again
+    assert THEORIES == "SymuatCertified"
