@@ -152,3 +152,13 @@ def _prod(dims: list[int]) -> int:
     for d in dims:
         out *= d
     return out
+
+
+@exporter("softmax_witness")
+def export_softmax_witness(name: str, data: dict) -> list[Exported]:
+    """Not exported: the witness is exact only through the real exponential (H9.dep)."""
+    raise Unsupported(
+        "exact witness through softmax: the patterns are rational only because softmax(ln 2·k) = 2^k/Σ2^k, "
+        "a fact about the real exp/ln; MathComp 1.15 has no exp, and Coq.Reals rests on axioms (classical "
+        "reals), which a certified proof may not use; a theorem about the rational patterns alone would "
+        "not state what the check concluded")
