@@ -52,7 +52,8 @@ Ltac symuat_witness :=
   move=> /eqP;
   repeat progress (unfold mul, tr, add, scale, zero, ones, idm, kron, vec_r, vec_c, unvec_r,
     commutation, diamond, diamond_vm, diamond_prod, selector, headsum, ew, diag, cmask, shift, conv);
-  simpl; rewrite ?big_ord_recr ?big_ord0; vm_compute; done.
+  simpl; rewrite ?big_ord_recr ?big_ord0; idtac "symuat-lemma big_ord_recr";
+  vm_compute; idtac "symuat-lemma vm_compute"; done.
 
 (** entry [i] of [W ⋄ x] for a vector [x] of one axis: D4's rule [Σ_k w_{k,i} x_k] *)
 Lemma diamond_vec_entry (R : comRingType) m cs (W : mx R [:: m] cs) (x : mx R [:: m] [::]) i :
@@ -63,4 +64,5 @@ Proof. by []. Qed.
     before the ellipsis ([ps]), the ellipsis, those after it ([qs]) at the positions [ns] *)
 Ltac symuat_printed ps qs ns :=
   rewrite diamond_vec_entry (@sum_printed _ _ _ ps qs ns) //;
-  rewrite ?big_cons ?big_nil ?addr0 ?add0r ?addrA; reflexivity.
+  idtac "symuat-lemma diamond_vec_entry"; idtac "symuat-lemma sum_printed";
+  rewrite ?big_cons ?big_nil ?addr0 ?add0r ?addrA; idtac "symuat-lemma big_cons"; reflexivity.
