@@ -234,6 +234,10 @@ def main(argv: list[str] | None = None) -> int:
         for claim in registry.ordered_claims():
             print(f"{claim.id:<7} {report.plural(len(claim.checks), 'check'):>10}  {claim.title}")
         return 0
+    if args.command == "prove" and args.group and args.format != "table":
+        print(f"symuat prove: --group is a table layout; with --format {args.format} every check is "
+              "its own record (drop --group)", file=sys.stderr)
+        return 2
     if args.command == "prove" and not args.all and not args.ids:
         print("symuat prove: give claim IDs or --all (see `symuat list`, or `symuat report` for the "
               "bottom lines)", file=sys.stderr)

@@ -179,3 +179,5 @@ def test_prove_group_on_the_command_line(capsys, monkeypatch):
     out = capsys.readouterr().out
     assert max(len(ln) for ln in out.splitlines()) <= 80
     assert "readings:" in out and "checks:" in out
+    assert cli.main(["prove", "P5", "--group", "--format", "json"]) == 2
+    assert "--group is a table layout" in capsys.readouterr().err
