@@ -167,3 +167,24 @@ def test_h9_dep_is_listed_with_the_reason_it_cannot_be_stated():
     assert str(verdict.status) == "proved" and [k for k, _ in certs] == ["softmax_witness"]
     with pytest.raises(Unsupported, match="softmax"):
         export_certificates("h9", verdict, certs)
+
+
+def test_a_rational_witness_is_stated_over_rat_and_a_false_one_rejected(coq_lib):
+    """A witness with a fraction is stated over ℚ; one at which the identity holds (A symmetric:
+    Av = Aᵀv) is rejected however its entry is named."""
+    from fractions import Fraction
+
+    from sympy import MatrixSymbol
+
+    n = sp.Symbol("n", positive=True, integer=True)
+    A, v = MatrixSymbol("A", n, n), MatrixSymbol("v", n, 1)
+    base = {"lhs": A * v, "rhs": A.T * v, "sizes": {"n": 2}, "values": {"v": [[1], [1]]}}
+    third = Fraction(1, 3)
+    good = export_witness("q_true", dict(base, values=dict(base["values"], A=[[0, third], [-2, 0]]),
+                                         lhs_value=[[third], [-2]], rhs_value=[[-2], [third]]))[0]
+    bad = export_witness("q_mutant", dict(base, values=dict(base["values"], A=[[0, -third], [-third, 0]]),
+                                          lhs_value=[[1], [0]], rhs_value=[[0], [0]]))[0]
+    assert "mx [comRingType of rat] [:: n] [:: n]" in good.statement
+    assert "[:: [:: 0%:Q; (1%:Q / 3%:Q)]; [:: (- 2%:Q); 0%:Q]]" in good.proof
+    res = compile_batch(coq_lib / "lib", [good, bad], coq_lib / "theories" / "rat_batch.v", timeout=120)
+    assert {k: r["ok"] for k, r in res.items()} == {"q_true": True, "q_mutant": False}
