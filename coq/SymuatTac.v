@@ -229,6 +229,8 @@ Ltac symuat_line Hl :=
            with (@GRing.add (GRing.Ring.zmodType (GRing.ComRing.ringType R)))
   end.
 
+(* the steps of [symuat_entry] above (keep the two unfold lists the same), with [lines] between
+   the normal form and the closing *)
 Tactic Notation "symuat_entry" "using" tactic3(lines) :=
   let I := fresh "I" in let J := fresh "J" in
   move=> I J; symuat_destruct;
