@@ -289,6 +289,7 @@ def _balanced(s: str) -> bool:
 PRELUDE = """From mathcomp Require Import all_ssreflect all_algebra.
 From Coq Require Import Setoid Morphisms Ring.
 From Symuat Require Import SymuatMx SymuatTac.
+From Symuat Require Import SymuatCount.
 Import GRing.Theory.
 Local Open Scope ring_scope.
 Section Certified.

@@ -21,11 +21,12 @@ from pathlib import Path
 
 from symuat.certify.export import Unsupported, batch_file, export_identity
 from symuat.certify.kinds import export_certificates
+import symuat.certify.density  # noqa: F401,E402  (registers the density exporter)
 from symuat.certify.record import COQ_DIR, fingerprint, out_dir
 
 #: the core groups (claim IDs), then the further groups exported where in the fragment
 CORE = r"(D|P|M|H)\d+|X1|X3"
-LIBRARY = ("SymuatMx.v", "SymuatTac.v", "SymuatLemmas.v")
+LIBRARY = ("SymuatMx.v", "SymuatTac.v", "SymuatLemmas.v", "SymuatCount.v")
 
 
 def proved_for_symbolic_sizes(verdict) -> bool:
