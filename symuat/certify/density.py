@@ -63,7 +63,7 @@ def _nat(e) -> str:
     if e.is_Symbol or e.is_Integer:
         return _nat_expr(e)
     if e.is_Add:
-        return " + ".join(_nat(a) for a in e.args)
+        return " + ".join(_nat(a) for a in sorted(e.args, key=lambda a: (a.is_number, sp.default_sort_key(a))))
     if e.is_Mul or (e.is_Pow and e.exp.is_Integer and e.exp > 0):
         factors = []
         for a in (e.args if e.is_Mul else [e]):
@@ -112,7 +112,14 @@ def export_density(base: str, data: dict) -> list[Exported]:
     if any(not (c.is_Integer and c > 0) for c in pat.coefficients):
         raise Unsupported("a term of the normal form has a coefficient that is not a positive integer: the "
                           "all-ones witness could vanish")
+    return density_theorems(base, expr, claimed, pat)
 
+
+def density_theorems(base: str, expr, claimed, pat) -> list[Exported]:
+    """The three theorems for "the generic density of ``expr`` is ``claimed``" with the pattern
+    ``pat`` (a :class:`~symuat.kernel.structure.DensityPattern`), unchecked: :func:`export_density`
+    checks them against symuat's derivation first; the tests feed wrong ones for Coq to reject."""
+    claimed = sp.sympify(claimed)
     ctx = _Ctx()
     E = _term(expr, ctx)
     E = E if E.startswith("(") else f"({E})"
