@@ -182,7 +182,7 @@ def density_theorems(base: str, expr, claimed, pat) -> list[Exported]:
         Q2n = _poly_nat(sp.expand(Q / 2 ** k), f"the denominator / 2^{k} (one 2 per causal pair)")
         doubled = " * ".join(f"(2%:R * {t})" for t in tris)
         rest = (f"transitivity (({Cn})%:R * ({Q2n})%:R * ({doubled})); "
-                f"[ {close} | rewrite !tri_2; {close} ]")
+                f"[ {close} | rewrite !tri_2; idtac \"symuat-lemma tri_2\"; {close} ]")
     else:
         rest = close
     proof = f"rewrite (_ : {count} = {closed}); [ {rest} | by symuat_count ]."
