@@ -128,10 +128,11 @@ def _term(e, ctx: _Ctx) -> str:
         typ = f"mx R {ctx.space(row_space(e))} {ctx.space(col_space(e))}"
         return ctx.leaf(e.name, typ)
     if name == "HeadMatrix" or name == "CausalHeadMatrix":
-        head, h = e.args[1], e.args[2]
-        typ = f"'I_{ctx.dim(h)} -> mx R {ctx.space(space_of(e.args[3]))} {ctx.space(space_of(e.args[4]))}"
+        head = e.args[1]
         if head not in ctx.heads:
             raise Unsupported(f"{e.name}_{head} outside a sum over {head}")
+        # the family is indexed by the range of the sum it is used in (Σ_{i<1} H_i: one head)
+        typ = f"'I_{ctx.heads[head][1]} -> mx R {ctx.space(space_of(e.args[3]))} {ctx.space(space_of(e.args[4]))}"
         out = f"{ctx.leaf(e.name, typ)} {ctx.heads[head][0]}"
         return f"(cmask ({out}))" if name == "CausalHeadMatrix" else f"({out})"
     if name == "PairHeadMatrix":
@@ -403,7 +404,7 @@ def _balanced(s: str) -> bool:
 
 PRELUDE = """From mathcomp Require Import all_ssreflect all_algebra.
 From Coq Require Import Setoid Morphisms Ring.
-From Symuat Require Import SymuatMx SymuatTac SymuatWitness.
+From Symuat Require Import SymuatMx SymuatTac SymuatWitness SymuatCount.
 Import GRing.Theory.
 Local Open Scope ring_scope.
 Section Certified.

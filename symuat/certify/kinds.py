@@ -41,4 +41,4 @@ def export_certificates(base: str, verdict, certificates: list) -> list[Exported
 
 
 # the exporters (each module registers its kinds on import)
-from symuat.certify import identity, printed, witness  # noqa: E402,F401
+from symuat.certify import density, identity, printed, witness  # noqa: E402,F401  (registration)

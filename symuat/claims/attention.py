@@ -61,7 +61,7 @@ def _density_check(expr, mask, claimed=None, name="density"):
         grid = [{s: v for s, v in zip(dims_, combo)} for combo in [(2, 2, 1, 2), (3, 2, 2, 1), (2, 3, 2, 2), (4, 1, 1, 3)]]
     count = lambda sizes: _count_density(expr, {k.name: v for k, v in sizes.items()})
     return named.check_quantity(
-        name, derived if claimed is None else claimed, derived, count, dims_, grid=grid,
+        name, derived if claimed is None else claimed, derived, count, dims_, grid=grid, density_of=expr,
         how="generic zero pattern of the construction's index-level entry; cross-checked by "
             "counting nonzeros of materialised instances (random nonzero integers, two draws)",
     )
