@@ -20,7 +20,7 @@ the same as with the direct tactic (byte-identical).
 Factor kinds printed: matrix entries ``E`` (leaves, head families, convolution kernels),
 Kronecker deltas ``D`` (``delta a b``), causal-mask indicators ``T`` (``(b <= a)%N%:R``),
 shifted deltas ``S`` with a tap index (``sdelta b a t r``) and elementwise functions ``F``
-(``f (inner normal form)``). Block indicators ``B`` and integer-free coefficients raise
+(``f (inner normal form)``). Block indicators ``B`` and coefficients other than 1..8 raise
 :class:`~symuat.certify.export.Unsupported`; the exporter then falls back to the direct tactic.
 
 >>> from sympy import MatrixSymbol, symbols
@@ -95,20 +95,6 @@ class _Printer:
             out = f"({self.index(n)}, {out})"
         return out
 
-    def coeff(self, c) -> str:
-        c = sp.expand(sp.sympify(c))
-        if c.is_Integer:
-            return f"{int(c)}%:R" if c >= 0 else f"(- {-int(c)}%:R)"
-        if c.is_Symbol:
-            return f"{self.ctx.dim(c)}%:R"
-        if c.is_Add:
-            return "(" + " + ".join(self.coeff(a) for a in c.args) + ")"
-        if c.is_Mul:
-            return "(" + " * ".join(self.coeff(a) for a in c.args) + ")"
-        if c.is_Pow and c.exp.is_Integer and c.exp > 0:
-            return "(" + " * ".join([self.coeff(c.base)] * int(c.exp)) + ")"
-        raise _unsupported(f"coefficient {c} of the normal form")
-
     def factor(self, f) -> str:
         kind = f[0]
         if kind == "E":
@@ -138,12 +124,18 @@ class _Printer:
         raise _unsupported(f"a factor of kind {kind} (no Coq printer)")
 
     def term(self, coeff, factors, bound) -> str:
+        """``c · Σ_bound Π factors``; an integer coefficient ``2 ≤ c ≤ 8`` as ``c`` copies of the
+        term (the prenex form unfolds a literal ``c%:R`` into ones the same way), another
+        coefficient raises (the exporter then uses the direct tactic)."""
         body = " * ".join(self.factor(f) for f in factors) or "1"
-        if sp.sympify(coeff) != 1:
-            body = f"{self.coeff(coeff)} * " + (f"({body})" if len(factors) > 1 else body)
         for b, d in reversed(bound):
             body = f"\\sum_({self.index(b)} < {self.ctx.dim(d)}) {body}"
-        return body
+        c = sp.sympify(coeff)
+        if c == 1:
+            return body
+        if c.is_Integer and 2 <= c <= 8:
+            return "(" + " + ".join([f"({body})"] * int(c)) + ")"
+        raise _unsupported(f"coefficient {c} of the normal form (only 1..8 are printed)")
 
     def key(self, key) -> str:
         if not key:
