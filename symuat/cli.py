@@ -122,6 +122,9 @@ def _parser() -> argparse.ArgumentParser:
     prove.add_argument("--all", action="store_true", help="every claim symuat knows")
     prove.add_argument("--format", choices=("table", "json", "latex"), default="table")
     prove.add_argument("--wide", action="store_true", help="full keys and notes, no wrapping to the terminal's width")
+    prove.add_argument("--group", action="store_true",
+                       help="one row per outcome of a step: the readings that share a status, an "
+                            "agreement with the paper and notes, with the axis values that set them apart")
     show = sub.add_parser("show", formatter_class=fmt, epilog=EPILOG,
                           help="run checks and print each in full (method, counterexample, correction)")
     show.add_argument("ids", nargs="+", metavar="ID", help="claim IDs or check keys (see below)")
@@ -231,6 +234,10 @@ def main(argv: list[str] | None = None) -> int:
         for claim in registry.ordered_claims():
             print(f"{claim.id:<7} {report.plural(len(claim.checks), 'check'):>10}  {claim.title}")
         return 0
+    if args.command == "prove" and args.group and args.format != "table":
+        print(f"symuat prove: --group is a table layout; with --format {args.format} every check is "
+              "its own record (drop --group)", file=sys.stderr)
+        return 2
     if args.command == "prove" and not args.all and not args.ids:
         print("symuat prove: give claim IDs or --all (see `symuat list`, or `symuat report` for the "
               "bottom lines)", file=sys.stderr)
@@ -261,6 +268,13 @@ def main(argv: list[str] | None = None) -> int:
         print("\n\n".join(report.detail(r) for r in shown))
         if keep is not None:
             print(f"\nshown: {len(shown)} of {report.plural(len(results), 'check')}")
+    elif args.format == "table" and args.group:
+        results = report.run_with_progress(checks, jobs=jobs)
+        shown = [r for r in results if keep is None or keep(r)]
+        lines = report.grouped_rows(shown, wide=args.wide)
+        writer = report.TableWriter(wide=args.wide)
+        writer.finish(results, shown=len(shown))
+        print("\n".join(lines + writer.lines))
     elif args.format == "table":
         writer = report.TableWriter(checks_keys(checks), wide=args.wide, out=sys.stdout)
         shown = []

@@ -266,6 +266,95 @@ def note_bits(result: Result) -> list[str]:
     return bits
 
 
+_NUMBER = __import__("re").compile(r"(?<![A-Za-z_=])-?\d+(?:\.\d+)?(?:e[-+]?\d+)?")
+
+
+def _merged_notes(notes: list[list[str]]) -> list[str]:
+    """The notes of a group's members (equal but for their numbers), each number that differs
+    shown as its range over the group (``0.702–1.49``)."""
+    first = notes[0]
+    out = []
+    for k, text in enumerate(first):
+        columns = [_NUMBER.findall(n[k]) for n in notes]
+        pieces, pos = [], 0
+        for j, m in enumerate(_NUMBER.finditer(text)):
+            vals = {c[j] for c in columns if j < len(c)}
+            shown = m.group(0)
+            if len(vals) > 1:
+                nums = sorted(vals, key=float)
+                shown = f"{nums[0]}–{nums[-1]}"
+            pieces.append(text[pos:m.start()] + shown)
+            pos = m.end()
+        out.append("".join(pieces) + text[pos:])
+    return out
+
+
+def grouped_rows(results: list[Result], width: int | None = None, wide: bool = False) -> list[str]:
+    """The verdict table with the readings of one step that share an outcome on one row.
+
+    Results of one step (a check ID) with the same status, the same agreement with the paper and
+    the same notes form a group; a group prints once, with how many readings it holds and the
+    axis values that set it apart (an axis every value of which the group covers is left out).
+    ``prove T8 --failed --group`` is a screen, not 3,000 lines.
+    """
+    from symuat.verdicts import _keyed_values, reading_axes
+
+    width = width or terminal_width()
+    by_id: dict = {}
+    for r in results:
+        by_id.setdefault(r.check.id, []).append(r)
+    out: list[str] = []
+    current = None
+    for check_id, mine in by_id.items():
+        claim_id = check_id.split(".")[0]
+        if claim_id != current:
+            if current is not None:
+                out.append("")
+            current = claim_id
+            claim = REGISTRY.claims.get(claim_id)
+            out.append(f"{claim_id} — {claim.title if claim else ''}")
+        # every reading of this step symuat has (not just the shown ones): the axis values a
+        # group does not cover are what sets it apart
+        every = [c for c in REGISTRY.all_checks() if c.id == check_id]
+        keyed = {**_keyed_values(every), "__id__": check_id}
+        values: dict = {}
+        for c in every:
+            for axis, tag in reading_axes(claim_id, c.reading, keyed)[0].items():
+                values.setdefault(axis, [])
+                if tag not in values[axis]:
+                    values[axis].append(tag)
+        groups: dict = {}
+        for r in mine:
+            bits = note_bits(r)
+            key = (status_of(r), paper_word(r), tuple(_NUMBER.sub("#", b) for b in bits))
+            groups.setdefault(key, []).append((r, bits))
+        for (status, word, _), members in groups.items():
+            rs = [r for r, _ in members]
+            bits = _merged_notes([b for _, b in members])
+            n_all = len(every)
+            if not any(r.check.reading for r in rs):
+                which = ""
+            else:
+                seen: dict = {}
+                items: list = []
+                for r in rs:
+                    axes, extra = reading_axes(claim_id, r.check.reading, keyed)
+                    for axis, tag in axes.items():
+                        seen.setdefault(axis, [])
+                        if tag not in seen[axis]:
+                            seen[axis].append(tag)
+                    items += [t for t in extra if t not in items]
+                apart = ["|".join(tags) for axis, tags in seen.items()
+                         if len(tags) < len(values.get(axis, ()))]
+                which = "; ".join(apart + items) or "any reading"
+            count = f"{len(rs)} of {n_all} readings" if n_all > 1 else "1 check"
+            head = f"  {check_id}  {_MARK[status]:<2} {status:<15} {word:<9} {count}"
+            out.append(head if wide else head[:width])
+            for text in ([f"readings: {which}"] if which else []) + list(bits):
+                out += [f"      {text}"] if wide else wrap(text, width, " " * 6, " " * 8)
+    return out
+
+
 class TableWriter:
     """The verdict table, one row per check, written as results arrive (``prove`` streams)."""
 

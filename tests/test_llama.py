@@ -389,3 +389,20 @@ def test_decoder_layer_options_rewrite_exactly():
     wrong = ll.llama_duat(m, states[0])
     layer.post_ffn = saved
     assert ll.relative_error(wrong.states[-1], states[-1]) > 1e-6
+
+
+@pytest.mark.parametrize("shape,window", [((9, 64, 64), None), ((4, 37, 37), 5), ((2, 1, 1), None), ((3, 16, 16), 16)])
+def test_causal_softmax_is_the_minus_infinity_fill_bit_for_bit(shape, window):
+    """softmax_causal exponentiates only the kept entries (where=): the same numbers as filling
+    the mask with -inf, exp(-inf) = 0, bit for bit; rows sum to 1; nothing above the diagonal."""
+    from symuat.models.lifts import softmax_causal
+
+    S = np.random.default_rng(0).standard_normal(shape) * 40
+    n = np.arange(shape[-1])
+    keep = n[None, :] <= n[:, None]
+    if window is not None:
+        keep &= (n[:, None] - n[None, :]) < window
+    F = np.where(keep, S, -np.inf)
+    F = np.exp(F - F.max(axis=-1, keepdims=True))
+    assert np.array_equal(softmax_causal(S, window), F / F.sum(axis=-1, keepdims=True))
+    assert not softmax_causal(S, window)[..., ~keep].any()

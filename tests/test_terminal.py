@@ -159,3 +159,25 @@ def test_version_and_help_do_not_load_the_catalogue():
             "print('HEAVY', heavy)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, check=True).stdout
     assert "HEAVY []" in out
+
+
+def test_prove_group_puts_a_step_on_one_screen(all_results):
+    """``prove T8 --failed --group``: the 382 failing readings of T8 in a screen (one row per
+    outcome, numbers that differ shown as ranges), every reading counted once, at 80 columns."""
+    t8 = [r for r in all_results.values() if r.check.id == "T8" and cli.failed(r)]
+    lines = report.grouped_rows(t8, width=80)
+    assert len(t8) > 300 and len(lines) < 80
+    assert max(len(ln) for ln in lines) <= 80
+    counts = [int(m.group(1)) for ln in lines if (m := re.search(r"(\d+) of \d+ readings", ln))]
+    assert sum(counts) == len(t8)
+    assert any("readings: eq20" in ln for ln in lines) and any("–" in ln for ln in lines)
+
+
+def test_prove_group_on_the_command_line(capsys, monkeypatch):
+    monkeypatch.setenv("COLUMNS", "80")
+    assert cli.main(["prove", "P5", "--group"]) == 0
+    out = capsys.readouterr().out
+    assert max(len(ln) for ln in out.splitlines()) <= 80
+    assert "readings:" in out and "checks:" in out
+    assert cli.main(["prove", "P5", "--group", "--format", "json"]) == 2
+    assert "--group is a table layout" in capsys.readouterr().err

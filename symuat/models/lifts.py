@@ -12,6 +12,8 @@ elementwise functions they freeze: shared by every decoder family.
 
 from __future__ import annotations
 
+import functools
+
 from typing import Callable
 
 import numpy as np
@@ -179,13 +181,34 @@ def rms_scales(Z: np.ndarray, eps: float) -> np.ndarray:
 
 
 def softmax_causal(S: np.ndarray, window: int | None = None) -> np.ndarray:
-    """Row softmax of scores ``(…, N, N)`` over the keys :math:`n'\\le n` (and :math:`n-n'<` ``window``)."""
+    """Row softmax of scores ``(…, N, N)`` over the keys :math:`n'\\le n` (and :math:`n-n'<` ``window``).
+
+    The masked entries are never exponentiated: the row maximum and :math:`\\exp` run only where
+    the mask keeps (NumPy's ``where=``), the rest is 0 — the same numbers, bit for bit, as
+    :math:`\\exp(-\\infty)=0` after filling the mask with :math:`-\\infty`, at half the work
+    (the causal mask keeps :math:`N(N+1)/2` of :math:`N^2` entries).
+
+    >>> softmax_causal(np.zeros((3, 3)))
+    array([[1.        , 0.        , 0.        ],
+           [0.5       , 0.5       , 0.        ],
+           [0.33333333, 0.33333333, 0.33333333]])
+    """
     N = S.shape[-1]
+    keep = _causal_keep(N, window)
+    keep_b = np.broadcast_to(keep, S.shape)
+    top = np.max(S, axis=-1, keepdims=True, where=keep_b, initial=-np.inf)
+    E = np.zeros(np.broadcast_shapes(S.shape, top.shape))
+    np.subtract(S, top, out=E, where=keep_b)
+    np.exp(E, out=E, where=keep_b)
+    E /= E.sum(axis=-1, keepdims=True)
+    return E
+
+
+@functools.lru_cache(maxsize=8)
+def _causal_keep(N: int, window: int | None) -> np.ndarray:
     n = np.arange(N)
     keep = n[None, :] <= n[:, None]
     if window is not None:
         keep &= (n[:, None] - n[None, :]) < window
-    S = np.where(keep, S, -np.inf)
-    S = S - S.max(axis=-1, keepdims=True)
-    E = np.exp(S)
-    return E / E.sum(axis=-1, keepdims=True)
+    keep.flags.writeable = False
+    return keep
