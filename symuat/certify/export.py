@@ -259,7 +259,7 @@ class Exported:
         Assumptions``: an ``Axioms:`` section means not certified)."""
         from symuat.certify.normal_form import probe_text
 
-        probes = self.probes or ((self.name, "direct"),)
+        probes = self.probes  # an identity's (export_identity); none for other kinds
         return (self.sides.replace("{timeout}", str(timeout))
                 + f"{self.statement}\nProof. idtac \"symuat-begin {self.name}\". Timeout {timeout} "
                 f"{self.proof} Defined.\nGoal True. idtac \"symuat-qed {self.name}\". Abort.\n"
@@ -293,13 +293,14 @@ def export_identity(name: str, lhs, rhs, proof: str | None = None, nf_key=None) 
     head = f"Theorem {name} " + " ".join(binders) + " :"
     body = f"  {_strip(left)} =m {_strip(right)}."
     if proof is not None:
-        return Exported(name, head + "\n" + body, proof)
+        return Exported(name, head + "\n" + body, proof, probes=((name, "direct"),))
     from symuat.certify import normal_form
 
     try:
         nf = normal_form.nf_term(ctx, lhs, rhs, key=nf_key)
     except Unsupported as exc:
-        return Exported(name, head + "\n" + body, "symuat_entry.", fallback=str(exc))
+        return Exported(name, head + "\n" + body, "symuat_entry.", fallback=str(exc),
+                        probes=((name, "direct"),))
     sides = normal_form.side_lemmas(name, " ".join(binders), _strip(left), _strip(right), nf)
     return Exported(name, head + "\n" + body, normal_form.nf_proof(name), "normal form", nf, "",
                     sides, ((f"{name}_lhs", "lhs"), (f"{name}_rhs", "rhs")))

@@ -279,6 +279,8 @@ def chains_of(stdout: str) -> dict:
         if len(tail) < 2:
             continue
         chain: dict = {tag: [] for tag in re.findall(r"^\s*symuat-probe (\w+)", tail[1], re.M)}
+        if not chain:  # not probed (a theorem of another kind than an identity)
+            continue
         for tag, lemma in re.findall(r"^\s*symuat-uses (\w+) (\S+)", tail[1], re.M):
             chain.setdefault(tag, []).append(lemma)
         if "lhs" in chain or "rhs" in chain:
