@@ -50,7 +50,7 @@ def certification(key: str) -> dict | None:
     """``{"by": "coq", "theorems": [...], "lemmas": [...], "proofs": {...}}`` for a certified check,
     else None. ``proofs``: theorem → ``{"proof": "normal form" | "direct" | "certificate",
     "chain": {"lhs": [...], "step": "meq_via_nf", "rhs": [...]} or {"direct": [...]}}`` — the
-    library lemmas the accepted proof term applies (:func:`symuat.certify.run.proof_chain`)."""
+    library lemmas the accepted proof term applies (:func:`symuat.certify.run.chains_of`)."""
     data = load()
     if not data:
         return None
