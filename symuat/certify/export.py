@@ -61,6 +61,7 @@ class _Ctx:
     leaves: dict = field(default_factory=dict)    # coq name -> coq type
     funcs: dict = field(default_factory=dict)     # coq name -> "R -> R"
     heads: dict = field(default_factory=dict)     # sympy head symbol -> (coq name, range text)
+    ranges: dict = field(default_factory=dict)    # hypothesis name -> "(p < n)%N" (a fixed position)
 
     def dim(self, d) -> str:
         d = sp.sympify(d)
@@ -127,10 +128,11 @@ def _term(e, ctx: _Ctx) -> str:
         typ = f"mx R {ctx.space(row_space(e))} {ctx.space(col_space(e))}"
         return ctx.leaf(e.name, typ)
     if name == "HeadMatrix" or name == "CausalHeadMatrix":
-        head, h = e.args[1], e.args[2]
-        typ = f"'I_{ctx.dim(h)} -> mx R {ctx.space(space_of(e.args[3]))} {ctx.space(space_of(e.args[4]))}"
+        head = e.args[1]
         if head not in ctx.heads:
             raise Unsupported(f"{e.name}_{head} outside a sum over {head}")
+        # the family is indexed by the range of the sum it is used in (Σ_{i<1} H_i: one head)
+        typ = f"'I_{ctx.heads[head][1]} -> mx R {ctx.space(space_of(e.args[3]))} {ctx.space(space_of(e.args[4]))}"
         out = f"{ctx.leaf(e.name, typ)} {ctx.heads[head][0]}"
         return f"(cmask ({out}))" if name == "CausalHeadMatrix" else f"({out})"
     if name == "PairHeadMatrix":
@@ -142,6 +144,11 @@ def _term(e, ctx: _Ctx) -> str:
                 raise Unsupported(f"{e.name} outside a sum over {head}")
         out = f"{ctx.leaf(e.name, typ)} {ctx.heads[a][0]} {ctx.heads[b][0]}"
         return f"(cmask ({out}))" if bool(causal) else f"({out})"
+    if name == "Basis":  # e_p at a fixed position p: the theorem assumes p < n (the vector exists)
+        n = ctx.dim(e.args[1])
+        hyp = f"h_{_ident(n)}_{e.position}"
+        ctx.ranges[hyp] = f"({e.position} < {n})%N"
+        return f"(selector (Ordinal {hyp}))"
     if name == "Selector":
         head = e.args[0]
         if head not in ctx.heads:
@@ -288,6 +295,8 @@ def export_identity(name: str, lhs, rhs, proof: str | None = None, nf_key=None) 
         binders.append("(" + " ".join(sorted(ctx.dims)) + " : nat)")
     for f, t in sorted(ctx.funcs.items()):
         binders.append(f"({f} : {t})")
+    for hyp, t in sorted(ctx.ranges.items()):
+        binders.append(f"({hyp} : {t})")
     for leaf, t in ctx.leaves.items():
         binders.append(f"({leaf} : {t})")
     head = f"Theorem {name} " + " ".join(binders) + " :"
@@ -322,7 +331,7 @@ def _balanced(s: str) -> bool:
 
 PRELUDE = """From mathcomp Require Import all_ssreflect all_algebra.
 From Coq Require Import Setoid Morphisms Ring.
-From Symuat Require Import SymuatMx SymuatTac.
+From Symuat Require Import SymuatMx SymuatTac SymuatWitness SymuatCount.
 Import GRing.Theory.
 Local Open Scope ring_scope.
 Section Certified.

@@ -38,3 +38,7 @@ def export_certificates(base: str, verdict, certificates: list) -> list[Exported
             raise Unsupported(f"no Coq exporter for a {kind} certificate; proved by: {method}")
         out += fn(f"{base}_{kind}{n}", data)
     return out
+
+
+# the exporters (each module registers its kinds on import)
+from symuat.certify import density, identity, printed, witness  # noqa: E402,F401  (registration)

@@ -25,7 +25,7 @@ from symuat.certify.record import COQ_DIR, fingerprint, out_dir
 
 #: the core groups (claim IDs), then the further groups exported where in the fragment
 CORE = r"(D|P|M|H)\d+|X1|X3"
-LIBRARY = ("SymuatMx.v", "SymuatTac.v", "SymuatLemmas.v")
+LIBRARY = ("SymuatMx.v", "SymuatTac.v", "SymuatLemmas.v", "SymuatWitness.v", "SymuatCount.v")
 
 
 def proved_for_symbolic_sizes(verdict) -> bool:

@@ -30,6 +30,7 @@ from symuat.kernel import decide, minimise
 from symuat.kernel.decide import Statement
 from symuat.kernel.hypotheses import LineSums
 from symuat.kernel.registry import REGISTRY
+from symuat.kernel.status import Status
 from symuat.kernel.structure import generic_density, generic_support
 from symuat.linear import lift_left, lift_right
 from symuat.printing import latex
@@ -60,7 +61,7 @@ def _density_check(expr, mask, claimed=None, name="density"):
         grid = [{s: v for s, v in zip(dims_, combo)} for combo in [(2, 2, 1, 2), (3, 2, 2, 1), (2, 3, 2, 2), (4, 1, 1, 3)]]
     count = lambda sizes: _count_density(expr, {k.name: v for k, v in sizes.items()})
     return named.check_quantity(
-        name, derived if claimed is None else claimed, derived, count, dims_, grid=grid,
+        name, derived if claimed is None else claimed, derived, count, dims_, grid=grid, density_of=expr,
         how="generic zero pattern of the construction's index-level entry; cross-checked by "
             "counting nonzeros of materialised instances (random nonzero integers, two draws)",
     )
@@ -731,10 +732,19 @@ def _h9_dep_trial(sizes, seed):
         "X_1": X1, "X_2": X2, "H(X_1)": H1_, "H(X_2)": H2_, "W~_Q": params[0], "W_K": params[1]}, numeric
 
 
-H9.check("dep", None, r"\exists X_1,X_2:\ \mathbf W'_{HVO}(X_1)\ne\mathbf W'_{HVO}(X_2)",
-         lambda: decide.check_instances("exists", _h9_dep_trial, _H9_SIZES,
-                                        what="exact rational patterns: X_1 = 0 gives H_i = 1/N; X_2 with scores "
-                                             "ln 2 × integers"))
+def _h9_dep():
+    out = decide.check_instances("exists", _h9_dep_trial, _H9_SIZES,
+                                 what="exact rational patterns: X_1 = 0 gives H_i = 1/N; X_2 with scores "
+                                      "ln 2 × integers")
+    if out.status is Status.PROVED:
+        from symuat.kernel import certificates
+
+        # the witness is exact only through softmax(ln 2·k) = 2^k/Σ2^k, a fact about the real exp
+        certificates.record("softmax_witness", witness=out.quantities.get("witness"))
+    return out
+
+
+H9.check("dep", None, r"\exists X_1,X_2:\ \mathbf W'_{HVO}(X_1)\ne\mathbf W'_{HVO}(X_2)", _h9_dep)
 H9.check("func", None, r"G_X(\mathbf x')=\mathbf W'_{HVO}(X)^{T}\mathbf x'\ \text{“approximates different functions for different inputs”}",
          lambda: decide.informal(
              "A network with fixed weights computes one function of its input. What varies with the "

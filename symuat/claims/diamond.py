@@ -146,7 +146,9 @@ def _eq4_row_symbolic(label, printed=None):
         return diamond(W, x)[int(sp.sympify(row).subs(sizes)) - 1, 0]
 
     return check_printed_sum(explicit, general, (1, m), {m: 3}, definition=definition, entry=entry,
-                             sizes_list=[{m: s["m"], n: s["n"]} for s in _SIZES_EQ4])
+                             sizes_list=[{m: s["m"], n: s["n"]} for s in _SIZES_EQ4],
+                             certificate={"entry": Diamond(_W, _x), "row": row, "bases": {"w": _W, "x": _x},
+                                          "before": len(explicit) - 1})
 
 
 def _d4_row1():

@@ -137,9 +137,14 @@ def m1_pic_symbolic(sense: str, *, shift: int = 1, first_row: int = 0):
     Wp = in_sense(lift_left(_W, M, "row"), sense)
     col = lambda j: mul(Wp, kron(Basis(0, N), Basis(j, M)))
     printed = lambda j: kron(mul(T(_W), Basis(first_row, N)), Basis(j, M))
-    parts = [minimise.check_identity(col(0), printed(0)), minimise.check_identity(col(1), printed(shift))]
+    sides = [(col(0), printed(0)), (col(1), printed(shift))]
+    parts = [minimise.check_identity(*pair) for pair in sides]
     out = decide.combine_all(parts, ["column 1", "column 2 = shift₁(column 1)"])
     if out.status is Status.PROVED:
+        from symuat.kernel import certificates
+
+        for lhs, rhs in sides:  # each column: an identity for symbolic N, M, its basis vectors in range
+            certificates.record("identity", lhs=lhs, rhs=rhs)
         out.method = ("columns 1 and 2 of W' as printed, for symbolic N and M ≥ 2 (basis vectors at fixed positions; "
                       "the index form holds for every position), x' = vec_r(x) by definition: " + out.method)
     out.construction = f"W' = {latex(Wp)}"
@@ -189,10 +194,12 @@ def _m2_count(order, kind, sizes):
 
 
 def _m2(order, kind):
-    density = generic_density(lift_left(_W, M, order))
+    lift = lift_left(_W, M, order)
+    density = generic_density(lift)
     derived = density if kind == "nnz-frac" else 1 - density
     return named.check_quantity(
         rf"\text{{{kind}}}\,\mathbf W'", sp.Integer(1) / M, sp.simplify(derived), partial(_m2_count, order, kind), [N, M],
+        density_of=lift if kind == "nnz-frac" else None,
         how="generic density of the lift from its index-level entry (single monomial: nonzero iff "
             "its deltas hold), cross-checked by counting nonzeros of materialised lifts",
     )

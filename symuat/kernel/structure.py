@@ -19,6 +19,8 @@ counting nonzeros of materialised instances.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import sympy as sp
 
 from symuat.kernel.index_calculus import IndexContext, col_space, normal_form, row_space
@@ -28,14 +30,51 @@ class NotAMonomial(ValueError):
     """The entry is a sum; its zero pattern may depend on cancellations."""
 
 
+@dataclass(frozen=True)
+class DensityPattern:
+    """What :func:`generic_density` reads off the normal form of ``expr[I, J]``.
+
+    ``rows``/``cols``: the free indices ``(name, range)``; ``constraints``: the shared pattern
+    (``("D", a, b)`` a Kronecker delta :math:`\\delta_{ab}`, ``("T", a, b)`` the causal indicator
+    :math:`[a\\ge b]`); ``classes``: the free indices the deltas tie together, with their range;
+    ``pairs``: the causal pairs of classes (``(a, b, n)``, counted :math:`n(n+1)/2`);
+    ``witness``: the entry inside the pattern when every leaf is all ones
+    (:math:`\\sum_{\\text{terms}} c\\prod_{\\text{summed}}\\text{range}`), ``coefficients`` the
+    terms' coefficients; ``count``/``total``: the pattern's size and the number of entries.
+    """
+
+    rows: tuple
+    cols: tuple
+    constraints: tuple
+    classes: tuple
+    pairs: tuple
+    witness: sp.Expr
+    coefficients: tuple
+    count: sp.Expr
+    total: sp.Expr
+
+    @property
+    def density(self) -> sp.Expr:
+        return sp.factor(sp.cancel(self.count / self.total)) if self.total != 0 else sp.Integer(0)
+
+
 def generic_density(expr) -> sp.Expr:
     """Fraction of nonzero entries of ``expr`` for generic (all-nonzero) matrix symbols."""
+    pattern = density_pattern(expr)
+    if pattern is None:
+        return sp.Integer(0)
+    return pattern.density
+
+
+def density_pattern(expr) -> DensityPattern | None:
+    """The constraint pattern of ``expr``'s generic entry and its count (``None``: the entry is
+    0); :class:`NotAMonomial` when the terms do not share one pattern this counter handles."""
     ctx = IndexContext()
     I = ctx.fresh_multi(row_space(expr), "i")
     J = ctx.fresh_multi(col_space(expr), "j")
     form = normal_form(ctx.entry(expr, I, J), ctx.dims)
     if not form.key:
-        return sp.Integer(0)
+        return None
     # every term is generically nonzero exactly where its constraints on free indices hold
     # (a sum over bound indices of products of distinct generic entries is a nonzero
     # polynomial); the support of the sum is the union, computed here when all terms share one
@@ -74,6 +113,7 @@ def generic_density(expr) -> sp.Expr:
         size[root] = dims.pop()
     count = sp.Integer(1)
     paired: set = set()
+    pairs = []
     for f in constraints:
         if f[0] != "T":
             continue
@@ -81,6 +121,7 @@ def generic_density(expr) -> sp.Expr:
         if a == b or a in paired or b in paired or size[a] != size[b]:
             raise NotAMonomial("a mask constraint this counter does not handle")
         paired |= {a, b}
+        pairs.append((a, b, size[a]))
         count *= size[a] * (size[a] + 1) / 2  # pairs (a, b) with a >= b
     for root in classes:
         if root not in paired:
@@ -88,7 +129,21 @@ def generic_density(expr) -> sp.Expr:
     total = sp.Integer(1)
     for v in free:
         total *= ctx.dims[v]
-    return sp.factor(sp.cancel(count / total))
+    witness = sp.Integer(0)
+    for coeff, factors, bound in form.key:
+        term = sp.sympify(coeff)
+        for _, rng in bound:
+            term *= sp.sympify(rng)
+        witness += term
+    return DensityPattern(
+        rows=tuple((v, sp.sympify(ctx.dims[v])) for v in I),
+        cols=tuple((v, sp.sympify(ctx.dims[v])) for v in J),
+        constraints=tuple(constraints),
+        classes=tuple((root, tuple(members), size[root]) for root, members in classes.items()),
+        pairs=tuple(pairs),
+        witness=sp.expand(witness),
+        coefficients=tuple(sp.sympify(c) for c, _, _ in form.key),
+        count=count, total=total)
 
 
 def bound_names(bound) -> set:

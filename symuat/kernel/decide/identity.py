@@ -68,6 +68,7 @@ from symuat.errors import (
     SymuatError,
     describe,
 )
+from symuat.kernel import certificates
 from symuat.kernel.status import (
     Corrected,
     Counterexample,
@@ -692,6 +693,10 @@ def check_negation(lhs, rhs, *, corrected: Statement | None = None) -> Verdict:
     """The claim "``lhs = rhs`` fails in general"."""
     inner = check_identity(lhs, rhs)
     if inner.status is Status.REFUTED:
+        cex = inner.counterexample
+        # what the ``proved`` rests on: the identity ``lhs = rhs`` fails at these exact values
+        certificates.record("witness", lhs=lhs, rhs=rhs, sizes=dict(cex.sizes), values=dict(cex.values),
+                            lhs_value=cex.lhs, rhs_value=cex.rhs)
         return Verdict(
             Status.PROVED,
             "exact witness: the identity fails at these values (re-checked exactly and in float64)",

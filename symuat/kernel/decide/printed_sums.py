@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import sympy as sp
 
+from symuat.kernel import certificates
 from symuat.kernel.status import Status, Verdict
 
 
@@ -64,12 +65,18 @@ def printed_row(explicit, general, k_range, sizes: dict):
     return sum((at[k] if k in at else general(k).subs(sizes)) for k in range(lo, hi + 1))
 
 
-def check_printed_sum(explicit, general, k_range, least: dict, *, definition: Verdict, entry, sizes_list) -> Verdict:
+def check_printed_sum(explicit, general, k_range, least: dict, *, definition: Verdict, entry, sizes_list,
+                      certificate: dict | None = None) -> Verdict:
     """The printed row is the definition's entry for every size ≥ ``least``: the terms
     (:func:`check_printed_terms`) and the general term summed (``definition``, a verdict of the index
     calculus). ``entry(sizes)`` is the definition's entry at explicit sizes (symbolic entries): the printed
     row (:func:`printed_row`) is expanded against it at ``sizes_list`` — the counterexample when a term is
-    wrong, the fallback (``proved-at-sizes``) when a step is undecided."""
+    wrong, the fallback (``proved-at-sizes``) when a step is undecided.
+
+    ``certificate`` (the caller's description of the entry, e.g. ``{"entry": W ⋄ x, "row": 2,
+    "bases": {"w": W, "x": x}, "before": 2}``: the matrix expression, the 1-based row, which matrix
+    each indexed base names, how many explicit terms are printed before the ellipsis) is recorded
+    with the terms on a ``proved`` (kind ``"printed_sum"``, :mod:`symuat.certify.printed`)."""
     import numpy as np
 
     from symuat.kernel.decide.identity import check_explicit
@@ -84,6 +91,9 @@ def check_printed_sum(explicit, general, k_range, least: dict, *, definition: Ve
 
     terms = check_printed_terms(explicit, general, k_range, least)
     if terms.status is Status.PROVED and definition.status is Status.PROVED:
+        if certificate is not None:
+            certificates.record("printed_sum", explicit=list(explicit), general=general, k_range=tuple(k_range),
+                                least=dict(least), **certificate)
         return Verdict(Status.PROVED, f"{terms.method}; the sum of the general term is the definition's entry "
                        f"({definition.method})")
     out = check_explicit(build, sizes_list)

@@ -40,6 +40,7 @@ from symuat.kernel.status import (
     Status,
     Verdict,
 )
+from symuat.kernel import certificates
 from symuat.printing import latex
 
 from symuat.kernel.decide.instances import (
@@ -57,6 +58,7 @@ def check_quantity(
     *,
     grid: list[dict] | None = None,
     how: str = "",
+    density_of=None,
 ) -> Verdict:
     """A claimed formula for a quantity, against symuat's derived formula and exact counts.
 
@@ -64,6 +66,10 @@ def check_quantity(
     quantity exactly on a materialised instance. The derived formula is cross-checked against
     the counts on ``grid``; the claim is ``proved`` when it equals the derived formula as a
     rational function, else refuted at the first size where the count differs from it.
+
+    ``density_of``: the expression whose generic density (:func:`symuat.kernel.structure.
+    generic_density`) ``derived`` is; a ``proved`` then records a ``density`` certificate (the
+    expression, the claim, the derived formula) for the certify tier.
     """
     grid = grid if grid is not None else size_grid(dims, (1, 2, 3, 4), 40)
     counts = []
@@ -77,6 +83,9 @@ def check_quantity(
         counts.append((sizes, exact))
     quantities = {name: str(derived), "how": how}
     if sp.cancel(sp.sympify(claimed) - sp.sympify(derived)) == 0:
+        if density_of is not None:
+            certificates.record("density", expr=density_of, claimed=sp.sympify(claimed),
+                                derived=sp.sympify(derived), name=name)
         return Verdict(
             Status.PROVED,
             f"derived formula equals the claim as a rational function of ({', '.join(map(str, dims))}); "

@@ -1,0 +1,190 @@
+"""Exact witnesses and printed sums in Coq: the statements say what symuat concluded, mutants fail.
+
+P3 ("⋄ is not associative") is proved by an exact witness; its theorem states that the identity,
+for all sizes and integer matrices, is false, and is proved at symuat's witness. D4's printed
+rows are proved for every m ≥ 3; their theorems state the printed row, the ellipsis as the
+general term at every position not printed, equal to the entry of ``W ⋄ x``. Each mutant is a
+statement symuat does not conclude (a "witness" at which the identity holds, a row with a wrong
+printed term, a repeated or out-of-range position): Coq must reject it. Needs ``coqc`` with
+MathComp; skips without it unless ``CI`` or ``SYMUAT_REQUIRE_COQ`` is set.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+
+import pytest
+import sympy as sp
+
+import symuat.claims  # noqa: F401  (registration)
+from symuat.certify.kinds import export_certificates
+from symuat.certify.printed import export_printed
+from symuat.certify.run import capture, compile_batch, compile_library
+from symuat.certify.witness import export_witness
+from symuat.kernel.registry import REGISTRY
+
+REQUIRED = bool(os.environ.get("CI") or os.environ.get("SYMUAT_REQUIRE_COQ"))
+
+
+def _certificates(key):
+    (check,) = [c for c in REGISTRY.all_checks() if c.key == key]
+    kept: dict = {}
+    (verdict, _), = capture([check], kept).values()
+    return verdict, kept.get(key, [])
+
+
+@pytest.fixture(scope="module")
+def coq_lib(tmp_path_factory):
+    if shutil.which("coqc") is None:
+        if REQUIRED:
+            pytest.fail("coqc not found (required: CI / SYMUAT_REQUIRE_COQ is set)")
+        pytest.skip("coqc not installed")
+    out = tmp_path_factory.mktemp("certify_witness")
+    compile_library(out)
+    (out / "theories").mkdir()
+    return out
+
+
+@pytest.fixture(scope="module")
+def p3():
+    return {mm: _certificates(f"P3[{mm},square]") for mm in ("C-col", "C-prod")}
+
+
+@pytest.fixture(scope="module")
+def d4():
+    return {row: _certificates(f"D4.rows[{row}]") for row in ("row2", "rown")}
+
+
+def test_the_witness_statement_is_the_negated_identity(p3):
+    verdict, certs = p3["C-col"]
+    assert str(verdict.status) == "proved" and [k for k, _ in certs] == ["witness"]
+    (t,) = export_certificates("p3", verdict, certs)
+    assert t.statement == (
+        "Theorem p3_witness0 :\n"
+        "  ~ (forall (n : nat) (A : mx [comRingType of int] [:: n] [:: n]) "
+        "(B : mx [comRingType of int] [:: n] [:: n]) (v : mx [comRingType of int] [:: n] [::]),\n"
+        "     diamond (diamond A B) v =m diamond A (diamond B v)).")
+    assert "lmx [:: 2%N] [:: 2%N] [:: [:: 0%:Z; 1%:Z]; [:: 0%:Z; 0%:Z]]" in t.proof
+
+
+def test_the_printed_row_statement_states_the_ellipsis(d4):
+    verdict, certs = d4["row2"]
+    assert str(verdict.status) == "proved" and [k for k, _ in certs] == ["printed_sum"]
+    (t,) = export_certificates("d4", verdict, certs)
+    o = "ltac:(by [])"
+    assert t.statement == (
+        "Theorem d4_printed_sum0 (m n : nat) (W : mx R [:: m.+3] [:: n.+2]) (x : mx R [:: m.+3] [::]) :\n"
+        f"  diamond W x (@Ordinal n.+2 1 {o}, tt) tt =\n"
+        f"    W (@Ordinal m.+3 0 {o}, tt) (@Ordinal n.+2 1 {o}, tt) * x (@Ordinal m.+3 0 {o}, tt) tt\n"
+        f"    + W (@Ordinal m.+3 1 {o}, tt) (@Ordinal n.+2 1 {o}, tt) * x (@Ordinal m.+3 1 {o}, tt) tt\n"
+        f"    + \\sum_(k < m.+3 | (k : nat) \\notin [:: 0; 1; m.+2]%N) W (k, tt) (@Ordinal n.+2 1 {o}, tt) * x (k, tt) tt\n"
+        f"    + W (@Ordinal m.+3 m.+2 {o}, tt) (@Ordinal n.+2 1 {o}, tt) * x (@Ordinal m.+3 m.+2 {o}, tt) tt.")
+
+
+def test_a_refuted_negation_records_no_witness():
+    """P4[right,mv] (⋄ is distributive: the negation is refuted) leaves nothing to export."""
+    verdict, certs = _certificates("P4[right,mv]")
+    assert str(verdict.status) == "refuted" and certs == []
+
+
+def _mutant_witnesses(p3):
+    out = []
+    _, [(_, data)] = p3["C-col"]
+    holds = dict(data, values=dict(data["values"], A=[[0, 0], [0, 0]]))  # A = 0: both sides are 0
+    out.append(export_witness("w_mutant_holds", holds)[0])
+    _, [(_, data)] = p3["C-prod"]
+    # an entry where the two sides agree (entry 0 of the witness: both 0), named as the witness entry
+    agree = dict(data, lhs_value=[[1], [0]], rhs_value=[[0], [0]])
+    out.append(export_witness("w_mutant_entry", agree)[0])
+    return out
+
+
+def _printed_data(d4, row="row2", **change):
+    _, [(_, data)] = d4[row]
+    return dict(data, **change)
+
+
+def test_coq_accepts_the_witnesses_and_rows_and_rejects_their_mutants(coq_lib, p3, d4):
+    from symuat.kernel.decide.printed_sums import check_printed_terms
+
+    w, x = sp.IndexedBase("w"), sp.IndexedBase("x")
+    m = sp.Symbol("m", positive=True, integer=True)
+    true = [export_certificates(f"t_{k.replace('-', '_')}", *p3[k])[0] for k in p3]
+    true += [export_certificates(f"t_{k}", *d4[k])[0] for k in d4]
+    data = _printed_data(d4)
+    # the row with a wrong printed term (w_{3,2} at position 2, as Eq. 4 prints row 1): symuat refutes it
+    wrong = [(1, w[1, 2] * x[1]), (2, w[3, 2] * x[2]), (m, w[m, 2] * x[m])]
+    assert str(check_printed_terms(wrong, data["general"], data["k_range"], data["least"]).status) == "refuted"
+    mutants = _mutant_witnesses(p3) + [
+        export_printed("p_mutant_term", dict(data, explicit=wrong))[0],
+        # a position printed twice: the ellipsis would then count a term twice
+        export_printed("p_mutant_repeat", dict(data, explicit=[(1, w[1, 2] * x[1]), (1, w[1, 2] * x[1]),
+                                                                (m, w[m, 2] * x[m])]))[0],
+        # a position out of range (m + 1 of 1..m): the statement does not typecheck
+        export_printed("p_mutant_range", dict(data, explicit=[(1, w[1, 2] * x[1]), (2, w[2, 2] * x[2]),
+                                                               (m + 1, w[m + 1, 2] * x[m + 1])]))[0],
+    ]
+    thms = [t for pair in zip(true, mutants) for t in pair] + true[len(mutants):] + mutants[len(true):]
+    res = compile_batch(coq_lib / "lib", thms, coq_lib / "theories" / "witness_batch.v", timeout=120)
+    assert {t.name: res[t.name]["ok"] for t in true} == {t.name: True for t in true}
+    assert {t.name: res[t.name]["ok"] for t in mutants} == {t.name: False for t in mutants}
+    assert all(res[t.name]["reason"].startswith("Coq:") for t in mutants)
+
+
+def test_coq_accepts_m1s_columns_and_rejects_the_shifted_picture(coq_lib):
+    """M1.pic[row,dia]: its two column identities (basis vectors at fixed positions, each under
+    ``p < n``) compile; the picture read with column 2 shifted by two (symuat refutes it) does not."""
+    from symuat.claims.linear import m1_pic_symbolic
+
+    verdict, certs = _certificates("M1.pic[row,dia]")
+    assert [k for k, _ in certs] == ["identity", "identity"]
+    true = export_certificates("pic", verdict, certs)
+    assert "(h_M_1 : (1 < M)%N)" in true[1].statement
+    kept: dict = {}
+    from symuat.kernel import certificates
+
+    with certificates.listening(lambda kind, data: kept.setdefault(kind, []).append(data)):
+        assert str(m1_pic_symbolic("dia", shift=2).status) == "refuted"
+    assert "identity" not in kept  # a refuted picture records nothing; its column 2 exported by hand:
+    from symuat.algebra import T, kron, mul
+    from symuat.basis import Basis
+    from symuat.certify.identity import export_recorded_identity
+    from symuat.claims import linear
+
+    W, N, M = linear._W, linear.N, linear.M
+    wrong = export_recorded_identity("pic_mutant", {"lhs": certs[1][1]["lhs"],
+                                                    "rhs": kron(mul(T(W), Basis(0, N)), Basis(2, M))})
+    res = compile_batch(coq_lib / "lib", true + wrong, coq_lib / "theories" / "pic_batch.v", timeout=300)
+    assert {k: v["ok"] for k, v in res.items()} == {"pic_identity0": True, "pic_identity1": True, "pic_mutant": False}
+
+
+def test_h9_dep_is_listed_with_the_reason_it_cannot_be_stated():
+    """H9.dep's witness is exact only through softmax(ln 2·k) = 2^k/Σ2^k: unsupported, saying why."""
+    from symuat.certify.export import Unsupported
+
+    verdict, certs = _certificates("H9.dep")
+    assert str(verdict.status) == "proved" and [k for k, _ in certs] == ["softmax_witness"]
+    with pytest.raises(Unsupported, match="softmax"):
+        export_certificates("h9", verdict, certs)
+
+
+def test_a_rational_witness_is_stated_over_rat_and_a_false_one_rejected(coq_lib):
+    """A witness with a fraction is stated over ℚ; one at which the identity holds (A symmetric:
+    Av = Aᵀv) is rejected however its entry is named."""
+    from fractions import Fraction
+
+    from sympy import MatrixSymbol
+
+    n = sp.Symbol("n", positive=True, integer=True)
+    A, v = MatrixSymbol("A", n, n), MatrixSymbol("v", n, 1)
+    base = {"lhs": A * v, "rhs": A.T * v, "sizes": {"n": 2}, "values": {"v": [[1], [1]]}}
+    third = Fraction(1, 3)
+    good = export_witness("q_true", dict(base, values=dict(base["values"], A=[[0, third], [-2, 0]]),
+                                         lhs_value=[[third], [-2]], rhs_value=[[-2], [third]]))[0]
+    bad = export_witness("q_mutant", dict(base, values=dict(base["values"], A=[[0, -third], [-third, 0]]),
+                                          lhs_value=[[1], [0]], rhs_value=[[0], [0]]))[0]
+    assert "mx [comRingType of rat] [:: n] [:: n]" in good.statement
+    assert "[:: [:: 0%:Q; (1%:Q / 3%:Q)]; [:: (- 2%:Q); 0%:Q]]" in good.proof
+    res = compile_batch(coq_lib / "lib", [good, bad], coq_lib / "theories" / "rat_batch.v", timeout=120)
+    assert {k: r["ok"] for k, r in res.items()} == {"q_true": True, "q_mutant": False}
