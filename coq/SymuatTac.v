@@ -84,6 +84,10 @@ Lemma sum_rot5 n m p q s (F : 'I_n -> 'I_m -> 'I_p -> 'I_q -> 'I_s -> R) :
   \sum_(a < n) \sum_(b < m) \sum_(c < p) \sum_(d < q) \sum_(e < s) F a b c d e
   = \sum_(e < s) \sum_(a < n) \sum_(b < m) \sum_(c < p) \sum_(d < q) F a b c d e.
 Proof. rewrite [RHS]exchange_big /=; apply: eq_bigr => a _; exact: sum_rot4. Qed.
+(** the normal-form step: [A =m B] because both are entrywise equal to [N], the normal form symuat
+    computed (its certificate, printed by symuat.certify.normal_form) *)
+Lemma meq_via_nf rs cs (N A B : mx R rs cs) : A =m N -> B =m N -> A =m B.
+Proof. by move=> hA hB i j; rewrite hA hB. Qed.
 (** a summand matched ([summand_match]): the left term replaced by its match on the right *)
 Lemma summand_match x y : x = y -> x = y. Proof. by []. Qed.
 
@@ -125,8 +129,10 @@ Ltac symuat_deltas :=
   repeat progress (symuat_rw delta_refl; symuat_rw sum_delta_l; symuat_rw sum_delta_r;
                    symuat_rw dl_bubble; symuat_rw dl_bubble_l; symuat_rw dl_sum_out).
 
-(** [ring] over the carrier as MathComp's rewriting leaves it *)
+(** [ring] over the carrier as MathComp's rewriting leaves it; a literal coefficient [k%:R] (a
+    statement's scale, a certificate's merged like terms) is first unfolded into ones *)
 Ltac symuat_ring :=
+  rewrite ?mulrS ?mulr0n;  (* an integer literal [k%:R] as [1 + … + 0], which [ring] computes with *)
   match goal with R : GRing.ComRing.type |- @eq _ ?a ?b =>
     change (@eq (GRing.Ring.sort (GRing.ComRing.ringType R)) a b)
   end; ring.
@@ -192,5 +198,26 @@ Tactic Notation "symuat_entry" :=
     diamond, diamond_vm, selector, headsum, ew, diag, cmask, shift, conv;
   cbn [sumI splitI deltaI cat fst snd];
   symuat_prenex; symuat_deltas; cbn [fst snd]; symuat_prenex; symuat_close.
+
+(** [lhs =m NF] for a normal form [NF] symuat computed (the certificate of a normal-form proof,
+    see [meq_via_nf]): the same steps as [symuat_entry] on the left side only — the right side is
+    hidden ([set]) while the left one is unfolded, put in prenex form and rid of its deltas, then
+    revealed (its deltas guarded, if it has any) and the two matched by [symuat_close]. A wrong
+    certificate leaves a goal [symuat_close] cannot close. *)
+Tactic Notation "symuat_nf" :=
+  let I := fresh "I" in let J := fresh "J" in
+  move=> I J; symuat_destruct;
+  lazymatch goal with |- _ = ?N =>
+    let nf := fresh "nf" in
+    set nf := N;
+    unfold diamond_prod, mul, tr, add, scale, zero, ones, idm, kron, vec_r, vec_c, commutation,
+      diamond, diamond_vm, selector, headsum, ew, diag, cmask, shift, conv;
+    cbn [sumI splitI deltaI cat fst snd];
+    symuat_prenex; symuat_deltas; cbn [fst snd]; symuat_prenex;
+    rewrite /nf; clear nf; cbn beta iota;
+    try (lazymatch goal with |- _ = ?M => lazymatch M with context [delta _ _] =>
+           symuat_prenex; symuat_deltas; symuat_prenex end end);
+    symuat_close
+  end.
 
 Global Opaque dl.

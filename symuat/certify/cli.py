@@ -32,6 +32,11 @@ def run(args) -> int:
           f"({s['failed']} failed, {s['unsupported']} not exported: outside the fragment or not "
           f"an identity of matrices); "
           f"library {record['library_seconds']} s, proofs {record['compile_seconds']} s")
+    kinds = s.get("proofs", {})
+    print(f"  theorems: {kinds.get('normal form', 0)} identities replay symuat's normal form "
+          f"(meq_via_nf), {kinds.get('direct', 0)} by the direct tactic"
+          + (f"; {kinds['certificate']} of other kinds (witnesses, counts, printed sums)"
+             if kinds.get("certificate") else ""))
     for key, entry in sorted(record["checks"].items()):
         if entry["status"] != "certified":
             print(f"  {entry['status']:<11} {key}: {entry['reason'][:160]}")
