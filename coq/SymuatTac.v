@@ -94,6 +94,10 @@ Proof. by rewrite big_distrl; apply: eq_bigr => b _; rewrite mulrA. Qed.
 Lemma line_fold1 n (F : 'I_n -> R) x : \sum_(b < n) F b * x = (\sum_(b < n) F b) * x.
 Proof. by rewrite big_distrl. Qed.
 
+(** the normal-form step: [A =m B] because both are entrywise equal to [N], the normal form symuat
+    computed (its certificate, printed by symuat.certify.normal_form) *)
+Lemma meq_via_nf rs cs (N A B : mx R rs cs) : A =m N -> B =m N -> A =m B.
+Proof. by move=> hA hB i j; rewrite hA hB. Qed.
 (** a summand matched ([summand_match]): the left term replaced by its match on the right *)
 Lemma summand_match x y : x = y -> x = y. Proof. by []. Qed.
 
@@ -140,8 +144,10 @@ Ltac symuat_deltas :=
   repeat progress (symuat_rw delta_refl; symuat_rw sum_delta_l; symuat_rw sum_delta_r;
                    symuat_rw dl_bubble; symuat_rw dl_bubble_l; symuat_rw dl_sum_out).
 
-(** [ring] over the carrier as MathComp's rewriting leaves it *)
+(** [ring] over the carrier as MathComp's rewriting leaves it; a literal coefficient [k%:R] (a
+    statement's scale, a certificate's merged like terms) is first unfolded into ones *)
 Ltac symuat_ring :=
+  rewrite ?mulrS ?mulr0n;  (* an integer literal [k%:R] as [1 + … + 0], which [ring] computes with *)
   match goal with R : GRing.ComRing.type |- @eq _ ?a ?b =>
     first [ change (@eq (GRing.Ring.sort (GRing.ComRing.ringType R)) a b); ring
           | (* a sum at the top: the ring over the carrier as a Z-module ([R_ring_theory_zmod]) *)
@@ -238,5 +244,25 @@ Tactic Notation "symuat_entry" "using" tactic3(lines) :=
     diamond, diamond_vm, selector, headsum, ew, hadamard, diag, cmask, shift, conv;
   cbn [sumI splitI deltaI cat fst snd];
   symuat_prenex; symuat_deltas; cbn [fst snd]; symuat_prenex; lines; symuat_close.
+(** [lhs =m NF] for a normal form [NF] symuat computed (the certificate of a normal-form proof,
+    see [meq_via_nf]): the same steps as [symuat_entry] on the left side only — the right side is
+    hidden ([set]) while the left one is unfolded, put in prenex form and rid of its deltas, then
+    revealed (its deltas guarded, if it has any) and the two matched by [symuat_close]. A wrong
+    certificate leaves a goal [symuat_close] cannot close. *)
+Tactic Notation "symuat_nf" :=
+  let I := fresh "I" in let J := fresh "J" in
+  move=> I J; symuat_destruct;
+  lazymatch goal with |- _ = ?N =>
+    let nf := fresh "nf" in
+    set nf := N;
+    unfold diamond_prod, mul, tr, add, scale, zero, ones, idm, kron, vec_r, vec_c, commutation,
+      diamond, diamond_vm, selector, headsum, ew, hadamard, diag, cmask, shift, conv;
+    cbn [sumI splitI deltaI cat fst snd];
+    symuat_prenex; symuat_deltas; cbn [fst snd]; symuat_prenex;
+    rewrite /nf; clear nf; cbn beta iota;
+    try (lazymatch goal with |- _ = ?M => lazymatch M with context [delta _ _] =>
+           symuat_prenex; symuat_deltas; symuat_prenex end end);
+    symuat_close
+  end.
 
 Global Opaque dl.

@@ -356,6 +356,30 @@ def _values_block(values: dict, lhs=None, rhs=None) -> list[str]:
     return lines
 
 
+def _coq_derivation(cert: dict) -> list[str]:
+    """The derivation Coq's kernel checked for a certified check, one item per exported theorem:
+    the library lemmas its accepted proof term applies, in order, with the normal-form step named
+    (each side rewritten to symuat's normal form, then ``meq_via_nf``)."""
+    def names(xs):
+        return " → ".join(f"``{x}``" for x in xs) or "(unfolding only)"
+
+    proofs = cert.get("proofs") or {}
+    lines = [":badge:`certified: coq` *The derivation Coq checked* (lemmas of the Coq library in "
+             "``coq/`` that the accepted proof term applies, in order):", ""]
+    for name in cert["theorems"]:
+        p = proofs.get(name, {})
+        chain = p.get("chain") or {}
+        if "lhs" in chain:
+            lines += [f"- ``{name}`` — left side: {names(chain['lhs'])} ⟶ **symuat's normal form** "
+                      f"⟵ right side: {names(chain['rhs'])}; hence equal (``{chain['step']}``)."]
+        elif "direct" in chain:
+            why = f" ({p['fallback']})" if p.get("fallback") else ""
+            lines += [f"- ``{name}`` — direct proof{why}: {names(chain['direct'])}."]
+        else:  # a record without per-theorem chains
+            lines += [f"- ``{name}`` — " + names(cert.get("lemmas", [])) + "."]
+    return lines + [""]
+
+
 def check_detail(r, heading: bool = True) -> list[str]:
     """One check: statement, status badge, method, witness/counterexample, correction, normal form."""
     key = r.check.key
@@ -376,9 +400,8 @@ def check_detail(r, heading: bool = True) -> list[str]:
     from symuat.certify.record import certification, not_certified
 
     cert = certification(key)
-    if cert:  # compiled by coqc in the current certify record: the chain of named Coq lemmas
-        lines += [":badge:`certified: coq` *Coq lemmas applied:* "
-                  + " → ".join(f"``{name}``" for name in cert["lemmas"]), ""]
+    if cert:  # compiled by coqc in the current certify record: the derivation its proof term applies
+        lines += _coq_derivation(cert)
     elif not_certified(key):  # a symbolic proof the certify tier could not certify: why
         lines += [f"*Not certified by Coq:* {not_certified(key)}", ""]
     if r.check.note:

@@ -34,6 +34,11 @@ def run(args) -> int:
           f"an identity of matrices); "
           f"library {record['library_seconds']} s, proofs {record['compile_seconds']} s"
           + _coqchk_text(record.get("coqchk")))
+    kinds = s.get("proofs", {})
+    print(f"  theorems: {kinds.get('normal form', 0)} identities replay symuat's normal form "
+          f"(meq_via_nf), {kinds.get('direct', 0)} by the direct tactic"
+          + (f"; {kinds['certificate']} of other kinds (witnesses, counts, printed sums)"
+             if kinds.get("certificate") else ""))
     for key, entry in sorted(record["checks"].items()):
         if entry["status"] != "certified":
             print(f"  {entry['status']:<11} {key}: {entry['reason'][:160]}")

@@ -249,29 +249,52 @@ class Exported:
     name: str
     statement: str   # the Coq theorem statement (without proof)
     proof: str
+    #: "normal form" (the proof replays symuat's normal form, :mod:`symuat.certify.normal_form`)
+    #: or "direct" (the tactic alone, with ``fallback`` saying why)
+    proof_kind: str = "direct"
+    normal_form: str = ""   # the certificate (a Coq ``mx``), for a "normal form" proof
+    fallback: str = ""
+    #: Coq text placed before the theorem (a normal-form proof's two side lemmas, each with a
+    #: ``{timeout}`` slot), and the constants whose proof terms are probed for the library
+    #: lemmas they apply: (constant, tag) — tag "lhs"/"rhs" (the sides) or "direct"
+    sides: str = ""
+    probes: tuple = ()
 
     @property
     def text(self) -> str:
-        return f"{self.statement}\nProof. idtac \"symuat-begin {self.name}\". {self.proof} Qed.\n"
+        return (self.sides.replace("{timeout}", "600")
+                + f"{self.statement}\nProof. idtac \"symuat-begin {self.name}\". {self.proof} Qed.\n")
 
     def batch_text(self, timeout: int) -> str:
         """The theorem as one entry of a batch file: the proof under Coq's ``Timeout``, then a
-        marker (printed only once ``Qed`` — the kernel's check — has passed) and the theorem's
-        assumptions (``Print Assumptions``: an ``Axioms:`` section means not certified)."""
-        return (f"{self.statement}\nProof. idtac \"symuat-begin {self.name}\". Timeout {timeout} "
-                f"{self.proof} Qed.\nGoal True. idtac \"symuat-qed {self.name}\". Abort.\n"
-                f"Print Assumptions {self.name}.\n")
+        marker (printed only once ``Defined`` — the kernel's check — has passed), the library
+        lemmas the accepted proof terms reference (:func:`symuat.certify.normal_form.probe_text`;
+        ``Defined`` keeps the terms inspectable) and the theorem's assumptions (``Print
+        Assumptions``: an ``Axioms:`` section means not certified)."""
+        from symuat.certify.normal_form import probe_text
+
+        probes = self.probes  # an identity's (export_identity); none for other kinds
+        return (self.sides.replace("{timeout}", str(timeout))
+                + f"{self.statement}\nProof. idtac \"symuat-begin {self.name}\". Timeout {timeout} "
+                f"{self.proof} Defined.\nGoal True. idtac \"symuat-qed {self.name}\". Abort.\n"
+                + "".join(probe_text(c, tag) for c, tag in probes)
+                + f"Print Assumptions {self.name}.\n")
 
     @property
     def digest(self) -> str:
         return hashlib.sha256(self.statement.encode()).hexdigest()[:16]
 
 
-def export_identity(name: str, lhs, rhs, proof: str = "symuat_entry.", hypotheses=()) -> Exported:
+def export_identity(name: str, lhs, rhs, proof: str | None = None, nf_key=None, hypotheses=()) -> Exported:
     """The Coq theorem ``name`` stating ``lhs = rhs`` entrywise for all dimensions.
 
+    Its proof replays symuat's normal form (:func:`symuat.certify.normal_form.nf_proof`) unless
+    ``proof`` is given or the normal form has a factor with no Coq printer: then the direct
+    tactic ``symuat_entry`` (``proof_kind`` "direct", ``fallback`` the reason). ``nf_key``
+    replaces symuat's normal form as the certificate (the mutant tests give a wrong one).
+
     ``hypotheses`` (the :class:`~symuat.kernel.hypotheses.LineSums` the identity was proved
-    under) become premises of the theorem (:func:`premise`), used by the proof
+    under) become premises of the theorem (:func:`premise`), used by the direct proof
     (``symuat_entry using (symuat_line Hl0; …)``); one the exporter cannot state raises
     :class:`Unsupported`."""
     rs_l, cs_l, rs_r, cs_r = row_space(lhs), col_space(lhs), row_space(rhs), col_space(rhs)
@@ -304,7 +327,18 @@ def export_identity(name: str, lhs, rhs, proof: str = "symuat_entry.", hypothese
             f"the statement is {len(head) + len(body)} characters, over {MAX_STATEMENT}: the entrywise "
             "tactic expands it into a prenex sum that does not close within the proof timeout "
             "(measured on X3.sandwich: Coq Timeout at 600 s)")
-    return Exported(name, head + "\n" + body, proof)
+    if proof is not None:
+        return Exported(name, head + "\n" + body, proof, probes=((name, "direct"),))
+    from symuat.certify import normal_form
+
+    try:
+        nf = normal_form.nf_term(ctx, lhs, rhs, key=nf_key)
+    except Unsupported as exc:
+        return Exported(name, head + "\n" + body, "symuat_entry.", fallback=str(exc),
+                        probes=((name, "direct"),))
+    sides = normal_form.side_lemmas(name, " ".join(binders), _strip(left), _strip(right), nf)
+    return Exported(name, head + "\n" + body, normal_form.nf_proof(name), "normal form", nf, "",
+                    sides, ((f"{name}_lhs", "lhs"), (f"{name}_rhs", "rhs")))
 
 
 _LEAF_TYPE = re.compile(r"^((?:'I_\S+ -> )*)mx R (\[[^\]]*\]) (\[[^\]]*\])$")

@@ -47,7 +47,10 @@ def load(path: str | None = None) -> dict | None:
 
 
 def certification(key: str) -> dict | None:
-    """``{"by": "coq", "theorems": [...], "lemmas": [...]}`` for a certified check, else None."""
+    """``{"by": "coq", "theorems": [...], "lemmas": [...], "proofs": {...}}`` for a certified check,
+    else None. ``proofs``: theorem → ``{"proof": "normal form" | "direct" | "certificate",
+    "chain": {"lhs": [...], "step": "meq_via_nf", "rhs": [...]} or {"direct": [...]}}`` — the
+    library lemmas the accepted proof term applies (:func:`symuat.certify.run.chains_of`)."""
     data = load()
     if not data:
         return None
@@ -55,7 +58,7 @@ def certification(key: str) -> dict | None:
     if not entry or entry.get("status") != "certified":
         return None
     return {"by": "coq", "theorems": entry["theorems"], "lemmas": entry.get("lemmas", []),
-            "statement_hashes": entry.get("hashes", [])}
+            "statement_hashes": entry.get("hashes", []), "proofs": entry.get("proofs", {})}
 
 
 def not_certified(key: str) -> str | None:

@@ -231,10 +231,31 @@ def capture(checks, certificates: dict | None = None) -> dict:
     return out
 
 
-def lemmas_of(stdout: str) -> dict:
-    """theorem name → the library lemmas its proof applied, in order (from the tactic's log)."""
-    return {name: list(dict.fromkeys(re.findall(r"^\s*symuat-lemma (\S+)", log, re.M)))
-            for name, log in _split_logs(stdout).items()}
+def _as_list(x) -> list:
+    return [x] if isinstance(x, str) else list(x)
+
+
+def chains_of(stdout: str) -> dict:
+    """theorem name → the derivation its accepted proof terms apply: ``{"lhs": [...], "step":
+    "meq_via_nf", "rhs": [...]}`` (a normal-form proof: each side's lemmas) or ``{"direct":
+    [...]}``, from the ``symuat-uses TAG NAME`` lines the probes print after ``Defined``
+    (:func:`symuat.certify.normal_form.probe_text`), in the library's order."""
+    out = {}
+    for name, log in _split_logs(stdout).items():
+        tail = log.split(f"symuat-qed {name}", 1)
+        if len(tail) < 2:
+            continue
+        chain: dict = {tag: [] for tag in re.findall(r"^\s*symuat-probe (\w+)", tail[1], re.M)}
+        if not chain:  # not probed (a theorem of another kind than an identity)
+            continue
+        for tag, lemma in re.findall(r"^\s*symuat-uses (\w+) (\S+)", tail[1], re.M):
+            chain.setdefault(tag, []).append(lemma)
+        if "lhs" in chain or "rhs" in chain:
+            chain = {"lhs": chain.get("lhs", []), "step": "meq_via_nf", "rhs": chain.get("rhs", [])}
+        else:
+            chain = {"direct": chain.get("direct", [])}
+        out[name] = chain
+    return out
 
 
 def certify(pattern: str = CORE, out: Path | None = None, jobs: int = 2, timeout: int = 600,
@@ -255,6 +276,7 @@ def certify(pattern: str = CORE, out: Path | None = None, jobs: int = 2, timeout
     record = {"fingerprint": fingerprint(), "pattern": pattern, "checks": {},
               "library_seconds": round(lib_seconds, 1)}
     todo = []
+    identities: set = set()  # checks exported as identities (a proof through the normal form or direct)
     for key, (verdict, pairs) in captured.items():
         if not proved_for_symbolic_sizes(verdict):
             continue
@@ -293,6 +315,7 @@ def certify(pattern: str = CORE, out: Path | None = None, jobs: int = 2, timeout
         entry["theorems"] = [t.name for t in theorems]
         entry["hashes"] = [t.digest for t in theorems]
         todo.append((key, theorems))
+        identities.add(key)
 
     # batches: the theorems dealt to ``jobs`` files, longest statements first (a balanced load)
     allthm = sorted((t for _, ts in todo for t in ts), key=lambda t: -len(t.statement))
@@ -311,10 +334,20 @@ def certify(pattern: str = CORE, out: Path | None = None, jobs: int = 2, timeout
     for n, (key, theorems) in enumerate(todo, 1):
         entry = record["checks"][key]
         got = [results.get(t.name, {"ok": False, "log": "", "reason": "not compiled"}) for t in theorems]
+        entry["proofs"] = {t.name: {"proof": t.proof_kind if key in identities else "certificate"}
+                           for t in theorems}
+        for t in theorems:
+            if getattr(t, "fallback", ""):
+                entry["proofs"][t.name]["fallback"] = t.fallback
         if all(r["ok"] for r in got):
             entry["status"] = "certified"
-            chains = lemmas_of("".join(r["log"] for r in got))
-            entry["lemmas"] = list(dict.fromkeys(l for t in entry["theorems"] for l in chains.get(t, [])))
+            chains = chains_of("".join(r["log"] for r in got))
+            for t in theorems:
+                if t.name in chains:
+                    entry["proofs"][t.name]["chain"] = chains[t.name]
+            entry["lemmas"] = list(dict.fromkeys(
+                l for t in entry["theorems"] for part in ("lhs", "step", "rhs", "direct")
+                for l in _as_list(chains.get(t, {}).get(part, []))))
         else:
             entry["status"] = "failed"
             entry["reason"] = next(r["reason"] for r in got if not r["ok"])
@@ -326,6 +359,7 @@ def certify(pattern: str = CORE, out: Path | None = None, jobs: int = 2, timeout
             dep = record["checks"].get(via, {})
             entry.update(status=dep.get("status") or "unsupported", theorems=dep.get("theorems", []),
                          hashes=dep.get("hashes", []), lemmas=dep.get("lemmas", []),
+                         proofs=dep.get("proofs", {}),
                          reason=f"the verdict of {via}" + (f": {dep.get('reason')}" if dep.get("reason") else ""))
     record["compile_seconds"] = round(time.perf_counter() - start, 1)
     if check:
@@ -339,6 +373,9 @@ def certify(pattern: str = CORE, out: Path | None = None, jobs: int = 2, timeout
     statuses = [e["status"] for e in record["checks"].values()]
     record["summary"] = {s: statuses.count(s) for s in ("certified", "failed", "unsupported")}
     record["summary"]["symbolic_proved"] = len(statuses)
+    kinds = [p["proof"] for e in record["checks"].values() if e["status"] == "certified"
+             and not e.get("via") for p in e.get("proofs", {}).values()]
+    record["summary"]["proofs"] = {k: kinds.count(k) for k in ("normal form", "direct", "certificate")}
     (out / "record.json").write_text(json.dumps(record, indent=1, sort_keys=True))
     from symuat.certify import record as rec
 
