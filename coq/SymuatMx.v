@@ -96,6 +96,8 @@ Definition headsum h rs cs (F : 'I_h -> mx rs cs) : mx rs cs :=
   fun I J => \sum_(i < h) F i I J.
 (** an elementwise function *)
 Definition ew rs cs (f : R -> R) (A : mx rs cs) : mx rs cs := fun i j => f (A i j).
+(** the entrywise (Hadamard) product: [(A ⊙ B)_{ij} = A_{ij} B_{ij}] *)
+Definition hadamard rs cs (A B : mx rs cs) : mx rs cs := fun i j => A i j * B i j.
 (** [Diag(v)] *)
 Definition diag s (v : mx s [::]) : mx s s := fun i j => v i tt * deltaI i j.
 
@@ -136,6 +138,7 @@ Arguments diamond_vm {R rs cs}.
 Arguments diamond_prod {R rs ks cs}.
 Arguments headsum {R h rs cs}.
 Arguments ew {R rs cs}.
+Arguments hadamard {R rs cs}.
 Arguments diag {R s}.
 Arguments meq {R rs cs}.
 Arguments cmask {R n}.

@@ -84,6 +84,16 @@ Lemma sum_rot5 n m p q s (F : 'I_n -> 'I_m -> 'I_p -> 'I_q -> 'I_s -> R) :
   \sum_(a < n) \sum_(b < m) \sum_(c < p) \sum_(d < q) \sum_(e < s) F a b c d e
   = \sum_(e < s) \sum_(a < n) \sum_(b < m) \sum_(c < p) \sum_(d < q) F a b c d e.
 Proof. rewrite [RHS]exchange_big /=; apply: eq_bigr => a _; exact: sum_rot4. Qed.
+(** A hypothesis on a leaf's lines ([Σ_b F(b) = v], symuat's [LineSums]) is used where a summed
+    line occurs: [line_fold2]/[line_fold1] fold a sum whose body is the line's factor(s) times
+    a part free of the summed index back into (the line's sum) × (that part), so the premise
+    rewrites the line to its value; [symuat_prenex] then restores the prenex form of the rest. *)
+Lemma line_fold2 n (F G : 'I_n -> R) x :
+  \sum_(b < n) F b * (G b * x) = (\sum_(b < n) F b * G b) * x.
+Proof. by rewrite big_distrl; apply: eq_bigr => b _; rewrite mulrA. Qed.
+Lemma line_fold1 n (F : 'I_n -> R) x : \sum_(b < n) F b * x = (\sum_(b < n) F b) * x.
+Proof. by rewrite big_distrl. Qed.
+
 (** the normal-form step: [A =m B] because both are entrywise equal to [N], the normal form symuat
     computed (its certificate, printed by symuat.certify.normal_form) *)
 Lemma meq_via_nf rs cs (N A B : mx R rs cs) : A =m N -> B =m N -> A =m B.
@@ -99,6 +109,11 @@ Qed.
 (** the same theory stated over the carrier as a ring (the form rewriting leaves in goals) *)
 Lemma R_ring_theory_ring :
   @ring_theory (GRing.Ring.sort (GRing.ComRing.ringType R)) 0 1 +%R *%R (fun x y => x - y) -%R eq.
+Proof. exact: R_ring_theory. Qed.
+(** and over the carrier as a Z-module (the type of a sum at the top of a goal) *)
+Lemma R_ring_theory_zmod :
+  @ring_theory (GRing.Zmodule.sort (GRing.Ring.zmodType (GRing.ComRing.ringType R))) 0 1 +%R *%R
+    (fun x y => x - y) -%R eq.
 Proof. exact: R_ring_theory. Qed.
 End Lemmas.
 
@@ -134,8 +149,11 @@ Ltac symuat_deltas :=
 Ltac symuat_ring :=
   rewrite ?mulrS ?mulr0n;  (* an integer literal [k%:R] as [1 + … + 0], which [ring] computes with *)
   match goal with R : GRing.ComRing.type |- @eq _ ?a ?b =>
-    change (@eq (GRing.Ring.sort (GRing.ComRing.ringType R)) a b)
-  end; ring.
+    first [ change (@eq (GRing.Ring.sort (GRing.ComRing.ringType R)) a b); ring
+          | (* a sum at the top: the ring over the carrier as a Z-module ([R_ring_theory_zmod]) *)
+            lazymatch a with GRing.add _ _ => idtac end;
+            let T := type of a in change (@eq T a b); ring ]
+  end.
 
 (** Closing: one term matches the summed indices of both sides (the right side's index at any
     depth brought to the front by [exchange_big]/[sum_rot3..5]) and ends by [ring] on the
@@ -195,10 +213,37 @@ Tactic Notation "symuat_entry" :=
   let I := fresh "I" in let J := fresh "J" in
   move=> I J; symuat_destruct;
   unfold diamond_prod, mul, tr, add, scale, zero, ones, idm, kron, vec_r, vec_c, commutation,
-    diamond, diamond_vm, selector, headsum, ew, diag, cmask, shift, conv;
+    diamond, diamond_vm, selector, headsum, ew, hadamard, diag, cmask, shift, conv;
   cbn [sumI splitI deltaI cat fst snd];
   symuat_prenex; symuat_deltas; cbn [fst snd]; symuat_prenex; symuat_close.
 
+(** The same procedure for a statement proved under hypotheses on lines of its leaves (premises
+    [Hl : forall …, Σ_b F(b) = v], in the theorem's statement): after the prenex form and the
+    deltas, [symuat_lines] rewrites every summed line a premise states to its value
+    ([symuat_line] per premise, given by the caller as a tactic), then the normal form is
+    resumed.  A premise that states another line (columns for rows, an unmasked sum for a
+    masked one) matches nothing, and the goal stays unproved. *)
+Ltac symuat_line Hl :=
+  symuat_rw line_fold2; symuat_rw line_fold1;
+  repeat (setoid_rewrite Hl; idtac "symuat-lemma line_sum_premise");
+  symuat_prenex;
+  (* rewriting under [+] can leave two instances of the one sum (the commutative ring's own
+     Z-module and its ring's); [ring] reifies one, so every [+] is stated as the ring's
+     (convertible: the same operation) *)
+  lazymatch goal with R : GRing.ComRing.type |- _ =>
+    try change (@GRing.add (GRing.ComRing.zmodType R))
+           with (@GRing.add (GRing.Ring.zmodType (GRing.ComRing.ringType R)))
+  end.
+
+(* the steps of [symuat_entry] above (keep the two unfold lists the same), with [lines] between
+   the normal form and the closing *)
+Tactic Notation "symuat_entry" "using" tactic3(lines) :=
+  let I := fresh "I" in let J := fresh "J" in
+  move=> I J; symuat_destruct;
+  unfold diamond_prod, mul, tr, add, scale, zero, ones, idm, kron, vec_r, vec_c, commutation,
+    diamond, diamond_vm, selector, headsum, ew, hadamard, diag, cmask, shift, conv;
+  cbn [sumI splitI deltaI cat fst snd];
+  symuat_prenex; symuat_deltas; cbn [fst snd]; symuat_prenex; lines; symuat_close.
 (** [lhs =m NF] for a normal form [NF] symuat computed (the certificate of a normal-form proof,
     see [meq_via_nf]): the same steps as [symuat_entry] on the left side only — the right side is
     hidden ([set]) while the left one is unfolded, put in prenex form and rid of its deltas, then
@@ -211,7 +256,7 @@ Tactic Notation "symuat_nf" :=
     let nf := fresh "nf" in
     set nf := N;
     unfold diamond_prod, mul, tr, add, scale, zero, ones, idm, kron, vec_r, vec_c, commutation,
-      diamond, diamond_vm, selector, headsum, ew, diag, cmask, shift, conv;
+      diamond, diamond_vm, selector, headsum, ew, hadamard, diag, cmask, shift, conv;
     cbn [sumI splitI deltaI cat fst snd];
     symuat_prenex; symuat_deltas; cbn [fst snd]; symuat_prenex;
     rewrite /nf; clear nf; cbn beta iota;

@@ -141,6 +141,9 @@ def _parser() -> argparse.ArgumentParser:
                              "compile it (needs coqc and MathComp)")
     certify.add_argument("--out", default=None, help="build directory (default: build/certify)")
     certify.add_argument("--jobs", type=int, default=2, metavar="N", help="coqc processes (default 2)")
+    certify.add_argument("--coqchk", action="store_true",
+                         help="re-check the compiled proofs, the library and MathComp with coqchk "
+                              "(Coq's independent kernel checker; a failure or an axiom exits 1)")
     certify.add_argument("--pattern", default=None, metavar="REGEX",
                          help="claim IDs to export (a regular expression matched in full; default: the "
                               "core groups D, P, M, H, X1, X3). A record for a narrower pattern is written "

@@ -152,17 +152,23 @@ def test_coq_rejects_a_wrong_convolution_shift(coq_lib):
     assert not _compiles(coq_lib, "mutant_conv", Vec(conv, "row"), wrong("row") * Vec(X, "row"))
 
 
-def test_a_proof_under_a_hypothesis_is_not_exported_without_it():
-    """H7 is proved under 'every attention row sums to one': the capture names that hypothesis
-    (the check is reported outside the fragment), since the exported theorem would not state it."""
+def test_a_proof_under_a_hypothesis_is_exported_with_it_as_a_premise():
+    """H7 is proved under 'every attention row sums to one': the capture keeps that hypothesis
+    (the identity does not hold without it), and the exported theorem states it as a premise
+    (tests/test_certify_hypotheses.py: Coq accepts it, and rejects it without the premise)."""
     import symuat.claims  # noqa: F401
+    from symuat.certify.export import export_identity
     from symuat.certify.run import capture
+    from symuat.kernel.hypotheses import LineSums
     from symuat.kernel.registry import REGISTRY
 
     (check,) = [c for c in REGISTRY.all_checks() if c.key == "H7[col,bidir]"]
     (verdict, pairs), = capture([check]).values()
     assert str(verdict.status) == "proved"
-    assert any(why and "rests on the hypothesis" in why for _, _, why in pairs)
+    assert any(hyps == (LineSums("H", "rows"),) for _, _, hyps in pairs)
+    lhs, rhs, hyps = next(p for p in pairs if p[2])
+    thm = export_identity("h7", lhs, rhs, hypotheses=hyps)
+    assert "(Hl0 : forall (i : 'I_h) (a : 'I_N), \\sum_(b < N) H i (a, tt) (b, tt) = 1)" in thm.statement
 
 
 def test_every_symbolic_proved_is_counted_and_a_non_identity_is_listed(coq_lib, tmp_path):

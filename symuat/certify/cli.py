@@ -24,14 +24,16 @@ def run(args) -> int:
     def progress(n, total, key, status):
         print(f"\r[{n}/{total}] {status:<11} {key[:60]:<60}", end="", file=sys.stderr, flush=True)
 
-    record = certify(pattern=pattern, out=args.out, jobs=args.jobs, progress=progress if sys.stderr.isatty() else None)
+    record = certify(pattern=pattern, out=args.out, jobs=args.jobs, progress=progress if sys.stderr.isatty() else None,
+                     check=getattr(args, "coqchk", False))
     if sys.stderr.isatty():
         print(file=sys.stderr)
     s = record["summary"]
     print(f"{s['certified']} of {s['symbolic_proved']} symbolic proved checks certified by Coq "
           f"({s['failed']} failed, {s['unsupported']} not exported: outside the fragment or not "
           f"an identity of matrices); "
-          f"library {record['library_seconds']} s, proofs {record['compile_seconds']} s")
+          f"library {record['library_seconds']} s, proofs {record['compile_seconds']} s"
+          + _coqchk_text(record.get("coqchk")))
     kinds = s.get("proofs", {})
     print(f"  theorems: {kinds.get('normal form', 0)} identities replay symuat's normal form "
           f"(meq_via_nf), {kinds.get('direct', 0)} by the direct tactic"
@@ -40,4 +42,15 @@ def run(args) -> int:
     for key, entry in sorted(record["checks"].items()):
         if entry["status"] != "certified":
             print(f"  {entry['status']:<11} {key}: {entry['reason'][:160]}")
+    chk = record.get("coqchk")
+    if chk is not None and not chk["ok"]:
+        print(f"symuat certify: coqchk failed: {chk.get('reason', '')[:400]}", file=sys.stderr)
+        return 1
     return 0
+
+
+def _coqchk_text(chk) -> str:
+    if chk is None:
+        return ""
+    return (f"; coqchk {'ok' if chk['ok'] else 'FAILED'} ({chk['theorems']} certified theorems re-checked "
+            f"with the library and MathComp, axioms: {chk['axioms']}, {chk['seconds']} s)")

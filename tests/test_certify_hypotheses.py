@@ -1,0 +1,133 @@
+"""Coq certificates for proofs under hypotheses, and for the Hadamard product.
+
+A statement symuat proves under a hypothesis on the lines of a leaf (H7: every attention row
+sums to one, :class:`~symuat.kernel.hypotheses.LineSums`) is exported with that hypothesis as a
+premise of the theorem, exactly as symuat assumed it (rows or columns, masked causally or not,
+per head), and proved by the generic ``symuat_entry using (symuat_line Hl0)``. Coq must accept
+it with the premise, and reject the same statement without the premise or with a premise on
+the other lines: the premise is used, and only the true one closes the proof.
+
+The statement is H7[row,causal] itself (about a minute of Coq per proof); the four H7 checks
+are certified by the certify tier (``symuat certify --pattern H7``).
+
+Needs ``coqc`` with MathComp; skips without it unless ``CI`` or ``SYMUAT_REQUIRE_COQ`` is set.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+
+import pytest
+import sympy as sp
+from sympy import MatrixSymbol
+
+from symuat.certify.export import Unsupported, coq_file, export_identity, premise, _Ctx
+from symuat.certify.run import compile_library
+from symuat.kernel.decide import check_identity
+from symuat.kernel.hypotheses import LineSums
+
+REQUIRED = bool(os.environ.get("CI") or os.environ.get("SYMUAT_REQUIRE_COQ"))
+
+
+@pytest.fixture(scope="module")
+def coq_lib(tmp_path_factory):
+    if shutil.which("coqc") is None:
+        if REQUIRED:
+            pytest.fail("coqc not found (required: CI / SYMUAT_REQUIRE_COQ is set)")
+        pytest.skip("coqc not installed")
+    out = tmp_path_factory.mktemp("certify")
+    compile_library(out)
+    return out
+
+
+def _compiles(lib, name, lhs, rhs, hypotheses=(), proof=None) -> bool:
+    thm = export_identity(name, lhs, rhs, hypotheses=hypotheses)
+    if proof is not None:
+        thm.proof = proof
+    path = lib / "theories" / f"{name}.v"
+    path.parent.mkdir(exist_ok=True)
+    path.write_text(coq_file([thm]))
+    proc = subprocess.run(["coqc", "-q", "-w", "-all", "-R", str(lib / "lib"), "Symuat", str(path)],
+                          capture_output=True, text=True, timeout=900, cwd=path.parent)
+    return proc.returncode == 0
+
+
+def _h7(order, mask):
+    from symuat.claims.attention import h7_sides, rows_sum_to_one
+
+    lhs, rhs, _ = h7_sides(order, mask)
+    return lhs, rhs, rows_sum_to_one(mask)
+
+
+def test_the_premise_is_the_hypothesis_symuat_assumed():
+    ctx = _Ctx(leaves={"H": "'I_h -> mx R [:: N] [:: N]", "A": "mx R [:: N; M] [:: K]"})
+    assert premise(LineSums("H"), ctx) == (
+        r"forall (i : 'I_h) (a : 'I_N), \sum_(b < N) H i (a, tt) (b, tt) = 1")
+    assert premise(LineSums("H", causal=True), ctx) == (
+        r"forall (i : 'I_h) (a : 'I_N), \sum_(b < N) H i (a, tt) (b, tt) * (b <= a)%N%:R = 1")
+    assert premise(LineSums("H", "columns"), ctx) == (
+        r"forall (i : 'I_h) (b : 'I_N), \sum_(a < N) H i (a, tt) (b, tt) = 1")
+    assert premise(LineSums("A"), ctx) == r"forall (a : idx [:: N; M]), \sum_(b < K) A a (b, tt) = 1"
+    with pytest.raises(Unsupported, match="does not mention"):
+        premise(LineSums("G"), ctx)
+    with pytest.raises(Unsupported, match="not an integer"):
+        premise(LineSums("H", value=sp.Rational(1, 2)), ctx)
+    with pytest.raises(Unsupported, match="causal mask on rows that are not one index"):
+        premise(LineSums("A", causal=True), ctx)
+
+
+def test_coq_needs_the_true_premise(coq_lib):
+    """H7[row,causal] (each causal row of every head sums to one): accepted with its premise;
+    rejected without it and with the column sums (about a minute of Coq each)."""
+    lhs, rhs, hyp = _h7("row", "causal")
+    columns = LineSums(hyp.name, "columns", causal=True)
+    # symuat: proved under the hypothesis, refuted without it and under the column sums
+    assert str(check_identity(lhs, rhs, hypotheses=[hyp]).status) == "proved"
+    assert str(check_identity(lhs, rhs).status) == "refuted"
+    assert str(check_identity(lhs, rhs, hypotheses=[columns]).status) == "refuted"
+    # Coq: the same
+    assert _compiles(coq_lib, "true_h7", lhs, rhs, [hyp])
+    assert not _compiles(coq_lib, "no_premise_h7", lhs, rhs, (), proof="symuat_entry using idtac.")
+    assert not _compiles(coq_lib, "columns_h7", lhs, rhs, [columns])
+
+
+def test_coq_accepts_the_hadamard_product_and_rejects_a_transposed_operand(coq_lib):
+    from symuat.decoder import Diag, Hadamard
+    from symuat.vec import Vec
+
+    n, m = sp.symbols("n m", positive=True, integer=True)
+    A, B, S = MatrixSymbol("A", n, m), MatrixSymbol("B", n, m), MatrixSymbol("S", n, n)
+    T = MatrixSymbol("T", n, n)
+    true = (Vec(Hadamard(A, B), "row"), Diag(Vec(A, "row")) * Vec(B, "row"))
+    flat = (Vec(Hadamard(A, B), "row"), Diag(Vec(A, "col")) * Vec(B, "col"))   # other flattening
+    transposed = (Hadamard(S, T), Hadamard(S.T, T))
+    assert str(check_identity(*true).status) == "proved"
+    assert str(check_identity(*transposed).status) == "refuted"
+    assert "hadamard A B" in export_identity("h", *true).statement
+    assert _compiles(coq_lib, "true_hadamard", *true)
+    assert _compiles(coq_lib, "true_hadamard_comm", Hadamard(S, T), Hadamard(T, S))
+    assert not _compiles(coq_lib, "mutant_hadamard_transposed", *transposed)
+    with pytest.raises(Unsupported, match="index spaces differ"):
+        export_identity("bad", *flat)
+
+
+def test_coqchk_rechecks_the_tier_and_fails_on_an_axiom(coq_lib, tmp_path):
+    """``certify(check=True)`` re-checks the compiled files with coqchk (no axioms: ok, and every
+    certified theorem is in a checked file); a compiled file that assumes an axiom is not ok."""
+    from symuat.certify.run import THEORIES, _coqc, certify, coqchk
+
+    if shutil.which("coqchk") is None:
+        pytest.skip("coqchk not installed")
+    rec = certify(pattern=r"P1", out=tmp_path / "c", jobs=1, check=True)
+    chk = rec["coqchk"]
+    n = rec["summary"]["certified"]
+    assert chk["ok"] and chk["axioms"] == "<none>" and n >= 1, chk
+    assert chk["theorems"].split(" of ")[0] == chk["theorems"].split(" of ")[1]
+    bad = tmp_path / "c" / "theories" / "cheat.v"
+    bad.write_text("Axiom cheat : forall n : nat, n = 0.\nTheorem one_is_zero : 1 = 0. Proof. exact (cheat 1). Qed.\n")
+    assert _coqc(tmp_path / "c" / "lib", bad, timeout=300).returncode == 0
+    again = coqchk(tmp_path / "c")
+    assert not again["ok"] and "cheat" in again["axioms"], again
+    assert THEORIES == "SymuatCertified"
