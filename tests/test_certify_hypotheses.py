@@ -7,8 +7,8 @@ per head), and proved by the generic ``symuat_entry using (symuat_line Hl0)``. C
 it with the premise, and reject the same statement without the premise or with a premise on
 the other lines: the premise is used, and only the true one closes the proof.
 
-The statement is H7[row,causal] itself (about a minute of Coq per proof); the four H7 checks
-are certified by the certify tier (``symuat certify --pattern H7``).
+The Coq test uses a small row-stochastic statement (seconds); H7's own statement is checked for its
+premise text, and the four H7 checks are certified by the certify tier (``symuat certify --pattern H7``).
 
 Needs ``coqc`` with MathComp; skips without it unless ``CI`` or ``SYMUAT_REQUIRE_COQ`` is set.
 """
@@ -79,18 +79,29 @@ def test_the_premise_is_the_hypothesis_symuat_assumed():
 
 
 def test_coq_needs_the_true_premise(coq_lib):
-    """H7[row,causal] (each causal row of every head sums to one): accepted with its premise;
-    rejected without it and with the column sums (about a minute of Coq each)."""
-    lhs, rhs, hyp = _h7("row", "causal")
-    columns = LineSums(hyp.name, "columns", causal=True)
-    # symuat: proved under the hypothesis, refuted without it and under the column sums
-    assert str(check_identity(lhs, rhs, hypotheses=[hyp]).status) == "proved"
+    """A row-stochastic H maps the ones vector to itself, so H 1 1ᵀ W = 1 1ᵀ W: accepted with
+    the row-sum premise; rejected without it and with the column sums (symuat: proved under the
+    row sums, refuted without them and under the column sums). The four H7 theorems themselves
+    are compiled by the certify tier (about a minute of Coq each)."""
+    N, M = sp.symbols("N M", positive=True, integer=True)
+    H, W = MatrixSymbol("H", N, N), MatrixSymbol("W", N, M)
+    ones = sp.OneMatrix(N, 1)
+    lhs, rhs = H * ones * ones.T * W, ones * ones.T * W
+    rows, columns = LineSums("H"), LineSums("H", "columns")
+    assert str(check_identity(lhs, rhs, hypotheses=[rows]).status) == "proved"
     assert str(check_identity(lhs, rhs).status) == "refuted"
     assert str(check_identity(lhs, rhs, hypotheses=[columns]).status) == "refuted"
-    # Coq: the same
-    assert _compiles(coq_lib, "true_h7", lhs, rhs, [hyp])
-    assert not _compiles(coq_lib, "no_premise_h7", lhs, rhs, (), proof="symuat_entry using idtac.")
-    assert not _compiles(coq_lib, "columns_h7", lhs, rhs, [columns])
+    assert _compiles(coq_lib, "true_rows", lhs, rhs, [rows])
+    assert not _compiles(coq_lib, "no_premise_rows", lhs, rhs, (), proof="symuat_entry using idtac.")
+    assert not _compiles(coq_lib, "columns_rows", lhs, rhs, [columns])
+
+
+def test_h7_is_exported_with_its_premise():
+    """H7[row,causal]'s statement carries exactly the causal row sums symuat assumed."""
+    lhs, rhs, hyp = _h7("row", "causal")
+    text = export_identity("h7", lhs, rhs, hypotheses=[hyp]).statement
+    assert ("(Hl0 : forall (i : 'I_h) (a : 'I_N), \\sum_(b < N) H i (a, tt) (b, tt) * (b <= a)%N%:R = 1) :"
+            in text)
 
 
 def test_coq_accepts_the_hadamard_product_and_rejects_a_transposed_operand(coq_lib):
