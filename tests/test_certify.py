@@ -8,8 +8,6 @@ without it unless ``CI`` or ``SYMUAT_REQUIRE_COQ`` is set.
 
 from __future__ import annotations
 
-import os
-import shutil
 import subprocess
 
 import pytest
@@ -18,12 +16,10 @@ from sympy import Identity, MatrixSymbol
 
 from symuat.algebra import kron
 from symuat.certify.export import Unsupported, coq_file, export_identity
-from symuat.certify.run import compile_library
 from symuat.diamond import Diamond
 from symuat.kernel.decide import check_identity
 from symuat.vec import Vec
 
-REQUIRED = bool(os.environ.get("CI") or os.environ.get("SYMUAT_REQUIRE_COQ"))
 n, m, N = sp.symbols("n m N", positive=True, integer=True)
 W, Wsq = MatrixSymbol("W", m, n), MatrixSymbol("W", n, n)
 x, X = MatrixSymbol("x", m, 1), MatrixSymbol("X", n, n)
@@ -54,17 +50,6 @@ CASES = [
      (Vec(Wsq * X, "row"), kron(Wsq, Identity(n)) * Vec(X, "col"))),
     ("transpose_of_kron", (kron(Wsq, X).T, kron(Wsq.T, X.T)), (kron(Wsq, X).T, kron(Wsq, X.T))),
 ]
-
-
-@pytest.fixture(scope="module")
-def coq_lib(tmp_path_factory):
-    if shutil.which("coqc") is None:
-        if REQUIRED:
-            pytest.fail("coqc not found (required: CI / SYMUAT_REQUIRE_COQ is set)")
-        pytest.skip("coqc not installed")
-    out = tmp_path_factory.mktemp("certify")
-    compile_library(out)
-    return out
 
 
 def _compiles(lib, name, lhs, rhs) -> bool:

@@ -10,8 +10,6 @@ ones. Needs ``coqc`` with MathComp; skips without it unless ``CI`` or ``SYMUAT_R
 from __future__ import annotations
 
 import dataclasses
-import os
-import shutil
 
 import pytest
 import sympy as sp
@@ -20,11 +18,10 @@ from sympy import MatrixSymbol
 from symuat.attention import mha_symbols
 from symuat.certify.density import density_theorems, export_density
 from symuat.certify.export import Unsupported
-from symuat.certify.run import capture, compile_batch, compile_library
+from symuat.certify.run import capture, compile_batch
 from symuat.kernel.structure import density_pattern, generic_density
 from symuat.linear import lift_left
 
-REQUIRED = bool(os.environ.get("CI") or os.environ.get("SYMUAT_REQUIRE_COQ"))
 N, M = sp.symbols("N M", positive=True, integer=True)
 M2_LIFT = lift_left(MatrixSymbol("W", N, N), M, "row")  # W ⊗ I_M: M2[nnz-frac,row]
 CAUSAL = mha_symbols("std", "causal").W_HV("row")        # H2.density[std,causal]
@@ -70,18 +67,6 @@ def test_a_claim_that_is_not_the_derived_density_is_not_exported():
         export_density("bad", {"expr": M2_LIFT, "claimed": 1 / M**2, "derived": 1 / M})
     with pytest.raises(Unsupported, match="not the expression's generic density"):
         export_density("bad", {"expr": M2_LIFT, "claimed": 1 / M**2, "derived": 1 / M**2})
-
-
-@pytest.fixture(scope="module")
-def coq_lib(tmp_path_factory):
-    if shutil.which("coqc") is None:
-        if REQUIRED:
-            pytest.fail("coqc not found (required: CI / SYMUAT_REQUIRE_COQ is set)")
-        pytest.skip("coqc not installed")
-    out = tmp_path_factory.mktemp("certify-density")
-    compile_library(out)
-    (out / "theories").mkdir()
-    return out
 
 
 def test_coq_accepts_the_true_densities_and_rejects_the_mutants(coq_lib):

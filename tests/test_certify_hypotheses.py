@@ -15,7 +15,6 @@ Needs ``coqc`` with MathComp; skips without it unless ``CI`` or ``SYMUAT_REQUIRE
 
 from __future__ import annotations
 
-import os
 import shutil
 import subprocess
 
@@ -24,22 +23,9 @@ import sympy as sp
 from sympy import MatrixSymbol
 
 from symuat.certify.export import Unsupported, coq_file, export_identity, premise, _Ctx
-from symuat.certify.run import compile_library
 from symuat.kernel.decide import check_identity
 from symuat.kernel.hypotheses import LineSums
 
-REQUIRED = bool(os.environ.get("CI") or os.environ.get("SYMUAT_REQUIRE_COQ"))
-
-
-@pytest.fixture(scope="module")
-def coq_lib(tmp_path_factory):
-    if shutil.which("coqc") is None:
-        if REQUIRED:
-            pytest.fail("coqc not found (required: CI / SYMUAT_REQUIRE_COQ is set)")
-        pytest.skip("coqc not installed")
-    out = tmp_path_factory.mktemp("certify")
-    compile_library(out)
-    return out
 
 
 def _compiles(lib, name, lhs, rhs, hypotheses=(), proof=None) -> bool:

@@ -10,8 +10,6 @@ it unless ``CI`` or ``SYMUAT_REQUIRE_COQ`` is set.
 
 from __future__ import annotations
 
-import os
-import shutil
 import subprocess
 
 import pytest
@@ -21,11 +19,10 @@ from sympy import Identity, MatrixSymbol
 from symuat.algebra import kron
 from symuat.certify.export import coq_file, export_identity
 from symuat.certify.normal_form import entry_nf
-from symuat.certify.run import chains_of, compile_library
+from symuat.certify.run import chains_of
 from symuat.diamond import Diamond
 from symuat.kernel.decide import check_identity
 
-REQUIRED = bool(os.environ.get("CI") or os.environ.get("SYMUAT_REQUIRE_COQ"))
 n, m = sp.symbols("n m", positive=True, integer=True)
 A, W, x = MatrixSymbol("A", n, n), MatrixSymbol("W", m, n), MatrixSymbol("x", m, 1)
 
@@ -45,17 +42,6 @@ def _coeff(k):
 def _swap(key):  # A_{j1 i1} → A_{i1 j1}
     return tuple((c, tuple(("E", f[1], f[3], f[2]) if f[0] == "E" else f for f in fs), b)
                  for c, fs, b in key)
-
-
-@pytest.fixture(scope="module")
-def coq_lib(tmp_path_factory):
-    if shutil.which("coqc") is None:
-        if REQUIRED:
-            pytest.fail("coqc not found (required: CI / SYMUAT_REQUIRE_COQ is set)")
-        pytest.skip("coqc not installed")
-    out = tmp_path_factory.mktemp("certify_nf")
-    compile_library(out)
-    return out
 
 
 def _compiles(lib, theorem) -> bool:

@@ -11,8 +11,6 @@ MathComp; skips without it unless ``CI`` or ``SYMUAT_REQUIRE_COQ`` is set.
 
 from __future__ import annotations
 
-import os
-import shutil
 
 import pytest
 import sympy as sp
@@ -20,11 +18,10 @@ import sympy as sp
 import symuat.claims  # noqa: F401  (registration)
 from symuat.certify.kinds import export_certificates
 from symuat.certify.printed import export_printed
-from symuat.certify.run import capture, compile_batch, compile_library
+from symuat.certify.run import capture, compile_batch
 from symuat.certify.witness import export_witness
 from symuat.kernel.registry import REGISTRY
 
-REQUIRED = bool(os.environ.get("CI") or os.environ.get("SYMUAT_REQUIRE_COQ"))
 
 
 def _certificates(key):
@@ -32,18 +29,6 @@ def _certificates(key):
     kept: dict = {}
     (verdict, _), = capture([check], kept).values()
     return verdict, kept.get(key, [])
-
-
-@pytest.fixture(scope="module")
-def coq_lib(tmp_path_factory):
-    if shutil.which("coqc") is None:
-        if REQUIRED:
-            pytest.fail("coqc not found (required: CI / SYMUAT_REQUIRE_COQ is set)")
-        pytest.skip("coqc not installed")
-    out = tmp_path_factory.mktemp("certify_witness")
-    compile_library(out)
-    (out / "theories").mkdir()
-    return out
 
 
 @pytest.fixture(scope="module")
