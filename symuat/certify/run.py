@@ -280,23 +280,10 @@ def certify(pattern: str = CORE, out: Path | None = None, jobs: int = 2, timeout
     for key, (verdict, pairs) in captured.items():
         if not proved_for_symbolic_sizes(verdict):
             continue
-        if not symbolic_proved(verdict):
-            # proved for symbolic sizes by another procedure: exported from what it recorded
-            # (symuat.certify.kinds), else counted in the denominator and listed with the reason
-            entry = {"status": None, "theorems": [], "hashes": [], "reason": ""}
-            record["checks"][key] = entry
-            try:
-                theorems = export_certificates(coq_name(key, 0), verdict, certificates.get(key, []))
-            except Unsupported as exc:
-                entry.update(status="unsupported", reason=str(exc))
-                continue
-            entry["theorems"] = [t.name for t in theorems]
-            entry["hashes"] = [t.digest for t in theorems]
-            todo.append((key, theorems))
-            continue
         entry = {"status": None, "theorems": [], "hashes": [], "reason": ""}
         record["checks"][key] = entry
-        if not pairs:
+        identity = symbolic_proved(verdict)
+        if identity and not pairs:
             # a check whose verdict *is* another check's (REGISTRY.verdict): it stands or falls
             # with that check's exported theorems
             deps = sorted(REGISTRY.edges.get(key, ()))
@@ -307,15 +294,21 @@ def certify(pattern: str = CORE, out: Path | None = None, jobs: int = 2, timeout
                 entry.update(status="unsupported", reason="no statement captured (the verdict is reused from another check)")
             continue
         try:
-            theorems = [export_identity(coq_name(key, n), lhs, rhs, hypotheses=hyps or ())
-                        for n, (lhs, rhs, hyps) in enumerate(pairs)]
+            if identity:
+                theorems = [export_identity(coq_name(key, n), lhs, rhs, hypotheses=hyps or ())
+                            for n, (lhs, rhs, hyps) in enumerate(pairs)]
+            else:
+                # proved for symbolic sizes by another procedure: exported from what it recorded
+                # (symuat.certify.kinds), else counted in the denominator and listed with the reason
+                theorems = export_certificates(coq_name(key, 0), verdict, certificates.get(key, []))
         except Unsupported as exc:
             entry.update(status="unsupported", reason=str(exc))
             continue
         entry["theorems"] = [t.name for t in theorems]
         entry["hashes"] = [t.digest for t in theorems]
         todo.append((key, theorems))
-        identities.add(key)
+        if identity:
+            identities.add(key)
 
     # batches: the theorems dealt to ``jobs`` files, longest statements first (a balanced load)
     allthm = sorted((t for _, ts in todo for t in ts), key=lambda t: -len(t.statement))
