@@ -372,6 +372,8 @@ def _coq_derivation(cert: dict) -> list[str]:
         if "lhs" in chain:
             lines += [f"- ``{name}`` — left side: {names(chain['lhs'])} ⟶ **symuat's normal form** "
                       f"⟵ right side: {names(chain['rhs'])}; hence equal (``{chain['step']}``)."]
+        elif "direct" in chain and p.get("proof") == "certificate":
+            lines += [f"- ``{name}`` — from symuat's certificate: {names(chain['direct'])}."]
         elif "direct" in chain:
             why = f" ({p['fallback']})" if p.get("fallback") else ""
             lines += [f"- ``{name}`` — direct proof{why}: {names(chain['direct'])}."]

@@ -9,6 +9,7 @@ handles, is not exported (:class:`~symuat.certify.export.Unsupported`, with the 
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Callable
 
 from symuat.certify.export import Exported, Unsupported
@@ -37,7 +38,9 @@ def export_certificates(base: str, verdict, certificates: list) -> list[Exported
         if fn is None:
             raise Unsupported(f"no Coq exporter for a {kind} certificate; proved by: {method}")
         out += fn(f"{base}_{kind}{n}", data)
-    return out
+    # every theorem's accepted proof term is probed for the library lemmas it applies (the
+    # derivation the claim page shows), as an identity's is
+    return [t if t.probes else dataclasses.replace(t, probes=((t.name, "direct"),)) for t in out]
 
 
 # the exporters (each module registers its kinds on import)
