@@ -168,3 +168,18 @@ def test_every_symbolic_proved_is_counted_and_a_non_identity_is_listed(coq_lib, 
     assert checks["H8.rank"]["status"] == "unsupported"
     assert "not an identity of matrices" in checks["H8.rank"]["reason"]
     assert checks["H8.1"]["status"] == checks["H8.2"]["status"] == "certified"
+
+
+def test_capture_observes_a_check_whose_verdict_was_computed_before():
+    """A verdict is computed once per process; certify's capture must still see the statements a
+    check proves when a report or another test ran that check first (else it would be counted
+    'no statement captured' and never certified)."""
+    import symuat.claims  # noqa: F401
+    from symuat.certify.run import capture
+    from symuat.kernel.registry import REGISTRY
+
+    (check,) = [c for c in REGISTRY.all_checks() if c.key == "P1"]
+    before = check.run().verdict
+    (verdict, pairs), = capture([check]).values()
+    assert str(verdict.status) == "proved" and len(pairs) == 1
+    assert check.verdict() is before   # the earlier verdict is put back

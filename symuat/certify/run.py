@@ -219,6 +219,12 @@ def capture(checks, certificates: dict | None = None) -> dict:
                     return
             seen.setdefault(running.key, []).append((lhs, rhs, None))
 
+    # a check's verdict is computed once per process (Check.verdict): one computed before this
+    # capture (a report, a test) would be reused without its procedure running, so nothing would
+    # be observed; the selected checks are run afresh here and their earlier verdicts put back
+    saved = [(check, check._verdict) for check in checks]
+    for check in checks:
+        check._verdict = None
     token = index_calculus.OBSERVER.set(observer)
     try:
         out = {}
@@ -228,6 +234,9 @@ def capture(checks, certificates: dict | None = None) -> dict:
                 out[check.key] = (result.verdict, seen.get(check.key, []))
     finally:
         index_calculus.OBSERVER.reset(token)
+        for check, verdict in saved:
+            if verdict is not None:
+                check._verdict = verdict
     return out
 
 
