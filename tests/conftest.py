@@ -4,6 +4,56 @@ os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
 import pytest  # noqa: E402
 
+#: the slow tiers: deselected by the README's plain ``pytest``, run by ``pytest --all-tiers`` (CI)
+TIERS = {
+    "coq": "compiles exported theorems with coqc and MathComp (about 10 minutes)",
+    "browser": "reads the built docs in headless Chromium (needs SYMUAT_DOCS_HTML or a docs build)",
+    "long": "real packaged models on long texts (about 4.5 GB of memory)",
+}
+
+
+def pytest_addoption(parser):
+    parser.addoption("--all-tiers", action="store_true",
+                     help="also run the slow tiers: " + "; ".join(f"{k}: {v}" for k, v in TIERS.items()))
+
+
+def pytest_configure(config):
+    for name, what in TIERS.items():
+        config.addinivalue_line("markers", f"{name}: slow tier, {what}")
+
+
+def _tier_of(item) -> str | None:
+    """A test's tier: ``coq`` if it compiles with Coq (it takes the ``coq_lib`` fixture), ``browser``
+    for the docs' browser test, else whatever it is marked with."""
+    if "coq_lib" in getattr(item, "fixturenames", ()):
+        return "coq"
+    if item.path.name == "test_docs_browser.py":
+        return "browser"
+    return next((name for name in TIERS if item.get_closest_marker(name)), None)
+
+
+def _all_tiers(config) -> bool:
+    return bool(config.getoption("--all-tiers") or config.option.markexpr)
+
+
+def pytest_collection_modifyitems(config, items):
+    keep, slow = [], []
+    for item in items:
+        tier = _tier_of(item)
+        if tier is not None:
+            item.add_marker(getattr(pytest.mark, tier))
+        (slow if tier is not None and not _all_tiers(config) else keep).append(item)
+    if slow:
+        config.hook.pytest_deselected(items=slow)
+        items[:] = keep
+
+
+def pytest_report_header(config):
+    if _all_tiers(config):
+        return "symuat: every tier (fast, coq, browser, long)"
+    return ("symuat: the fast tier; `pytest --all-tiers` also runs the Coq, browser and long real-model tests "
+            "(what CI runs)")
+
 
 @pytest.fixture(scope="module")
 def coq_lib(tmp_path_factory):

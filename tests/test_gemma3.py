@@ -193,6 +193,7 @@ def gemma3():
     return g3.load_gguf_file(path)
 
 
+@pytest.mark.long
 def test_gemma3_270m_long_text(gemma3):
     m = gemma3
     c = m.config
