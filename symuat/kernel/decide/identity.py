@@ -781,30 +781,13 @@ def _explicit_refuted(cex, corrected_build, corrected_latex, sizes_list, constru
     )
 
 
-#: 0/1 patterns tried (fewest ones first) before random entries, for a witness a reader can check by hand
-SMALL_PATTERNS = 512
-
-
-def _small_then_random(symbols, active):
-    """Assignments of ``symbols``: first 0/1 patterns with the fewest ones on the symbols of the
-    difference (``active``; the others 0) — smallest entries first, as :mod:`symuat.kernel.minimise`
-    orders them — then 200 random draws in −3..3."""
-    tried = 0
-    for k in range(len(active) + 1):
-        for ones in itertools.combinations(active, k):
-            if tried >= SMALL_PATTERNS:
-                break
-            tried += 1
-            yield {s: int(s in ones) for s in symbols}
-    rng = np.random.default_rng(0)
-    for _ in range(200):
-        yield {s: int(v) for s, v in zip(symbols, rng.integers(-3, 4, len(symbols)))}
-
-
 def _witness_for(diff, l, r, sizes, index) -> Counterexample:
     symbols = sorted(diff.free_symbols | sp.sympify(l).free_symbols | sp.sympify(r).free_symbols, key=str)
-    active = sorted(diff.free_symbols, key=str)
-    for assignment in _small_then_random(symbols, active):
+    from symuat.kernel.minimise import small_assignments  # smallest entries first, then random draws
+
+    rng = np.random.default_rng(0)
+    draws = ({s: int(v) for s, v in zip(symbols, rng.integers(-3, 4, len(symbols)))} for _ in range(200))
+    for assignment in itertools.chain(small_assignments(symbols, sorted(diff.free_symbols, key=str)), draws):
         dv = diff.subs(assignment)
         if dv != 0 and zero_status(dv)[0] is False:  # certified nonzero
             lv, rv = sp.sympify(l).subs(assignment), sp.sympify(r).subs(assignment)
