@@ -63,6 +63,17 @@ def test_plus_coq_only_when_the_whole_bottom_line_failures_included_was_certifie
     assert js["D4"]["coq"]["not_certified"] == ["D4.size", "D4.row1"]
 
 
+def test_h4_fails_without_plus_coq_when_only_its_holding_parts_were_certified(claims, certify_record):
+    results = [c.run() for c in claims["H4"].checks]
+    h4 = roll_up(claims["H4"], results)
+    proved = [r.check.key for r in results if r.verdict is not None and str(r.verdict.status) == "proved"]
+    certify_record(proved)  # every proof of H4 certified; its failures cannot be
+    row = next(line for line in report.verdict_table([h4], width=200).splitlines() if line.startswith("H4 "))
+    assert h4.verdict == "fails" and "+coq" not in row
+    cov = report.coq_coverage(h4)
+    assert not cov["complete"] and set(cov["not_certified"]) >= set(h4.failing_items)
+
+
 def test_the_picture_is_not_called_certified_by_theorems_that_do_not_pin_its_layout(claims, certify_record):
     (pic,) = [c for c in claims["M1"].checks if c.key == "M1.pic[row,dia]"]
     certify_record([pic.key])
