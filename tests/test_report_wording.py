@@ -181,3 +181,20 @@ def test_claim_verdicts_carry_the_new_fields(claims):
     cvs = claim_verdicts([c.run() for c in claims["D4"].checks], REGISTRY)
     d = cvs[0].as_dict()
     assert d["grounds"] == ["D4.size", "D4.row1", "D4.rows[row2]", "D4.rows[rown]"]
+
+
+def test_the_claim_page_names_what_coq_certified(claims, certify_record):
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "docs" / "_ext"))
+    docs_ext = pytest.importorskip("symuat_claims", reason="Sphinx (the docs extra) is not installed")
+    d4, p1 = _roll(claims["D4"]), _roll(claims["P1"])
+    certify_record(["D4.rows[row2]", "D4.rows[rown]", "P1"])
+    d4_page, p1_page = "\n".join(docs_ext.bottom_line(d4)), "\n".join(docs_ext.bottom_line(p1))
+    assert "Coq certified 2 of 4 checks of the bottom line" in d4_page and "certified: coq" not in d4_page
+    assert ":badge:`certified: coq` the whole bottom line" in p1_page
+    a6, p5, h8 = (docs_ext.bottom_line(_roll(claims[c])) for c in ("A6", "P5", "H8"))
+    assert any("its checked parts ``weights``, ``biases`` hold" in line for line in a6)
+    assert any("``square`` hypothesis is not needed" in line for line in p5)
+    assert any("the gloss the paper puts on them is wrong: ``cov``" in line for line in h8)

@@ -514,6 +514,17 @@ def bottom_line(cv) -> list[str]:
         lines += ["   .. rst-class:: failing-steps", "",
                   "   " + lead + ", ".join(f"``{s}``" for s in steps[:10]) + (" …" if len(steps) > 10 else "")
                   + " (rows marked ✘ in the derivation below).", ""]
+    if cv.wrong_glosses:  # a wrong gloss marks the bottom line ◑ as a wrong step does
+        lines += ["   .. rst-class:: failing-steps", "",
+                  "   The equations hold, but the gloss the paper puts on them is wrong: "
+                  + ", ".join(f"``{g}``" for g in cv.wrong_glosses) + " (corrected below).", ""]
+    if cv.verdict == "informal" and cv.checked_items:  # a prose main sentence, its parts checked
+        held = [s for s in cv.checked_items if s not in cv.failing_step_names]
+        lines += [f"   The main sentence is prose ({', '.join(f'``{s}``' for s in cv.informal_items)})"
+                  + (f"; its checked parts {', '.join(f'``{s}``' for s in held)} hold" if held else "") + ".", ""]
+    for u in cv.unneeded:  # a hypothesis symuat's own reading shows unnecessary
+        lines += [f"   The ``{u['tag']}`` hypothesis is not needed: it holds for ``{u['instead']}`` too ("
+                  + ", ".join(f"``{k}``" for k in u["keys"]) + ", symuat's reading).", ""]
     if cv.verdict == "fails" and cv.failing_items and not cv.failing_step_names:
         lines += ["   .. rst-class:: failing-steps", "",
                   "   Wrong: " + ", ".join(f"``{s}``" for s in cv.failing_items[:3])
