@@ -707,7 +707,7 @@ def verdicts_json(verdicts) -> str:
 
 
 def verdicts_markdown(verdicts) -> str:
-    from symuat.headline import headline
+    from symuat.headline import display_word, headline
 
     def cell(text):
         return (text or "").replace("|", r"\|").replace("\n", " ")
@@ -718,16 +718,16 @@ def verdicts_markdown(verdicts) -> str:
             "|---|---|---|---|---|---|---|"]
     for v in verdicts:
         rows.append("| " + " | ".join([
-            v.id, cell(v.title), v.verdict + (" (extension)" if v.extension else ""), v.strength or "—",
+            v.id, cell(v.title), display_word(v) + (" (extension)" if v.extension else ""), v.strength or "—",
             cell("; ".join(v.readings_that_hold)) if v.verdict == "holds-under-readings" else "",
-            cell(", ".join(v.failing_step_names)),
+            cell(", ".join(v.failing_step_names + [f"gloss {g}" for g in v.wrong_glosses])),
             f"${cell(v.corrected)}$ ({v.corrected_status})" if v.corrected else "",
         ]) + " |")
     return "\n".join(rows)
 
 
 def verdicts_latex(verdicts) -> str:
-    from symuat.headline import headline
+    from symuat.headline import display_word, headline
 
     rows = [r"\noindent " + _tex_escape(" ".join(headline(verdicts).lines())) + r"\par",
             r"\begin{longtable}{lp{0.3\textwidth}llp{0.3\textwidth}}",
@@ -736,7 +736,7 @@ def verdicts_latex(verdicts) -> str:
         extra = _tex_escape("; ".join(v.readings_that_hold)) if v.verdict == "holds-under-readings" else ""
         if v.corrected:
             extra += (r"\newline " if extra else "") + f"${v.corrected}$"
-        rows.append(rf"\texttt{{{_tex_escape(v.id)}}} & {_tex_escape(v.title)} & \texttt{{{v.verdict}}}"
+        rows.append(rf"\texttt{{{_tex_escape(v.id)}}} & {_tex_escape(v.title)} & \texttt{{{display_word(v)}}}"
                     + (" (extension)" if v.extension else "") + rf" & {v.strength or '--'} & {extra}\\")
     rows.append(r"\end{longtable}")
     return "\n".join(rows)
