@@ -3,8 +3,8 @@ terminal (``symuat report``), the docs' index and the Python API.
 
 The papers' claims are counted apart from symuat's own extensions (``ClaimVerdict.extension``)
 everywhere; definitions and informal items are not verdicts and are counted apart too. A claim
-whose conclusion holds although printed steps of its chain are wrong (H2, A6) shows as *holds,
-steps wrong* (mark ``◑``), never with the plain ``✔`` of a claim that holds step by step; it is
+whose conclusion holds although printed steps of its chain or a gloss on it are wrong (H2, H8)
+shows as *holds, parts wrong* (mark ``◑``), never with the plain ``✔`` of a claim that holds step by step; it is
 counted among the claims that hold, and the headline says how many of them have wrong steps.
 
 Groups come from the claims themselves (:attr:`Claim.group`): a group made only of symuat's
@@ -19,7 +19,7 @@ claims, with no code naming it.
 >>> (h.holds, h.holds_steps_wrong, h.fails, h.fails_corrected, h.extensions)
 (2, 1, 1, 1, 1)
 >>> h.lines()[0]
-'2 claims hold (1 with a wrong printed step), 0 only under some readings, 1 fails — with a proved correction.'
+'2 claims hold (1 with a wrong printed step or gloss), 0 only under some readings, 1 fails — with a proved correction.'
 >>> display_word(vs[2])
 'holds-steps-wrong'
 """
@@ -32,15 +32,16 @@ from dataclasses import dataclass, field
 #: display words of a bottom line: the verdict, or ``error`` / ``holds-steps-wrong``
 WORDS = {
     "holds": "holds",
-    "holds-steps-wrong": "holds, steps wrong",
+    "holds-steps-wrong": "holds, parts wrong",
     "holds-under-readings": "holds under some readings",
     "fails": "fails",
     "informal": "informal",
     "definition": "definition",
+    "cited": "cited theorem",
     "error": "error",
 }
 MARKS = {"holds": "✔", "holds-steps-wrong": "◑", "holds-under-readings": "◐", "fails": "✘",
-         "informal": "·", "definition": "≔", "error": "!"}
+         "informal": "·", "definition": "≔", "cited": "↗", "error": "!"}
 #: headings of the claims' groups (a group missing here is headed by its own name)
 GROUP_TITLES = {
     "lemmas": "UAT, DUAT and the two lemmas",
@@ -59,11 +60,12 @@ def group_title(group: str) -> str:
 
 
 def display_word(cv) -> str:
-    """What a reader sees for a bottom line: a crash first, then a conclusion that holds through
-    wrong printed steps, else the verdict."""
+    """What a reader sees for a bottom line: a crash first, then a conclusion that holds while
+    something the paper printed with it is wrong — a step of its chain or a gloss on it (one rule
+    for H2, A6 and H8: ◑, never the plain ✔) — else the verdict."""
     if cv.errors:
         return "error"
-    if cv.verdict == "holds" and cv.failing_step_names:
+    if cv.verdict == "holds" and (cv.failing_step_names or getattr(cv, "wrong_glosses", None)):
         return "holds-steps-wrong"
     return cv.verdict
 
@@ -84,6 +86,7 @@ class Headline:
     errors: int = 0
     crashed_checks: int = 0
     definitions: int = 0
+    cited: int = 0
     informal: int = 0
     extensions: int = 0
     extensions_by_word: dict = field(default_factory=dict)
@@ -93,7 +96,7 @@ class Headline:
         first = (f"error: {plural(self.errors, 'claim')} with crashed checks ({self.crashed_checks} crashed); "
                  if self.errors else "")
         first += (f"{plural(self.holds, 'claim')} {'holds' if self.holds == 1 else 'hold'}"
-                 + (f" ({self.holds_steps_wrong} with a wrong printed step)" if self.holds_steps_wrong else "")
+                 + (f" ({self.holds_steps_wrong} with a wrong printed step or gloss)" if self.holds_steps_wrong else "")
                  + f", {self.holds_under_readings} only under some readings, {self.fails} "
                  + ("fails" if self.fails == 1 else "fail"))
         if self.fails:
@@ -103,6 +106,8 @@ class Headline:
         rest = []
         if self.definitions:
             rest.append(plural(self.definitions, "definition"))
+        if self.cited:
+            rest.append(plural(self.cited, "cited theorem"))
         if self.informal:
             rest.append(f"{self.informal} informal")
         if self.extensions:
@@ -133,6 +138,8 @@ def headline(verdicts) -> Headline:
             h.fails_corrected += bool(v.corrected)
         elif v.verdict == "definition":
             h.definitions += 1
+        elif v.verdict == "cited":
+            h.cited += 1
         else:
             h.informal += 1
     h.extensions_by_word = {w: ext[w] for w in WORDS if ext[w]}

@@ -479,8 +479,15 @@ def detail(result: Result) -> str:
                      + ("" if c.admitted else "  (symuat's alternative; the text does not admit it)"))
     bearing = {"asserts": "the paper asserts this statement", "denies": "the paper asserts it is false",
                None: "not a claim of the paper"}[c.polarity]
+    status = result.verdict.status if result.verdict is not None else None
     if c.role == "extension":
         bearing = "symuat's own extension, not a claim of the paper"
+    elif c.role == "cited":
+        bearing = "a theorem the papers cite and use; symuat neither proves nor refutes it"
+    elif c.polarity is None and status is Status.INFORMAL:  # the papers wrote it: their informal claim
+        bearing = "the papers' informal claim (prose: no checkable identity)"
+    elif c.polarity is None and status is Status.DEFINITION:
+        bearing = "a definition the papers give"
     lines.append(f"  paper:     {bearing}; {paper_word(result)}"
                  + (f"; the paper says: {c.paper_says}" if c.paper_says else "")
                  + (f"; {c.role} of the claim" if c.role in ("step", "quantity") else ""))
@@ -499,7 +506,10 @@ def detail(result: Result) -> str:
     from symuat.certify.record import certification
 
     cert = certification(c.key)
-    if cert:
+    if cert and c.coq_states:  # the theorems state less than the check: never "certified" for it
+        lines.append(f"  coq:       {', '.join(cert['theorems'])} compiled; they state {c.coq_states} — "
+                     "not the statement above, which is not certified")
+    elif cert:
         lines.append(f"  certified: coq ({', '.join(cert['theorems'])}; lemmas: {', '.join(cert['lemmas'])})")
     if v.hypotheses:
         lines.append(f"  assuming:  {'; '.join(v.hypotheses)}")
@@ -572,8 +582,15 @@ def _detail_words(v, wide: bool = False, most: int = 6) -> str:
     # issue 19: what the roll-up says beside the verdict (roles gloss / prediction, informal items)
     if getattr(v, "wrong_glosses", None):
         bits.append(f"gloss {', '.join(v.wrong_glosses)} wrong")
-    if getattr(v, "informal_items", None) and getattr(v, "checked_items", None):
+    if v.verdict == "informal" and getattr(v, "checked_items", None):  # prose main sentence, checked parts
+        held = [s for s in v.checked_items if s not in v.failing_step_names]
+        bits.append(f"the main sentence is prose ({', '.join(v.informal_items)})"
+                    + (f"; its checked parts {', '.join(held)} hold" if held else ""))
+    elif getattr(v, "informal_items", None) and getattr(v, "checked_items", None):
         bits.append(f"checked: {', '.join(v.checked_items)}; informal: {', '.join(v.informal_items)}")
+    for u in getattr(v, "unneeded", None) or ():  # an alternative reading drops a hypothesis
+        bits.append(f"the {u['tag']} hypothesis is not needed: it holds for {u['instead']} too "
+                    f"({', '.join(u['keys'])}, symuat's reading)")
     values = list(dict.fromkeys(q["symuat"] for q in v.quantities
                                 if q.get("agrees_with_paper") is None and q.get("symuat")))
     if 0 < len(values) <= 2 and v.verdict != "definition":
@@ -616,11 +633,11 @@ def verdict_table(verdicts, width: int | None = None, wide: bool = False, groups
     header = f"{'ID':<6}   {'verdict':<25} {'strength':<15} claim"
     lines.append(header if wide else header[:width])
 
-    from symuat.certify.record import claim_certified, summary_line
+    from symuat.certify.record import summary_line
 
-    def strength_word(v):  # "+coq": every symbolic proof of the claim compiled in the certify tier
-        coq = v.id in REGISTRY.claims and claim_certified(REGISTRY.claims[v.id])
-        return (v.strength or "—") + ("+coq" if coq and v.strength else "")
+    def strength_word(v):  # "+coq": the whole bottom line certified (coq_coverage), failures included
+        cov = coq_coverage(v)
+        return (v.strength or "—") + ("+coq" if cov and cov["complete"] and v.strength else "")
 
     def row(v):
         word = display_word(v)
@@ -638,14 +655,25 @@ def verdict_table(verdicts, width: int | None = None, wide: bool = False, groups
         fix = _correction(v)
         if fix:
             out += fit(fix, " " * 8, " " * 10)
+        cov = coq_coverage(v)
+        if cov and cov["certified"] and not cov["complete"]:  # part of it certified: say which
+            out += fit(cov["text"], " " * 8)
         return out
 
     by_group: dict[str, list] = {}
     for v in verdicts:
         by_group.setdefault(groups.get(v.id, ""), []).append(v)
     apart = [g for g, vs in by_group.items() if g and all(v.extension for v in vs)]
+    # the papers' table holds the papers' claims only, as the headline counts them; symuat's
+    # extensions among them (lemma, H7, T12) follow it under their own heading
+    beside = [v for v in verdicts if v.extension and groups.get(v.id, "") not in apart]
     for v in verdicts:
-        if groups.get(v.id, "") not in apart:
+        if groups.get(v.id, "") not in apart and not v.extension:
+            lines += row(v)
+    if beside:
+        lines.append("")
+        lines += fit("symuat's extensions — beside the papers' claims (counted apart)")
+        for v in beside:
             lines += row(v)
     for g in apart:
         lines.append("")
@@ -663,12 +691,23 @@ def verdict_table(verdicts, width: int | None = None, wide: bool = False, groups
     return "\n".join(lines)
 
 
+def coq_coverage(v) -> dict | None:
+    """What Coq certified of the bottom line ``v`` (:func:`symuat.certify.record.claim_coverage`),
+    None without a current certify record."""
+    from symuat.certify.record import claim_coverage
+
+    claim = REGISTRY.claims.get(v.id)
+    return claim_coverage(claim, v) if claim is not None else None
+
+
 def verdicts_json(verdicts) -> str:
-    return json.dumps([v.as_dict() for v in verdicts], indent=2, ensure_ascii=False)
+    """The bottom lines as JSON; ``coq``: what the certify tier certified of each (null without a
+    current record)."""
+    return json.dumps([{**v.as_dict(), "coq": coq_coverage(v)} for v in verdicts], indent=2, ensure_ascii=False)
 
 
 def verdicts_markdown(verdicts) -> str:
-    from symuat.headline import headline
+    from symuat.headline import display_word, headline
 
     def cell(text):
         return (text or "").replace("|", r"\|").replace("\n", " ")
@@ -679,16 +718,16 @@ def verdicts_markdown(verdicts) -> str:
             "|---|---|---|---|---|---|---|"]
     for v in verdicts:
         rows.append("| " + " | ".join([
-            v.id, cell(v.title), v.verdict + (" (extension)" if v.extension else ""), v.strength or "—",
+            v.id, cell(v.title), display_word(v) + (" (extension)" if v.extension else ""), v.strength or "—",
             cell("; ".join(v.readings_that_hold)) if v.verdict == "holds-under-readings" else "",
-            cell(", ".join(v.failing_step_names)),
+            cell(", ".join(v.failing_step_names + [f"gloss {g}" for g in v.wrong_glosses])),
             f"${cell(v.corrected)}$ ({v.corrected_status})" if v.corrected else "",
         ]) + " |")
     return "\n".join(rows)
 
 
 def verdicts_latex(verdicts) -> str:
-    from symuat.headline import headline
+    from symuat.headline import display_word, headline
 
     rows = [r"\noindent " + _tex_escape(" ".join(headline(verdicts).lines())) + r"\par",
             r"\begin{longtable}{lp{0.3\textwidth}llp{0.3\textwidth}}",
@@ -697,8 +736,8 @@ def verdicts_latex(verdicts) -> str:
         extra = _tex_escape("; ".join(v.readings_that_hold)) if v.verdict == "holds-under-readings" else ""
         if v.corrected:
             extra += (r"\newline " if extra else "") + f"${v.corrected}$"
-        rows.append(rf"\texttt{{{_tex_escape(v.id)}}} & {_tex_escape(v.title)} & \texttt{{{v.verdict}}} & "
-                    rf"{v.strength or '--'} & {extra}\\")
+        rows.append(rf"\texttt{{{_tex_escape(v.id)}}} & {_tex_escape(v.title)} & \texttt{{{display_word(v)}}}"
+                    + (" (extension)" if v.extension else "") + rf" & {v.strength or '--'} & {extra}\\")
     rows.append(r"\end{longtable}")
     return "\n".join(rows)
 

@@ -38,7 +38,7 @@ from symuat.kernel.status import Status, Verdict
 POSITIVE = (Status.PROVED, Status.PROVED_AT_SIZES, Status.NUMERIC_ONLY)
 #: strengths, strongest first
 STRENGTHS = ("proved", "proved-at-sizes", "numeric-only")
-VERDICTS = ("holds", "holds-under-readings", "fails", "informal", "definition", "error")
+VERDICTS = ("holds", "holds-under-readings", "fails", "informal", "definition", "cited", "error")
 
 #: the reading axes of claims.md §0.3 (and the readings the entries list), tag → axis
 AXES: dict[str, tuple[str, ...]] = {
@@ -83,6 +83,21 @@ READING_MEANING: dict[str, str] = {
     "B-both": "y = x + MHA(x), x_next = y + FFN(y)", "B-ffn": "y = MHA(x), x_next = y + FFN(y)",
     "eq20": "Eq. 20 networks (raw parameters independent of the input)", "eq30": "Transformer blocks (Eq. 30)",
 }
+#: how a correction that holds under one reading only says so, as a condition in words (a reading
+#: whose corrected statement already names it — M2's zero-frac, L2's D2 — needs none)
+READING_CONDITION = {"causal": "with a causal mask", "bidir": "without a mask"}
+
+
+def reading_condition(tags) -> str:
+    """The condition under which a correction is stated, in words.
+
+    >>> reading_condition(("causal",))
+    'with a causal mask'
+    >>> reading_condition(("zero-frac", "col"))
+    'under zero-frac, col'
+    """
+    return ", ".join(READING_CONDITION.get(t, "") for t in tags if t in READING_CONDITION) or (
+        "under " + ", ".join(tags))
 
 
 def reading_text(tags) -> str:
@@ -219,6 +234,14 @@ class ClaimVerdict:
     #: the items that carry the bottom line, and the informal items beside them, by name
     checked_items: list[str] = field(default_factory=list)
     informal_items: list[str] = field(default_factory=list)
+    #: the keys of the checks the bottom line rests on (its carrying checks but confirmations, its
+    #: steps and glosses): what must be certified for the bottom line to be
+    grounds: list[str] = field(default_factory=list)
+    #: hypotheses of the holding readings that symuat's alternative readings show unnecessary:
+    #: ``{"tag": "square", "instead": "conf", "keys": [...]}``
+    unneeded: list[dict] = field(default_factory=list)
+    #: the checks whose corrections ``corrected`` joins (one per distinct corrected statement)
+    corrected_from: list[str] = field(default_factory=list)
 
     def as_dict(self) -> dict:
         return {
@@ -244,6 +267,9 @@ class ClaimVerdict:
             "wrong_glosses": self.wrong_glosses,
             "checked_items": self.checked_items,
             "informal_items": self.informal_items,
+            "grounds": self.grounds,
+            "unneeded": self.unneeded,
+            "corrected_from": self.corrected_from,
             "bottom_line": self.bottom_line,
         }
 
@@ -263,7 +289,12 @@ class ClaimVerdict:
             return f"error: {n} check{'s' if n != 1 else ''} crashed"
         else:
             text = self.verdict
-        if self.informal_items and self.checked_items:
+        if self.verdict == "informal" and self.checked_items:
+            wrong = set(self.failing_step_names)
+            held = [s for s in self.checked_items if s not in wrong]
+            text += (f" (the main sentence: {', '.join(self.informal_items)}; its checked parts"
+                     + (f" {', '.join(held)} hold" if held else "") + ")")
+        elif self.informal_items and self.checked_items:
             text += f" (checked: {', '.join(self.checked_items)}; informal: {', '.join(self.informal_items)})"
         if self.failing_step_names:
             steps = self.failing_step_names
@@ -274,6 +305,10 @@ class ClaimVerdict:
         wrong = [p["key"] for p in self.predictions if not p["holds"]]
         if wrong:
             text += f"; symuat's prediction {', '.join(wrong)} corrected"
+        for u in self.unneeded:
+            meaning = READING_MEANING.get(u["instead"])
+            text += (f"; the {u['tag']} hypothesis is not needed: it holds for {u['instead']}"
+                     + (f" ({meaning})" if meaning else "") + f" too ({', '.join(u['keys'])})")
         return text
 
 
@@ -400,7 +435,10 @@ def roll_up(claim: Claim, results: list[Result]) -> ClaimVerdict:
     carrying = [r for r in decided if r.check.admitted and r.check.role in carry_roles]
     steps = [r for r in decided if r.check.admitted and r.check.role == "step"]
     glosses = [r for r in decided if r.check.admitted and r.check.role == "gloss"]
-    if not carrying and steps:
+    main_informal = [r for r in mine if r.check.role == "claim" and r.verdict is not None
+                     and r.verdict.status is Status.INFORMAL]
+    prose_main = bool(not carrying and steps and main_informal)
+    if not carrying and steps and not prose_main:
         carrying, steps = steps, []
     if not carrying and glosses:
         carrying, glosses = glosses, []
@@ -424,9 +462,20 @@ def roll_up(claim: Claim, results: list[Result]) -> ClaimVerdict:
     if errors:
         return ClaimVerdict(verdict="error", strength=None, other_readings=other, quantities=quantities, **extra,
                             **base)
+    if prose_main:
+        # rule 8: the main sentence is prose; its checked parts are steps, reported beside it
+        wrong = [r for r in steps if not agree(r)]
+        return ClaimVerdict(
+            verdict="informal", strength=None, other_readings=other, quantities=quantities, predictions=predictions,
+            informal_items=[_name(claim.id, r.check, r.check.reading or ()) for r in main_informal],
+            checked_items=list(dict.fromkeys(_name(claim.id, r.check, split(r)[1]) for r in steps)),
+            failing_steps=[r.check.key for r in wrong],
+            failing_step_names=list(dict.fromkeys(_name(claim.id, r.check, split(r)[1]) for r in wrong)),
+            grounds=[r.check.key for r in steps], **base)
     if not carrying:
         kinds = {r.verdict.status for r in mine if r.verdict is not None}
-        word = "definition" if Status.DEFINITION in kinds else "informal"
+        word = ("cited" if any(r.check.role == "cited" for r in mine)
+                else "definition" if Status.DEFINITION in kinds else "informal")
         return ClaimVerdict(verdict=word, strength=None, other_readings=other, quantities=quantities, **extra,
                             **base)
     extra["informal_items"] = informal_items
@@ -492,13 +541,40 @@ def roll_up(claim: Claim, results: list[Result]) -> ClaimVerdict:
                             and split(x)[1] == split(r)[1])]
     failing_items = [r.check.key for r in always_wrong] if word != "holds" else []
     corrected = corrected_status = corrected_of = None
+    corrected_from: list[str] = []
     pool = (always_wrong + [r for r in carrying if not agree(r) and r not in always_wrong]) if word != "holds" else []
-    for r in pool + wrong_glosses:
+
+    def proved_fix(r):
         v = r.verdict
-        if v.corrected is not None and v.corrected.verdict and v.corrected.verdict.status in POSITIVE:
-            corrected, corrected_status = v.corrected.statement, str(v.corrected.verdict.status)
-            corrected_of = r.check.key
-            break
+        return v.corrected is not None and v.corrected.verdict and v.corrected.verdict.status in POSITIVE
+
+    if word == "fails":
+        # a claim that fails as a whole: its correction is whole too — every distinct proved correction
+        # of the items that fail under every reading (D4: the size and row 1; P4: both sides)
+        fixes: dict[str, Result] = {}
+        for r in always_wrong:
+            if proved_fix(r) and r.verdict.corrected.statement not in fixes:
+                fixes[r.verdict.corrected.statement] = r
+        if fixes:
+            corrected = r"\ \text{and}\ ".join(fixes)
+            corrected_status = weakest(str(r.verdict.corrected.verdict.status) for r in fixes.values())
+            corrected_of, corrected_from = next(iter(fixes.values())).check.key, [r.check.key for r in fixes.values()]
+    if corrected is None:
+        for r in pool + wrong_glosses:
+            v = r.verdict
+            if proved_fix(r):
+                corrected, corrected_status = v.corrected.statement, str(v.corrected.verdict.status)
+                corrected_of, corrected_from = r.check.key, [r.check.key]
+                if r in pool and r not in always_wrong and hold:
+                    # it fails under some readings only: the correction names them (H1's causal mask)
+                    apart = [t for a, t in split(r)[0].items() if all(h.get(a) != t for h in hold)
+                             and t in READING_CONDITION]
+                    if apart:
+                        corrected = rf"\text{{{reading_condition(apart)}: }}" + corrected
+                break
+    unneeded = _unneeded(claim.id, hold, [r for r in mine if not r.check.admitted and agree(r) and r.check.role in carry_roles
+                          and r.check.role != "confirmation"], split)
+    grounds = [r.check.key for r in carrying if r.check.role != "confirmation"] + [r.check.key for r in steps + glosses]
     return ClaimVerdict(
         verdict=word, strength=strength_,
         readings_that_hold=[_reading_str(r) for r in hold if r],
@@ -506,8 +582,27 @@ def roll_up(claim: Claim, results: list[Result]) -> ClaimVerdict:
         failing_steps=failing_steps, corrected=corrected, corrected_status=corrected_status,
         corrected_of=corrected_of,
         failing_items=failing_items, quantities=quantities, other_readings=other,
-        failing_step_names=step_names, readings_that_hold_compact=hold_compact, **extra, **base,
+        failing_step_names=step_names, readings_that_hold_compact=hold_compact, grounds=grounds,
+        unneeded=unneeded, corrected_from=corrected_from, **extra, **base,
     )
+
+
+def _unneeded(claim_id: str, hold: list[dict], alternatives: list[Result], split) -> list[dict]:
+    """Hypotheses of a holding reading that an agreeing alternative reading (one the text does not
+    admit) drops: the alternative check differs from the holding reading on exactly one axis
+    (P5: ``square`` → ``conf``, the conclusion for any conformable shapes)."""
+    out: dict[tuple, dict] = {}
+    for r in alternatives:
+        ax = split(r)[0]
+        for reading in hold:
+            differ = [a for a, t in ax.items() if reading.get(a) != t]
+            if len(differ) == 1 and differ[0] in reading:
+                a = differ[0]
+                entry = out.setdefault((reading[a], ax[a]), {"tag": reading[a], "instead": ax[a], "keys": []})
+                name = _name(claim_id, r.check, (ax[a],))
+                if name not in entry["keys"]:
+                    entry["keys"].append(name)
+    return list(out.values())
 
 
 def _prediction(r: Result) -> dict:

@@ -37,11 +37,12 @@ logger = logging.getLogger("symuat")
 
 VERDICT_WORDS = {
     "holds": "holds",
-    "holds-steps-wrong": "holds, printed steps wrong",
+    "holds-steps-wrong": "holds, printed parts wrong",
     "holds-under-readings": "holds under some readings",
     "fails": "fails",
     "informal": "informal (no checkable identity)",
     "definition": "definition",
+    "cited": "cited theorem (the papers cite it; symuat does not prove it)",
     "error": "a check crashed",
 }
 def section_title(group: str) -> str:
@@ -402,7 +403,10 @@ def check_detail(r, heading: bool = True) -> list[str]:
     from symuat.certify.record import certification, not_certified
 
     cert = certification(key)
-    if cert:  # compiled by coqc in the current certify record: the derivation its proof term applies
+    if cert and r.check.coq_states:  # the theorems state less than the check: never "certified" for it
+        lines += [f"*Coq compiled* {', '.join(f'``{t}``' for t in cert['theorems'])}; they state "
+                  f"{_escape(r.check.coq_states)} — not the statement above, which is not certified.", ""]
+    elif cert:  # compiled by coqc in the current certify record: the derivation its proof term applies
         lines += _coq_derivation(cert)
     elif not_certified(key):  # a symbolic proof the certify tier could not certify: why
         lines += [f"*Not certified by Coq:* {not_certified(key)}", ""]
@@ -510,6 +514,17 @@ def bottom_line(cv) -> list[str]:
         lines += ["   .. rst-class:: failing-steps", "",
                   "   " + lead + ", ".join(f"``{s}``" for s in steps[:10]) + (" …" if len(steps) > 10 else "")
                   + " (rows marked ✘ in the derivation below).", ""]
+    if cv.wrong_glosses:  # a wrong gloss marks the bottom line ◑ as a wrong step does
+        lines += ["   .. rst-class:: failing-steps", "",
+                  "   The equations hold, but the gloss the paper puts on them is wrong: "
+                  + ", ".join(f"``{g}``" for g in cv.wrong_glosses) + " (corrected below).", ""]
+    if cv.verdict == "informal" and cv.checked_items:  # a prose main sentence, its parts checked
+        held = [s for s in cv.checked_items if s not in cv.failing_step_names]
+        lines += [f"   The main sentence is prose ({', '.join(f'``{s}``' for s in cv.informal_items)})"
+                  + (f"; its checked parts {', '.join(f'``{s}``' for s in held)} hold" if held else "") + ".", ""]
+    for u in cv.unneeded:  # a hypothesis symuat's own reading shows unnecessary
+        lines += [f"   The ``{u['tag']}`` hypothesis is not needed: it holds for ``{u['instead']}`` too ("
+                  + ", ".join(f"``{k}``" for k in u["keys"]) + ", symuat's reading).", ""]
     if cv.verdict == "fails" and cv.failing_items and not cv.failing_step_names:
         lines += ["   .. rst-class:: failing-steps", "",
                   "   Wrong: " + ", ".join(f"``{s}``" for s in cv.failing_items[:3])
@@ -518,6 +533,12 @@ def bottom_line(cv) -> list[str]:
     if cv.corrected:
         lines += ["   **Corrected statement** " + (f"(:badge:`{cv.corrected_status}`)" if cv.corrected_status else "")
                   + f": `below the printed one <#corrected-{cv.id.lower()}>`__.", ""]
+    from symuat.report import coq_coverage  # what Coq certified of this bottom line (``symuat report``'s +coq)
+
+    cov = coq_coverage(cv)
+    if cov and cov["certified"]:
+        lines += ["   " + (":badge:`certified: coq` the whole bottom line" if cov["complete"]
+                         else _escape(cov["text"].replace("coq: ", "Coq certified ", 1))) + ".", ""]
     return lines
 
 
@@ -851,6 +872,7 @@ COLOURS = {
     "fails": "#c62828",
     "informal": "#757575",
     "definition": "#1565c0",
+    "cited": "#00838f",
     "error": "#6a1b9a",
 }
 

@@ -81,6 +81,47 @@ def claim_certified(claim) -> bool:
     return bool(entries) and all(e["status"] == "certified" for e in entries)
 
 
+def certified_for_statement(check) -> bool:
+    """Whether ``check`` (a registry Check) is certified for the statement it reports: its
+    theorems compiled, and they state what it states (not a weaker form, ``Check.coq_states``)."""
+    return certification(check.key) is not None and not check.coq_states
+
+
+def claim_coverage(claim, cv) -> dict | None:
+    """What Coq certified of the bottom line ``cv`` (a ClaimVerdict) of ``claim``, from the current
+    record (None without one): ``{"complete": bool, "certified": [keys], "grounds": [keys],
+    "not_certified": [keys], "correction": "not exported" | None, "text": …}``.
+
+    ``complete`` — the report's ``+coq`` — only when every check the bottom line rests on
+    (``cv.grounds``: the failures included) is certified for its statement, every symbolic proof
+    of the claim in the record compiled, and there is no correction (the certify tier exports
+    checks, never corrected statements). Otherwise ``text`` names what was certified."""
+    data = load()
+    if not data or not cv.grounds:
+        return None
+    checks = {c.key: c for c in claim.checks}
+    grounds = [k for k in cv.grounds if k in checks]
+    done = [k for k in grounds if certified_for_statement(checks[k])]
+    entries = [data["checks"][c.key] for c in claim.checks if c.key in data.get("checks", {})]
+    all_in_record = all(e["status"] == "certified" for e in entries)
+    correction = "not exported" if cv.corrected else None
+    complete = bool(grounds) and len(done) == len(grounds) and all_in_record and not correction
+    missing = [k for k in grounds if k not in done]
+    if complete:
+        text = f"coq: all {len(grounds)} checks of the bottom line"
+    elif done:
+        shown = ", ".join(missing[:3]) + (f" and {len(missing) - 3} more" if len(missing) > 3 else "")
+        text = (f"coq: {len(done)} of {len(grounds)} checks of the bottom line"
+                + (f" (not {shown}" if missing else " (" if correction else
+                   " (another symbolic proof of the claim did not compile")
+                + ("; " if missing and correction else "") + ("the correction is not sent to Coq" if correction else "")
+                + ")")
+    else:
+        text = f"coq: none of the {len(grounds)} checks of the bottom line"
+    return {"complete": complete, "certified": done, "grounds": grounds, "not_certified": missing,
+            "correction": correction, "text": text}
+
+
 def summary_line() -> str | None:
     """``Coq: 95 of 101 symbolic proofs certified …`` from the current record, else None."""
     data = load()

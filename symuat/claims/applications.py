@@ -501,15 +501,17 @@ A6 = REGISTRY.claim(
     statement=r"\text{a UAT with fixed parameters fits one function, a DUAT many; MHA adjusts the weights, the residual path the biases}",
     group=GROUP,
 )
+# The main sentence ("a UAT fits one function, a DUAT many") is prose: it carries A6's bottom line as
+# informal; the mechanism the papers give for it ("MHA allows for the dynamic adjustment of the weight
+# parameters …, while the residual mechanism supports the dynamic approximation of bias terms", DUAT §4.1)
+# is checked as its steps. Which parameters depend on the input is T10's list, not A6's sentence.
 A6.check("weights", None, r"\exists X_1,X_2:\ \mathbf W'_{HVO}(X_1)\ne\mathbf W'_{HVO}(X_2)\ \text{(H9.dep)}",
-         lambda: REGISTRY.verdict("H9.dep"), note="“MHA adjusts the weights”: the same statement as H9.dep")
+         lambda: REGISTRY.verdict("H9.dep"), role="step",
+         note="“MHA adjusts the weights”: the same statement as H9.dep")
 A6.check("biases", None, r"\partial\mathbf b'_{2,2}/\partial\mathbf x'_0\neq0\ \text{(L2.9)}",
-         lambda: REGISTRY.verdict("L2.9[b'_{2,2}]"),
+         lambda: REGISTRY.verdict("L2.9[b'_{2,2}]"), role="step",
          note="“the residual path adjusts the biases”: with constant raw parameters only the biases b'_{j,2}, j ≥ 2, "
               "of the unrolled form depend on the input — the same statement as L2.9[b'_{2,2}]")
-A6.check("which", None, r"\{p:\partial p/\partial\mathbf x_0\neq0\}=\text{the printed list (T10)}",
-         lambda: REGISTRY.verdict("T10[duat]"), role="step",
-         note="in a Transformer more depends on the input than the papers list: T10")
 A6.check("many", None, r"\text{“a UAT fits one function, a DUAT many; hence many tasks”}",
          lambda: decide.informal("“fits many functions/tasks” has no formal content beyond the input dependence of the "
                                  "parameters (A6.weights, A6.biases): any fixed network is one function of its input, "

@@ -82,6 +82,8 @@ _EQ4_ROWS = {
     "rown": ("n", [((1, "n"), 1), ((2, "n"), 2)], (("m", "n"), "m")),
 }
 _SIZES_EQ4 = [{"m": a, "n": b} for a in (3, 4, 5) for b in (2, 3)]
+#: row 1 exists for n = 1 too: its smallest sizes (m = 3: the row prints three explicit terms)
+_SIZES_ROW1 = [{"m": a, "n": b} for a in (3, 4, 5) for b in (1, 2, 3)]
 
 
 def _w(i, j):
@@ -155,7 +157,7 @@ def _d4_row1():
     """The printed row 1 at sizes (refuted: w_{31} where the definition has w_{21}); its correction, the row
     with w_{2,1}, proved for every m ≥ 3 as D4.rows."""
     verdict = decide.check_explicit(
-        partial(_eq4_row, "row1"), _SIZES_EQ4,
+        partial(_eq4_row, "row1"), _SIZES_ROW1,
         corrected_build=partial(_eq4_row, "row1", printed=False),
         corrected_latex=r"w_{1,1}x_1+w_{2,1}x_2+\cdots+w_{m,1}x_m=(\mathbf W\diamond\mathbf x)_1")
     if verdict.corrected is not None:

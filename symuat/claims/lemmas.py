@@ -61,7 +61,7 @@ D1.check(None, None, r"G(\mathbf x)=" + latex(_G), partial(decide.define, _G), p
 D1.check("density", None, r"\overline{\{G\}}=C(\mathbf I_n)",
          lambda: decide.informal("Cybenko's theorem (1989), cited by the papers; an analytic result "
                                  "about a function space, outside what symuat checks."),
-         polarity=None, note="the closure of the set of UAT forms in the sup norm")
+         polarity=None, role="cited", note="the closure of the set of UAT forms in the sup norm (a cited theorem)")
 
 D2 = REGISTRY.claim(
     "D2", "Vector-valued UAT form", where="UAT §2; AAAI §2; DUAT §2.1",

@@ -167,6 +167,10 @@ for _order in ORDERS:
                     "; the picture is UAT's (dia sense) and lists x' row by row, so this reading is "
                     "symuat's alternative"),
             admitted=(_order, _sense) == ("row", "dia"),
+            coq_states=None if _order != "row" else (
+                "the two column identities W'(e₁⊗e₁) = (Wᵀe₁)⊗e₁ and W'(e₁⊗e₂) = (Wᵀe₁)⊗e₂ on the multi-indices "
+                "(token, feature), which hold in the column-major layout too; the picture's row-major flat positions "
+                "are not in the exported statement"),
         )
 
 # --------------------------------------------------------------------------------------------

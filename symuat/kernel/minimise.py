@@ -204,6 +204,30 @@ def small_instances(lhs, rhs, *, largest: dict | None = None, top: int = 2, max_
             yield from ((sizes, values) for values in _draws(shapes, level, rng, first=(i == 0)))
 
 
+#: 0/1 patterns :func:`small_assignments` yields at most
+SMALL_PATTERNS = 128
+
+
+def small_assignments(symbols, active, limit: int = SMALL_PATTERNS):
+    """0/1 values of scalar ``symbols``, fewest ones first, the ones placed on ``active`` (the
+    symbols of a difference; the others 0): the witnesses a reader checks by hand, in the order
+    :func:`minimal_counterexample` tries entries (:func:`symuat.kernel.decide.check_explicit`'s
+    witness search starts here).
+
+    >>> import sympy as sp
+    >>> a, b = sp.symbols("a b")
+    >>> [tuple(v.values()) for v in small_assignments([a, b], [a, b])]
+    [(0, 0), (1, 0), (0, 1), (1, 1)]
+    """
+    tried = 0
+    for k in range(len(active) + 1):
+        for ones in itertools.combinations(active, k):
+            if tried >= limit:
+                return
+            tried += 1
+            yield {s: int(s in ones) for s in symbols}
+
+
 def _sides(cex: Counterexample):
     return _biggest(cex.lhs, cex.rhs) if cex.lhs is not None and cex.rhs is not None else 0
 

@@ -24,7 +24,7 @@ _RUNNING: contextvars.ContextVar["Check | None"] = contextvars.ContextVar("symua
 
 
 #: how a check bears on its claim (see :attr:`Check.role`)
-ROLES = ("claim", "step", "quantity", "extension", "prediction", "gloss", "confirmation")
+ROLES = ("claim", "step", "quantity", "extension", "prediction", "gloss", "confirmation", "cited")
 
 
 @dataclass
@@ -53,13 +53,20 @@ class Check:
     #:   beside the bottom line, never carrying it), ``"gloss"`` (symuat's formalisation of a
     #:   paper's prose gloss on a claim whose equations carry the bottom line), ``"confirmation"``
     #:   (a float64 confirmation beside a proof: a failure fails its reading, but it never lowers
-    #:   the strength the proof gives). How each role bears on the verdict: :func:`symuat.verdicts.roll_up`.
+    #:   the strength the proof gives), ``"cited"`` (a theorem of the literature the papers cite and
+    #:   use, which symuat neither proves nor refutes: D1's Cybenko). How each role bears on the
+    #:   verdict: :func:`symuat.verdicts.roll_up`.
     polarity: str | None = "asserts"
     admitted: bool = True
     role: str = "claim"
     paper_says: str | None = None
     #: one line of why the outcome is what it is, in words (``symuat show`` prints it)
     why: str = ""
+    #: what the theorems the certify tier exports for this check state, when that is less than
+    #: ``statement`` (M1.pic: the column identities on multi-indices, which hold for either
+    #: flattening, not the picture's flat positions). Such a check is never reported as
+    #: certified for its statement: the report says what the theorems state instead.
+    coq_states: str | None = None
     _verdict: Verdict | None = field(default=None, repr=False, compare=False)
 
     @property
@@ -118,7 +125,9 @@ class Result:
         from symuat.certify.record import certification  # the certify tier's record, if current
 
         cert = certification(self.check.key)
-        if cert is not None:
+        if cert is not None and self.check.coq_states:  # the theorems state less than the check
+            out["coq_compiled"] = {**cert, "states": self.check.coq_states}
+        elif cert is not None:
             out["certified"] = cert
         return out
 
@@ -139,7 +148,7 @@ class Claim:
 
     def check(self, step: str | None, reading, statement: str, procedure, note: str = "", *,
               polarity: str | None = "asserts", admitted: bool = True, role: str = "claim",
-              paper_says: str | None = None, why: str = "") -> Check:
+              paper_says: str | None = None, why: str = "", coq_states: str | None = None) -> Check:
         cid = self.id if not step else f"{self.id}.{step}"
         reading = tuple(reading) if reading else None
         if polarity not in ("asserts", "denies", None):
@@ -147,7 +156,7 @@ class Claim:
         if role not in ROLES:
             raise ValueError(f"{cid}: unknown role {role!r}")
         c = Check(cid, reading, statement, procedure, note, polarity=polarity, admitted=admitted,
-                  role=role, paper_says=paper_says, why=why)
+                  role=role, paper_says=paper_says, why=why, coq_states=coq_states)
         if any(existing.key == c.key for existing in self.checks):
             raise ValueError(f"duplicate check {c.key}")
         self.checks.append(c)
