@@ -38,6 +38,30 @@ class ModelError(SymuatError, ValueError):
 _MISSING = object()
 
 
+class InMemory:
+    """A checkpoint held in memory (:func:`symuat.models.memory.from_hf`): the ``config.json`` dict,
+    the tensors and the tokenizer its saved folder would hold, read by the family loaders through
+    :func:`check_folder`, :func:`read_config`, :func:`folder_tensors` and :func:`json_tokenizer`
+    exactly as a folder is. Its name (``<in memory …>``) stands for the folder in messages.
+
+    >>> m = InMemory("<in memory>", {"model_type": "llama"}, {}, None)
+    >>> read_config(m)
+    (PosixPath('<in memory>/config.json'), {'model_type': 'llama'})
+    """
+
+    def __init__(self, name: str, config: dict, tensors: dict, tokenizer):
+        self.name, self.config, self.tensors, self.tokenizer = name, config, tensors, tokenizer
+
+    def __fspath__(self) -> str:
+        return self.name
+
+    def __str__(self) -> str:
+        return self.name
+
+    def __truediv__(self, other) -> Path:
+        return Path(self.name) / other
+
+
 # --------------------------------------------------------------------------------------------
 # files and folders
 # --------------------------------------------------------------------------------------------
@@ -60,6 +84,8 @@ def read_bytes(path: Path, what: str) -> bytes:
 
 def check_folder(folder: Path) -> Path:
     """``folder`` exists, is a folder and can be listed and read."""
+    if isinstance(folder, InMemory):
+        return folder
     folder = Path(folder)
     if not folder.exists():
         raise ModelError(f"{folder}: no such file or folder")
@@ -76,6 +102,8 @@ def check_folder(folder: Path) -> Path:
 
 def read_config(folder: Path, *, kind: str = "checkpoint") -> tuple[Path, dict]:
     """``folder/config.json`` as a dict: present, readable, valid JSON, an object."""
+    if isinstance(folder, InMemory):
+        return folder / "config.json", dict(folder.config)
     path = check_folder(folder) / "config.json"
     if not path.exists():
         raise ModelError(f"{path}: missing (a {kind} folder needs config.json)")
@@ -353,6 +381,8 @@ def tensors_float64(named) -> dict[str, np.ndarray]:
 def folder_tensors(folder: Path) -> dict[str, np.ndarray]:
     """Every tensor of a checkpoint folder's weights (:func:`weight_files`: one file, several, or
     the shards of ``model.safetensors.index.json``), widened exactly to float64."""
+    if isinstance(folder, InMemory):
+        return dict(folder.tensors)
     def named():
         for f, listed in weight_files(folder):
             tensors = read_safetensors(f)
@@ -537,6 +567,8 @@ def open_gguf(path) -> GGUFFile:
 
 def json_tokenizer(folder: Path, *, required: bool = False):
     """``folder/tokenizer.json`` as a ``tokenizers.Tokenizer`` (no padding, no truncation), or None."""
+    if isinstance(folder, InMemory):
+        return folder.tokenizer
     path = Path(folder) / "tokenizer.json"
     if not path.exists():
         if required:
