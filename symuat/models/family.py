@@ -9,6 +9,8 @@ A family is one module (``symuat.models.bert``, ``.llama``, ``.qwen2``, …) tha
 * ``load_gguf(f: GGUFFile) -> model`` — optional, a GGUF file (``formats.open_gguf``);
 * ``reference_islands(hf_model)`` — optional, a context manager making the HF model's float32
   islands float64 for the reference (:mod:`symuat.models.reference`), and ``REFERENCE_NOTE``.
+* ``fold_checkpoint(model, asked)`` — optional, ``symuat model fold`` for the family
+  (:mod:`symuat.models.fold_decoders`).
 
 Every field, metadata key and tensor a loader does not model is refused there
 (:class:`~symuat.models.formats.Fields`, :class:`~symuat.models.formats.Tensors`). The model a

@@ -27,6 +27,7 @@ import numpy as np
 
 from symuat.models import llama, qknorm
 from symuat.models.causal_lm import DecoderConfig
+from symuat.models import reference as _reference
 from symuat.models.family import Family
 from symuat.models.formats import (
     Fields, ModelError, Tensors, check_folder, folder_tensors, json_tokenizer, read_config,
@@ -106,7 +107,8 @@ def random_olmo2(rng, *, M: int = 8, heads: int = 4, kv_heads: int = 2, F: int =
     cfg = DecoderConfig(vocab=vocab, M=M, layers=layers, heads=heads, kv_heads=kv_heads, head_dim=d, F=F,
                         rope_theta=10000.0, eps=1e-6, context=64, rope="half", tied=True, family="olmo2")
     g = lambda *s: rng.standard_normal(s) / np.sqrt(s[-1])
-    t = {"model.embed_tokens.weight": rng.standard_normal((vocab, M)), "model.norm.weight": 1 + 0.1 * rng.standard_normal(M)}
+    t = {"model.embed_tokens.weight": rng.standard_normal((vocab, M)),
+         "model.norm.weight": 1 + 0.1 * rng.standard_normal(M)}
     shapes = {"q": (heads * d, M), "k": (kv_heads * d, M), "v": (kv_heads * d, M), "o": (M, heads * d),
               "gate": (F, M), "up": (F, M), "down": (M, F)}
     for k in range(layers):
@@ -120,6 +122,10 @@ def random_olmo2(rng, *, M: int = 8, heads: int = 4, kv_heads: int = 2, F: int =
             t[p + name + ".weight"] = 1 + 0.1 * rng.standard_normal(width)
     return build(cfg, Tensors(t, Path("<random olmo2>")), bias=bias, tokenizer=None)
 
+
+#: the default islands made float64: every ``*RMSNorm`` (QK- and post-norms), the RoPE angles, eager softmax
+REFERENCE_NOTE = _reference.NOTE.replace("RMSNorm (casts to float32)", "every RMSNorm, the full-width QK-norms "
+                                         "q_norm/k_norm and the post-norms among them (casts to float32)")
 
 FROZEN = ("the attention patterns H_i of every layer and head (the full-width QK-norm, RoPE rotation, causal mask "
           "and softmax evaluated at the input)", "the RMSNorm scales of both post-norms of every layer and of the "

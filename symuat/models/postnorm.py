@@ -12,7 +12,8 @@ input, the layer is exactly the DUAT general term (Eq. 20) with
 .. math:: W1=I+S_aA,\qquad W2=(I_N\otimes W_g^\top)\,W1,\qquad
           W3=S_f(I_N\otimes W_d^\top)\operatorname{diag}(\operatorname{vec}_r(YW_u)),
 
-:math:`b3=S_a\mathbf 1b_{\rm att}^\top+S_f\mathbf 1b_d^\top`, :math:`b2=(I_N\otimes W_g^\top)S_a\mathbf 1b_{\rm att}^\top`
+:math:`b3=S_a\mathbf 1b_{\rm att}^\top+S_f\mathbf 1b_d^\top`,
+:math:`b2=(I_N\otimes W_g^\top)S_a\mathbf 1b_{\rm att}^\top`
 — :class:`~symuat.models.causal_lm.DecoderLayer`'s form with the pre-norm lifts :math:`S_1, S_2`
 the identity (the sub-layers read the stream itself). The post-norms sit inside :math:`W1` and
 :math:`W3`; they do not fold into the next layer's maps (spec §9 WP2: the skip path carries the

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from symuat.models import llama, qknorm, qwen2
 from symuat.models.causal_lm import CausalLM, DecoderConfig
+from symuat.models import reference as _reference
 from symuat.models.family import Family
 from symuat.models.formats import Fields, Tensors, check_folder, folder_tensors, json_tokenizer, read_config
 
@@ -60,6 +61,10 @@ def load_folder(folder) -> CausalLM:
     model.fields_read = sorted(f.used)
     return model
 
+
+#: the default islands made float64: every ``*RMSNorm`` (the QK-norms among them), the RoPE angles, eager softmax
+REFERENCE_NOTE = _reference.NOTE.replace("RMSNorm (casts to float32)", "every RMSNorm, the per-head QK-norms "
+                                         "q_norm/k_norm among them (casts to float32)")
 
 FROZEN = ("the attention patterns H_i of every layer and head (the per-head QK-norm, RoPE rotation, causal or "
           "sliding-window mask and softmax evaluated at the input)",) + llama.FROZEN[1:]
