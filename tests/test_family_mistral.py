@@ -40,6 +40,8 @@ def test_a_mistral_window_symuat_ignored_fails_the_check(tmp_path):
 
 def test_mistral_explain_adds_up_and_fold_folds_what_wp1_wp3_allow(tmp_path, capsys):
     folder = hf_family(tmp_path / "m", "mistral", sliding_window=4)
+    assert cli.main(["model", "check", "--model", str(folder)]) == 0
+    assert "PASS" in capsys.readouterr().out
     assert cli.main(["model", "explain", "--model", str(folder), "--text", "Hello there", "--format", "json"]) == 0
     report = json.loads(capsys.readouterr().out)
     assert report["passed"] and report["reference"] and len(report["checks"]) == 4

@@ -46,6 +46,8 @@ def test_a_per_head_qk_norm_fails_the_olmo2_check(tmp_path, monkeypatch):
 
 def test_olmo2_explain_adds_up_fold_refuses_wp2_and_attribution_refuses(tmp_path, capsys):
     folder = hf_family(tmp_path / "o", "olmo2", attention_bias=True)
+    assert cli.main(["model", "check", "--model", str(folder)]) == 0
+    assert "PASS" in capsys.readouterr().out
     assert cli.main(["model", "explain", "--model", str(folder), "--text", "Hello there", "--format", "json"]) == 0
     report = json.loads(capsys.readouterr().out)
     assert report["passed"] and report["reference"] and len(report["checks"]) == 4

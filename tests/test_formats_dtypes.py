@@ -125,3 +125,20 @@ def test_a_weights_file_the_shard_index_does_not_list_is_refused(tmp_path):
     with pytest.raises(ModelError, match=r"stray\.safetensors: a weights file model\.safetensors\.index\.json does "
                                          "not list"):
         folder_tensors(tmp_path / "s")
+
+
+def test_a_shard_that_disagrees_with_the_weight_map_is_refused(tmp_path):
+    import transformers
+
+    one = hf_decoder(tmp_path / "one")
+    model = transformers.AutoModelForCausalLM.from_pretrained(str(one))
+    model.save_pretrained(str(tmp_path / "s"), max_shard_size="4KB")
+    index = tmp_path / "s" / "model.safetensors.index.json"
+    data = json.loads(index.read_text())
+    shards = list(data["weight_map"].values())
+    name = next(k for k, v in sorted(data["weight_map"].items()) if shards.count(v) > 1)  # its shard stays listed
+    data["weight_map"][name] = next(v for v in sorted(set(data["weight_map"].values()))
+                                    if v != data["weight_map"][name])
+    index.write_text(json.dumps(data))
+    with pytest.raises(ModelError, match=rf"the shard (holds|lacks) tensor .*against the weight_map"):
+        folder_tensors(tmp_path / "s")
