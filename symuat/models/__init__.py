@@ -12,7 +12,8 @@ and the comparisons.
   exact logit decomposition;
 * :mod:`symuat.models.reference` — transformers from the checkpoint's own files, float64 throughout;
 * :mod:`symuat.models.compare` — ``check`` and ``explain`` with the per-row error measure;
-* :mod:`symuat.models.command` — the ``symuat model …`` sub-commands.
+* :mod:`symuat.models.command` — the ``symuat model …`` sub-commands;
+* :mod:`symuat.models.memory` — :func:`from_hf`, a transformers model already in memory.
 
 The names of the BERT family are re-exported here for the existing API.
 """
@@ -23,7 +24,7 @@ _NAMES = {**{n: "symuat.models.bert" for n in ("MAX_TOKENS", "MODELS", "BertNump
                                               "check_rewrite", "hf_hidden_states", "load_bert", "model_path",
                                               "tokenize")},
           "relative_error": "symuat.models.compare", "row_errors": "symuat.models.compare",
-          "ModelError": "symuat.models.formats"}
+          "ModelError": "symuat.models.formats", "from_hf": "symuat.models.memory"}
 __all__ = list(_NAMES)
 
 

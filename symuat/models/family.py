@@ -9,6 +9,8 @@ A family is one module (``symuat.models.bert``, ``.llama``, ``.qwen2``, …) tha
 * ``load_gguf(f: GGUFFile) -> model`` — optional, a GGUF file (``formats.open_gguf``);
 * ``reference_islands(hf_model)`` — optional, a context manager making the HF model's float32
   islands float64 for the reference (:mod:`symuat.models.reference`), and ``REFERENCE_NOTE``.
+* ``fold_checkpoint(model, asked)`` — optional, ``symuat model fold`` for the family
+  (:mod:`symuat.models.fold_decoders`).
 
 Every field, metadata key and tensor a loader does not model is refused there
 (:class:`~symuat.models.formats.Fields`, :class:`~symuat.models.formats.Tensors`). The model a
@@ -31,6 +33,9 @@ from symuat.models.formats import ModelError, is_path, open_gguf, read_config
 
 #: the family modules, in the order they are tried
 FAMILY_MODULES = ["symuat.models.bert", "symuat.models.llama", "symuat.models.qwen2", "symuat.models.gemma3"]
+FAMILY_MODULES.append("symuat.models.mistral")
+FAMILY_MODULES.append("symuat.models.qwen3")
+FAMILY_MODULES.append("symuat.models.olmo2")
 
 
 @dataclass(frozen=True)

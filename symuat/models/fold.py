@@ -349,6 +349,9 @@ def fold_model(model: str, asked: dict):
     from symuat.models.family import resolve
 
     family = _family(model)
+    own = _family_fold(model) if family.startswith("unsupported") else None
+    if own is not None:  # a family module's own fold (symuat.models.fold_decoders)
+        return own(model, asked)
     if family == "unsupported:gemma3":
         raise ModelError(f"{model}: {REFUSE_GEMMA3}")
     if family.startswith("unsupported"):
@@ -385,14 +388,23 @@ def fold_model(model: str, asked: dict):
     return family, original, folded.tensors, log, extra, source_config  # the fold leaves config.json as it is
 
 
+def _family_fold(model: str):
+    """The ``fold_checkpoint(model, asked)`` of ``model``'s family module, or None."""
+    from symuat.models.family import resolve
+
+    return getattr(resolve(model)[1], "fold_checkpoint", None)
+
+
 def check_folded(family: str, original, folder, texts: list[str]) -> list[dict]:
     """Reload the written checkpoint from ``folder`` and compare every state (and the logits, centred)
     with the original model on ``texts``."""
     out = []
-    if family == "llama":
+    if family != "bert":
+        from symuat.models.family import load
         from symuat.models.llama import load_folder
 
-        a, b = _decoder(original), load_folder(folder)
+        reload = load_folder if family == "llama" else load  # another decoder family: its own loader
+        a, b = _decoder(original), reload(folder)
         for text in texts:
             ids = a.tokenize(text)
             sa, sb = a.hidden_states(ids), b.hidden_states(ids)

@@ -44,23 +44,7 @@ def load_folder(folder) -> CausalLM:
     sizes = llama.decoder_fields(f, "qwen2")
     theta, inv, feats = llama._rope_from_config(f, sizes["head_dim"])
     tied = f.flag("tie_word_embeddings", False)
-    windowed = f.flag("use_sliding_window", False)
-    window = f.int("sliding_window", None) if f.has("sliding_window") and c.get("sliding_window") is not None else None
-    f.inert("sliding_window")
-    max_window = f.int("max_window_layers", 28, minimum=0)
-    L = sizes["layers"]
-    types = f.raw("layer_types", None)
-    if types is None:  # transformers' rule (Qwen2Config)
-        types = ["sliding_attention" if windowed and window is not None and i >= max_window else "full_attention"
-                 for i in range(L)]
-    if not isinstance(types, list) or len(types) != L or any(t not in ("full_attention", "sliding_attention")
-                                                              for t in types):
-        f.fail("layer_types", f"must list {L} entries 'full_attention' or 'sliding_attention', not {types!r}")
-    if not windowed:  # transformers sets sliding_window to None: no layer is windowed
-        types = ["full_attention"] * L
-    if "sliding_attention" in types and window is None:
-        f.fail("sliding_window", "is missing although some layers attend through a sliding window")
-    windows = [window if t == "sliding_attention" else None for t in types]
+    windows, window = layer_windows(f, sizes["layers"], max_window_default=28)
     vocab = llama._vocab_field(f)
     f.inert(*llama.INERT_FIELDS)
     f.refuse_unknown("qwen2", _SUPPORTED)
@@ -73,6 +57,29 @@ def load_folder(folder) -> CausalLM:
     t.refuse_unused("qwen2", _SUPPORTED)
     model.fields_read = sorted(f.used)
     return model
+
+
+def layer_windows(f: Fields, L: int, *, max_window_default: int) -> tuple[list, int | None]:
+    """Each layer's sliding window (None: full causal) from ``use_sliding_window``,
+    ``sliding_window``, ``max_window_layers`` and ``layer_types``, by transformers' rule (Qwen2Config,
+    Qwen3Config: without ``use_sliding_window`` no layer is windowed); and the window."""
+    c = f.data
+    windowed = f.flag("use_sliding_window", False)
+    window = f.int("sliding_window", None) if f.has("sliding_window") and c.get("sliding_window") is not None else None
+    f.inert("sliding_window")
+    max_window = f.int("max_window_layers", max_window_default, minimum=0)
+    types = f.raw("layer_types", None)
+    if types is None:  # transformers' rule (Qwen2Config)
+        types = ["sliding_attention" if windowed and window is not None and i >= max_window else "full_attention"
+                 for i in range(L)]
+    if not isinstance(types, list) or len(types) != L or any(t not in ("full_attention", "sliding_attention")
+                                                              for t in types):
+        f.fail("layer_types", f"must list {L} entries 'full_attention' or 'sliding_attention', not {types!r}")
+    if not windowed:  # transformers sets sliding_window to None: no layer is windowed
+        types = ["full_attention"] * L
+    if "sliding_attention" in types and window is None:
+        f.fail("sliding_window", "is missing although some layers attend through a sliding window")
+    return [window if t == "sliding_attention" else None for t in types], window
 
 
 def load_gguf_file(path) -> CausalLM:
