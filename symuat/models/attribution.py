@@ -934,7 +934,8 @@ def print_table(rep: dict, text: str, *, limit: int = 20, views=("residual", "du
             p(wrap("frozen: " + "; ".join(v["frozen"])))
             p(wrap(v["relation"]))
     for c in rep.get("checks", []):
-        p(f"  {'ok  ' if c['passed'] else 'FAIL'} {c['check']}: |difference| = {c['abs_error']:.1e}")
+        err = "non-finite" if c["abs_error"] is None else f"{c['abs_error']:.1e}"
+        p(f"  {'ok  ' if c['passed'] else 'FAIL'} {c['check']}: |difference| = {err}")
     if rep.get("lens"):
         p("\nlenses at the last position (0-based layers; row l: the state entering layer l):")
         p("  " + rep["lens_table"].replace("\n", "\n  "))
@@ -1098,6 +1099,7 @@ def run_explain(args, *, tolerance: float | None = None, say: Callable | None = 
 
             lz = lenses(net, ids, att.target.token, k, tr=att.trace)
             rep["lens"], rep["lens_table"] = _clean(lz.rows), str(lz)
+        rep = _clean(rep)
         if say:
             print("\r\033[K", end="", file=sys.stderr)
         if args.figure:
