@@ -855,6 +855,9 @@ def report(att: Attribution, *, by: str = "layer", k: int = 5, tol: float = TOLE
         "passed": att.passed, "by": by,
         "indexing": "layers, heads and source positions are 0-based (TransformerLens's blocks.{l}, head h); "
                     "rank 1 is the most likely token",
+        "hooks": {"embedding": "hook_embed", "head_source": "blocks.{layer}.attn.hook_result (head; per source "
+                  "position through blocks.{layer}.attn.hook_pattern)", "mlp": "blocks.{layer}.hook_mlp_out",
+                  "attention_output_bias": "blocks.{layer}.hook_attn_out"},
         # the DUAT terms, as `explain` has always listed them (linear path, σ-terms, zero bias)
         "sum_of_terms": du.total, "abs_error": du.abs_error, "rel_error": du.rel_error,
         "terms": ([{"term": "linear path A_L x'_0", "value": du.linear,
