@@ -14,7 +14,7 @@ sys.path.insert(0, os.path.abspath("_ext"))
 project = "symuat"
 author = "the symuat developers"
 copyright = "2026, the symuat developers"
-extensions = ["sphinx.ext.mathjax", "sphinx-mathjax-offline", "sphinx.ext.autodoc", "symuat_claims"]
+extensions = ["sphinx.ext.mathjax", "sphinx-mathjax-offline", "sphinx.ext.autodoc", "symuat_claims", "symuat_run"]
 exclude_patterns = ["_build", "claims/*.inc"]
 html_theme = "alabaster"
 html_static_path = ["_static"]

@@ -179,3 +179,34 @@ def dynamic_parameters_figure(texts: list[str], path, model: str = "minilm") -> 
         fig.suptitle("all-MiniLM-L6-v2: the parameters of the DUAT form depend on the input")
         fig.tight_layout(rect=(0, 0.12, 1, 1))
     return _save(fig, path)
+
+
+def duat_terms_figure(dec, words, path) -> None:
+    """The DUAT decomposition of one logit (``symuat.models.rewrite.decompose_logit``): the linear path,
+    each layer's σ-term (0-based) and the bias terms with their running sum, and the linear path per
+    input token."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    import numpy as np
+
+    L = dec.layers.size
+    fig, (ax, ax2) = plt.subplots(1, 2, figsize=(12, 4), gridspec_kw={"width_ratios": [4, 1]})
+    x = np.arange(L + 2)
+    vals = np.concatenate([[dec.linear], dec.layers, [dec.bias]])
+    ax.bar(x, vals, color=["#777"] + ["#3a6ea5"] * L + ["#aaa"])
+    ax.plot(x, np.cumsum(vals), "o-", color="#c0392b", ms=3, label="running sum")
+    ax.axhline(dec.logit, color="#c0392b", ls=":", lw=1, label=f"model logit {dec.logit:.4f}")
+    ax.set_xticks(x, ["lin"] + [str(j) for j in range(L)] + ["bias"], fontsize=7)
+    ax.set_xlabel("term: linear path from the embeddings, σ-term of layer j, bias")
+    ax.set_ylabel(f"contribution to the logit of {dec.token_text!r}")
+    ax.set_title(f"exact DUAT decomposition (|sum − logit| = {dec.abs_error:.1e})", fontsize=10)
+    ax.legend(fontsize=8)
+    ax2.barh(np.arange(len(words)), dec.linear_per_token, color="#777")
+    ax2.set_yticks(np.arange(len(words)), [repr(w) for w in words], fontsize=7)
+    ax2.invert_yaxis()
+    ax2.set_title("linear path, per input token", fontsize=9)
+    fig.tight_layout()
+    fig.savefig(path)
+    plt.close(fig)

@@ -220,7 +220,7 @@ def test_cli_table_and_figure(tiny, tmp_path, capsys):
     pytest.importorskip("matplotlib")
     fig = tmp_path / "explain.png"
     assert cli.main(["model", "explain", "--model", tiny, "--text", "Snow on pines", "--by", "head", "--rows", "3",
-                     "--figure", str(fig)]) == 0
+                     "--view", "both", "--figure", str(fig)]) == 0
     out = capsys.readouterr().out
     assert "residual view" in out and "DUAT view" in out and "the other" in out and out.rstrip().endswith(str(fig))
     assert "PASS" in out and fig.stat().st_size > 10_000

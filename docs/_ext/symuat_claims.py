@@ -1290,11 +1290,11 @@ def llama_section(figures: Path) -> list[str]:
               f"{_escape(repr(dec.token_text))} at the last position, term by term "
               f"(\|sum − logit\| = {dec.abs_error:.1e}):", "", _table(rows, ("term", "value")), ""]
     try:
-        from symuat.models.command import _explain_figure
+        from symuat.figures import duat_terms_figure
 
         figures.mkdir(parents=True, exist_ok=True)
         words = [net.tokenizer.decode([int(i)]) for i in ids]
-        _explain_figure(dec, words, figures / "smollm2-explain.png")
+        duat_terms_figure(dec, words, figures / "smollm2-explain.png")
         lines += [".. figure:: claims/figures/smollm2-explain.png", "   :width: 100%",
                   "   :alt: Bar chart: the contribution of each DUAT term to the logit of ' Paris', and a line "
                   "with the running sum reaching the model's logit; a second panel splits the linear path "

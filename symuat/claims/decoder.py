@@ -809,14 +809,14 @@ def causal_structure_figure(path, layer: int = 0):
 
 def logit_figure(path):
     """Per-layer exact decomposition of the predicted logit (SmolLM2 when installed)."""
-    from symuat.models.command import _explain_figure
+    from symuat.figures import duat_terms_figure
     from symuat.models.llama import decompose_logit
 
     model, _, text = _real_or_random()
     ids = model.tokenize(text) if text else np.arange(6) % model.config.vocab
     dec = decompose_logit(model, ids)
     words = [model.tokenizer.decode([int(i)]) for i in ids] if model.tokenizer else [str(i) for i in ids]
-    _explain_figure(dec, words, path)
+    duat_terms_figure(dec, words, path)
 
 
 X1.figures.append(("decoder-causal-whvo", "The token blocks of (W'_HVO)ᵀ of a real SmolLM2-135M layer (\"The capital "

@@ -13,7 +13,10 @@ and the comparisons.
 * :mod:`symuat.models.reference` — transformers from the checkpoint's own files, float64 throughout;
 * :mod:`symuat.models.compare` — ``check`` and ``explain`` with the per-row error measure;
 * :mod:`symuat.models.command` — the ``symuat model …`` sub-commands;
-* :mod:`symuat.models.memory` — :func:`from_hf`, a transformers model already in memory.
+* :mod:`symuat.models.memory` — :func:`from_hf`, a transformers model already in memory;
+* :mod:`symuat.models.api` — the notebook API: ``load``, ``explain``, ``explain_many``, ``lenses``,
+  ``attention_pattern`` (re-exported here), with :mod:`symuat.models.terms` (an attribution as a
+  table with TransformerLens's hook names) and :mod:`symuat.models.lens` (the logit and Jacobian lenses).
 
 The names of the BERT family are re-exported here for the existing API.
 """
@@ -24,7 +27,9 @@ _NAMES = {**{n: "symuat.models.bert" for n in ("MAX_TOKENS", "MODELS", "BertNump
                                               "check_rewrite", "hf_hidden_states", "load_bert", "model_path",
                                               "tokenize")},
           "relative_error": "symuat.models.compare", "row_errors": "symuat.models.compare",
-          "ModelError": "symuat.models.formats", "from_hf": "symuat.models.memory"}
+          "ModelError": "symuat.models.formats", "from_hf": "symuat.models.memory",
+          # the notebook API (symuat.models.api)
+          **{n: "symuat.models.api" for n in ("load", "explain", "explain_many", "lenses", "attention_pattern")}}
 __all__ = list(_NAMES)
 
 

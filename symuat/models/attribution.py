@@ -62,6 +62,7 @@ from typing import Callable
 
 import numpy as np
 
+from symuat.models import terms as terms_mod
 from symuat.models.checkpoint import ModelError
 
 TOLERANCE = 1e-12
@@ -525,16 +526,17 @@ def _golden_ok(tr: Trace) -> None:
         if lt.Wu is None:
             raise ModelError(f"the {tr.family} adapter does not give W_u: Golden's map needs it")
         if lt.affine:
-            raise ModelError(f"layer {k + 1} has a bias on the residual stream (b_V, b_O, b_g, b_u or b_d): with "
+            raise ModelError(f"layer {k} has a bias on the residual stream (b_V, b_O, b_g, b_u or b_d): with "
                              "Golden's freezing the output is affine, not linear, in the embeddings (Golden treats "
                              "bias-free models); the residual and DUAT views are exact for it")
 
 
-def golden_apply(tr: Trace, X: np.ndarray) -> np.ndarray:
+def golden_apply(tr: Trace, X: np.ndarray, start: int = 0) -> np.ndarray:
     r"""The frozen network applied to any input ``X`` ``(N, M)``: the last token's final-normed
-    output :math:`\sum_tJ_tX_t` ``(M,)``. At ``X = x_0`` it is the model's output (exactly, up to rounding)."""
+    output :math:`\sum_tJ_tX_t` ``(M,)``. At ``X = x_0`` it is the model's output (exactly, up to rounding).
+    With ``start = l`` ``X`` enters layer ``l`` (0-based): the frozen rest of the network from there."""
     _golden_ok(tr)
-    for lt in tr.layers:
+    for lt in tr.layers[start:]:
         Y = X + _attention_apply(lt, X)[1]
         Z = Y * lt.s2[:, None] * lt.g2
         X = Y + _post((lt.act * (Z @ lt.Wu)) @ lt.Wd, lt.post_mlp)
@@ -687,6 +689,11 @@ def golden_reference_llama(weights, ids, **kw) -> dict:
 
 @dataclass
 class Attribution:
+    """Both exact views of one explained value; in a notebook it displays as a summary table.
+
+    Layers and heads are 0-based (TransformerLens's ``blocks.{l}``); :meth:`terms` labels every
+    term with its TransformerLens hook (:mod:`symuat.models.terms`)."""
+
     trace: Trace
     target: Target
     residual: ResidualView
@@ -695,6 +702,52 @@ class Attribution:
     @property
     def passed(self) -> bool:
         return self.residual.passed and self.duat.passed
+
+    def terms(self, view: str = "both") -> list[dict]:
+        """Every term of ``view`` (``residual``, ``duat``, ``both``): one dict per term, long format."""
+        return terms_mod.terms(self, view)
+
+    def to_pandas(self, view: str = "both"):
+        """:meth:`terms` as a pandas ``DataFrame`` (layer, sublayer, head, position, token, hook, value)."""
+        return terms_mod.to_pandas(self, view)
+
+    def top(self, k: int = 10, view: str = "residual") -> list[dict]:
+        """The ``k`` terms of ``view`` largest in absolute value."""
+        return terms_mod.top(self, k, view)
+
+    def predictions(self, k: int = 5) -> list[dict]:
+        """The ``k`` most likely next tokens (rank, token, logit, probability)."""
+        return top_k(self.trace.logits, k, self.trace.decode)
+
+    def pattern(self, layer: int, head: int) -> np.ndarray:
+        """Layer ``layer``'s attention pattern of head ``head`` (0-based), ``(N, N)``: row = query
+        position, column = source position (TransformerLens's ``blocks.{layer}.attn.hook_pattern``)."""
+        return pattern(self.trace, layer, head)
+
+    def figure(self, path):
+        """Write the per-layer × head and per-source-token figure (needs matplotlib)."""
+        _write_figure(self, str(path))
+        return path
+
+    def __str__(self) -> str:
+        return terms_mod.text_summary(self)
+
+    def _repr_html_(self) -> str:
+        return terms_mod.html_summary(self, self.predictions())
+
+    def _repr_pretty_(self, p, cycle) -> None:
+        p.text(str(self))
+
+
+def pattern(tr: Trace, layer: int, head: int) -> np.ndarray:
+    """Layer ``layer``'s attention pattern of head ``head`` (0-based) in the trace, ``(N, N)``."""
+    L = len(tr.layers)
+    if not 0 <= layer < L:
+        raise ModelError(f"layer {layer} is outside [0, {L}) (layers are 0-based)")
+    H = tr.layers[layer].H
+    if not 0 <= head < H.shape[0]:
+        raise ModelError(f"head {head} is outside [0, {H.shape[0]}) (heads are 0-based)")
+    return H[head]
 
 
 def explain(model, ids, token: int | None = None, vs: int | None = None, *, states=None,
@@ -716,20 +769,20 @@ def rows(att: Attribution, view: str, by: str) -> list[tuple[str, float]]:
     if view == "residual":
         v = att.residual
         if by == "layer":
-            return [("embedding", v.embedding)] + [(f"layer {k + 1}", float(v.attention[k] + v.mlp[k]))
+            return [("embedding", v.embedding)] + [(f"layer {k}", float(v.attention[k] + v.mlp[k]))
                                                    for k in range(L)]
         if by == "sublayer":
             out = [("embedding", v.embedding)]
             for k in range(L):
-                out += [(f"layer {k + 1} attention", float(v.attention[k])), (f"layer {k + 1} MLP", float(v.mlp[k]))]
+                out += [(f"layer {k} attention", float(v.attention[k])), (f"layer {k} MLP", float(v.mlp[k]))]
             return out
         if by == "head":
             out = [("embedding", v.embedding)]
             for k in range(L):
-                out += [(f"L{k + 1}H{i}", float(v.heads[k, i].sum())) for i in range(v.heads.shape[1])]
+                out += [(f"L{k}H{i}", float(v.heads[k, i].sum())) for i in range(v.heads.shape[1])]
                 if affine:
-                    out.append((f"L{k + 1} attention b_O", float(v.attn_bias[k])))
-                out.append((f"L{k + 1} MLP", float(v.mlp[k])))
+                    out.append((f"L{k} attention b_O", float(v.attn_bias[k])))
+                out.append((f"L{k} MLP", float(v.mlp[k])))
             return out
         per = v.heads.sum(axis=(0, 1))
         return ([(f"attention from {words[m]}", float(per[m])) for m in range(tr.N)]
@@ -738,23 +791,23 @@ def rows(att: Attribution, view: str, by: str) -> list[tuple[str, float]]:
     v = att.duat
     c_L = [("bias terms c_L", float(v.bias.sum()))]
     if by == "layer":
-        return [("linear path A_L x'_0", v.linear)] + [(f"σ-term {j + 1}", float(v.sigma[j])) for j in range(L)] + c_L
+        return [("linear path A_L x'_0", v.linear)] + [(f"σ-term {j}", float(v.sigma[j])) for j in range(L)] + c_L
     if by == "sublayer":
         out = [("linear path A_L x'_0", v.linear)]
         for j in range(L):
-            out += [(f"σ{j + 1} ← skip, V x'_0", float(v.skip_linear[j])),
-                    (f"σ{j + 1} ← attention, V x'_0", float(v.heads_linear[j].sum())),
-                    (f"σ{j + 1} ← skip, e", float(v.skip_bias[j])),
-                    (f"σ{j + 1} ← attention, e", float(v.heads_bias[j].sum()))]
+            out += [(f"σ{j} ← skip, V x'_0", float(v.skip_linear[j])),
+                    (f"σ{j} ← attention, V x'_0", float(v.heads_linear[j].sum())),
+                    (f"σ{j} ← skip, e", float(v.skip_bias[j])),
+                    (f"σ{j} ← attention, e", float(v.heads_bias[j].sum()))]
             if affine:
-                out.append((f"σ{j + 1} ← biases b2, e", float(v.bias_in[j])))
+                out.append((f"σ{j} ← biases b2, e", float(v.bias_in[j])))
         return out + c_L
     if by == "head":
         out = [("linear path A_L x'_0", v.linear)]
         for j in range(L):
-            out.append((f"σ{j + 1} ← skip" + (" + biases" if affine else ""),
+            out.append((f"σ{j} ← skip" + (" + biases" if affine else ""),
                         float(v.skip_linear[j] + v.skip_bias[j] + v.bias_in[j])))
-            out += [(f"σ{j + 1} ← L{j + 1}H{i}", float(v.heads[j, i].sum())) for i in range(v.heads.shape[1])]
+            out += [(f"σ{j} ← L{j}H{i}", float(v.heads[j, i].sum())) for i in range(v.heads.shape[1])]
         return out + c_L
     per = v.heads.sum(axis=(0, 1))
     return ([(f"linear path from {words[m]}", float(v.linear_per_token[m])) for m in range(tr.N)]
@@ -800,11 +853,16 @@ def report(att: Attribution, *, by: str = "layer", k: int = 5, tol: float = TOLE
         "tolerance": tol,
         "tolerance_definition": SCALE, "scale": tg.scale,
         "passed": att.passed, "by": by,
+        "indexing": "layers, heads and source positions are 0-based (TransformerLens's blocks.{l}, head h); "
+                    "rank 1 is the most likely token",
+        "hooks": {"embedding": "hook_embed", "head_source": "blocks.{layer}.attn.hook_result (head; per source "
+                  "position through blocks.{layer}.attn.hook_pattern)", "mlp": "blocks.{layer}.hook_mlp_out",
+                  "attention_output_bias": "blocks.{layer}.hook_attn_out"},
         # the DUAT terms, as `explain` has always listed them (linear path, σ-terms, zero bias)
         "sum_of_terms": du.total, "abs_error": du.abs_error, "rel_error": du.rel_error,
         "terms": ([{"term": "linear path A_L x'_0", "value": du.linear,
                     "per_input_token": [{"token": w, "value": float(v)} for w, v in zip(words, du.linear_per_token)]}]
-                  + [{"term": f"layer {j + 1} sigma-term", "value": float(v)} for j, v in enumerate(du.sigma)]
+                  + [{"term": f"layer {j} sigma-term", "value": float(v)} for j, v in enumerate(du.sigma)]
                   + [{"term": "bias terms c_L", "value": float(du.bias.sum())}]),
         "views": {
             "residual": {"total": res.total, "abs_error": res.abs_error, "rel_error": res.rel_error,
@@ -837,7 +895,8 @@ def _table_rows(pairs: list[tuple[str, float]], by: str, limit: int) -> list[tup
     return [pairs[i] for i in keep] + [(f"the other {len(rest)} terms", total)]
 
 
-def print_table(rep: dict, text: str, *, limit: int = 20, views=("residual", "duat"), file=None) -> None:
+def print_table(rep: dict, text: str, *, limit: int = 20, views=("residual", "duat"), file=None,
+                quiet: bool = False) -> None:
     import shutil
     import sys
     import textwrap
@@ -873,9 +932,16 @@ def print_table(rep: dict, text: str, *, limit: int = 20, views=("residual", "du
         err = "—" if v["abs_error"] is None else f"{v['abs_error']:.1e} (relative {v['rel_error']:.1e})"
         p(f"  {'sum':<{width}} {f(v['total']):>18}   |sum − value| = {err}{extra}: "
           f"{'adds up' if v['passed'] else 'DOES NOT ADD UP'}")
-        wrap = lambda t: textwrap.fill(t, width=cols, initial_indent="  ", subsequent_indent="    ")
-        p(wrap("frozen: " + "; ".join(v["frozen"])))
-        p(wrap(v["relation"]))
+        if not quiet:
+            wrap = lambda t: textwrap.fill(t, width=cols, initial_indent="  ", subsequent_indent="    ")
+            p(wrap("frozen: " + "; ".join(v["frozen"])))
+            p(wrap(v["relation"]))
+    for c in rep.get("checks", []):
+        err = "non-finite" if c["abs_error"] is None else f"{c['abs_error']:.1e}"
+        p(f"  {'ok  ' if c['passed'] else 'FAIL'} {c['check']}: |difference| = {err}")
+    if rep.get("lens"):
+        p("\nlenses at the last position (0-based layers; row l: the state entering layer l):")
+        p("  " + rep["lens_table"].replace("\n", "\n  "))
     p(f"\n{'PASS' if rep['passed'] else 'FAIL'}: every view sums to the value within {rep['tolerance']:g} "
       "(see tolerance_definition in --format json)" if rep["passed"] else
       f"\nFAIL: a view does not sum to the value within {rep['tolerance']:g}, or a number is non-finite")
@@ -906,7 +972,7 @@ def figure(att: Attribution, path) -> "Path":
             im = ax.imshow(grid, cmap="RdBu_r", vmin=-vmax, vmax=vmax, aspect="auto", interpolation="nearest")
             ax.set_xticks(range(h + 1), [str(i) for i in range(h)] + ["MLP" if col == 0 else "skip"])
             step = max(1, L // 10)
-            ax.set_yticks(range(0, L, step), [str(k + 1) for k in range(0, L, step)])
+            ax.set_yticks(range(0, L, step), [str(k) for k in range(0, L, step)])
             ax.set_xlabel("head")
             ax.set_ylabel("layer")
             ax.set_title(title)
@@ -957,6 +1023,35 @@ def _write_figure(att: Attribution, path: str) -> None:
             os.unlink(tmp)
 
 
+def _reference_checks(net, ids, att: Attribution, tol: float) -> list[dict]:
+    """The explained value against transformers' model of the checkpoint's own files (float64, its
+    float32 islands patched): one check, or none when the reference tier is not installed."""
+    from symuat.models import reference
+
+    reference.refuse_blind(net)
+    ref = reference.decoder_reference(net, ids, faithful=True)
+    if ref is None:
+        return []
+    tg, n = att.target, att.trace.N - 1
+    value = float(ref["logits"][n, tg.token] - (0.0 if tg.vs is None else ref["logits"][n, tg.vs]))
+    err = abs(value - tg.value)
+    return [{"check": "the explained value = the reference's (transformers, float64)", "value": value,
+             "abs_error": err, "passed": bool(err <= tol * max(tg.scale, np.finfo(float).tiny))}]
+
+
+def _rewrite_checks(net, ids, att: Attribution, tol: float) -> list[dict]:
+    """The papers' DUAT rewrite itself (:func:`symuat.models.rewrite.decompose_logit`: every layer's
+    Eq. 20 parameters, the readout pulled back through them) against the explained token's logit."""
+    from symuat.models.rewrite import decompose_logit
+
+    dec = decompose_logit(net, ids, att.target.token)
+    value = float(att.trace.logits[att.target.token])
+    scale = max(att.target.scale, abs(value), np.finfo(float).tiny)
+    return [{"check": f"the DUAT rewrite's terms = the forward's {what}", "value": v,
+             "abs_error": abs(v - value), "passed": bool(abs(v - value) <= tol * scale)}
+            for what, v in (("logit (their sum)", dec.total), ("logit (through the frozen head)", dec.rewrite_logit))]
+
+
 def run_explain(args, *, tolerance: float | None = None, say: Callable | None = None,
                 load: Callable | None = None) -> int:
     """``symuat model explain`` with ``--vs/--by/--view/--top/--rows``: exit 0 when every view adds
@@ -969,7 +1064,7 @@ def run_explain(args, *, tolerance: float | None = None, say: Callable | None = 
     by = getattr(args, "by", None) or "layer"
     k = 5 if getattr(args, "top", None) is None else args.top
     limit = 20 if getattr(args, "rows", None) is None else args.rows
-    view = getattr(args, "view", None) or "both"
+    view = getattr(args, "view", None) or "residual"
     tol = float(args.tolerance) if tolerance is None else tolerance
     if args.figure:
         if importlib.util.find_spec("matplotlib") is None:
@@ -996,9 +1091,20 @@ def run_explain(args, *, tolerance: float | None = None, say: Callable | None = 
             att = explain(net, ids, token, vs, tol=tol)
         if vs is not None and att.target.token == vs:
             raise ModelError(f"--vs {args.vs!r} is the explained token itself; the difference is 0")
+        rep = {"model": args.model, "text": args.text, **report(att, by=by, k=k, tol=tol)}
+        rep["checks"] = _rewrite_checks(net, ids, att, tol) if view in ("duat", "both") else []
+        if not getattr(args, "no_reference", True):
+            rep["checks"] += _reference_checks(net, ids, att, tol)
+        if rep["checks"]:
+            rep["passed"] = rep["passed"] and all(c["passed"] for c in rep["checks"])
+        if getattr(args, "lens", False):
+            from symuat.models.lens import lenses
+
+            lz = lenses(net, ids, att.target.token, k, tr=att.trace)
+            rep["lens"], rep["lens_table"] = _clean(lz.rows), str(lz)
+        rep = _clean(rep)
         if say:
             print("\r\033[K", end="", file=sys.stderr)
-        rep = {"model": args.model, "text": args.text, **report(att, by=by, k=k, tol=tol)}
         if args.figure:
             _write_figure(att, args.figure)
             rep["figure"] = args.figure
@@ -1009,7 +1115,7 @@ def run_explain(args, *, tolerance: float | None = None, say: Callable | None = 
     if args.format == "json":
         print(json.dumps(rep, indent=1, allow_nan=False, ensure_ascii=False))
     else:
-        print_table(rep, args.text, limit=limit, views=views)
+        print_table(rep, args.text, limit=limit, views=views, quiet=getattr(args, "quiet", False))
         if args.figure:
             print(f"figure: {args.figure}")
     return 0 if rep["passed"] else 1

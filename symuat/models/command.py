@@ -49,29 +49,36 @@ def add_parser(sub) -> None:
                               epilog=epilog, formatter_class=raw)
     install.add_argument("name", nargs="?", default="all", choices=("all", *PACKAGED),
                          help="which model (default: all)")
-    explain = msub.add_parser("explain", help="a decoder's next-token logit as the exact sum of its DUAT terms "
-                                              "(linear path, one σ-term per layer, bias terms), checked",
+    explain = msub.add_parser("explain", help="a decoder's next-token logit, or a logit difference, as an exact sum "
+                                              "of terms — the residual view (direct logit attribution made exact: "
+                                              "embedding, each head × source token, each MLP) and the DUAT view — "
+                                              "each checked to add up; layers and heads 0-based",
                               epilog=epilog, formatter_class=raw)
     decoders = [n for n in PACKAGED if n != "minilm"]
     explain.add_argument("--model", default="smollm2",
-                         help=f"{', '.join(decoders)}, a .gguf file or a decoder checkpoint folder")
-    explain.add_argument("--text", default="The capital of France is", help="the prompt")
+                         help=f"{', '.join(decoders)}, a .gguf file or a decoder checkpoint folder (default smollm2)")
+    explain.add_argument("--text", default="The capital of France is",
+                         help="the prompt (default 'The capital of France is')")
     explain.add_argument("--token", help="the next token to explain, e.g. ' Paris' (default: the prediction)")
-    explain.add_argument("--format", choices=("table", "json"), default="table")
-    explain.add_argument("--figure", help="write the per-layer figure to this file (.png/.pdf/.svg; needs matplotlib)")
-    explain.add_argument("--no-reference", action="store_true", help="skip the HF reference even if installed")
+    explain.add_argument("--vs", help="explain logit(token) − logit(VS), e.g. --vs ' London' (one token)")
+    explain.add_argument("--by", choices=("layer", "sublayer", "head", "token"), default="layer",
+                         help="group the terms by layer, sub-layer, head or source token (default layer)")
+    explain.add_argument("--view", choices=("residual", "duat", "both"), default="residual",
+                         help="the residual view (exact DLA), the DUAT view (the papers' form) or both "
+                              "(default residual)")
+    explain.add_argument("--top", type=int, default=5, help="the K most likely next tokens (default 5)")
+    explain.add_argument("--rows", type=int, default=20, help="table rows for --by sublayer/head/token: the largest "
+                                                              "terms, the rest summed (default 20)")
+    explain.add_argument("--lens", action="store_true",
+                         help="also print the logit lens and the exact Jacobian lens at every layer")
+    explain.add_argument("--quiet", action="store_true", help="drop the fixed prose (what is frozen, how the view "
+                                                              "relates to DLA)")
+    explain.add_argument("--format", choices=("table", "json"), default="table", help="(default table)")
+    explain.add_argument("--figure", help="write the figure (layers × heads, source tokens) to this file "
+                                          "(.png/.pdf/.svg; needs matplotlib)")
+    explain.add_argument("--no-reference", action="store_true",
+                         help="skip the check against the HF reference even if it is installed")
     explain.add_argument("--tolerance", default="1e-12", help="largest relative error that passes (default 1e-12)")
-    # issue 23 (symuat.models.attribution): any of these gives the exact attribution report instead —
-    # the residual (DLA) view and the DUAT view, per layer / sub-layer / head / source token
-    explain.add_argument("--vs", help="explain logit(token) − logit(VS), e.g. --vs ' London' (one token); with any "
-                                      "of --vs/--by/--view/--top/--rows, --figure draws layers × heads and source tokens")
-    explain.add_argument("--by", choices=("layer", "sublayer", "head", "token"),
-                         help="attribution report: group the terms by layer, sub-layer, head or source token")
-    explain.add_argument("--view", choices=("both", "residual", "duat"),
-                         help="attribution report: the residual view (exact DLA), the DUAT view, or both (default)")
-    explain.add_argument("--top", type=int, help="attribution report: the K most likely next tokens (default 5)")
-    explain.add_argument("--rows", type=int, help="attribution report: table rows for --by sublayer/head/token "
-                                                  "(the largest terms; the rest summed; default 20)")
     from symuat.models.fold import add_fold_parser  # spec §9: `symuat model fold` (issue #21)
 
     add_fold_parser(msub)
@@ -291,103 +298,11 @@ def _check_figure(path: str) -> None:
 
 
 def _run_explain(args, say, show) -> int:
-    import importlib
-    import json
-
-    from symuat.models import family
-    from symuat.models.compare import explain
+    from symuat.models.attribution import run_explain
 
     tolerance = _tolerance(args.tolerance)
     if args.figure:
         _check_figure(args.figure)
-    if any(getattr(args, k, None) is not None for k in ("vs", "by", "view", "top", "rows")):  # issue 23
-        from symuat.models.attribution import run_explain
-
-        return run_explain(args, tolerance=tolerance, say=say)
-    if say:
-        say("loading the checkpoint; the decomposition")
-    report, dec, words = explain(args.model, args.text, args.token, tolerance=tolerance,
-                                 reference=not args.no_reference)
-    if show:
-        print("\r\033[K", end="", file=sys.stderr)
-    mod = next(importlib.import_module(f.module) for f, _ in family.families() if f.name == report["family"])
-    report["frozen"], report["exact"] = list(getattr(mod, "FROZEN", ())), getattr(mod, "EXACT", "")
-    if args.figure:
-        _write_figure(dec, words, args.figure)
-        report["figure"] = args.figure
-    if args.format == "json":
-        print(json.dumps(_strict(report), indent=2, allow_nan=False))
-        return 0 if report["passed"] else 1
-    print(f"{args.text!r} → next token {dec.token_text!r} (id {dec.token}) at position {dec.position}")
-    print(f"logit of the model (float64 forward): {dec.logit:+.15f}")
-    print(f"\n  {'term':<28} {'value':>22} {'running sum':>22}")
-    run = 0.0
-    for t in report["terms"]:
-        run += t["value"] if t["value"] is not None else math.nan
-        print(f"  {t['term']:<28} {t['value'] if t['value'] is not None else math.nan:+22.15f} {run:+22.15f}")
-        for p in t.get("per_input_token", []):
-            print(f"      from {p['token']!r:<20} {p['value'] if p['value'] is not None else math.nan:+22.15f}")
-    print(f"\nchecks ({report['error_definition']}; tolerance {tolerance:g}):")
-    for c in report["checks"]:
-        rel = "non-finite" if c["rel_error"] is None else f"{c['rel_error']:.1e}"
-        ab = "non-finite" if c["abs_error"] is None else f"{c['abs_error']:.1e}"
-        print(f"  {'ok  ' if c['passed'] else 'FAIL'} {c['check']}: relative {rel}, absolute {ab}")
-    if not report["reference"]:
-        print("  (reference: transformers/torch not installed or skipped)")
-    print("\nfrozen at the input:")
-    for f in report["frozen"]:
-        print(f"  - {f}")
-    print(f"exact: {report['exact']}")
-    if args.figure:
-        print(f"figure: {args.figure}")
-    print(f"\n{'PASS' if report['passed'] else 'FAIL'}")
-    return 0 if report["passed"] else 1
+    return run_explain(args, tolerance=tolerance, say=say)
 
 
-def _write_figure(dec, words, path) -> None:
-    """The figure, written to a temporary file in the same folder and renamed (nothing half-written)."""
-    import os
-    import tempfile
-    from pathlib import Path
-
-    from symuat.models.formats import ModelError
-
-    p = Path(path)
-    fd, tmp = tempfile.mkstemp(suffix=p.suffix, dir=p.parent)
-    os.close(fd)
-    try:
-        _explain_figure(dec, words, tmp)
-        os.replace(tmp, p)
-    except (OSError, ValueError) as exc:
-        raise ModelError(f"{p}: cannot write the figure ({exc})") from exc
-    finally:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-
-
-def _explain_figure(dec, words, path) -> None:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-    import numpy as np
-
-    L = dec.layers.size
-    fig, (ax, ax2) = plt.subplots(1, 2, figsize=(12, 4), gridspec_kw={"width_ratios": [4, 1]})
-    x = np.arange(L + 2)
-    vals = np.concatenate([[dec.linear], dec.layers, [dec.bias]])
-    ax.bar(x, vals, color=["#777"] + ["#3a6ea5"] * L + ["#aaa"])
-    ax.plot(x, np.cumsum(vals), "o-", color="#c0392b", ms=3, label="running sum")
-    ax.axhline(dec.logit, color="#c0392b", ls=":", lw=1, label=f"model logit {dec.logit:.4f}")
-    ax.set_xticks(x, ["lin"] + [str(j + 1) for j in range(L)] + ["bias"], fontsize=7)
-    ax.set_xlabel("term: linear path from the embeddings, σ-term of layer j, bias")
-    ax.set_ylabel(f"contribution to the logit of {dec.token_text!r}")
-    ax.set_title(f"exact DUAT decomposition (|sum − logit| = {dec.abs_error:.1e})", fontsize=10)
-    ax.legend(fontsize=8)
-    ax2.barh(np.arange(len(words)), dec.linear_per_token, color="#777")
-    ax2.set_yticks(np.arange(len(words)), [repr(w) for w in words], fontsize=7)
-    ax2.invert_yaxis()
-    ax2.set_title("linear path, per input token", fontsize=9)
-    fig.tight_layout()
-    fig.savefig(path)
-    plt.close(fig)
