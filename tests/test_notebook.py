@@ -236,3 +236,14 @@ def test_explain_json_states_its_indexing(folder, capsys):
     assert "0-based" in rep["indexing"] and rep["passed"]
     assert [c["passed"] for c in rep["checks"]] == [True, True]
     assert rep["views"]["residual"]["rows"][1]["term"] == "layer 0"
+
+
+def test_a_transformers_model_in_memory_is_explained_like_its_folder(folder, model):
+    transformers = _need("transformers")
+    from tokenizers import Tokenizer
+
+    hf = transformers.AutoModelForCausalLM.from_pretrained(str(folder))
+    tok = Tokenizer.from_file(str(folder / "tokenizer.json"))
+    a = api.explain(api.load(hf, tok), "Hello there", vs="x")
+    b = api.explain(model, "Hello there", vs="x")
+    assert a.target.value == b.target.value and np.array_equal(a.residual.heads, b.residual.heads)

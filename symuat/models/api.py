@@ -9,8 +9,8 @@ r"""The notebook API: a model in one line, an exact attribution in one more.
    att.to_pandas()             # one row per term: layer, sublayer, head, position, token, hook, value
    att.top(10)                 # the 10 largest terms; att.pattern(3, 5): layer 3, head 5's pattern
 
-``model`` is anything :func:`load` accepts or an already loaded model (a family's model object;
-an in-memory Hugging Face model once its family reads one). Prompts and answers are strings (the
+``model`` is anything :func:`load` accepts — a packaged name, a folder, a ``.gguf`` file, a
+transformers model in memory — or a model :func:`load` returned. Prompts and answers are strings (the
 model's tokenizer; an answer is tokenized *without* special tokens, so Gemma's BOS is not
 prepended) or token ids. Layers and heads are 0-based throughout (TransformerLens's ``blocks.{l}``).
 
@@ -47,20 +47,27 @@ import numpy as np
 from symuat.models import attribution, lens
 from symuat.models.family import load as _load
 from symuat.models.formats import ModelError
+from symuat.models.memory import from_hf
 
 
 class AttributionError(ModelError):
     """An attribution whose views do not add up (a non-finite number, or a sum off the value)."""
 
 
-def load(where):
+def load(where, tokenizer=None):
     """The model of ``where``: a packaged name (``smollm2``, ``gemma3``, ``minilm``), a checkpoint
-    folder (``config.json`` + ``*.safetensors`` + ``tokenizer.json``) or a ``.gguf`` file."""
-    return _load(where)
+    folder (``config.json`` + ``*.safetensors`` + ``tokenizer.json``), a ``.gguf`` file, or a
+    transformers model already in memory (with its ``tokenizer``; :func:`symuat.models.memory.from_hf`)."""
+    if isinstance(where, (str, os.PathLike)):
+        return _load(where)
+    return from_hf(where, tokenizer)
 
 
 def _model(model):
-    return load(model) if isinstance(model, (str, os.PathLike)) else model
+    """A loaded model as given; a name, a path or a transformers model loaded (:func:`load`)."""
+    if isinstance(model, (str, os.PathLike)) or hasattr(model, "state_dict"):
+        return load(model)
+    return model
 
 
 def prompt_ids(model, prompt) -> np.ndarray:
