@@ -33,6 +33,7 @@ from symuat.models.formats import ModelError, is_path, open_gguf, read_config
 FAMILY_MODULES = ["symuat.models.bert", "symuat.models.llama", "symuat.models.qwen2", "symuat.models.gemma3"]
 FAMILY_MODULES.append("symuat.models.phi3")
 FAMILY_MODULES.append("symuat.models.gpt2")
+FAMILY_MODULES.append("symuat.models.gpt_neox")
 
 
 @dataclass(frozen=True)
