@@ -153,3 +153,32 @@ def test_gpt2_declared_fields_are_what_the_loader_reads(tmp_path):
     read = set(load(hf_gpt2(tmp_path / "f", n_inner=24)).fields_read)
     assert read <= set(gpt2.CONFIG_FIELDS) | set(gpt2.INERT_FIELDS), read - set(gpt2.CONFIG_FIELDS)
     assert set(gpt2.CONFIG_FIELDS) <= read
+
+
+def test_gpt2_fold_writes_a_checkpoint_transformers_reads_exactly(tmp_path, capsys):
+    """WP1 (LayerNorm form), WP4, WP12, WP3 on a GPT-2 folder: the folded checkpoint reproduces every
+    state (centred: WP12) and the logits (centred: WP3), and transformers reads it as symuat does."""
+    folder = hf_gpt2(tmp_path / "f")
+    out = tmp_path / "folded"
+    assert cli.main(["model", "fold", "--model", str(folder), "--out", str(out), "--format", "json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["passed"] and [f["entry"] for f in report["folds"]] == ["WP1", "WP4", "WP12", "WP3"]
+    _, v = _check(out)
+    assert v["passed"], v
+
+
+def test_gpt2_wrong_fold_fails(tmp_path, capsys, monkeypatch):
+    """The fold's check can fail: γ folded on the wrong side (W diag γ, WP1's mutant) is caught, nothing written."""
+    from symuat.models import fold_layernorm
+
+    folder = hf_gpt2(tmp_path / "f", n_inner=16)
+    real = fold_layernorm.fold_layer
+
+    def wrong(layer, **kw):
+        new = real(layer, **kw)
+        new.Win = layer.Win * layer.ln2[0][None, :]  # columns, not rows
+        return new
+
+    monkeypatch.setattr(fold_layernorm, "fold_layer", wrong)
+    assert cli.main(["model", "fold", "--model", str(folder), "--out", str(tmp_path / "o"), "--norms"]) == 1
+    assert "FAIL" in capsys.readouterr().out and not (tmp_path / "o").exists()

@@ -165,3 +165,17 @@ def test_gpt_neox_declared_fields_are_what_the_loader_reads(tmp_path):
 
     read = set(load(hf_neox(tmp_path / "f")).fields_read)
     assert read <= set(gpt_neox.CONFIG_FIELDS) | set(gpt_neox.INERT_FIELDS), read - set(gpt_neox.CONFIG_FIELDS)
+
+
+@pytest.mark.parametrize("overrides", [{}, {"attention_bias": False, "tie_word_embeddings": True}])
+def test_gpt_neox_fold_writes_a_checkpoint_transformers_reads_exactly(tmp_path, capsys, overrides):
+    """WP1 (LayerNorm form), WP4, WP12, WP3 on a parallel-residual folder; without attention biases the folded
+    checkpoint gets them (β₁W) and says so (attention_bias true), and transformers reads it as symuat does."""
+    folder = hf_neox(tmp_path / "f", **overrides)
+    out = tmp_path / "folded"
+    assert cli.main(["model", "fold", "--model", str(folder), "--out", str(out), "--format", "json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["passed"] and {f["entry"] for f in report["folds"]} == {"WP1", "WP4", "WP12", "WP3"}
+    assert json.loads((out / "config.json").read_text())["attention_bias"] is True
+    _, v = _check(out)
+    assert v["passed"], v

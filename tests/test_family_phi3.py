@@ -147,3 +147,23 @@ def test_phi3_declared_fields_are_what_the_loader_reads(tmp_path):
                      rope_parameters={"rope_type": "default", "rope_theta": 1e4, "partial_rotary_factor": 0.5})
     read = set(load(folder).fields_read)
     assert read <= set(phi3.CONFIG_FIELDS) | set(phi3.INERT_FIELDS), read - set(phi3.CONFIG_FIELDS)
+
+
+def test_phi3_fold_writes_a_fused_checkpoint_transformers_reads_exactly(tmp_path, capsys):
+    """WP1 (RMSNorm scales into Q, K, V, gate and up; the final norm into the head), WP3, written fused (WP6)."""
+    folder = hf_phi3(tmp_path / "f", rope_parameters={"rope_type": "default", "rope_theta": 1e4,
+                                                       "partial_rotary_factor": 0.5})
+    out = tmp_path / "folded"
+    assert cli.main(["model", "fold", "--model", str(folder), "--out", str(out), "--format", "json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["passed"] and [f["entry"] for f in report["folds"]] == ["WP1", "WP3", "WP6"]
+    report = compare.check(["Hello there"], str(out), reference=True)
+    assert compare.verdict(report, TOL)["passed"]
+
+
+@pytest.mark.parametrize("flag,entry", [("--center-writers", "WP12"), ("--value-biases", "WP4")])
+def test_phi3_fold_refuses_naming_the_identity(tmp_path, capsys, flag, entry):
+    folder = hf_phi3(tmp_path / "f")
+    assert cli.main(["model", "fold", "--model", str(folder), "--out", str(tmp_path / "o"), flag]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"symuat: {entry}:") and err.count("\n") == 1 and not (tmp_path / "o").exists()

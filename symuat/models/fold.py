@@ -349,6 +349,9 @@ def fold_model(model: str, asked: dict):
     from symuat.models.family import resolve
 
     family = _family(model)
+    fam, mod, how, path = resolve(model)
+    if hasattr(mod, "fold_checkpoint"):  # a family module that folds its own checkpoints (phi3, gpt2, gpt_neox)
+        return (fam.name, *mod.fold_checkpoint(path, how, asked))
     if family == "unsupported:gemma3":
         raise ModelError(f"{model}: {REFUSE_GEMMA3}")
     if family.startswith("unsupported"):
@@ -389,6 +392,12 @@ def check_folded(family: str, original, folder, texts: list[str]) -> list[dict]:
     """Reload the written checkpoint from ``folder`` and compare every state (and the logits, centred)
     with the original model on ``texts``."""
     out = []
+    if family not in ("llama", "bert"):  # a family that folds itself: its own loader reads the folded folder
+        from symuat.models.family import load
+        from symuat.models.fold_layernorm import compare_folded
+
+        return compare_folded(_decoder(original), load(folder), texts,
+                              centred=getattr(original, "fold_compare_centred", False))
     if family == "llama":
         from symuat.models.llama import load_folder
 

@@ -168,3 +168,54 @@ REFERENCE_NOTE = ("transformers' {cls} built from the checkpoint's own files (fr
                   "float32 island, reorder_and_upcast_attn's score product (q.float() @ k.float()), is run in float64 "
                   "for the call. 'stock_hf_float64_gap' is unpatched HF float64 vs the float64 forward. HF's last "
                   "hidden state is taken after the final LayerNorm (ln_f), so the last state is compared after it")
+
+
+# --------------------------------------------------------------------------------------------
+# `symuat model fold`: WP1 (LayerNorm form), WP4, WP12, WP3 hold — every reader is a LayerNorm
+# --------------------------------------------------------------------------------------------
+
+
+def hf_tensors(model) -> dict[str, np.ndarray]:
+    """The tensors of a GPT-2 :class:`LNCausalLM` under transformers' names, ``Conv1D`` ``(in, out)``
+    (the inverse of :func:`load_folder`)."""
+    t = {"transformer.wte.weight": model.embed_tokens, "transformer.wpe.weight": model.positions,
+         "transformer.ln_f.weight": model.norm, "transformer.ln_f.bias": model.norm_bias}
+    if not model.config.tied:
+        t["lm_head.weight"] = model.lm_head
+    for k, layer in enumerate(model.layers):
+        p = f"transformer.h.{k}."
+        t[p + "attn.c_attn.weight"] = np.concatenate([layer.WQ, layer.WK, layer.WV], axis=1)
+        t[p + "attn.c_attn.bias"] = np.concatenate([layer.bq, layer.bk, layer.bv])
+        t[p + "attn.c_proj.weight"], t[p + "attn.c_proj.bias"] = layer.WO, layer.bo
+        t[p + "mlp.c_fc.weight"], t[p + "mlp.c_fc.bias"] = layer.Win, layer.bin
+        t[p + "mlp.c_proj.weight"], t[p + "mlp.c_proj.bias"] = layer.Wout, layer.bout
+        t[p + "ln_1.weight"], t[p + "ln_1.bias"] = layer.ln1
+        t[p + "ln_2.weight"], t[p + "ln_2.bias"] = layer.ln2
+    return t
+
+
+def fold_checkpoint(path, how: str, asked: dict):
+    """``(original, folded tensors, log, extra files, config.json)`` for ``symuat model fold``
+    (:mod:`symuat.models.fold_layernorm`); ``asked`` empty: every valid fold."""
+    return fold_ln_checkpoint(load_folder(path), path, asked, hf_tensors)[:5]
+
+
+def fold_ln_checkpoint(original, path, asked: dict, writer):
+    """The shared fold of the LayerNorm families (gpt2, gpt_neox): every §9 fold is valid for them.
+    Returns ``(original, tensors, log, extra files, config.json, the folded model)``."""
+    import json
+
+    from symuat.models.fold_layernorm import fold_ln_decoder
+
+    opts = dict(norms=True, value_biases=True, centre_writers=True, centre_unembedding=True) if not asked else \
+        dict(norms=asked["norms"], value_biases=asked["value-biases"], centre_writers=asked["center-writers"],
+             centre_unembedding=asked["center-unembedding"])
+    folded, log = fold_ln_decoder(original, **opts)
+    config = json.loads((path / "config.json").read_text())
+    config["tie_word_embeddings"] = bool(folded.config.tied)
+    for key in ("torch_dtype", "dtype"):
+        if key in config or key == "torch_dtype":
+            config[key] = "float64"
+    extra = {"tokenizer.json": original.tokenizer.to_str().encode()} if original.tokenizer is not None else {}
+    original.fold_compare_centred = opts["centre_writers"]  # WP12 moves each state row's mean: compare without it
+    return original, writer(folded), log, extra, config, folded

@@ -180,3 +180,57 @@ def load_folder(folder) -> LNCausalLM:
     t.refuse_unused("gpt_neox", _SUPPORTED)
     model.fields_read = sorted(f.used)
     return model
+
+
+EXACT = EXACT + ("; a parallel layer enters with X9's parameters (W1 = I + A S1, W2 = L_in S2 without W1, "
+                 "W3 = L_out: symuat prove X9)")
+
+
+# --------------------------------------------------------------------------------------------
+# `symuat model fold`: WP1 (LayerNorm form), WP4, WP12, WP3 hold — every reader is a LayerNorm
+# --------------------------------------------------------------------------------------------
+
+
+def hf_tensors(model) -> dict[str, np.ndarray]:
+    """The tensors of a GPT-NeoX :class:`LNCausalLM` under transformers' names, ``Linear`` ``(out, in)``,
+    ``query_key_value`` re-interleaved per head (the inverse of :func:`split_qkv`)."""
+    c = model.config
+    h, d, M = c.heads, c.head_dim, c.M
+    t = {"gpt_neox.embed_in.weight": model.embed_tokens, "gpt_neox.final_layer_norm.weight": model.norm,
+         "gpt_neox.final_layer_norm.bias": model.norm_bias}
+    if not c.tied:
+        t["embed_out.weight"] = model.lm_head
+    for k, layer in enumerate(model.layers):
+        p = f"gpt_neox.layers.{k}."
+        t[p + "attention.query_key_value.weight"] = np.stack(
+            [W.T.reshape(h, d, M) for W in (layer.WQ, layer.WK, layer.WV)], axis=1).reshape(3 * h * d, M)
+        if layer.bq is not None:
+            t[p + "attention.query_key_value.bias"] = np.stack(
+                [b.reshape(h, d) for b in (layer.bq, layer.bk, layer.bv)], axis=1).reshape(-1)
+        t[p + "attention.dense.weight"] = layer.WO.T
+        if layer.bo is not None:
+            t[p + "attention.dense.bias"] = layer.bo
+        t[p + "mlp.dense_h_to_4h.weight"], t[p + "mlp.dense_h_to_4h.bias"] = layer.Win.T, layer.bin
+        t[p + "mlp.dense_4h_to_h.weight"], t[p + "mlp.dense_4h_to_h.bias"] = layer.Wout.T, layer.bout
+        t[p + "input_layernorm.weight"], t[p + "input_layernorm.bias"] = layer.ln1
+        t[p + "post_attention_layernorm.weight"], t[p + "post_attention_layernorm.bias"] = layer.ln2
+    return t
+
+
+def fold_checkpoint(path, how: str, asked: dict):
+    """``symuat model fold`` for a GPT-NeoX folder (:func:`symuat.models.gpt2.fold_ln_checkpoint`). A folded
+    WP1 gives Q, K, V the biases β₁W: a checkpoint without them (``attention_bias`` false) gets them, and
+    ``attention.dense`` a zero bias beside them (HF's flag covers both)."""
+    from symuat.models.gpt2 import fold_ln_checkpoint
+
+    original = load_folder(path)
+    out = list(fold_ln_checkpoint(original, path, asked, hf_tensors))
+    folded, tensors, config = out[5], out[1], out[4]
+    if any(layer.bq is not None for layer in folded.layers):
+        config["attention_bias"] = True
+        for k, layer in enumerate(folded.layers):
+            p = f"gpt_neox.layers.{k}."
+            for name, n in (("attention.query_key_value.bias", 3 * folded.config.M),
+                            ("attention.dense.bias", folded.config.M)):
+                tensors.setdefault(p + name, np.zeros(n))
+    return tuple(out[:5])

@@ -147,3 +147,46 @@ def load_folder(folder) -> CausalLM:
 
 
 FROZEN, EXACT = llama.FROZEN, llama.EXACT
+
+
+# --------------------------------------------------------------------------------------------
+# `symuat model fold`: the Llama folds (WP1 RMSNorm scales, WP3), written back fused (WP6)
+# --------------------------------------------------------------------------------------------
+
+REFUSE_WP4 = "WP4: a Phi-3 decoder has no value biases — nothing to fold"
+
+
+def hf_tensors(model) -> dict[str, np.ndarray]:
+    """The tensors of a Phi-3 decoder under its own names: the Llama tensors with q/k/v and gate/up
+    fused back by rows (the inverse of :func:`split_fused`)."""
+    from symuat.models.fold import hf_tensors as llama_tensors
+
+    t = llama_tensors(model)
+    for k in range(model.config.layers):
+        p = f"model.layers.{k}."
+        t[p + "self_attn.qkv_proj.weight"] = np.concatenate(
+            [t.pop(p + f"self_attn.{n}_proj.weight") for n in ("q", "k", "v")])
+        t[p + "mlp.gate_up_proj.weight"] = np.concatenate([t.pop(p + f"mlp.{n}_proj.weight") for n in ("gate", "up")])
+    return t
+
+
+def fold_checkpoint(path, how: str, asked: dict):
+    """``(original, folded tensors, log, extra files, config.json)`` for ``symuat model fold``: the
+    RMSNorm scales into Q, K, V and gate, up and the final norm into an untied head (WP1), the
+    unembedding centred (WP3), written fused (WP6); centring the writers is refused (WP12: RMSNorm readers)."""
+    import json
+
+    from symuat.models.fold import REFUSE_WP12, FoldRefused, fold_llama, llama_config_json
+
+    if asked.get("center-writers"):
+        raise FoldRefused(REFUSE_WP12)
+    if asked.get("value-biases"):
+        raise FoldRefused(REFUSE_WP4)
+    original = load_folder(path)
+    opts = dict(norms=True, centre_unembedding=True) if not asked else \
+        dict(norms=asked["norms"], centre_unembedding=asked["center-unembedding"])
+    folded, log = fold_llama(original, **opts)
+    log.append(("WP6", "q/k/v and gate/up written fused again (qkv_proj, gate_up_proj: rows concatenated)"))
+    config = llama_config_json(folded, json.loads((Path(path) / "config.json").read_text()))
+    extra = {"tokenizer.json": original.tokenizer.to_str().encode()} if original.tokenizer is not None else {}
+    return original, hf_tensors(folded), log, extra, config
