@@ -67,7 +67,8 @@ def test_split_qkv_is_the_per_head_interleaved_layout():
     assert np.array_equal(WV.T, np.concatenate([W[6:9], W[15:18]]))
 
 
-@pytest.mark.parametrize("mutant", ["qkv-read-as-gpt2-layout", "parallel-read-as-sequential", "full-rotary"])
+@pytest.mark.parametrize("mutant", ["qkv-read-as-gpt2-layout", "parallel-read-as-sequential", "full-rotary",
+                                    "freq-over-d"])
 def test_gpt_neox_misreadings_fail_the_check(tmp_path, monkeypatch, mutant):
     """The check can fail: each misreading of the checkpoint is caught by the reference."""
     from symuat.models import gpt_neox
@@ -84,6 +85,10 @@ def test_gpt_neox_misreadings_fail_the_check(tmp_path, monkeypatch, mutant):
         def layer(**kw):
             if mutant == "parallel-read-as-sequential":
                 kw["parallel"] = False
+            elif mutant == "freq-over-d":  # WP8's mutant: θ^(-2k/d) instead of θ^(-2k/r)
+                from symuat.models.lifts import rope_inv_freq
+
+                kw["config"].inv_freq = rope_inv_freq(8, kw["config"].rope_theta)[:2]
             else:
                 from symuat.models.lifts import rope_inv_freq
 

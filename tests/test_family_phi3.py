@@ -167,3 +167,12 @@ def test_phi3_fold_refuses_naming_the_identity(tmp_path, capsys, flag, entry):
     assert cli.main(["model", "fold", "--model", str(folder), "--out", str(tmp_path / "o"), flag]) == 2
     err = capsys.readouterr().err
     assert err.startswith(f"symuat: {entry}:") and err.count("\n") == 1 and not (tmp_path / "o").exists()
+
+
+def test_phi3_attribution_views_add_up(tmp_path, capsys):
+    """Phi-3 is a CausalLM (split projections, partial-rotary patterns): both attribution views apply and add up."""
+    folder = hf_phi3(tmp_path / "a", sliding_window=3,
+                     rope_parameters={"rope_type": "default", "rope_theta": 1e4, "partial_rotary_factor": 0.5})
+    assert cli.main(["model", "explain", "--model", str(folder), "--text", "Hello there", "--by", "head",
+                     "--vs", "a"]) == 0
+    assert "PASS" in capsys.readouterr().out

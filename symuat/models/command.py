@@ -111,6 +111,13 @@ def _progress():
     return show, say
 
 
+def _stock_islands(family: str, default: str) -> str:
+    """The float32 islands of stock HF float64 for ``family``: its module's ``STOCK_ISLANDS`` if it says."""
+    from symuat.models.family import families
+
+    return next((getattr(mod, "STOCK_ISLANDS", default) for fam, mod in families() if fam.name == family), default)
+
+
 def _family(model: str) -> str:
     """``bert`` or ``llama`` (the name ``symuat model fold`` dispatches on) for ``model``; another
     family's name as ``unsupported:<name>``. Bad input raises :class:`ModelError`."""
@@ -207,8 +214,8 @@ def _run_check(args, say, show) -> int:
     print(f"error: rel = max over token rows n of ‖aₙ − bₙ‖∞ / ‖bₙ‖∞, abs = max |a − b|; tolerance {tolerance:g} (rel)")
     if report["reference"]:
         print("reference: transformers from the checkpoint's own files in float64"
-              + (", its float32 islands made float64 (RMSNorm, RoPE angles, softmax"
-                 + (", embedding scale" if report["family"] == "gemma3" else "") + ")" if report["family"] != "bert"
+              + (", its float32 islands made float64 (" + _stock_islands(report["family"], "RMSNorm, RoPE angles, softmax"
+                 + (", embedding scale" if report["family"] == "gemma3" else "")) + ")" if report["family"] != "bert"
                  else "") + "; --format json says how")
     else:
         print("reference: transformers/torch not installed or skipped (pip install -e '.[reference]')")
@@ -226,9 +233,12 @@ def _run_check(args, say, show) -> int:
             cells = "   ".join(f"{_fmt(s[k])} {_fmt(s[k + '_abs'])}"
                                for k in ("rewrite_vs_forward", "rewrite_vs_reference", "forward_vs_reference"))
             print(f"  {s['state']!s:>6}   {cells}")
+        if "stock_hf_float64_error" in t:  # stock HF cannot run in float64 (GPT-2's reorder_and_upcast_attn)
+            print(f"  finding: stock HF float64 cannot run this checkpoint ({t['stock_hf_float64_error']})")
         if "stock_hf_float64_gap" in t:
             g = t["stock_hf_float64_gap"]
             islands = "RMSNorm, RoPE angles, softmax" + (", embedding scale" if report["family"] == "gemma3" else "")
+            islands = _stock_islands(report["family"], islands)
             print(f"  finding: stock HF float64 (float32 {islands}) differs from the float64 "
                   f"forward by {g['worst_state']:.1e} (worst state), {g['logits']:.1e} (logits)")
     if "norm_storage" in report:  # the Gemma 3 family: what the file lacks and WP10

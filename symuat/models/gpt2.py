@@ -163,6 +163,9 @@ def reference_islands(hf):
         g.GPT2Attention._upcast_and_reordered_attn = saved
 
 
+#: what stock HF float64 keeps in float32 (the check's "finding" line)
+STOCK_ISLANDS = "the scores of reorder_and_upcast_attn, when set"
+
 REFERENCE_NOTE = ("transformers' {cls} built from the checkpoint's own files (from_pretrained{how}) in float64, "
                   "attn_implementation='eager'; LayerNorm, gelu_new and the softmax already run in float64; the one "
                   "float32 island, reorder_and_upcast_attn's score product (q.float() @ k.float()), is run in float64 "

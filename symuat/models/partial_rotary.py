@@ -3,7 +3,9 @@ r"""Partial rotary positions: RoPE on the first ``rotary_dim`` coordinates of ev
 
 With :math:`r` the rotary width (even, :math:`\le d`), a query/key head :math:`q\in\mathbb R^d` is
 rotated as :math:`[R_n\,q_{:r},\ q_{r:}]`, :math:`R_n` the rotate-half rotation of width :math:`r`
-with the frequencies :math:`\theta^{-2j/r}` (HF: ``dim = int(head_dim · partial_rotary_factor)``).
+with the frequencies :math:`\theta^{-2j/r}` (HF: ``dim = int(head_dim · partial_rotary_factor)``) — WP8;
+its mutant, the frequencies over the head width :math:`\theta^{-2j/d}`, fails against transformers
+(``tests/test_family_gpt_neox.py``).
 The scores stay a bilinear form in the frozen patterns, so nothing in the Eq. 20 form changes (X2
 for the rotated block, the identity for the rest).
 
