@@ -27,6 +27,12 @@ What changes the computation (anything else present is refused):
   old checkpoints' ``attn.bias``/``attn.masked_bias`` buffers (the causal mask, rebuilt) are read
   as what they are and ignored.
 
+``symuat model fold`` applies what TransformerLens's ``from_pretrained`` applies to GPT-2 by default —
+``fold_ln`` (WP1 in its LayerNorm form), ``fold_value_biases`` (WP4), ``center_writing_weights``
+(WP12: every reader is a LayerNorm), ``center_unembed`` (WP3) — except the final LayerNorm's
+:math:`\beta_f`, which TransformerLens moves into an unembedding bias ``b_U`` that
+``GPT2LMHeadModel`` does not have (:mod:`symuat.models.fold_layernorm`).
+
 The reference: ``GPT2LMHeadModel`` on the folder in float64 (eager). Its one float32 island is
 ``reorder_and_upcast_attn``'s score product (``q.float() @ k.float()``), run in float64 for the call.
 """
