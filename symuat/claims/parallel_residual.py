@@ -152,10 +152,11 @@ def parallel_trial(sizes, seed, *, mutant: str | None = None):
     RoPE) at a random input: :math:`W1x'+b3+W3\\sigma(W2x'+b2)` against its forward. ``mutant="sequential-W2"``
     uses :math:`W2=L_{\\rm in}S_2W1`, ``"no-ln2-scale"`` :math:`W2=L_{\\rm in}`; each must fail."""
     from symuat.models.compare import relative_error
+    from symuat.models.ln_decoder import random_ln_layer
     from symuat.operators import Composed
 
     rng = np.random.default_rng(seed)
-    layer = random_parallel_layer(rng, M=sizes["M"], F=sizes["F"])
+    layer = random_ln_layer(rng, M=sizes["M"], F=sizes["F"])
     X = rng.standard_normal((sizes["N"], sizes["M"]))
     p, _ = layer.step(X)
     W2 = p.W2
@@ -168,23 +169,6 @@ def parallel_trial(sizes, seed, *, mutant: str | None = None):
     err = relative_error(mine, layer.forward(X))
     return err <= decide.TOLERANCE, f"Eq. 20 vs the forward: relative error {err:.2e} (tolerance 1e-12)", \
         {"residual": err}
-
-
-def random_parallel_layer(rng, *, M: int = 8, F: int = 12, heads: int = 2, rotary: int = 2, parallel: bool = True):
-    """A random GPT-NeoX-style layer (LayerNorm with biases, biases everywhere, partial RoPE, GELU)."""
-    from symuat.models.causal_lm import DecoderConfig
-    from symuat.models.lifts import rope_inv_freq
-    from symuat.models.ln_decoder import LNDecoderLayer
-
-    d = M // heads
-    cfg = DecoderConfig(vocab=1, M=M, layers=1, heads=heads, kv_heads=heads, head_dim=d, F=F, rope_theta=1e4,
-                        eps=1e-5, context=64, rope="half", activation="gelu", inv_freq=rope_inv_freq(rotary, 1e4))
-    g = lambda *s: rng.standard_normal(s) / np.sqrt(s[0])  # noqa: E731
-    b = lambda n: 0.3 * rng.standard_normal(n)  # noqa: E731
-    ln = lambda: (1 + 0.2 * rng.standard_normal(M), 0.3 * rng.standard_normal(M))  # noqa: E731
-    return LNDecoderLayer(WQ=g(M, M), WK=g(M, M), WV=g(M, M), WO=g(M, M), Win=g(M, F), Wout=g(F, M), ln1=ln(),
-                          ln2=ln(), config=cfg, scale=d ** -0.5, parallel=parallel, rotary_dim=rotary, bq=b(M),
-                          bk=b(M), bv=b(M), bo=b(M), bin=b(F), bout=b(M))
 
 
 _TEX = r"x+\mathrm{Attn}(\mathrm{LN}_1x)+\mathrm{MLP}(\mathrm{LN}_2x)=W1x'+b3+W3\,\sigma(W2x'+b2)"

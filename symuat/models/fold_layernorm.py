@@ -17,8 +17,8 @@ hold when every reader of the residual stream is a LayerNorm, applied to an
 * **WP3** — the unembedding centred over the vocabulary: each row of logits moves by its mean.
 
 >>> import numpy as np
->>> from symuat.claims.parallel_residual import random_parallel_layer
->>> layer = random_parallel_layer(np.random.default_rng(0))
+>>> from symuat.models.ln_decoder import random_ln_layer
+>>> layer = random_ln_layer(np.random.default_rng(0))
 >>> X = np.random.default_rng(1).standard_normal((4, 8))
 >>> folded = fold_layer(layer, norms=True, value_biases=True, centre=True)
 >>> bool(np.allclose(centred_rows(folded.forward(X - X.mean(1, keepdims=True))),

@@ -9,6 +9,9 @@ convention, so nothing is transposed (a ``Linear`` would store ``(out, in)``). `
 three, so slicing columns is exact); each of :math:`W_Q, W_K, W_V` is then per head
 ``(M, h, d)`` in that order.
 
+>>> sorted(_prefixed({"wte.weight": 0, "h.0.ln_1.weight": 1, "lm_head.weight": 2}))
+['lm_head.weight', 'transformer.h.0.ln_1.weight', 'transformer.wte.weight']
+
 What changes the computation (anything else present is refused):
 
 * ``config.json``: ``n_embd``, ``n_layer``, ``n_head``, ``n_inner`` (null: :math:`4M`),

@@ -16,6 +16,11 @@ GELU MLP and an untied ``embed_out`` — :mod:`symuat.models.ln_decoder`'s layer
 :math:`W1` factor), :math:`W3=I_N\otimes W_{\rm out}^\top` — claim X9
 (:mod:`symuat.claims.parallel_residual`), whose Lemma 2 unrolling the one-pass recursion uses unchanged.
 
+>>> W = np.arange(12.0)[:, None] * np.ones((1, 2))  # h = 2 heads of width d = 2: rows q0 q0 k0 k0 v0 v0 q1 …
+>>> (WQ, WK, WV), _ = split_qkv(W, None, heads=2, d=2)
+>>> WQ[0].tolist(), WK[0].tolist(), WV[0].tolist()
+([0.0, 1.0, 6.0, 7.0], [2.0, 3.0, 8.0, 9.0], [4.0, 5.0, 10.0, 11.0])
+
 What changes the computation (anything else present is refused):
 
 * ``config.json``: ``hidden_size``, ``num_hidden_layers``, ``num_attention_heads``,

@@ -22,6 +22,18 @@ patterns (X1), :math:`b_{\rm att}` its bias row (H7), :math:`L_{\rm in}=I_N\otim
 The LM head reads the final LayerNorm: :math:`\ell=\mathrm{LN}_f(x_L)W_{\rm head}^\top` is the frozen
 lift :math:`(I_N\otimes W_{\rm head})S_f` plus the constant :math:`\mathbf 1(\beta_fW_{\rm head}^\top)`
 (:meth:`LNCausalLM.head_bias`, counted with the bias terms in ``explain``).
+
+>>> import numpy as np
+>>> rng = np.random.default_rng(0)
+>>> X = rng.standard_normal((5, 8))
+>>> for parallel in (True, False):
+...     layer = random_ln_layer(rng, parallel=parallel)
+...     p, out = layer.step(X)
+...     x = X.reshape(-1)
+...     eq20 = p.W1 @ x + p.b3 + p.W3 @ p.sigma(p.W2 @ x + p.b2)
+...     print(parallel, bool(np.abs(eq20 - layer.forward(X).reshape(-1)).max() < 1e-12))
+True True
+False True
 """
 
 from __future__ import annotations
@@ -213,6 +225,21 @@ class LNCausalLM(CausalLM):
     def readout_bias(self, position: int, token: int) -> float:
         """The logit's constant from the final LayerNorm's β: :math:`\\beta_f\\cdot w_{\\rm token}`."""
         return float(self.norm_bias @ self.lm_head[token])
+
+
+def random_ln_layer(rng, *, M: int = 8, F: int = 12, heads: int = 2, rotary: int = 2, parallel: bool = True):
+    """A random GPT-NeoX-style layer (LayerNorm with biases, biases everywhere, partial RoPE, GELU)."""
+    from symuat.models.lifts import rope_inv_freq
+
+    d = M // heads
+    cfg = DecoderConfig(vocab=1, M=M, layers=1, heads=heads, kv_heads=heads, head_dim=d, F=F, rope_theta=1e4,
+                        eps=1e-5, context=64, rope="half", activation="gelu", inv_freq=rope_inv_freq(rotary, 1e4))
+    g = lambda *s: rng.standard_normal(s) / np.sqrt(s[0])  # noqa: E731
+    b = lambda n: 0.3 * rng.standard_normal(n)  # noqa: E731
+    ln = lambda: (1 + 0.2 * rng.standard_normal(M), 0.3 * rng.standard_normal(M))  # noqa: E731
+    return LNDecoderLayer(WQ=g(M, M), WK=g(M, M), WV=g(M, M), WO=g(M, M), Win=g(M, F), Wout=g(F, M), ln1=ln(),
+                          ln2=ln(), config=cfg, scale=d ** -0.5, parallel=parallel, rotary_dim=rotary, bq=b(M),
+                          bk=b(M), bv=b(M), bo=b(M), bin=b(F), bout=b(M))
 
 
 FROZEN = ("the attention patterns H_i of every layer and head (positions, causal mask and softmax evaluated at the "

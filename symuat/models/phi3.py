@@ -3,6 +3,15 @@ r"""The Phi-3 family: the Llama decoder with *fused* projections — ``qkv_proj`
 split exactly into the Llama pieces (WP6: a fused projection is the concatenation of its parts,
 so the split is a slicing of rows, no arithmetic). Everything else is :mod:`symuat.models.llama`'s.
 
+>>> from symuat.models.causal_lm import DecoderConfig
+>>> cfg = DecoderConfig(vocab=4, M=2, layers=1, heads=2, kv_heads=1, head_dim=1, F=1, rope_theta=1e4, eps=1e-5,
+...                     context=8)
+>>> t = {"model.layers.0.self_attn.qkv_proj.weight": np.arange(8.0).reshape(4, 2),
+...      "model.layers.0.mlp.gate_up_proj.weight": np.arange(4.0).reshape(2, 2)}
+>>> out, names, _ = split_fused(t, cfg, "<doc>")
+>>> out["model.layers.0.self_attn.k_proj.weight"].tolist(), names["model.layers.0.mlp.up_proj.weight"]
+([[4.0, 5.0]], 'model.layers.0.mlp.gate_up_proj.weight (rows 1:)')
+
 What changes the computation (anything else present is refused):
 
 * ``config.json``: the Llama size fields (``hidden_size`` … ``head_dim``, ``rms_norm_eps``,
