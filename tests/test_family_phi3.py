@@ -78,7 +78,8 @@ def test_phi3_swapped_split_fails_the_check(tmp_path, monkeypatch):
         out, names, used = real(tensors, cfg, source)
         for k in range(cfg.layers):
             p = f"model.layers.{k}.mlp."
-            out[p + "gate_proj.weight"], out[p + "up_proj.weight"] = out[p + "up_proj.weight"], out[p + "gate_proj.weight"]
+            gate, up = out[p + "gate_proj.weight"], out[p + "up_proj.weight"]
+            out[p + "gate_proj.weight"], out[p + "up_proj.weight"] = up, gate
         return out, names, used
 
     monkeypatch.setattr(phi3, "split_fused", swapped)

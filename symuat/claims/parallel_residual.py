@@ -189,5 +189,6 @@ X9.check("unrolling", None,
 X9.check("layer", ("numeric",), r"\|W1x'+b3+W3\sigma(W2x'+b2)-\text{forward}(x')\|\le10^{-12}\|\text{forward}(x')\|",
          lambda: decide.check_numeric(parallel_trial, [{"N": 5, "M": 8, "F": 12}, {"N": 9, "M": 12, "F": 8}],
                                       what="float64, random parallel LayerNorm layers; relative error ≤ 1e-12"),
-         note="symuat.models.ln_decoder's parallel layer (LayerNorm, biases, partial RoPE) on random weights: a float64 "
+         note="symuat.models.ln_decoder's parallel layer (LayerNorm, biases, partial RoPE) on random weights: a "
+              "float64 "
               "confirmation of the implementation beside the proof (X9.layer)", polarity=None, role="confirmation")

@@ -113,8 +113,9 @@ def _rope(f: Fields, c: dict, d: int) -> tuple[float, float]:
     sub.refuse_unknown("gpt_neox", "rope_type 'default' takes rope_theta, partial_rotary_factor")
     for top, value in (("rope_theta", theta), ("partial_rotary_factor", factor)):
         if f.has(top):
-            f.require(top, f.number(top) == value, f"is {c[top]!r} but transformers' gpt_neox reads {value!r} "
-                                                   "(from rope_parameters, rotary_emb_base/rotary_pct or their defaults)")
+            f.require(top, f.number(top) == value,
+                      f"is {c[top]!r} but transformers' gpt_neox reads {value!r} "
+                      "(from rope_parameters, rotary_emb_base/rotary_pct or their defaults)")
     if not 0 < factor <= 1:
         f.fail(key, f"has partial_rotary_factor {factor!r}; it must lie in (0, 1]")
     return theta, factor
@@ -167,7 +168,8 @@ def load_folder(folder) -> LNCausalLM:
             Win=t.take(p + "mlp.dense_h_to_4h.weight", (F, M)).T, bin=t.take(p + "mlp.dense_h_to_4h.bias", (F,)),
             Wout=t.take(p + "mlp.dense_4h_to_h.weight", (M, F)).T, bout=t.take(p + "mlp.dense_4h_to_h.bias", (M,)),
             ln1=(t.take(p + "input_layernorm.weight", (M,)), t.take(p + "input_layernorm.bias", (M,))),
-            ln2=(t.take(p + "post_attention_layernorm.weight", (M,)), t.take(p + "post_attention_layernorm.bias", (M,))),
+            ln2=(t.take(p + "post_attention_layernorm.weight", (M,)),
+                 t.take(p + "post_attention_layernorm.bias", (M,))),
             config=cfg, scale=d ** -0.5, parallel=parallel, rotary_dim=r))
     embed = t.take("gpt_neox.embed_in.weight", (vocab, M))
     names = [n for n in ("embed_out.weight", "lm_head.weight") if n in t]

@@ -212,7 +212,8 @@ class LNCausalLM(CausalLM):
         return Composed([RowLinear(self.lm_head.T, X.shape[0]), LayerNormLift(self.final_scales(X), self.norm)])
 
     def head_bias(self, X: np.ndarray) -> np.ndarray:
-        """:math:`\\mathbf 1(\\beta_fW_{\\rm head}^\\top)`, ``(N, vocab)``: the final LayerNorm's β read by the head."""
+        """:math:`\\mathbf 1(\\beta_fW_{\\rm head}^\\top)`, ``(N, vocab)``: the final LayerNorm's β read
+        by the head."""
         return np.broadcast_to(self.norm_bias @ self.lm_head.T, (X.shape[0], self.lm_head.shape[0]))
 
     def readout(self, X: np.ndarray, position: int, token: int) -> np.ndarray:

@@ -105,7 +105,8 @@ def _rope(f: Fields, c: dict, d: int) -> tuple[float, np.ndarray, list[str], int
             rope = {k: v for k, v in rope.items() if k != "partial_rotary_factor"}
     if f.has("partial_rotary_factor"):
         top = f.number("partial_rotary_factor")
-        if isinstance(c.get(key), dict) and "partial_rotary_factor" in c[key] and c[key]["partial_rotary_factor"] != top:
+        inner = c.get(key) if isinstance(c.get(key), dict) else {}
+        if "partial_rotary_factor" in inner and inner["partial_rotary_factor"] != top:
             f.fail("partial_rotary_factor", f"is {top!r} but {key} says {factor!r}")
         factor = top
     if not isinstance(factor, (int, float)) or isinstance(factor, bool) or not 0 < factor <= 1:
