@@ -245,3 +245,11 @@ def fold_checkpoint(path, how: str, asked: dict):
 
 #: what stock HF float64 keeps in float32 (the check's "finding" line)
 STOCK_ISLANDS = "RoPE angles, softmax"
+
+REFERENCE_NOTE = ("transformers' {cls} built from the checkpoint's own files (from_pretrained{how}) in float64, "
+                  "attn_implementation='eager'; its float32 islands made float64 for the call: the RoPE angles of the "
+                  "rotary width (HF's own rope_init_fn evaluated in float64; position × inv_freq in float64) and eager "
+                  "attention's softmax (dtype=float32); LayerNorm and GELU already run in float64. "
+                  "'stock_hf_float64_gap' is unpatched HF float64 vs the float64 forward: a finding about HF, not a "
+                  "tolerance of symuat. HF's last hidden state is taken after final_layer_norm, so the last state is "
+                  "compared after it")
