@@ -111,7 +111,8 @@ def test_phi3_explain_adds_up(tmp_path, capsys):
                           "long_factor": [1.0] * 2, "partial_rotary_factor": 1.0}}, r"rope_type 'longrope'"),
     ({"rope_parameters": {"rope_type": "default", "rope_theta": 1e4, "partial_rotary_factor": 0.3}},
      r"rotary width 1 of head width 4 is not a positive even number"),
-    ({"attention_bias": True}, r"'attention_bias' is not modelled by symuat's phi3 family"),
+    ({"attention_bias": True}, r"attention_bias is true, but transformers' Phi3 builds no attention bias"),
+    ({"mlp_bias": False}, r"'mlp_bias' is not modelled by symuat's phi3 family"),
     ({"hidden_act": "tanh"}, r"hidden_act is 'tanh'"),
 ])
 def test_phi3_config_refused_naming_the_field(tmp_path, capsys, changes, message):
@@ -177,3 +178,15 @@ def test_phi3_attribution_views_add_up(tmp_path, capsys):
     assert cli.main(["model", "explain", "--model", str(folder), "--text", "Hello there", "--by", "head",
                      "--vs", "a"]) == 0
     assert "PASS" in capsys.readouterr().out
+
+
+def test_phi3_published_config_fields_read(tmp_path):
+    """The fields of Phi-3-mini-4k-instruct's config.json (attention_bias false, auto_map, rope_scaling null,
+    rope_theta, original_max_position_embeddings, sliding_window) are read, and the check stays exact."""
+    from tests.test_families import _DROP
+
+    folder = _edit_config(hf_phi3(tmp_path / "p", sliding_window=5), attention_bias=False, rope_scaling=None,
+                          rope_theta=10000.0, rope_parameters=_DROP,
+                          auto_map={"AutoModelForCausalLM": "modeling_phi3.Phi3ForCausalLM"})
+    report = compare.check(["Hello there, world and more"], str(folder), reference=True)
+    assert compare.verdict(report, TOL)["passed"]

@@ -21,7 +21,8 @@ What changes the computation (anything else present is refused):
   :mod:`symuat.models.partial_rotary`), ``sliding_window`` (every layer attends through it, HF's
   ``create_sliding_window_causal_mask``); ``original_max_position_embeddings`` only matters to
   ``longrope``, which is refused by name (as are ``su``/``yarn``, which transformers renames
-  ``longrope``); the dropouts ``resid_pdrop``, ``embd_pdrop`` are inert in eval mode; inert:
+  ``longrope``); ``attention_bias`` false (true is refused: transformers' Phi3 builds no bias); the
+  dropouts ``resid_pdrop``, ``embd_pdrop`` and ``auto_map`` are inert; inert:
   :data:`symuat.models.llama.INERT_FIELDS`.
 * Tensors: ``model.embed_tokens``, ``model.norm``, ``lm_head`` (untied), per layer
   ``self_attn.qkv_proj`` ``(h·d + 2g·d, M)``, ``self_attn.o_proj``, ``mlp.gate_up_proj`` ``(2F, M)``,
@@ -50,10 +51,11 @@ FEATURES = ("RMSNorm, RoPE (default; partial_rotary_factor), GQA, gated MLP, hea
 FAMILY = Family(name="phi3", kind="decoder", model_types=("phi3",), features=FEATURES, module=__name__)
 
 #: config.json fields that change the computation, each modelled
-CONFIG_FIELDS = tuple(k for k in llama.CONFIG_FIELDS if k not in ("attention_bias", "mlp_bias")) + (
+CONFIG_FIELDS = tuple(k for k in llama.CONFIG_FIELDS if k != "mlp_bias") + (
     "sliding_window", "partial_rotary_factor", "original_max_position_embeddings")
-#: inert in an eval-mode float64 forward (dropouts)
-INERT_FIELDS = llama.INERT_FIELDS + ("resid_pdrop", "embd_pdrop")
+#: inert in an eval-mode float64 forward (dropouts; ``auto_map``, the remote-code classes transformers' own
+#: Phi3 replaces)
+INERT_FIELDS = llama.INERT_FIELDS + ("resid_pdrop", "embd_pdrop", "auto_map")
 #: the tensors (HF names; {k} a layer); any other is refused
 TENSORS = ("model.embed_tokens.weight", "model.norm.weight", "lm_head.weight",
            "model.layers.{k}.self_attn.qkv_proj.weight", "model.layers.{k}.self_attn.o_proj.weight",
@@ -134,6 +136,9 @@ def load_folder(folder) -> CausalLM:
     sizes = llama.decoder_fields(f, "phi3")
     theta, inv, feats, rot = _rope(f, c, sizes["head_dim"])
     tied = f.flag("tie_word_embeddings", False)
+    if f.flag("attention_bias", False):  # Phi-3's published configs say false; transformers builds no bias either way
+        f.fail("attention_bias", "is true, but transformers' Phi3 builds no attention bias (symuat refuses the "
+                                 "contradiction rather than choose)")
     window = f.int("sliding_window") if c.get("sliding_window") is not None else None
     f.inert("sliding_window", "original_max_position_embeddings")  # the latter: longrope only (refused above)
     vocab = llama._vocab_field(f)
