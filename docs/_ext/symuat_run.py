@@ -2,7 +2,7 @@
 
 The blocks of one page share one namespace, in page order (a notebook read top to bottom). A block
 that raises — an ``assert`` that its sums add up, say — fails the build with the page, the block's
-first line and the error; nothing is shown that did not run. ``tests/test_gallery.py`` executes the
+first line and the error; nothing is shown that did not run. ``tests/test_notebook_gallery.py`` executes the
 same blocks the same way, so the examples are tested without a docs build.
 
 Options: ``:needs: smollm2 gemma3`` — the packaged models the block loads; when one is not

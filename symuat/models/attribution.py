@@ -1053,7 +1053,7 @@ def _rewrite_checks(net, ids, att: Attribution, tol: float) -> list[dict]:
 
 
 def run_explain(args, *, tolerance: float | None = None, say: Callable | None = None,
-                load: Callable | None = None) -> int:
+                load: Callable | None = None, fallback: Callable | None = None) -> int:
     """``symuat model explain`` with ``--vs/--by/--view/--top/--rows``: exit 0 when every view adds
     up, 1 when one does not (or a number is non-finite), 2 on bad input (one line, nothing written)."""
     import importlib.util
@@ -1084,6 +1084,8 @@ def run_explain(args, *, tolerance: float | None = None, say: Callable | None = 
         if say:
             say("loading the checkpoint; the forward pass and both views")
         net = load(args.model)
+        if fallback is not None and type(net).__name__ not in ADAPTERS:
+            return fallback(net)  # a family the views do not read yet: the caller's DUAT-terms explain
         ids = net.tokenize(args.text)
         token = None if args.token is None else _one_token(net.tokenizer, args.token, "--token")
         vs = None if getattr(args, "vs", None) is None else _one_token(net.tokenizer, args.vs, "--vs")

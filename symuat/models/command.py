@@ -61,13 +61,13 @@ def add_parser(sub) -> None:
                          help="the prompt (default 'The capital of France is')")
     explain.add_argument("--token", help="the next token to explain, e.g. ' Paris' (default: the prediction)")
     explain.add_argument("--vs", help="explain logit(token) − logit(VS), e.g. --vs ' London' (one token)")
-    explain.add_argument("--by", choices=("layer", "sublayer", "head", "token"), default="layer",
+    explain.add_argument("--by", choices=("layer", "sublayer", "head", "token"),
                          help="group the terms by layer, sub-layer, head or source token (default layer)")
-    explain.add_argument("--view", choices=("residual", "duat", "both"), default="residual",
+    explain.add_argument("--view", choices=("residual", "duat", "both"),
                          help="the residual view (exact DLA), the DUAT view (the papers' form) or both "
                               "(default residual)")
-    explain.add_argument("--top", type=int, default=5, help="the K most likely next tokens (default 5)")
-    explain.add_argument("--rows", type=int, default=20, help="table rows for --by sublayer/head/token: the largest "
+    explain.add_argument("--top", type=int, help="the K most likely next tokens (default 5)")
+    explain.add_argument("--rows", type=int, help="table rows for --by sublayer/head/token: the largest "
                                                               "terms, the rest summed (default 20)")
     explain.add_argument("--lens", action="store_true",
                          help="also print the logit lens and the exact Jacobian lens at every layer")
@@ -116,6 +116,13 @@ def _progress():
     show = sys.stderr.isatty()
     say = (lambda msg: print(f"\r\033[K{msg}", end="", file=sys.stderr, flush=True)) if show else None
     return show, say
+
+
+def _stock_islands(family: str, default: str) -> str:
+    """The float32 islands of stock HF float64 for ``family``: its module's ``STOCK_ISLANDS`` if it says."""
+    from symuat.models.family import families
+
+    return next((getattr(mod, "STOCK_ISLANDS", default) for fam, mod in families() if fam.name == family), default)
 
 
 def _family(model: str) -> str:
@@ -214,8 +221,8 @@ def _run_check(args, say, show) -> int:
     print(f"error: rel = max over token rows n of ‖aₙ − bₙ‖∞ / ‖bₙ‖∞, abs = max |a − b|; tolerance {tolerance:g} (rel)")
     if report["reference"]:
         print("reference: transformers from the checkpoint's own files in float64"
-              + (", its float32 islands made float64 (RMSNorm, RoPE angles, softmax"
-                 + (", embedding scale" if report["family"] == "gemma3" else "") + ")" if report["family"] != "bert"
+              + (", its float32 islands made float64 (" + _stock_islands(report["family"], "RMSNorm, RoPE angles, softmax"
+                 + (", embedding scale" if report["family"] == "gemma3" else "")) + ")" if report["family"] != "bert"
                  else "") + "; --format json says how")
     else:
         print("reference: transformers/torch not installed or skipped (pip install -e '.[reference]')")
@@ -233,9 +240,12 @@ def _run_check(args, say, show) -> int:
             cells = "   ".join(f"{_fmt(s[k])} {_fmt(s[k + '_abs'])}"
                                for k in ("rewrite_vs_forward", "rewrite_vs_reference", "forward_vs_reference"))
             print(f"  {s['state']!s:>6}   {cells}")
+        if "stock_hf_float64_error" in t:  # stock HF cannot run in float64 (GPT-2's reorder_and_upcast_attn)
+            print(f"  finding: stock HF float64 cannot run this checkpoint ({t['stock_hf_float64_error']})")
         if "stock_hf_float64_gap" in t:
             g = t["stock_hf_float64_gap"]
             islands = "RMSNorm, RoPE angles, softmax" + (", embedding scale" if report["family"] == "gemma3" else "")
+            islands = _stock_islands(report["family"], islands)
             print(f"  finding: stock HF float64 (float32 {islands}) differs from the float64 "
                   f"forward by {g['worst_state']:.1e} (worst state), {g['logits']:.1e} (logits)")
     if "norm_storage" in report:  # the Gemma 3 family: what the file lacks and WP10
@@ -303,6 +313,71 @@ def _run_explain(args, say, show) -> int:
     tolerance = _tolerance(args.tolerance)
     if args.figure:
         _check_figure(args.figure)
-    return run_explain(args, tolerance=tolerance, say=say)
+    asked = any(getattr(args, k, None) not in (None, False) for k in ("vs", "by", "view", "top", "rows", "lens"))
+    fallback = None if asked else (lambda net: _explain_duat_terms(args, tolerance, show, net))
+    return run_explain(args, tolerance=tolerance, say=say, fallback=fallback)
+
+
+def _explain_duat_terms(args, tolerance: float, show, net) -> int:
+    """``explain`` for a family the attribution views do not read yet (no adapter): the logit as the
+    sum of its DUAT terms (:func:`symuat.models.compare.explain`), checked the same way."""
+    import importlib
+    import json
+
+    from symuat.figures import duat_terms_figure
+    from symuat.models import family
+    from symuat.models.compare import explain
+
+    report, dec, words = explain(args.model, args.text, args.token, tolerance=tolerance,
+                                 reference=not args.no_reference, loaded=net)
+    if show:
+        print("\r\033[K", end="", file=sys.stderr)
+    mod = next(importlib.import_module(f.module) for f, _ in family.families() if f.name == report["family"])
+    report["frozen"], report["exact"] = list(getattr(mod, "FROZEN", ())), getattr(mod, "EXACT", "")
+    report["views"] = "the attribution views (residual, DUAT per head and source) do not read this family yet: " \
+                      "its logit as the sum of its DUAT terms"
+    if args.figure:
+        _write_atomically(args.figure, lambda tmp: duat_terms_figure(dec, words, tmp))
+        report["figure"] = args.figure
+    if args.format == "json":
+        print(json.dumps(_strict(report), indent=2, allow_nan=False))
+        return 0 if report["passed"] else 1
+    print(f"{args.text!r} → next token {dec.token_text!r} (id {dec.token}) at position {dec.position}")
+    print(f"({report['views']})")
+    print(f"logit of the model (float64 forward): {dec.logit:+.15f}")
+    print(f"\n  {'term':<28} {'value':>22} {'running sum':>22}")
+    run = 0.0
+    for t in report["terms"]:
+        run += t["value"] if t["value"] is not None else math.nan
+        print(f"  {t['term']:<28} {t['value'] if t['value'] is not None else math.nan:+22.15f} {run:+22.15f}")
+    print(f"\nchecks ({report['error_definition']}; tolerance {tolerance:g}):")
+    for c in report["checks"]:
+        rel = "non-finite" if c["rel_error"] is None else f"{c['rel_error']:.1e}"
+        print(f"  {'ok  ' if c['passed'] else 'FAIL'} {c['check']}: relative {rel}")
+    if args.figure:
+        print(f"figure: {args.figure}")
+    print(f"\n{'PASS' if report['passed'] else 'FAIL'}")
+    return 0 if report["passed"] else 1
+
+
+def _write_atomically(path, write) -> None:
+    """``write(tmp)`` to a temporary file in ``path``'s folder, then renamed (nothing half-written)."""
+    import os
+    import tempfile
+    from pathlib import Path
+
+    from symuat.models.formats import ModelError
+
+    p = Path(path)
+    fd, tmp = tempfile.mkstemp(suffix=p.suffix, dir=p.parent)
+    os.close(fd)
+    try:
+        write(tmp)
+        os.replace(tmp, p)
+    except (OSError, ValueError) as exc:
+        raise ModelError(f"{p}: cannot write the figure ({exc})") from exc
+    finally:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
 
 

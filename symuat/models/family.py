@@ -36,6 +36,9 @@ FAMILY_MODULES = ["symuat.models.bert", "symuat.models.llama", "symuat.models.qw
 FAMILY_MODULES.append("symuat.models.mistral")
 FAMILY_MODULES.append("symuat.models.qwen3")
 FAMILY_MODULES.append("symuat.models.olmo2")
+FAMILY_MODULES.append("symuat.models.phi3")
+FAMILY_MODULES.append("symuat.models.gpt2")
+FAMILY_MODULES.append("symuat.models.gpt_neox")
 
 
 @dataclass(frozen=True)

@@ -350,7 +350,7 @@ def fold_model(model: str, asked: dict):
 
     family = _family(model)
     own = _family_fold(model) if family.startswith("unsupported") else None
-    if own is not None:  # a family module's own fold (symuat.models.fold_decoders)
+    if own is not None:  # a family module's own fold (fold_decoders, fold_layernorm, phi3)
         return own(model, asked)
     if family == "unsupported:gemma3":
         raise ModelError(f"{model}: {REFUSE_GEMMA3}")
@@ -399,12 +399,16 @@ def check_folded(family: str, original, folder, texts: list[str]) -> list[dict]:
     """Reload the written checkpoint from ``folder`` and compare every state (and the logits, centred)
     with the original model on ``texts``."""
     out = []
-    if family != "bert":
+    if family not in ("llama", "bert"):  # a family that folds itself: its own loader reads the folded folder
         from symuat.models.family import load
+        from symuat.models.fold_layernorm import compare_folded
+
+        return compare_folded(_decoder(original), load(folder), texts,
+                              centred=getattr(original, "fold_compare_centred", False))
+    if family == "llama":
         from symuat.models.llama import load_folder
 
-        reload = load_folder if family == "llama" else load  # another decoder family: its own loader
-        a, b = _decoder(original), reload(folder)
+        a, b = _decoder(original), load_folder(folder)
         for text in texts:
             ids = a.tokenize(text)
             sa, sb = a.hidden_states(ids), b.hidden_states(ids)

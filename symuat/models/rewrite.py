@@ -73,6 +73,8 @@ def rewrite(model, X0: np.ndarray, *, layers=None, keep_sigma: bool = False,
         X = states[-1]
         out.head = model.head(X)  # the final norm frozen at the last state (X5)
         out.logits = (out.head @ X.reshape(-1)).reshape(X.shape[0], -1)
+        if hasattr(model, "head_bias"):  # a final norm with a bias (LayerNorm's β): the head's constant
+            out.logits = out.logits + model.head_bias(X)
     return out
 
 
@@ -148,6 +150,8 @@ def decompose_logit(model, ids, token: int | None = None, *, duat: Rewrite | Non
         layer_terms[j] = rho @ (p.W3 @ duat.sigma_out[j])
         bias += rho @ p.b3
         rho = _rmatvec(p.W1, rho)
+    if hasattr(model, "readout_bias"):  # the final norm's β read by the head row: a bias term
+        bias += model.readout_bias(n, token)
     per_token = (rho.reshape(N, M) * duat.x0.reshape(N, M)).sum(axis=1)
     return LogitDecomposition(token, model.decode(token), n, float(logits[n, token]), float(per_token.sum()),
                               per_token, layer_terms, float(bias),
