@@ -250,7 +250,12 @@ def _rename_factor(factor: tuple, mapping: dict[str, str], dims: dict) -> tuple:
     kind = factor[0]
     if kind == "E":
         _, name, I, J = factor
-        return ("E", name, tuple(mapping.get(i, i) for i in I), tuple(mapping.get(j, j) for j in J))
+        out = ("E", name, tuple(mapping.get(i, i) for i in I), tuple(mapping.get(j, j) for j in J))
+        for hyp in _hypotheses():  # a symmetric leaf: its entry's indices in a canonical order
+            canonical = getattr(hyp, "canonical", None)
+            if canonical is not None:
+                out = canonical(out)
+        return out
     if kind == "D":
         return _delta(mapping.get(factor[1], factor[1]), mapping.get(factor[2], factor[2]))
     if kind == "T":
