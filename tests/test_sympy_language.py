@@ -21,6 +21,7 @@ from sympy import (
     MatrixSymbol,
     OneMatrix,
     Trace,
+    Transpose,
     hadamard_product,
     kronecker_product,
     trace,
@@ -60,11 +61,11 @@ IDENTITIES = [
     ("vec(X)ᵀvec(Y) = tr(XY ᵀ) too", Vec(X, "row").T * Vec(Y, "row"), Trace(X * Y.T), PROVED),
     ("vec(X)ᵀvec(Y) = tr(XY) is false (square)", Vec(A, "col").T * Vec(B, "col"), Trace(A * B), REFUTED),
     # Hadamard
-    ("(X∘Y)ᵀ = Xᵀ∘Yᵀ", HadamardProduct(X, Y).T, HadamardProduct(X.T, Y.T), PROVED),
+    ("(X∘Y)ᵀ = Xᵀ∘Yᵀ", Transpose(HadamardProduct(X, Y)), HadamardProduct(X.T, Y.T), PROVED),
     ("X∘Y = Y∘X", hadamard_product(X, Y), hadamard_product(Y, X), PROVED),
     ("X∘(Y+Z) = X∘Y + X∘Z", HadamardProduct(X, Y + Z), HadamardProduct(X, Y) + HadamardProduct(X, Z), PROVED),
     ("(A∘B)C = A∘(BC) is false", HadamardProduct(A, B) * C, HadamardProduct(A, B * C), REFUTED),
-    ("(X∘Y)ᵀ = Xᵀ∘Y is false (square)", HadamardProduct(A, B).T, HadamardProduct(A.T, B), REFUTED),
+    ("(A∘B)ᵀ = Aᵀ∘B is false", Transpose(HadamardProduct(A, B)), HadamardProduct(A.T, B), REFUTED),
     ("tr(Xᵀ(Y∘Z)) = tr((X∘Y)ᵀZ)", Trace(X.T * HadamardProduct(Y, Z)), Trace(HadamardProduct(X, Y).T * Z), PROVED),
     ("1ᵀ(X∘Y)1 = tr(XᵀY)", OneMatrix(1, m) * HadamardProduct(X, Y) * OneMatrix(n, 1), Trace(X.T * Y), PROVED),
     # diagonal

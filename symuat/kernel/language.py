@@ -48,7 +48,8 @@ invertible leaves only, whose instances are drawn invertible.
 TraceOf(A*B)
 >>> lower(2 * Trace(A) * Trace(B))
 2*TraceOf(A)*TraceOf(B)
->>> lower(HadamardProduct(A, B).T)
+>>> from sympy import Transpose
+>>> lower(Transpose(HadamardProduct(A, B)))
 Hadamard(A, B).T
 >>> lower(MatrixSymbol("X", n, n) * A) == MatrixSymbol("X", n, n) * A
 True
