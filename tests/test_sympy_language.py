@@ -132,3 +132,80 @@ def test_a_verdict_reads_as_text_latex_and_json():
     assert wrong._repr_latex_().startswith("$") and r"\text{refuted}" in wrong._repr_latex_()
     json.dumps(wrong.as_dict())
     json.dumps(proved.as_dict())
+
+
+# --- hypotheses a user states (kernel.hypotheses) -------------------------------------------
+
+from symuat.errors import UnsatisfiableHypothesesError  # noqa: E402
+from symuat.kernel.hypotheses import (  # noqa: E402
+    Diagonal,
+    Idempotent,
+    Invertible,
+    Orthogonal,
+    RowStochastic,
+    SkewSymmetric,
+    Symmetric,
+    violated,
+)
+from symuat.kernel.assumptions import assuming  # noqa: E402
+import numpy as np  # noqa: E402
+
+x = MatrixSymbol("x", n, 1)
+
+#: (name, lhs, rhs, hypotheses, expected): each structure proves what it implies, refutes what it
+#: does not, and a hypothesis on the wrong leaf proves nothing
+UNDER = [
+    ("tr(SA) = tr(SAᵀ), S symmetric", Trace(A * B), Trace(A * B.T), [Symmetric("A")], PROVED),
+    ("tr(SA) = tr(SAᵀ) needs S, not A, symmetric", Trace(A * B), Trace(A * B.T), [Symmetric("C")], REFUTED),
+    ("symmetric S: S = Sᵀ", A, A.T, [Symmetric("A")], PROVED),
+    ("symmetric A, B: AB = BA is false", A * B, B * A, [Symmetric("A"), Symmetric("B")], REFUTED),
+    ("diagonal D, E commute", A * B, B * A, [Diagonal("A"), Diagonal("B")], PROVED),
+    ("diagonal D: D = diag(diagonal(D))", A, DiagMatrix(DiagonalOf(A)), [Diagonal("A")], PROVED),
+    ("diagonal D, any E: DE = ED is false", A * B, B * A, [Diagonal("A")], REFUTED),
+    ("orthogonal Q: QᵀQ = I", A.T * A, Identity(n), [Orthogonal("A")], PROVED),
+    ("orthogonal Q: tr(QᵀBQ) = tr(B)", Trace(A.T * B * A), Trace(B), [Orthogonal("A")], PROVED),
+    ("orthogonal Q: QBQᵀ = B is false", A * B * A.T, B, [Orthogonal("A")], REFUTED),
+    ("idempotent P: P³ = P", A ** 3, A, [Idempotent("A")], PROVED),
+    ("idempotent P: P = I is false", A, Identity(n), [Idempotent("A")], REFUTED),
+    ("row-stochastic P: P1 = 1", A * ones_n, ones_n, [RowStochastic("A")], PROVED),
+    ("row-stochastic P: 1ᵀP = 1ᵀ is false", ones_n.T * A, ones_n.T, [RowStochastic("A")], REFUTED),
+    ("skew K: K² = 0 is false", A * A, A * 0, [SkewSymmetric("A")], REFUTED),
+    ("skew K: K = -Kᵀ (no rule: instances only)", A, -A.T, [SkewSymmetric("A")], "numeric-only"),
+    ("invertible A: A diag(v) A⁻¹ = diag(v) is false (the axiom needs k nowhere else)",
+     A * DiagMatrix(v) * A.I, DiagMatrix(v), [], REFUTED),
+    ("invertible A stated: A⁻¹BA = B is false", A.I * B * A, B, [Invertible("A")], REFUTED),
+]
+
+
+@pytest.mark.parametrize("name, lhs, rhs, hyps, expected", UNDER, ids=[u[0] for u in UNDER])
+def test_a_structure_proves_what_it_implies_and_nothing_else(name, lhs, rhs, hyps, expected):
+    verdict = check_identity(lhs, rhs, hypotheses=hyps)
+    assert verdict.status.value == expected, (name, verdict.method)
+    if hyps:
+        assert verdict.hypotheses == [h.latex() for h in hyps]
+    if expected == REFUTED and hyps:  # the witness satisfies every hypothesis (re-checked exactly)
+        with assuming(hyps):
+            assert violated({k: np.asarray(v, dtype=object) for k, v in verdict.counterexample.values.items()}) == []
+
+
+def test_instances_satisfy_every_structure_exactly():
+    from symuat.kernel.hypotheses import impose_all
+
+    rng = np.random.default_rng(3)
+    for hyp in (Symmetric("A"), SkewSymmetric("A"), Diagonal("A"), Orthogonal("A"), Invertible("A"),
+                Idempotent("A"), RowStochastic("A")):
+        with assuming([hyp]):
+            for size in (1, 2, 3, 4):
+                value = impose_all({"A": rng.integers(-3, 4, (size, size)).astype(object)}, "exact")["A"]
+                assert hyp.holds(value), (hyp, value)
+
+
+def test_structures_that_cannot_be_drawn_together_are_a_clear_error():
+    with pytest.raises(UnsatisfiableHypothesesError):
+        check_identity(A, A.T, hypotheses=[Symmetric("A"), SkewSymmetric("A"), Invertible("A")])
+
+
+def test_an_implied_inverse_is_listed_with_the_verdict():
+    verdict = check_identity(A.I * (A + B) * B.I, A.I + B.I)
+    assert verdict.status.value == PROVED
+    assert verdict.hypotheses == [Invertible("A").latex(), Invertible("B").latex()]
