@@ -105,6 +105,17 @@ def test_the_set_is_large_enough_and_mostly_supported():
     assert sum(e == REFUTED for *_, e in IDENTITIES) >= 7
 
 
+def test_an_undefined_scalar_function_of_a_trace_is_for_every_f_and_exp_is_refused():
+    from sympy import Function, exp
+
+    f = Function("f")
+    assert check_identity(f(Trace(A * B)), f(Trace(B * A))).status.value == PROVED
+    wrong = check_identity(f(Trace(A * B)), f(Trace(A) * Trace(B)))
+    assert wrong.status.value == REFUTED and wrong.counterexample.exact_recheck.startswith("exact:")
+    with pytest.raises(UnsupportedExpressionError, match="exp"):
+        check_identity(exp(Trace(A)) * exp(Trace(B)), exp(Trace(A + B)))
+
+
 def test_a_determinant_is_decided_at_explicit_sizes():
     A2, B2 = MatrixSymbol("A", 2, 2), MatrixSymbol("B", 2, 2)
     assert check_identity(Determinant(A2 * B2), Determinant(A2) * Determinant(B2)).status.value == "proved-at-sizes"

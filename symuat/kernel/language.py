@@ -11,12 +11,14 @@ SymPy                                     kernel node (its index rule)
 ========================================  ==========================================================
 ``Trace(M)``, ``trace(M)``                :class:`TraceOf`: a 1×1 matrix, :math:`\sum_k M_{kk}` over
                                           ``M``'s (multi-)index space (so ``tr(A⊗B)`` sums both)
+``f(s)``, ``f`` an undefined function     :class:`symuat.elementwise.Sigma` named ``f`` (an
+(``Function("f")``), ``s`` a scalar       uninterpreted function: the statement is for every ``f``)
 a scalar expression of traces             a 1×1 matrix expression: ``+`` → ``MatAdd``, ``·`` →
 (``2*Trace(A)*Trace(B) + 1``)             ``MatMul``, a positive integer power → repeated product,
                                           a number ``c`` → ``c·I₁``; a scalar factor of a matrix
                                           (``Trace(A)*B``) is a Kronecker product with a 1×1 matrix
 ``M[0, 0]`` of a 1×1 ``M``                ``M``
-``HadamardProduct``, ``hadamard_product`` :class:`symuat.decoder.Hadamard` (entries multiplied)
+``HadamardProduct``/``hadamard_product``  :class:`symuat.decoder.Hadamard` (entries multiplied)
 ``DiagMatrix(v)`` (column or row)         :class:`symuat.decoder.Diag` (an entry times a delta)
 ``DiagonalOf(M)``                         :class:`DiagonalVector`: :math:`v_i=M_{ii}`
 ``Inverse(M)``, ``M.I``, ``M**-k``        :class:`InverseOf` of a *named* square matrix: a fresh
@@ -32,7 +34,8 @@ a scalar expression of traces             a 1×1 matrix expression: ``+`` → ``
 Refused, with an :class:`~symuat.errors.UnsupportedExpressionError` naming the node: the inverse
 of anything else (a sum, a Hadamard product, a non-square product — name it as a matrix symbol
 and state its hypotheses), a determinant of symbolic size, an entry other than ``[0, 0]`` of a
-1×1 matrix, any other scalar function of a matrix (``exp(Trace(A))``).
+1×1 matrix, a concrete scalar function of a matrix (``exp(Trace(A))``: refuting it with a stand-in
+function would be unsound; an undefined ``Function("f")`` is read as "for every f").
 
 Soundness. Each lowering is the definition of the SymPy class (a trace is the sum of the
 diagonal, …); the inverse rules hold whenever the inverted matrices are square and invertible:
@@ -81,6 +84,7 @@ from sympy.matrices.expressions import (
     Transpose,
 )
 
+from sympy.core.function import AppliedUndef
 from sympy.matrices.expressions.matexpr import MatrixElement
 
 from symuat.errors import KernelInconsistencyError, UnsupportedExpressionError, describe
@@ -382,8 +386,14 @@ def _scalar(e) -> MatrixExpr:
     if isinstance(e, sp.Pow) and e.exp.is_Integer and int(e.exp) >= 1:
         base = _scalar(e.base)
         return MatMul(*[base] * int(e.exp))
+    if isinstance(e, AppliedUndef) and len(e.args) == 1:  # f(tr(AB)) for an undefined f: for every f
+        from symuat.elementwise import Sigma
+
+        return Sigma(_scalar(e.args[0]), e.func.__name__)
     _refuse(e, "a scalar function of a matrix has no rule in the kernel beyond sums, products and "
-               "positive integer powers of traces, determinants (explicit sizes) and 1×1 matrices")
+               "positive integer powers of traces, determinants (explicit sizes) and 1×1 matrices, and "
+               "an undefined function f = Function('f') of one (a statement for every f; a concrete "
+               "function such as exp is refused: refuting it with a stand-in would be unsound)")
 
 
 def _matrix(e) -> MatrixExpr:
