@@ -56,7 +56,10 @@ positive dimensions; an undecided pair is left alone, which is sound).
 
 Under a hypothesis of the statement (:mod:`symuat.kernel.hypotheses`, e.g.
 :math:`\sum_bH_{ab}=1`) its rule is one more step, an identity of finite sums valid wherever the
-hypothesis holds; equal forms then prove the identity under the hypothesis.
+hypothesis holds; equal forms then prove the identity under the hypothesis. A hypothesis may
+also read the entries of its leaf in a canonical order (``canonical``: :math:`S_{ij}` and
+:math:`S_{ji}` as one entry of a symmetric :math:`S`), applied whenever a factor is renamed — an
+identity wherever the hypothesis holds, so the renaming stays canonical and sound.
 """
 
 from __future__ import annotations
