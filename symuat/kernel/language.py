@@ -475,3 +475,45 @@ def _invert(m, node) -> MatrixExpr:
                   "Kronecker products, powers and nonzero multiples; the inverse of anything else "
                   "(a sum, a Hadamard product, …) has no rule: name the matrix as a MatrixSymbol and "
                   "state its hypotheses (Invertible)")
+
+
+# --------------------------------------------------------------------------------------------
+# a statement in SymPy's words
+# --------------------------------------------------------------------------------------------
+
+
+def sides_of(lhs, rhs):
+    """The two sides in the kernel's nodes (:func:`~symuat.kernel.language.lower`): an ``Eq`` split,
+    a plain number next to a 1×1 matrix expression made a 1×1 matrix."""
+    from sympy.matrices.expressions import ZeroMatrix
+
+    from symuat.errors import KernelInputError
+
+    if rhs is None:
+        if isinstance(lhs, sp.logic.boolalg.BooleanAtom):
+            raise KernelInputError(f"SymPy evaluated the equation to {lhs} before symuat saw it: pass the two "
+                                   "sides, check_identity(lhs, rhs), or Eq(lhs, rhs, evaluate=False)")
+        if not isinstance(lhs, sp.Equality):
+            raise KernelInputError(f"check_identity({describe(lhs)}): give two sides, or one SymPy Eq")
+        lhs, rhs = lhs.lhs, lhs.rhs
+    lhs, rhs = lower(lhs), lower(rhs)
+    for a, b in ((lhs, rhs), (rhs, lhs)):
+        if isinstance(b, MatrixExpr) and not isinstance(a, MatrixExpr) and b.shape == (1, 1):
+            a_matrix = ZeroMatrix(1, 1) if sp.sympify(a) == 0 else MatMul(sp.sympify(a), Identity(1))
+            return (a_matrix, b) if a is lhs else (b, a_matrix)
+    return lhs, rhs
+
+
+def implied_hypotheses(lhs, rhs, given) -> tuple:
+    """:class:`~symuat.kernel.hypotheses.Invertible` for every matrix the statement inverts (not
+    already given)."""
+    from symuat.kernel.hypotheses import Invertible
+
+    names = sorted({node.arg.name for e in (lhs, rhs) for node in sp.preorder_traversal(e)
+                    if isinstance(node, InverseOf)})
+    return tuple(Invertible(x) for x in names if Invertible(x) not in tuple(given))
+
+
+def rational_entries(*exprs) -> bool:
+    """Whether the statement has an inverse or a determinant: entries not polynomial in the sizes."""
+    return any(isinstance(node, (InverseOf, DetOf)) for e in exprs for node in sp.preorder_traversal(e))

@@ -80,6 +80,7 @@ from symuat.printing import latex
 from symuat.kernel.evaluate import exact_equal, sizes_key, values_equal
 from symuat.kernel.hypotheses import assuming, latex_list
 from symuat.kernel.index_calculus import compare_entries
+from symuat.kernel.language import rational_entries
 from symuat.kernel.constants import collect_undecided, polynomial_is_zero, zero_status
 from symuat.kernel.decide.instances import (
     SEEDS,
@@ -260,7 +261,7 @@ def search_plan(lhs, rhs, budget: float = GRID_BUDGET) -> SearchPlan:
         needed *= bounds[d] + 1
     if _irrational_coefficients(lhs, rhs):
         budget = budget / 100
-    if needed > GRID_MAX or _rational_entries(lhs, rhs):
+    if needed > GRID_MAX or rational_entries(lhs, rhs):
         # (an inverse's or a determinant's entries are not polynomial in the sizes: no degree
         # argument; the grid is then only the instances tried)
         return SearchPlan(bounds, needed, [], False, 0.0)
@@ -444,7 +445,7 @@ def explicit_expansion(lhs, rhs, sizes_list: list[dict]) -> tuple[list[dict], Co
             if cex is None:
                 raise KernelInconsistencyError("explicit expansion: undefined side not reproduced")
             return proved, cex
-        rational = _rational_entries(lhs, rhs)
+        rational = rational_entries(lhs, rhs)
         for l, r in zip(left.flat, right.flat):
             if not polynomial_is_zero(sp.numer(sp.together(l - r)) if rational else l - r):
                 from symuat.elementwise import sigma_alternative
@@ -483,8 +484,10 @@ def check_identity(
     :func:`symuat.kernel.language.lower`; ``lhs`` may be a SymPy ``Eq`` (then no ``rhs``). A
     matrix inverted in the statement is invertible by hypothesis (implied, and listed).
     """
-    lhs, rhs = _sides_of(lhs, rhs)
-    hypotheses = tuple(hypotheses) + _implied_hypotheses(lhs, rhs, hypotheses)
+    from symuat.kernel.language import implied_hypotheses, sides_of
+
+    lhs, rhs = sides_of(lhs, rhs)
+    hypotheses = tuple(hypotheses) + implied_hypotheses(lhs, rhs, hypotheses)
     if not hypotheses:
         with collect_undecided() as undecided:
             verdict = _check_identity(lhs, rhs, explicit_sizes, corrected, construction, symbolic)
@@ -504,46 +507,6 @@ def check_identity(
     if verdict.corrected is not None and verdict.corrected.verdict is not None:
         verdict.corrected.verdict.hypotheses = latex_list(hypotheses)  # decided under them too
     return verdict
-
-
-def _sides_of(lhs, rhs):
-    """The two sides in the kernel's nodes (:func:`~symuat.kernel.language.lower`): an ``Eq`` split,
-    a plain number next to a 1×1 matrix expression made a 1×1 matrix."""
-    from sympy.matrices.expressions import Identity, MatMul, ZeroMatrix
-
-    from symuat.kernel.language import lower
-
-    if rhs is None:
-        if isinstance(lhs, sp.logic.boolalg.BooleanAtom):
-            raise KernelInputError(f"SymPy evaluated the equation to {lhs} before symuat saw it: pass the two "
-                                   "sides, check_identity(lhs, rhs), or Eq(lhs, rhs, evaluate=False)")
-        if not isinstance(lhs, sp.Equality):
-            raise KernelInputError(f"check_identity({describe(lhs)}): give two sides, or one SymPy Eq")
-        lhs, rhs = lhs.lhs, lhs.rhs
-    lhs, rhs = lower(lhs), lower(rhs)
-    for a, b in ((lhs, rhs), (rhs, lhs)):
-        if isinstance(b, MatrixExpr) and not isinstance(a, MatrixExpr) and b.shape == (1, 1):
-            a_matrix = ZeroMatrix(1, 1) if sp.sympify(a) == 0 else MatMul(sp.sympify(a), Identity(1))
-            return (a_matrix, b) if a is lhs else (b, a_matrix)
-    return lhs, rhs
-
-
-def _implied_hypotheses(lhs, rhs, given) -> tuple:
-    """:class:`~symuat.kernel.hypotheses.Invertible` for every matrix the statement inverts (not
-    already given)."""
-    from symuat.kernel.hypotheses import Invertible
-    from symuat.kernel.language import InverseOf
-
-    names = sorted({node.arg.name for e in (lhs, rhs) for node in sp.preorder_traversal(e)
-                    if isinstance(node, InverseOf)})
-    return tuple(Invertible(x) for x in names if Invertible(x) not in tuple(given))
-
-
-def _rational_entries(*exprs) -> bool:
-    """Whether the statement has an inverse or a determinant: entries not polynomial in the sizes."""
-    from symuat.kernel.language import DetOf, InverseOf
-
-    return any(isinstance(node, (InverseOf, DetOf)) for e in exprs for node in sp.preorder_traversal(e))
 
 
 def applied_sides(lhs, rhs, most: int = 240) -> tuple[str, str, str, str] | None:
