@@ -220,3 +220,22 @@ def test_an_implied_inverse_is_listed_with_the_verdict():
     verdict = check_identity(A.I * (A + B) * B.I, A.I + B.I)
     assert verdict.status.value == PROVED
     assert verdict.hypotheses == [Invertible("A").latex(), Invertible("B").latex()]
+
+
+def test_an_explicit_matrix_of_numbers_is_decided_at_its_size():
+    from sympy import Matrix, diag
+
+    A2 = MatrixSymbol("A", 2, 2)
+    assert check_identity(diag(1, 2) * A2, Matrix([[1, 0], [0, 2]]) * A2).status.value == "proved-at-sizes"
+    wrong = check_identity(diag(1, 2) * A2, A2 * diag(1, 2))
+    assert wrong.status.value == REFUTED and wrong.counterexample.exact_recheck.startswith("exact:")
+    # the inverse's Cayley–Hamilton form at 2×2: det(A)·A⁻¹ = tr(A)·I − A
+    assert check_identity(Determinant(A2) * Inverse(A2), Trace(A2) * Identity(2) - A2).status.value \
+        == "proved-at-sizes"
+
+
+def test_an_equation_sympy_already_decided_is_a_clear_error():
+    from symuat.errors import KernelInputError
+
+    with pytest.raises(KernelInputError, match="evaluated the equation"):
+        check_identity(Eq(Trace(A), Trace(A)))

@@ -27,6 +27,7 @@ a scalar expression of traces             a 1×1 matrix expression: ``+`` → ``
                                           :class:`~symuat.kernel.hypotheses.Invertible`, implied);
                                           inverses of products, transposes, Kronecker products,
                                           powers and nonzero multiples are pushed to the leaves
+``Matrix(...)``, ``diag(1, 2)``           :class:`ExplicitMatrix` (numbers; exact evaluation only)
 ``Determinant(M)`` at explicit sizes      :class:`DetOf` (exact evaluation only: decided by
                                           expansion at the sizes, or refuted by an instance)
 ========================================  ==========================================================
@@ -318,11 +319,55 @@ class DetOf(MatrixExpr):
         return rf"\det\left({printer._print(self.arg)}\right)"
 
 
+class ExplicitMatrix(MatrixExpr):
+    """A matrix of numbers (``Matrix([[1, 2], [3, 4]])``, ``diag(1, 2)``): exact evaluation only (no
+    index rule: a statement with one is decided at its explicit sizes)."""
+
+    def __new__(cls, m):
+        m = sp.ImmutableMatrix(m)
+        if not all(x.is_number for x in m):
+            raise UnsupportedExpressionError(f"explicit matrix {m.tolist()}: only numbers as entries")
+        return Basic.__new__(cls, sp.Tuple(*[sp.Tuple(*row) for row in m.tolist()]))  # no matrix inside
+
+    @property
+    def matrix(self) -> sp.ImmutableMatrix:
+        return sp.ImmutableMatrix([list(row) for row in self.args[0]])
+
+    @property
+    def shape(self):
+        return self.matrix.shape
+
+    def _symuat_row_space(self):
+        from symuat.kernel.index_calculus import space_of
+
+        return space_of(self.shape[0])
+
+    def _symuat_col_space(self):
+        from symuat.kernel.index_calculus import space_of
+
+        return space_of(self.shape[1])
+
+    def _symuat_entry(self, ctx, I, J):
+        raise NoIndexRule(f"the explicit matrix {self.matrix.tolist()} has no index-level rule")
+
+    def _symuat_evaluate(self, ev):
+        m = self.matrix
+        out = ev.const(m.shape, 0)
+        for i in range(m.shape[0]):
+            for j in range(m.shape[1]):
+                out[i, j] = ev.scalar(m[i, j])
+        return out
+
+    def _latex(self, printer):
+        return printer._print(self.matrix)
+
+
 # --------------------------------------------------------------------------------------------
 # lowering
 # --------------------------------------------------------------------------------------------
 
-_SYMPY_ONLY = (Trace, Determinant, HadamardProduct, DiagMatrix, DiagonalOf, MatrixElement, Inverse)
+_SYMPY_ONLY = (Trace, Determinant, HadamardProduct, DiagMatrix, DiagonalOf, MatrixElement, Inverse,
+               sp.ImmutableDenseMatrix)
 
 
 def needs_lowering(expr) -> bool:
@@ -343,6 +388,8 @@ def needs_lowering(expr) -> bool:
 def lower(expr):
     """``expr`` in the kernel's nodes (see the module docstring); ``expr`` itself when it uses none
     of SymPy's constructs above. A scalar expression of matrices becomes a 1×1 matrix expression."""
+    if isinstance(expr, sp.MatrixBase) and not isinstance(expr, MatrixExpr):  # a mutable Matrix
+        return ExplicitMatrix(expr)
     if not needs_lowering(expr):
         return expr
     if isinstance(expr, MatrixExpr):
@@ -397,6 +444,8 @@ def _scalar(e) -> MatrixExpr:
 
 
 def _matrix(e) -> MatrixExpr:
+    if isinstance(e, sp.MatrixBase):  # numbers, explicitly
+        return ExplicitMatrix(e)
     if isinstance(e, (MatrixSymbol, Identity)) or not isinstance(e, MatrixExpr):
         return e
     from symuat.decoder import Diag, Hadamard
@@ -516,4 +565,5 @@ def implied_hypotheses(lhs, rhs, given) -> tuple:
 
 def rational_entries(*exprs) -> bool:
     """Whether the statement has an inverse or a determinant: entries not polynomial in the sizes."""
-    return any(isinstance(node, (InverseOf, DetOf)) for e in exprs for node in sp.preorder_traversal(e))
+    return any(isinstance(node, (InverseOf, DetOf, ExplicitMatrix)) for e in exprs
+               for node in sp.preorder_traversal(e))
