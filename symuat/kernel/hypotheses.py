@@ -15,6 +15,16 @@ to the statement (``check_identity(lhs, rhs, hypotheses=[...])``) and then
   softmax-like patterns too;
 * **is printed** with every verdict decided under it (``Verdict.hypotheses``).
 
+The hypotheses a user states about one leaf (issue 31) follow the same three rules:
+:class:`Symmetric` (its entries read in a canonical order), :class:`SkewSymmetric` (no rule),
+:class:`Diagonal` (:math:`A_{ij}=\delta_{ij}A_{ii}`) and :func:`RowStochastic` (a
+:class:`LineSums`) are linear and drawn by one linear system with the others on the leaf;
+:class:`Invertible` (the axioms :math:`AA^{-1}=A^{-1}A=I`, implied by an inverse in the
+statement), :class:`Orthogonal` (:math:`A^TA=AA^T=I`) and :class:`Idempotent` (:math:`A^2=A`) are
+drawn by exact constructions (a shift off the determinant's roots, the Cayley transform of a
+skew matrix, :math:`SDS^{-1}` with :math:`S` unimodular), and every instance is re-checked
+against all of the leaf's hypotheses (a combination nothing draws is a clear error).
+
 Soundness: the rule fires only on the exact pattern the hypothesis states (a wrong hypothesis —
 columns instead of rows — does not rewrite a row sum), and a refutation is searched for only
 among instances satisfying the hypothesis, so a false identity with an irrelevant hypothesis

@@ -211,7 +211,7 @@ class Verdict:
 
 
 def _sizes_text(sizes: dict) -> str:
-    return ", ".join(f"{k} = {v}" for k, v in sizes.items()) or "the sizes given"
+    return ", ".join(f"{k} = {v}" for k, v in sizes.items()) or "the explicit sizes written (no dimension)"
 
 
 def _value_text(value: Any) -> str:
