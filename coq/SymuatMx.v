@@ -100,6 +100,10 @@ Definition ew rs cs (f : R -> R) (A : mx rs cs) : mx rs cs := fun i j => f (A i 
 Definition hadamard rs cs (A B : mx rs cs) : mx rs cs := fun i j => A i j * B i j.
 (** [Diag(v)] *)
 Definition diag s (v : mx s [::]) : mx s s := fun i j => v i tt * deltaI i j.
+(** the trace as a 1×1 matrix: [tr(A) = Σ_k A_{kk}] over [A]'s index space (SymPy's [Trace]) *)
+Definition mtrace s (A : mx s s) : mx [::] [::] := fun _ _ => sumI (fun k => A k k).
+(** the diagonal of a square matrix as a column: [v_i = A_{ii}] (SymPy's [DiagonalOf]) *)
+Definition diagonal s (A : mx s s) : mx s [::] := fun i _ => A i i.
 
 (** a causal mask: entry [(a,b)] is kept for [b ≤ a] and zero above the diagonal *)
 Definition cmask n (A : mx [:: n] [:: n]) : mx [:: n] [:: n] :=

@@ -213,7 +213,7 @@ Tactic Notation "symuat_entry" :=
   let I := fresh "I" in let J := fresh "J" in
   move=> I J; symuat_destruct;
   unfold diamond_prod, mul, tr, add, scale, zero, ones, idm, kron, vec_r, vec_c, commutation,
-    diamond, diamond_vm, selector, headsum, ew, hadamard, diag, cmask, shift, conv;
+    diamond, diamond_vm, selector, headsum, ew, hadamard, diag, mtrace, diagonal, cmask, shift, conv;
   cbn [sumI splitI deltaI cat fst snd];
   symuat_prenex; symuat_deltas; cbn [fst snd]; symuat_prenex; symuat_close.
 
@@ -241,7 +241,7 @@ Tactic Notation "symuat_entry" "using" tactic3(lines) :=
   let I := fresh "I" in let J := fresh "J" in
   move=> I J; symuat_destruct;
   unfold diamond_prod, mul, tr, add, scale, zero, ones, idm, kron, vec_r, vec_c, commutation,
-    diamond, diamond_vm, selector, headsum, ew, hadamard, diag, cmask, shift, conv;
+    diamond, diamond_vm, selector, headsum, ew, hadamard, diag, mtrace, diagonal, cmask, shift, conv;
   cbn [sumI splitI deltaI cat fst snd];
   symuat_prenex; symuat_deltas; cbn [fst snd]; symuat_prenex; lines; symuat_close.
 (** [lhs =m NF] for a normal form [NF] symuat computed (the certificate of a normal-form proof,
@@ -256,7 +256,7 @@ Tactic Notation "symuat_nf" :=
     let nf := fresh "nf" in
     set nf := N;
     unfold diamond_prod, mul, tr, add, scale, zero, ones, idm, kron, vec_r, vec_c, commutation,
-      diamond, diamond_vm, selector, headsum, ew, hadamard, diag, cmask, shift, conv;
+      diamond, diamond_vm, selector, headsum, ew, hadamard, diag, mtrace, diagonal, cmask, shift, conv;
     cbn [sumI splitI deltaI cat fst snd];
     symuat_prenex; symuat_deltas; cbn [fst snd]; symuat_prenex;
     rewrite /nf; clear nf; cbn beta iota;

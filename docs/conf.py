@@ -35,3 +35,19 @@ mathjax3_config = {
     "tex": {"packages": {"[+]": ["ams"]}},
     "options": {"enableMenu": False},
 }
+
+
+def _run_page_examples(app):
+    """The gallery's and the API page's examples run at every build (as the test suite runs them,
+    ``tests/test_gallery.py``): a verdict that changed fails the build."""
+    import doctest
+
+    for page in ("gallery.rst", "api.rst"):
+        failed, attempted = doctest.testfile(os.path.join(app.srcdir, page), module_relative=False,
+                                             optionflags=doctest.ELLIPSIS)
+        if failed:
+            raise RuntimeError(f"docs/{page}: {failed} of {attempted} examples do not show the verdict symuat gives")
+
+
+def setup(app):
+    app.connect("builder-inited", _run_page_examples)

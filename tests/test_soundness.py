@@ -120,10 +120,15 @@ def test_scalar_coefficients_that_are_not_dimensions():
     assert decide.check_identity(mul(alpha, 1 / sqrt(n), C), mul(C, 1 / sqrt(n), alpha)).status is Status.PROVED
 
 
-def test_sympy_trace_is_a_clear_unsupported_error():
+def test_sympy_trace_as_a_scalar_factor_is_decided_and_exp_of_it_is_a_clear_error():
+    # (issue 31: SymPy's Trace is read by kernel.language; before, it was refused here)
+    from sympy import exp
+
     X = MatrixSymbol("X", n, n)
-    with pytest.raises(UnsupportedExpressionError, match="unsupported: Trace"):
-        decide.check_identity(mul(Trace(X), X), mul(X, Trace(X)))
+    assert decide.check_identity(mul(Trace(X), X), mul(X, Trace(X))).status is Status.PROVED
+    assert decide.check_identity(mul(Trace(X), X), mul(X, X)).status is Status.REFUTED
+    with pytest.raises(UnsupportedExpressionError, match="unsupported: exp"):
+        decide.check_identity(mul(exp(Trace(X)), X), X)
 
 
 @pytest.mark.parametrize("lhs,rhs", [

@@ -41,7 +41,7 @@ class Unsupported(Exception):
 
 #: names the library or Coq use; a leaf with one of these names is renamed
 _RESERVED = {"mul", "tr", "add", "scale", "zero", "ones", "idm", "kron", "vec_r", "vec_c", "diamond",
-             "diamond_vm", "diamond_prod", "selector", "headsum", "ew", "hadamard", "diag", "cmask", "mx", "R",
+             "diamond_vm", "diamond_prod", "selector", "headsum", "ew", "hadamard", "diag", "mtrace", "diagonal", "cmask", "mx", "R",
              "sdelta", "shift", "conv",
              "meq", "delta", "deltaI", "sumI", "idx", "dl", "commutation", "I", "J", "at", "as",
              "fun", "forall", "match", "with", "end", "in", "let", "if", "then", "else", "Type",
@@ -215,6 +215,10 @@ def _term(e, ctx: _Ctx) -> str:
         return f"(diag {_term(e.arg, ctx)})"
     if name == "Hadamard":
         return f"(hadamard {_term(e.args[0], ctx)} {_term(e.args[1], ctx)})"
+    if name == "TraceOf":  # SymPy's Trace (kernel.language)
+        return f"(mtrace {_term(e.arg, ctx)})"
+    if name == "DiagonalVector":  # SymPy's DiagonalOf
+        return f"(diagonal {_term(e.arg, ctx)})"
     if name == "ShiftMatrix":
         n, tap, r = e.args
         if tap not in ctx.heads:

@@ -15,6 +15,16 @@ to the statement (``check_identity(lhs, rhs, hypotheses=[...])``) and then
   softmax-like patterns too;
 * **is printed** with every verdict decided under it (``Verdict.hypotheses``).
 
+The hypotheses a user states about one leaf (issue 31) follow the same three rules:
+:class:`Symmetric` (its entries read in a canonical order), :class:`SkewSymmetric` (no rule),
+:class:`Diagonal` (:math:`A_{ij}=\delta_{ij}A_{ii}`) and :func:`RowStochastic` (a
+:class:`LineSums`) are linear and drawn by one linear system with the others on the leaf;
+:class:`Invertible` (the axioms :math:`AA^{-1}=A^{-1}A=I`, implied by an inverse in the
+statement), :class:`Orthogonal` (:math:`A^TA=AA^T=I`) and :class:`Idempotent` (:math:`A^2=A`) are
+drawn by exact constructions (a shift off the determinant's roots, the Cayley transform of a
+skew matrix, :math:`SDS^{-1}` with :math:`S` unimodular), and every instance is re-checked
+against all of the leaf's hypotheses (a combination nothing draws is a clear error).
+
 Soundness: the rule fires only on the exact pattern the hypothesis states (a wrong hypothesis —
 columns instead of rows — does not rewrite a row sum), and a refutation is searched for only
 among instances satisfying the hypothesis, so a false identity with an irrelevant hypothesis
@@ -36,7 +46,7 @@ import sympy as sp
 
 from symuat.kernel.assumptions import _ACTIVE, active, assuming  # noqa: F401  (re-exported)
 from symuat.errors import KernelInputError, UnsatisfiableHypothesesError
-from symuat.kernel.index_calculus import _free_vars
+from symuat.kernel.index_calculus import _delta, _free_vars
 
 
 @dataclass(frozen=True)
@@ -224,10 +234,325 @@ def _mentions(factor: tuple) -> set:
     return _free_vars(factor)
 
 
+# --------------------------------------------------------------------------------------------
+# structural hypotheses a user states: symmetric, skew-symmetric, diagonal (linear: drawn by the
+# same joint linear system as line sums), invertible, orthogonal, idempotent (not linear: drawn by
+# a construction that satisfies them, exactly)
+# --------------------------------------------------------------------------------------------
+
+
+def _square_or_refuse(hyp, rows: int, cols: int) -> None:
+    if rows != cols:
+        raise UnsatisfiableHypothesesError(
+            f"hypothesis {hyp.latex()} needs a square matrix; {hyp.name} is {rows}×{cols}")
+
+
+class _Linear:
+    """A hypothesis that is a set of linear equations over the leaf's entries."""
+
+    linear = True
+    value = 1
+
+    def __str__(self) -> str:
+        return self.latex()
+
+    def rewrite(self, factors: list, bound: list):
+        return None
+
+    def impose(self, array: np.ndarray, mode: str) -> np.ndarray:
+        return _impose_jointly((self,), array, mode)
+
+    def holds(self, array) -> bool:
+        return LineSums.holds(self, array)  # the same test: every equation, exactly
+
+
+def _sorted_pair(factor: tuple) -> tuple:
+    _, name, I, J = factor
+    if len(I) == 1 and len(J) == 1 and J[0] < I[0]:
+        return ("E", name, J, I)
+    return factor
+
+
+@dataclass(frozen=True)
+class Symmetric(_Linear):
+    r""":math:`A=A^T`. The normal form reads :math:`A_{ij}` and :math:`A_{ji}` as one entry (the
+    indices of every entry of ``A`` in a canonical order), an identity for symmetric :math:`A`.
+
+    >>> Symmetric("S").latex()
+    'S=S^{T}'
+    """
+
+    name: str
+
+    def latex(self) -> str:
+        return rf"{sp.latex(sp.Symbol(self.name))}={sp.latex(sp.Symbol(self.name))}^{{T}}"
+
+    def canonical(self, factor: tuple) -> tuple:
+        return _sorted_pair(factor) if factor[1] == self.name else factor
+
+    def equations(self, rows: int, cols: int):
+        _square_or_refuse(self, rows, cols)
+        return [({(i, j): 1, (j, i): -1}, sp.Integer(0)) for i in range(rows) for j in range(i + 1, rows)]
+
+
+@dataclass(frozen=True)
+class SkewSymmetric(_Linear):
+    r""":math:`A^T=-A` (no rewrite rule: decided by instances, refuted or numeric-only unless the
+    statement is proved without it)."""
+
+    name: str
+
+    def latex(self) -> str:
+        return rf"{sp.latex(sp.Symbol(self.name))}^{{T}}=-{sp.latex(sp.Symbol(self.name))}"
+
+    def equations(self, rows: int, cols: int):
+        _square_or_refuse(self, rows, cols)
+        return [({(i, j): 1, (j, i): 1} if i != j else {(i, i): 1}, sp.Integer(0))
+                for i in range(rows) for j in range(i, rows)]
+
+
+@dataclass(frozen=True)
+class Diagonal(_Linear):
+    r""":math:`A_{ij}=0` for :math:`i\ne j`. Rule: :math:`A_{ij}=\delta_{ij}A_{ii}` (and the
+    entries read symmetrically), an identity for diagonal :math:`A`."""
+
+    name: str
+
+    def latex(self) -> str:
+        return rf"{sp.latex(sp.Symbol(self.name))}\ \text{{diagonal}}"
+
+    def canonical(self, factor: tuple) -> tuple:
+        return _sorted_pair(factor) if factor[1] == self.name else factor
+
+    def rewrite(self, factors: list, bound: list):
+        for pos, f in enumerate(factors):
+            if f[0] == "E" and f[1] == self.name and len(f[2]) == 1 and len(f[3]) == 1 and f[2] != f[3]:
+                i, j = f[2][0], f[3][0]
+                return factors[:pos] + [("E", self.name, (i,), (i,)), _delta(i, j)] + factors[pos + 1:], bound
+        return None
+
+    def equations(self, rows: int, cols: int):
+        _square_or_refuse(self, rows, cols)
+        return [({(i, j): 1}, sp.Integer(0)) for i in range(rows) for j in range(cols) if i != j]
+
+
+def RowStochastic(name: str) -> LineSums:
+    """Every row of ``name`` sums to 1 (:class:`LineSums`; entries of either sign: the statements
+    are polynomial in the entries, see the module docstring)."""
+    return LineSums(name, "rows")
+
+
+def _contract(factors: list, bound: list, left: str, lslot: int, right: str, rslot: int, make):
+    r"""One application of :math:`\sum_k L[\dots k\dots]\,R[\dots k\dots]\to` ``make(x, y)``:
+    ``k`` summed, in slot ``lslot`` of an entry of ``left`` and slot ``rslot`` of another entry of
+    ``right`` (0: row, 1: column), mentioned by no other factor; ``x``, ``y`` the other indices."""
+    for p, f in enumerate(factors):
+        if f[0] != "E" or f[1] != left or len(f[2]) != 1 or len(f[3]) != 1:
+            continue
+        k, x = (f[2][0], f[3][0]) if lslot == 0 else (f[3][0], f[2][0])
+        if k not in bound or k == x:
+            continue
+        for q, g in enumerate(factors):
+            if q == p or g[0] != "E" or g[1] != right or len(g[2]) != 1 or len(g[3]) != 1:
+                continue
+            k2, y = (g[2][0], g[3][0]) if rslot == 0 else (g[3][0], g[2][0])
+            if k2 != k or y == k:
+                continue
+            others = [h for r, h in enumerate(factors) if r not in (p, q)]
+            if any(k in _free_vars(h) for h in others):
+                continue
+            return others + make(x, y), [b for b in bound if b != k]
+    return None
+
+
+def _scalar_pair(factors: list, left: str, right: str):
+    """A 1×1 leaf next to its inverse: both factors dropped (:math:`aa^{-1}=1`)."""
+    for p, f in enumerate(factors):
+        if f[0] == "E" and f[1] == left and not f[2] and not f[3]:
+            for q, g in enumerate(factors):
+                if q != p and g[0] == "E" and g[1] == right and not g[2] and not g[3]:
+                    return [h for r, h in enumerate(factors) if r not in (p, q)]
+    return None
+
+
+def _random_unimodular(array: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``S = LU`` with unit triangular integer factors taken from ``array``'s off-diagonal
+    entries, and its integer inverse ``U⁻¹L⁻¹``."""
+    from symuat.kernel.language import _exact_inverse
+
+    n = array.shape[0]
+    L = np.zeros((n, n), dtype=object)
+    U = np.zeros((n, n), dtype=object)
+    for i in range(n):
+        for j in range(n):
+            L[i, j] = 1 if i == j else (int(array[i, j]) if i > j else 0)
+            U[i, j] = 1 if i == j else (int(array[i, j]) if i < j else 0)
+    S = L.dot(U)
+    return S, _exact_inverse(S)
+
+
+def _as_mode(exact: np.ndarray, mode: str) -> np.ndarray:
+    return exact.astype(float) if mode == "float" else exact
+
+
+def _exact_draw(array: np.ndarray) -> np.ndarray:
+    """Small integers from a drawn array (float draws rounded), for the exact constructions."""
+    return np.vectorize(lambda x: int(round(float(x) * 1.5)) if not isinstance(x, sp.Basic) else 0,
+                        otypes=[object])(array)
+
+
+class _Structural:
+    """A hypothesis drawn by construction (not a linear system); its normal-form rule is an
+    axiom of the structure."""
+
+    linear = False
+    value = 1
+    order = 0  # imposed in this order on one leaf (invertible last: it keeps what it finds)
+
+    def __str__(self) -> str:
+        return self.latex()
+
+    def _symbolic(self):
+        from symuat.errors import UnsupportedExpressionError
+
+        raise UnsupportedExpressionError(
+            f"hypothesis {self.latex()} has no instance with symbolic entries: state the statement "
+            "for symbolic sizes instead of explicit ones")
+
+    def impose(self, array: np.ndarray, mode: str) -> np.ndarray:
+        out = array.copy()
+        for lead in np.ndindex(*out.shape[:-2]):
+            _square_or_refuse(self, *out[lead].shape)
+            out[lead] = self._one(out[lead], mode)
+        return out
+
+    def holds(self, array) -> bool:
+        array = np.asarray(array, dtype=object)
+        return all(self._holds(array[lead]) for lead in np.ndindex(*array.shape[:-2]))
+
+
+@dataclass(frozen=True)
+class Invertible(_Structural):
+    r""":math:`A` is invertible. Rule: the axioms :math:`\sum_kA_{xk}A^{-1}_{ky}=\delta_{xy}` and
+    :math:`\sum_kA^{-1}_{xk}A_{ky}=\delta_{xy}` (``A^{-1}`` the leaf
+    :class:`~symuat.kernel.language.InverseOf` stands for). Instances: the drawn matrix shifted by
+    the first :math:`t\in 0,1,-1,2,\dots` with :math:`\det(A+tI)\ne0` (exact; :math:`\det` is a
+    polynomial of degree :math:`n` in :math:`t`, so at most :math:`n` shifts fail); in float64,
+    shifted to strict diagonal dominance (well conditioned).
+
+    >>> Invertible("A").latex()
+    'A\\ \\text{invertible}'
+    """
+
+    name: str
+    order = 9
+
+    def latex(self) -> str:
+        return rf"{sp.latex(sp.Symbol(self.name))}\ \text{{invertible}}"
+
+    def rewrite(self, factors: list, bound: list):
+        from symuat.kernel.language import inverse_name
+
+        inv = inverse_name(self.name)
+        pair = _scalar_pair(factors, self.name, inv)
+        if pair is not None:
+            return pair, bound
+        return (_contract(factors, bound, self.name, 1, inv, 0, lambda x, y: [_delta(x, y)])
+                or _contract(factors, bound, inv, 1, self.name, 0, lambda x, y: [_delta(x, y)]))
+
+    def _one(self, m, mode):
+        from symuat.kernel.language import exact_det
+
+        n = m.shape[0]
+        if mode == "symbolic":
+            return m  # a generic matrix (symbolic entries) is invertible
+        if mode == "float":
+            shift = float(np.max(np.sum(np.abs(m), axis=1), initial=0.0)) + 1.0
+            return m + shift * np.eye(n)
+        for t in [0] + [s * k for k in range(1, n + 2) for s in (1, -1)]:
+            shifted = m.copy()
+            for k in range(n):
+                shifted[k, k] = shifted[k, k] + t
+            if exact_det(shifted) != 0:
+                return shifted
+        raise AssertionError("unreachable: det(A + tI) has at most n roots")
+
+    def _holds(self, m) -> bool:
+        from symuat.kernel.language import exact_det
+
+        return exact_det(m) != 0
+
+
+@dataclass(frozen=True)
+class Orthogonal(_Structural):
+    r""":math:`A^TA=AA^T=I`. Rule: :math:`\sum_kA_{kx}A_{ky}=\delta_{xy}` and
+    :math:`\sum_kA_{xk}A_{yk}=\delta_{xy}`. Instances: the Cayley transform
+    :math:`(I-K)(I+K)^{-1}` of an integer skew-symmetric :math:`K` (exact, rational)."""
+
+    name: str
+
+    def latex(self) -> str:
+        return rf"{sp.latex(sp.Symbol(self.name))}^{{T}}{sp.latex(sp.Symbol(self.name))}=I"
+
+    def rewrite(self, factors: list, bound: list):
+        return (_contract(factors, bound, self.name, 0, self.name, 0, lambda x, y: [_delta(x, y)])
+                or _contract(factors, bound, self.name, 1, self.name, 1, lambda x, y: [_delta(x, y)]))
+
+    def _one(self, m, mode):
+        from symuat.kernel.language import _exact_inverse
+
+        if mode == "symbolic":
+            self._symbolic()
+        d = _exact_draw(m) if mode == "float" else m
+        n = d.shape[0]
+        K = np.zeros((n, n), dtype=object)
+        for i in range(n):
+            for j in range(i + 1, n):
+                K[i, j], K[j, i] = d[i, j], -d[i, j]
+        eye = np.eye(n, dtype=int).astype(object)
+        return _as_mode((eye - K).dot(_exact_inverse(eye + K)), mode)
+
+    def _holds(self, m) -> bool:
+        n = m.shape[0]
+        prod = m.T.dot(m)
+        return all(prod[i, j] == int(i == j) for i in range(n) for j in range(n))
+
+
+@dataclass(frozen=True)
+class Idempotent(_Structural):
+    r""":math:`A^2=A`. Rule: :math:`\sum_kA_{xk}A_{ky}=A_{xy}`. Instances: :math:`SDS^{-1}` with
+    :math:`S` unimodular (integer, from the draw) and :math:`D` a 0/1 diagonal of a drawn rank."""
+
+    name: str
+
+    def latex(self) -> str:
+        return rf"{sp.latex(sp.Symbol(self.name))}^{{2}}={sp.latex(sp.Symbol(self.name))}"
+
+    def rewrite(self, factors: list, bound: list):
+        return _contract(factors, bound, self.name, 1, self.name, 0,
+                         lambda x, y: [("E", self.name, (x,), (y,))])
+
+    def _one(self, m, mode):
+        if mode == "symbolic":
+            self._symbolic()
+        d = _exact_draw(m) if mode == "float" else m
+        n = d.shape[0]
+        S, S_inv = _random_unimodular(d)
+        rank = sum(1 for k in range(n) if d[k, k] >= 0)
+        D = np.zeros((n, n), dtype=object)
+        for k in range(rank):
+            D[k, k] = 1
+        return _as_mode(S.dot(D).dot(S_inv), mode)
+
+    def _holds(self, m) -> bool:
+        return bool(np.all(m.dot(m) == m))
+
+
 def impose_all(values: dict, mode: str) -> dict:
-    """Values with every active hypothesis imposed on its leaf — all of a leaf's hypotheses at
-    once (one linear system), so every one holds on the instance, or
-    :class:`~symuat.errors.UnsatisfiableHypothesesError` naming them."""
+    """Values with every active hypothesis imposed on its leaf — all of a leaf's linear hypotheses
+    at once (one linear system), then its structural ones (invertible last), so every one holds on
+    the instance (checked exactly), or :class:`~symuat.errors.UnsatisfiableHypothesesError` naming
+    them."""
     by_leaf: dict[str, list] = {}
     for hyp in active():
         if hyp not in by_leaf.setdefault(hyp.name, []):
@@ -235,10 +560,20 @@ def impose_all(values: dict, mode: str) -> dict:
     for name, hyps in by_leaf.items():
         if name not in values:
             continue
-        if len(hyps) == 1:
-            values[name] = hyps[0].impose(values[name], mode)
-        else:
-            values[name] = _impose_jointly(tuple(hyps), values[name], mode)
+        linear = [h for h in hyps if getattr(h, "linear", True)]
+        structural = sorted((h for h in hyps if not getattr(h, "linear", True)), key=lambda h: h.order)
+        if len(linear) == 1:
+            values[name] = linear[0].impose(values[name], mode)
+        elif linear:
+            values[name] = _impose_jointly(tuple(linear), values[name], mode)
+        for h in structural:
+            values[name] = h.impose(values[name], mode)
+        if structural and len(hyps) > 1 and mode == "exact":
+            broken = [h.latex() for h in hyps if not h.holds(values[name])]
+            if broken:
+                raise UnsatisfiableHypothesesError(
+                    f"symuat draws no instance of {name} with " + "; ".join(h.latex() for h in hyps)
+                    + f" together (the construction breaks {'; '.join(broken)})")
     return values
 
 
@@ -255,6 +590,9 @@ def check_satisfiable(hypotheses, shapes: dict, sizes_list) -> None:
         if hyp not in by_leaf.setdefault(hyp.name, []):
             by_leaf[hyp.name].append(hyp)
     for name, hyps in by_leaf.items():
+        hyps = [h for h in hyps if getattr(h, "linear", True)]  # structural ones: by construction
+        if not hyps:
+            continue
         for sizes in sizes_list:
             shape = shapes(name, sizes)
             if shape is None:

@@ -56,7 +56,10 @@ positive dimensions; an undecided pair is left alone, which is sound).
 
 Under a hypothesis of the statement (:mod:`symuat.kernel.hypotheses`, e.g.
 :math:`\sum_bH_{ab}=1`) its rule is one more step, an identity of finite sums valid wherever the
-hypothesis holds; equal forms then prove the identity under the hypothesis.
+hypothesis holds; equal forms then prove the identity under the hypothesis. A hypothesis may
+also read the entries of its leaf in a canonical order (``canonical``: :math:`S_{ij}` and
+:math:`S_{ji}` as one entry of a symmetric :math:`S`), applied whenever a factor is renamed — an
+identity wherever the hypothesis holds, so the renaming stays canonical and sound.
 """
 
 from __future__ import annotations
@@ -250,7 +253,12 @@ def _rename_factor(factor: tuple, mapping: dict[str, str], dims: dict) -> tuple:
     kind = factor[0]
     if kind == "E":
         _, name, I, J = factor
-        return ("E", name, tuple(mapping.get(i, i) for i in I), tuple(mapping.get(j, j) for j in J))
+        out = ("E", name, tuple(mapping.get(i, i) for i in I), tuple(mapping.get(j, j) for j in J))
+        for hyp in _hypotheses():  # a symmetric leaf: its entry's indices in a canonical order
+            canonical = getattr(hyp, "canonical", None)
+            if canonical is not None:
+                out = canonical(out)
+        return out
     if kind == "D":
         return _delta(mapping.get(factor[1], factor[1]), mapping.get(factor[2], factor[2]))
     if kind == "T":

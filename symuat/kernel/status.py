@@ -128,6 +128,65 @@ class Verdict:
     #: (:mod:`symuat.kernel.why`) shows them
     sides: tuple[str, str, str, str] | None = None
 
+    # -- what a person reads (a terminal, IPython, a notebook) -------------------------------
+    def __str__(self) -> str:
+        """The status and method, then what the reader checks: hypotheses, the counterexample
+        (sizes, values, both sides, the exact and float64 re-checks), the corrected statement.
+
+        >>> print(Verdict(Status.PROVED, "index-level normal form", detail="entry: A_{i_{0}j_{0}}"))
+        proved — index-level normal form
+          entry: A_{i_{0}j_{0}}
+        """
+        lines = [f"{self.status} — {self.method}"]
+        if self.hypotheses:
+            lines.append("  under: " + "; ".join(self.hypotheses))
+        if self.detail:
+            lines.append(f"  {self.detail}")
+        if self.sizes and self.status is not Status.REFUTED:
+            lines.append("  sizes: " + "; ".join(_sizes_text(s) for s in self.sizes[:6])
+                         + (" …" if len(self.sizes) > 6 else ""))
+        cex = self.counterexample
+        if cex is not None:
+            lines.append(f"  counterexample at {_sizes_text(cex.sizes)}:")
+            for name, value in cex.values.items():
+                lines.append(f"    {name} = {_value_text(value)}")
+            if cex.lhs is not None:
+                lines.append(f"    lhs = {_value_text(cex.lhs)}")
+            if cex.rhs is not None:
+                lines.append(f"    rhs = {_value_text(cex.rhs)}")
+            lines += [f"    {x}" for x in (cex.reason, cex.exact_recheck, cex.numeric_recheck) if x]
+        if self.corrected is not None:
+            status = self.corrected.verdict.status if self.corrected.verdict else "none found"
+            lines.append(f"  corrected: {self.corrected.statement} ({status})")
+        return "\n".join(lines)
+
+    def __repr__(self) -> str:
+        return f"<Verdict {self.status}: {self.method[:80]}{'…' if len(self.method) > 80 else ''}>"
+
+    def _repr_pretty_(self, printer, cycle) -> None:  # IPython
+        printer.text(repr(self) if cycle else str(self))
+
+    def _repr_latex_(self) -> str:  # Jupyter
+        """The status, hypotheses and counterexample values in LaTeX (entries exact)."""
+        import sympy as sp
+
+        parts = [rf"\text{{{self.status}}}"]
+        if self.hypotheses:
+            parts.append(r"\text{ under }" + r",\ ".join(self.hypotheses))
+        cex = self.counterexample
+        if cex is not None:
+            parts.append(r"\text{ at }" + r",\ ".join(f"{k}={v}" for k, v in cex.sizes.items()) + r":\ ")
+            for name, value in list(cex.values.items()) + [("lhs", cex.lhs), ("rhs", cex.rhs)]:
+                if value is None:
+                    continue
+                try:
+                    shown = sp.latex(sp.Matrix(to_jsonable(value)).applyfunc(sp.Rational)) \
+                        if getattr(value, "ndim", 0) == 2 else sp.latex(sp.sympify(to_jsonable(value)))
+                except (TypeError, ValueError, sp.SympifyError):
+                    shown = rf"\text{{{_value_text(value)}}}"
+                parts.append(rf"{sp.latex(sp.Symbol(name))}={shown}\ ")
+        return "$" + "".join(parts) + "$"
+
     def as_dict(self) -> dict:
         out: dict[str, Any] = {"status": str(self.status), "method": self.method}
         if self.hypotheses:
@@ -149,6 +208,17 @@ class Verdict:
         if self.sides:
             out["sides"] = list(self.sides)
         return out
+
+
+def _sizes_text(sizes: dict) -> str:
+    return ", ".join(f"{k} = {v}" for k, v in sizes.items()) or "the explicit sizes written (no dimension)"
+
+
+def _value_text(value: Any) -> str:
+    """A value as nested lists of exact numbers (no ``array(..., dtype=object)``)."""
+    import json
+
+    return json.dumps(to_jsonable(value), ensure_ascii=False).replace('"', "")
 
 
 @dataclass

@@ -80,6 +80,7 @@ from symuat.printing import latex
 from symuat.kernel.evaluate import exact_equal, sizes_key, values_equal
 from symuat.kernel.hypotheses import assuming, latex_list
 from symuat.kernel.index_calculus import compare_entries
+from symuat.kernel.language import rational_entries
 from symuat.kernel.constants import collect_undecided, polynomial_is_zero, zero_status
 from symuat.kernel.decide.instances import (
     SEEDS,
@@ -260,7 +261,9 @@ def search_plan(lhs, rhs, budget: float = GRID_BUDGET) -> SearchPlan:
         needed *= bounds[d] + 1
     if _irrational_coefficients(lhs, rhs):
         budget = budget / 100
-    if needed > GRID_MAX:
+    if needed > GRID_MAX or rational_entries(lhs, rhs):
+        # (an inverse's or a determinant's entries are not polynomial in the sizes: no degree
+        # argument; the grid is then only the instances tried)
         return SearchPlan(bounds, needed, [], False, 0.0)
     grid = [dict(zip(dims, combo)) for combo in itertools.product(*(range(1, bounds[d] + 2) for d in dims))]
     grid.sort(key=lambda a: (sum(a.values()), tuple(a.values())))
@@ -442,8 +445,9 @@ def explicit_expansion(lhs, rhs, sizes_list: list[dict]) -> tuple[list[dict], Co
             if cex is None:
                 raise KernelInconsistencyError("explicit expansion: undefined side not reproduced")
             return proved, cex
+        rational = rational_entries(lhs, rhs)
         for l, r in zip(left.flat, right.flat):
-            if not polynomial_is_zero(l - r):
+            if not polynomial_is_zero(sp.numer(sp.together(l - r)) if rational else l - r):
                 from symuat.elementwise import sigma_alternative
 
                 cex = find_counterexample(lhs, rhs, [sizes], seeds=range(20))
@@ -458,7 +462,7 @@ def explicit_expansion(lhs, rhs, sizes_list: list[dict]) -> tuple[list[dict], Co
 
 def check_identity(
     lhs,
-    rhs,
+    rhs=None,
     *,
     explicit_sizes: list[dict] | None = None,
     corrected: Statement | list[Statement] | None = None,
@@ -474,8 +478,16 @@ def check_identity(
 
     ``hypotheses`` (:mod:`symuat.kernel.hypotheses`): assumptions of the statement, used by the
     normal form as rewrite rules and imposed on every instance drawn; the verdict lists them.
+
+    SymPy's own constructs (``Trace``, ``HadamardProduct``, ``DiagMatrix``, ``DiagonalOf``,
+    ``Inverse``, negative powers, ``Determinant`` at explicit sizes) are read through
+    :func:`symuat.kernel.language.lower`; ``lhs`` may be a SymPy ``Eq`` (then no ``rhs``). A
+    matrix inverted in the statement is invertible by hypothesis (implied, and listed).
     """
-    hypotheses = tuple(hypotheses)
+    from symuat.kernel.language import implied_hypotheses, sides_of
+
+    lhs, rhs = sides_of(lhs, rhs)
+    hypotheses = tuple(hypotheses) + implied_hypotheses(lhs, rhs, hypotheses)
     if not hypotheses:
         with collect_undecided() as undecided:
             verdict = _check_identity(lhs, rhs, explicit_sizes, corrected, construction, symbolic)
@@ -558,9 +570,16 @@ def _check_identity(lhs, rhs, explicit_sizes, corrected, construction, symbolic)
 
             comparison = EntryComparison(False, None, None, None, None, f"undefined: {exc}")
         except (ValueError, TypeError) as exc:
+            from symuat.kernel.language import NoIndexRule
+
             if isinstance(exc, SymuatError):
                 raise
-            raise KernelInputError(f"outside the kernel's fragment: {exc}") from exc
+            if isinstance(exc, NoIndexRule):  # a determinant: decided by instances and expansion
+                from symuat.kernel.index_calculus import EntryComparison
+
+                comparison = EntryComparison(False, None, None, None, None, str(exc))
+            else:
+                raise KernelInputError(f"outside the kernel's fragment: {exc}") from exc
         if comparison.equal:
             grid = _defined_sizes(lhs, rhs, _confirmation_grid(dims), want=3)
             if not grid:

@@ -103,8 +103,10 @@ def check_supported(*exprs) -> None:
                     continue
                 raise UnsupportedExpressionError(
                     f"unsupported: {type(node).__name__} ({_short(node)}) — the kernel has rules for "
-                    "matrix symbols, identity/zero/ones, transpose, sums, products (positive integer "
-                    "powers), scalar coefficients, Kronecker products and symuat's own nodes"
+                    "matrix symbols, identity/zero/ones, transpose, sums, products (integer powers), "
+                    "scalar coefficients, Kronecker products, Trace, HadamardProduct, DiagMatrix, "
+                    "DiagonalOf, Inverse of named matrices, Determinant at explicit sizes (symuat.kernel."
+                    "language) and symuat's own nodes"
                 )
             elif isinstance(node, sp.Basic) and not isinstance(node, (sp.Expr, sp.core.symbol.Str)) \
                     and not isinstance(node, (sp.Tuple, sp.logic.boolalg.BooleanAtom)):  # flags of custom nodes
@@ -113,8 +115,8 @@ def check_supported(*exprs) -> None:
                     and any(isinstance(a, MatrixExpr) for a in node.args):
                 raise UnsupportedExpressionError(
                     f"unsupported: {type(node).__name__} ({_short(node)}) — a scalar function of a "
-                    "matrix (trace, determinant, entry) has no rule in the kernel; write a trace as "
-                    "vec(I)ᵀ vec(·)"
+                    "matrix has no rule in the kernel beyond traces, determinants at explicit sizes and "
+                    "1×1 entries (symuat.kernel.language)"
                 )
 
 
