@@ -22,8 +22,6 @@ _MARK = {
     "error": "!",
 }
 #: the bottom lines' marks
-VERDICT_MARK = {"holds": "✔", "holds-under-readings": "◐", "fails": "✘", "informal": "·", "definition": "≔",
-                "error": "!"}
 #: the width when the terminal's is unknown (output to a pipe or a file, no ``COLUMNS``)
 WIDTH = 100
 #: the narrowest width symuat lays out for (a narrower terminal gets lines of this width)
@@ -790,6 +788,7 @@ def derivation(claim_ids: Iterable[str], width: int = WIDTH) -> tuple[str, list[
     papers print them; per step its readings, those the text admits first. A step with many
     readings (T8, T9) shows the readings that agree with the paper and summarises the others by
     the first depth at which they fail."""
+    from symuat.headline import MARKS
     from symuat.verdicts import agrees_with_paper, roll_up
 
     out, results = [], []
@@ -804,7 +803,7 @@ def derivation(claim_ids: Iterable[str], width: int = WIDTH) -> tuple[str, list[
         out.append(f"  as printed:  {pretty(claim.statement)}")
         if claim.remarks:
             out.append(f"  {pretty(claim.remarks)}")
-        out.append(f"  bottom line: {VERDICT_MARK[v.verdict]} {v.bottom_line}"
+        out.append(f"  bottom line: {MARKS[v.verdict]} {v.bottom_line}"
                    + (f"  [{v.strength}]" if v.strength else ""))
         if v.corrected:
             out.append(f"  correction ({v.corrected_status}): {pretty(v.corrected)}")
