@@ -146,6 +146,24 @@ def test_tiny_cli_check_json_and_explain(tiny, capsys):
     assert json.loads(capsys.readouterr().out)["passed"]
 
 
+def test_explain_takes_token_and_vs_without_bos_and_lists_the_sandwich_norms_frozen(tiny, capsys):
+    """Issue 30 item 7: `--token`/`--vs` are tokenized without <bos> (Gemma's tokenizer prepends it), so the
+    residual and DUAT views run; each view's frozen list names the post-attention / post-MLP norms."""
+    args = ["model", "explain", "--model", str(tiny), "--text", TEXT, "--token", " the", "--vs", " t",
+            "--no-reference", "--format", "json"]
+    assert cli.main(args) == 0, capsys.readouterr().err
+    rep = json.loads(capsys.readouterr().out)
+    assert rep["passed"] and rep["token"] == " the" and rep["vs"] == " t"
+    res, du = rep["views"]["residual"]["frozen"], rep["views"]["duat"]["frozen"]
+    assert any("post-attention norm" in f for f in res) and any("post-MLP" in f for f in res)
+    assert any("post-attention norm" in f for f in du) and any("post-MLP" in f for f in du)
+    assert cli.main(args[:-2] + ["--view", "residual"]) == 0
+    from symuat.models.llama import random_llama  # no sandwich norms: the lists are unchanged
+    from symuat.models import attribution as at
+    a = at.explain(random_llama(np.random.default_rng(0)), np.array([1, 5, 7, 2]))
+    assert a.residual.frozen == at.RESIDUAL_FROZEN and a.duat.frozen == at.DUAT_FROZEN
+
+
 def test_tiny_bad_input(tmp_path, capsys):
     path = write_tiny_gemma3(tmp_path / "cap.gguf", extra_key="gemma3.final_logit_softcapping")
     with pytest.raises(ModelError, match="final_logit_softcapping"):
@@ -200,6 +218,9 @@ def test_reference_is_given_the_scale_and_a_hard_coded_256_fails_against_it(tiny
         layer.scale = 256 ** -0.5  # main's hard-coded constant
     bad = g3.check([TEXT], str(tiny), reference=True, loaded=m, weight_processing=False)
     assert max(s["rewrite_vs_reference"] for s in bad["texts"][0]["states"]) > 1e-3
+    from symuat.models import compare  # explain's reference is the same family model (given the scale)
+    rep, _, _ = compare.explain(str(tiny), TEXT, " the", reference=True)
+    assert rep["reference"] and rep["passed"]
 
 
 # --------------------------------------------------------------------------------------------

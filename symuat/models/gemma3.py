@@ -434,6 +434,12 @@ def _hf_model(source: Path):
     return model
 
 
+def reference_model(source: Path):
+    """The HF reference model of a Gemma-3 GGUF (:func:`_hf_model`, given ``query_pre_attn_scalar``), for
+    every reference symuat builds (check, explain, Golden's map: :func:`symuat.models.reference.family_hf_model`)."""
+    return _hf_model(Path(source))
+
+
 def _file_query_pre_attn_scalar(source: Path) -> int:
     """:func:`query_pre_attn_scalar` from the GGUF's own keys (what the reference is given)."""
     f = open_gguf(source)
