@@ -354,7 +354,7 @@ def residual_frozen(tr: Trace) -> tuple:
     if any(lt.post_mlp is not None for lt in tr.layers):
         extra += ("nothing of the post-MLP (post-feed-forward) norm: each MLP write is taken whole, that norm "
                   "included",)
-    return RESIDUAL_FROZEN + extra
+    return RESIDUAL_FROZEN + extra + tuple(getattr(tr, "extra_frozen", ()))
 
 
 def duat_frozen(tr: Trace) -> tuple:
@@ -367,7 +367,7 @@ def duat_frozen(tr: Trace) -> tuple:
     if any(lt.post_mlp is not None for lt in tr.layers):
         extra += ("every post-MLP (post-feed-forward) norm's scales (sandwich norm: D_post_ffw inside "
                   "W3 = D_post_ffw W_down diag(W_u z)), at the MLP output",)
-    return DUAT_FROZEN + extra
+    return DUAT_FROZEN + extra + tuple(getattr(tr, "extra_frozen", ()))
 
 
 @dataclass

@@ -281,8 +281,23 @@ def load_gguf_file(path) -> CausalLM:
 
 
 def load_folder(folder) -> CausalLM:
-    raise ModelError(f"{folder}: the gemma3 family reads GGUF files (the packaged `gemma3`, a gemma3 .gguf); "
-                     "Hugging Face gemma3_text folders are not read yet")
+    """A Hugging Face ``gemma3_text`` folder (config.json + safetensors + tokenizer.json), read by
+    :func:`symuat.models.gemma_common.load_folder`: norm weights stored as w and applied as 1 + w (WP10),
+    ``query_pre_attn_scalar``, ``sliding_window``, ``layer_types`` (or ``sliding_window_pattern``), one RoPE
+    per layer type (``rope_parameters`` or the legacy ``rope_theta``/``rope_local_base_freq``/``rope_scaling``;
+    default or linear), QK-norms, and attention / final-logit soft-capping (:mod:`symuat.models.softcap`);
+    ``attention_bias`` and ``use_bidirectional_attention`` true are refused. A multimodal ``gemma3``
+    folder (Gemma3ForConditionalGeneration: a SigLIP vision tower and a projector around the text model)
+    is refused naming its vision part."""
+    from symuat.models import gemma_common
+    from symuat.models.formats import read_config
+
+    path, c = read_config(folder, kind="Gemma 3 checkpoint")
+    if c.get("model_type") == "gemma3":
+        raise ModelError(f"{path}: a multimodal Gemma 3 checkpoint (model_type 'gemma3': vision_config, the SigLIP "
+                         "vision tower and multi_modal_projector around text_config); symuat reads Gemma 3 text "
+                         "decoders (model_type 'gemma3_text': Gemma3ForCausalLM), not the vision part")
+    return gemma_common.load_folder(folder, family="gemma3", model_type="gemma3_text")
 
 
 #: GGUF metadata keys (after ``gemma3.``) that change the computation, each modelled (vocab_size: inert)
@@ -292,15 +307,20 @@ GGUF_KEYS = ("block_count", "context_length", "embedding_length", "feed_forward_
 #: the tensors (HF names; {k} a layer) that make the model; any other is refused
 TENSORS = ("model.embed_tokens.weight", "model.norm.weight",
            *(f"model.layers.{{k}}.{n}.weight" for n in _GGUF_NAMES.values()))
-#: no config.json folder is read (GGUF only)
-CONFIG_FIELDS: tuple[str, ...] = ()
+#: config.json fields of a gemma3_text folder, each modelled (:func:`load_folder`; inert: gemma_common.INERT_FIELDS)
+CONFIG_FIELDS: tuple[str, ...] = (
+    "model_type", "vocab_size", "hidden_size", "intermediate_size", "num_hidden_layers", "num_attention_heads",
+    "num_key_value_heads", "head_dim", "hidden_activation", "hidden_act", "max_position_embeddings", "rms_norm_eps",
+    "tie_word_embeddings", "rope_parameters", "rope_theta", "rope_local_base_freq", "rope_scaling", "attention_bias",
+    "query_pre_attn_scalar", "sliding_window", "layer_types", "sliding_window_pattern", "_sliding_window_pattern",
+    "final_logit_softcapping", "attn_logit_softcapping", "use_bidirectional_attention")
 
 _SUPPORTED = ("symuat's gemma3 family reads the gemma3.* keys block_count, context_length, embedding_length, "
               "feed_forward_length, attention.head_count(_kv), attention.key_length/value_length, "
               "attention.layer_norm_rms_epsilon, attention.sliding_window, rope.freq_base and the tensors of "
               "symuat.models.gemma3")
 
-FAMILY = Family(name="gemma3", kind="decoder", model_types=("gemma3_text",), gguf_architectures=("gemma3",),
+FAMILY = Family(name="gemma3", kind="decoder", model_types=("gemma3_text", "gemma3"), gguf_architectures=("gemma3",),
                 packaged={"gemma3": lambda: gemma3_path()}, features=FEATURES, module=__name__)
 
 
@@ -435,8 +455,14 @@ def _hf_model(source: Path):
 
 
 def reference_model(source: Path):
-    """The HF reference model of a Gemma-3 GGUF (:func:`_hf_model`, given ``query_pre_attn_scalar``), for
-    every reference symuat builds (check, explain, Golden's map: :func:`symuat.models.reference.family_hf_model`)."""
+    """The HF reference model: of a Gemma-3 GGUF :func:`_hf_model` (given ``query_pre_attn_scalar``), of a
+    folder transformers' ``from_pretrained`` (:func:`symuat.models.reference.hf_model`, the folder's own
+    config.json carries every constant) — for every reference symuat builds (check, explain, Golden's map:
+    :func:`symuat.models.reference.family_hf_model`)."""
+    if Path(source).is_dir():
+        from symuat.models.reference import hf_model
+
+        return hf_model(Path(source), decoder=True)
     return _hf_model(Path(source))
 
 
@@ -516,9 +542,14 @@ class _Float64Islands:
             return (x * torch.rsqrt(var + norm.eps)) * (1.0 + norm.weight)
 
         def rope_forward(rot, x, position_ids, layer_type):
-            theta = rot.config.rope_parameters[layer_type]["rope_theta"]
+            rp = rot.config.rope_parameters[layer_type]
+            theta = rp["rope_theta"]
             dim = getattr(rot, f"{layer_type}_inv_freq").shape[0] * 2
             inv = 1.0 / (theta ** (torch.arange(0, dim, 2, dtype=torch.float64) / dim))
+            if rp.get("rope_type", "default") == "linear":  # a folder's linear scaling (HF: inv_freq / factor)
+                inv = inv / rp["factor"]
+            elif rp.get("rope_type", "default") != "default":
+                raise ModelError(f"the reference's RoPE type {rp.get('rope_type')!r} is not made float64 here")
             freqs = position_ids[..., None].to(torch.float64) * inv
             emb_ = torch.cat((freqs, freqs), dim=-1)
             return emb_.cos().to(x.dtype), emb_.sin().to(x.dtype)
@@ -668,6 +699,14 @@ def check(texts: list[str], where="gemma3", *, reference: bool = True,
 
     say = progress or (lambda msg: None)
     source = loaded.source if loaded is not None else resolve(where)
+    if Path(source).is_dir():  # a gemma3_text folder: the check every decoder folder gets
+        from symuat.models import compare
+        from symuat.models import reference as ref_mod
+
+        net = loaded if loaded is not None else load_folder(source)
+        if reference:
+            ref_mod.refuse_blind(net)
+        return compare._check_decoder(net, texts, str(where), reference, say)
     tok = loaded.tokenizer if loaded is not None else load_tokenizer(source)
     id_lists = []
     for text in texts:

@@ -1,0 +1,99 @@
+"""The Gemma-3 safetensors folder layout (``model_type`` gemma3_text): tiny random checkpoints saved by
+transformers (f32 and bf16), exact against HF ``Gemma3ForCausalLM`` in float64 with its float32
+islands made float64; every config field modelled or refused by name; a multimodal ``gemma3`` folder
+refused naming its vision part."""
+
+import json
+
+import numpy as np
+import pytest
+
+from symuat import cli
+from symuat.models import compare
+from symuat.models.formats import ModelError
+from test_families import _need, _randomise, _save
+
+TOL = 1e-12
+TEXT = "the quick brown fox jumps over it"  # 33 byte tokens > the window of 4: local and global layers differ
+
+
+def gemma3_folder(folder, *, seed=0, dtype=None, **overrides):
+    """A random Gemma-3 text decoder saved by transformers: sandwich norms, QK-norm, GQA, head width ≠ M/h,
+    local layers (window 4) and a global one, two RoPE bases."""
+    _need("torch")
+    transformers = _need("transformers")
+    base = dict(vocab_size=256, hidden_size=16, intermediate_size=24, num_hidden_layers=3, num_attention_heads=4,
+                num_key_value_heads=2, head_dim=8, max_position_embeddings=64, sliding_window=4,
+                layer_types=["sliding_attention", "full_attention", "sliding_attention"], query_pre_attn_scalar=12,
+                rms_norm_eps=1e-6)
+    base.update(overrides)
+    model = transformers.Gemma3ForCausalLM(transformers.Gemma3TextConfig(**base))
+    _randomise(model, seed)
+    if dtype is not None:
+        model = model.to(dtype)
+    _save(model, folder)
+    return folder
+
+
+def _worst(report):
+    return max(max(s["rewrite_vs_reference"], s["rewrite_vs_forward"]) for t in report["texts"] for s in t["states"])
+
+
+@pytest.mark.parametrize("caps", [{}, {"final_logit_softcapping": 3.0}])
+def test_gemma3_folder_exact_against_hf_float64(tmp_path, caps):
+    folder = gemma3_folder(tmp_path / "g3", **caps)
+    report = compare.check([TEXT], str(folder))
+    assert report["family"] == "gemma3" and report["reference"]
+    assert _worst(report) <= TOL
+    rep, dec, _ = compare.explain(str(folder), TEXT, None, reference=True)
+    assert rep["passed"]
+
+
+def test_gemma3_folder_bf16_saved_and_linear_rope(tmp_path):
+    torch = _need("torch")
+    folder = gemma3_folder(tmp_path / "g3", dtype=torch.bfloat16 if _bf16_readable() else None,
+                           rope_parameters={"full_attention": {"rope_type": "linear", "factor": 4.0,
+                                                               "rope_theta": 50000.0},
+                                            "sliding_attention": {"rope_type": "default", "rope_theta": 100.0}})
+    report = compare.check([TEXT], str(folder))
+    assert _worst(report) <= TOL
+
+
+def _bf16_readable() -> bool:
+    from symuat.models import formats
+
+    return "BF16" in getattr(formats, "EXACT_DTYPES", getattr(formats, "DTYPES", {})) or hasattr(formats, "bf16")
+
+
+def test_gemma3_folder_mutants_fail(tmp_path):
+    from symuat.models import gemma3
+
+    folder = gemma3_folder(tmp_path / "g3")
+    m = gemma3.load_folder(folder)
+    for layer in m.layers:
+        layer.scale = 256 ** -0.5  # the hard-coded constant instead of the file's query_pre_attn_scalar
+    assert _worst(compare.check([TEXT], str(folder), loaded=m)) > 1e-6
+    m = gemma3.load_folder(folder)
+    m.norm = m.norm - 1.0  # WP10: the stored w instead of 1 + w
+    assert _worst(compare.check([TEXT], str(folder), loaded=m)) > 1e-6
+
+
+@pytest.mark.parametrize("field,value", [("attention_bias", True), ("use_bidirectional_attention", True),
+                                         ("attn_logit_softcapping", 50.0),
+                                         ("hidden_activation", "gelu_fast"), ("flux_capacitor", 1)])
+def test_gemma3_folder_refuses_what_it_does_not_model(tmp_path, capsys, field, value):
+    folder = gemma3_folder(tmp_path / "g3")
+    cfg = json.loads((folder / "config.json").read_text())
+    cfg[field] = value
+    (folder / "config.json").write_text(json.dumps(cfg))
+    assert cli.main(["model", "check", "--model", str(folder), "--no-reference"]) == 2
+    assert field in capsys.readouterr().err
+
+
+def test_multimodal_gemma3_folder_refused_naming_the_vision_part(tmp_path, capsys):
+    folder = gemma3_folder(tmp_path / "g3")
+    cfg = json.loads((folder / "config.json").read_text())
+    (folder / "config.json").write_text(json.dumps({"model_type": "gemma3", "text_config": cfg,
+                                                    "vision_config": {"model_type": "siglip_vision_model"}}))
+    assert cli.main(["model", "check", "--model", str(folder), "--no-reference"]) == 2
+    assert "vision" in capsys.readouterr().err
