@@ -231,37 +231,138 @@ class Tensors:
                                  f"symuat models, so symuat refuses the checkpoint rather than ignore it ({supported})")
 
 
+#: safetensors dtypes read exactly: each is widened to float64 without rounding (bf16 is the top
+#: half of a float32: its 16 bits shifted left 16 are the float32's bits); integer tensors (buffers
+#: such as BERT's ``position_ids``) are read as stored
+SAFETENSORS_FLOATS = {"BF16": "<u2", "F16": "<f2", "F32": "<f4", "F64": "<f8"}
+SAFETENSORS_INTS = {"BOOL": "?", "U8": "u1", "I8": "i1", "U16": "<u2", "I16": "<i2", "U32": "<u4", "I32": "<i4",
+                    "U64": "<u8", "I64": "<i8"}
+
+
+def bf16_to_float32(bits: np.ndarray) -> np.ndarray:
+    """bfloat16 values (their uint16 bit patterns) as float32, exactly: the bits are the top half.
+
+    >>> bf16_to_float32(np.array([0x3F80, 0xC000, 0x3EAB], dtype=np.uint16)).tolist()
+    [1.0, -2.0, 0.333984375]
+    """
+    return (np.asarray(bits, dtype=np.uint16).astype(np.uint32) << 16).view(np.float32)
+
+
+def parse_safetensors(data: bytes, path: Path) -> dict[str, np.ndarray]:
+    """The tensors of a safetensors file's bytes (8-byte header length, JSON header, data), read
+    with NumPy: floats widened exactly (``BF16`` → float32 bits, then any float is exactly a
+    float64), integers as stored; any other dtype (``F8_E4M3`` …) is refused naming the tensor.
+
+    >>> import struct, json
+    >>> head = json.dumps({"w": {"dtype": "BF16", "shape": [2], "data_offsets": [0, 4]}}).encode()
+    >>> blob = struct.pack("<Q", len(head)) + head + np.array([0x3F80, 0x4040], "<u2").tobytes()
+    >>> parse_safetensors(blob, Path("m.safetensors"))["w"].tolist()
+    [1.0, 3.0]
+    """
+    import struct
+
+    def corrupt(problem: str):
+        return ModelError(f"{path}: not a readable safetensors file ({problem}); the file is truncated or corrupt")
+
+    if len(data) < 8:
+        raise corrupt(f"{len(data)} bytes, shorter than the 8-byte header length")
+    (n,) = struct.unpack_from("<Q", data, 0)
+    if 8 + n > len(data):
+        raise corrupt(f"a header of {n} bytes in a file of {len(data)}")
+    try:
+        header = json.loads(data[8:8 + n].decode("utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise corrupt(f"the header is not JSON: {exc}") from exc
+    if not isinstance(header, dict):
+        raise corrupt("the header is not a JSON object")
+    body = memoryview(data)[8 + n:]
+    out: dict[str, np.ndarray] = {}
+    for name, info in header.items():
+        if name == "__metadata__":
+            continue
+        try:
+            dtype, shape, (begin, end) = info["dtype"], [int(s) for s in info["shape"]], info["data_offsets"]
+        except (TypeError, KeyError, ValueError) as exc:
+            raise corrupt(f"tensor {name!r} has no dtype, shape and data_offsets") from exc
+        kind = SAFETENSORS_FLOATS.get(dtype) or SAFETENSORS_INTS.get(dtype)
+        if kind is None:
+            raise ModelError(f"{path}: tensor {name!r} has dtype {dtype}, which symuat cannot widen exactly to "
+                             f"float64 (it reads {', '.join(SAFETENSORS_FLOATS)} and integer tensors)")
+        count = math.prod(shape)
+        width = np.dtype(kind).itemsize
+        if not (0 <= begin <= end <= len(body)) or end - begin != count * width or min(shape, default=0) < 0:
+            raise corrupt(f"tensor {name!r} of shape {shape} ({dtype}) has data_offsets {[begin, end]} in a data "
+                          f"section of {len(body)} bytes")
+        values = np.frombuffer(body, dtype=kind, count=count, offset=begin).reshape(shape)
+        out[name] = bf16_to_float32(values) if dtype == "BF16" else values.copy()
+    return out
+
+
 def read_safetensors(path: Path) -> dict[str, np.ndarray]:
-    """The tensors of one ``.safetensors`` file, as stored (``safetensors`` from the ``model`` extra)."""
+    """The tensors of one ``.safetensors`` file (:func:`parse_safetensors`: floats widened exactly,
+    ``BF16`` to float32, the others as stored)."""
     path = Path(path)
-    data = read_bytes(path, "weights file")
+    return parse_safetensors(read_bytes(path, "weights file"), path)
+
+
+SHARD_INDEX = "model.safetensors.index.json"
+
+
+def weight_files(folder: Path) -> list[tuple[Path, set[str] | None]]:
+    """The weights files of a checkpoint folder: the shards ``model.safetensors.index.json`` lists
+    (each with the tensors its ``weight_map`` puts there), or every ``*.safetensors`` file."""
+    folder = Path(folder)
+    index = folder / SHARD_INDEX
+    if not index.exists():
+        files = sorted(folder.glob("*.safetensors"))
+        if not files:
+            raise ModelError(f"{folder}: no *.safetensors weights file")
+        return [(f, None) for f in files]
     try:
-        from safetensors.numpy import load
-    except ImportError as exc:
-        raise ModelError("loading weights needs safetensors: pip install -e '.[model]'") from exc
-    try:
-        return load(data)
-    except Exception as exc:  # safetensors raises its own error types for a damaged file
-        text = str(exc)
-        if "bf16" in text.lower() or "dtype" in text.lower():
-            raise ModelError(f"{path}: a tensor type NumPy cannot read ({text}); save the weights as float32 or "
-                             "float16") from exc
-        raise ModelError(f"{path}: not a readable safetensors file ({type(exc).__name__}: {exc}); "
-                         "the file is truncated or corrupt") from exc
+        data = json.loads(read_bytes(index, "shard index").decode("utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise ModelError(f"{index}: not valid JSON ({exc})") from exc
+    wmap = data.get("weight_map") if isinstance(data, dict) else None
+    if not isinstance(wmap, dict) or not all(isinstance(v, str) for v in wmap.values()):
+        raise ModelError(f"{index}: has no weight_map object (tensor name → shard file)")
+    shards: dict[str, set[str]] = {}
+    for name, shard in wmap.items():
+        if Path(shard).name != shard:
+            raise ModelError(f"{index}: tensor {name!r} is mapped to {shard!r}, not a file of the folder")
+        shards.setdefault(shard, set()).add(name)
+    for shard in sorted(shards):
+        if not (folder / shard).is_file():
+            raise ModelError(f"{folder / shard}: missing shard (listed in {SHARD_INDEX})")
+    for extra in sorted(folder.glob("*.safetensors")):
+        if extra.name not in shards:
+            raise ModelError(f"{extra}: a weights file {SHARD_INDEX} does not list, so symuat refuses the folder "
+                             "rather than guess whether it belongs to the checkpoint")
+    return [(folder / shard, names) for shard, names in sorted(shards.items())]
+
+
+def tensors_float64(named) -> dict[str, np.ndarray]:
+    """``(source, name, array)`` triples as one float64 mapping; a name given twice is refused."""
+    out: dict[str, np.ndarray] = {}
+    for source, k, v in named:
+        if k in out:
+            raise ModelError(f"{source}: tensor {k!r} is also in another *.safetensors file of the folder")
+        out[k] = np.asarray(v, dtype=np.float64)
+    return out
 
 
 def folder_tensors(folder: Path) -> dict[str, np.ndarray]:
-    """Every tensor of the ``*.safetensors`` files of a checkpoint folder, as float64."""
-    files = sorted(Path(folder).glob("*.safetensors"))
-    if not files:
-        raise ModelError(f"{folder}: no *.safetensors weights file")
-    out: dict[str, np.ndarray] = {}
-    for f in files:
-        for k, v in read_safetensors(f).items():
-            if k in out:
-                raise ModelError(f"{f}: tensor {k!r} is also in another *.safetensors file of the folder")
-            out[k] = np.asarray(v, dtype=np.float64)
-    return out
+    """Every tensor of a checkpoint folder's weights (:func:`weight_files`: one file, several, or
+    the shards of ``model.safetensors.index.json``), widened exactly to float64."""
+    def named():
+        for f, listed in weight_files(folder):
+            tensors = read_safetensors(f)
+            if listed is not None and set(tensors) != listed:
+                odd = sorted(set(tensors) ^ listed)[0]
+                where = "holds" if odd in tensors else "lacks"
+                raise ModelError(f"{f}: the shard {where} tensor {odd!r}, against the weight_map of {SHARD_INDEX}")
+            for k, v in tensors.items():
+                yield f, k, v
+    return tensors_float64(named())
 
 
 # --------------------------------------------------------------------------------------------
