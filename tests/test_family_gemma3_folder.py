@@ -51,18 +51,30 @@ def test_gemma3_folder_exact_against_hf_float64(tmp_path, caps):
 
 def test_gemma3_folder_bf16_saved_and_linear_rope(tmp_path):
     torch = _need("torch")
-    folder = gemma3_folder(tmp_path / "g3", dtype=torch.bfloat16 if _bf16_readable() else None,
+    folder = gemma3_folder(tmp_path / "g3", dtype=torch.bfloat16,
                            rope_parameters={"full_attention": {"rope_type": "linear", "factor": 4.0,
                                                                "rope_theta": 50000.0},
                                             "sliding_attention": {"rope_type": "default", "rope_theta": 100.0}})
+    assert "BF16" in (folder / "model.safetensors").read_bytes()[:2000].decode("latin-1")
     report = compare.check([TEXT], str(folder))
     assert _worst(report) <= TOL
 
 
-def _bf16_readable() -> bool:
-    from symuat.models import formats
+def test_gemma3_folder_legacy_rope_fields(tmp_path):
+    """A transformers-4 config.json (rope_theta, rope_local_base_freq, rope_scaling; no rope_parameters, no
+    layer_types but sliding_window_pattern), read by transformers' own conversion rule."""
+    folder = gemma3_folder(tmp_path / "g3", num_hidden_layers=4, layer_types=None)
+    cfg = json.loads((folder / "config.json").read_text())
+    for key in ("rope_parameters", "layer_types", "_sliding_window_pattern"):
+        cfg.pop(key, None)
+    cfg.update(rope_theta=20000.0, rope_local_base_freq=300.0, rope_scaling={"rope_type": "linear", "factor": 2.0},
+               sliding_window_pattern=2)
+    (folder / "config.json").write_text(json.dumps(cfg))
+    from symuat.models import gemma3
 
-    return "BF16" in getattr(formats, "EXACT_DTYPES", getattr(formats, "DTYPES", {})) or hasattr(formats, "bf16")
+    m = gemma3.load_folder(folder)
+    assert m.layer_types == ["local", "global", "local", "global"]
+    assert _worst(compare.check([TEXT], str(folder))) <= TOL
 
 
 def test_gemma3_folder_mutants_fail(tmp_path):
