@@ -31,6 +31,7 @@ from symuat.models.formats import ModelError, is_path, open_gguf, read_config
 
 #: the family modules, in the order they are tried
 FAMILY_MODULES = ["symuat.models.bert", "symuat.models.llama", "symuat.models.qwen2", "symuat.models.gemma3"]
+FAMILY_MODULES.append("symuat.models.gemma2")
 
 
 @dataclass(frozen=True)
