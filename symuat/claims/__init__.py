@@ -11,5 +11,6 @@ from symuat.claims import applications  # noqa: F401  (registration: A1–A6)
 from symuat.claims import attribution  # noqa: F401,E402  (X7, X8, X6.sigma-split: exact attribution)
 
 from symuat.claims import weight_processing  # noqa: F401,E402  (WP1–WP12, spec §9)
+from symuat.claims import softcapping  # noqa: F401,E402  (X10: soft-capping)
 
 REGISTRY_LOADED = True
