@@ -109,3 +109,16 @@ def test_multimodal_gemma3_folder_refused_naming_the_vision_part(tmp_path, capsy
                                                     "vision_config": {"model_type": "siglip_vision_model"}}))
     assert cli.main(["model", "check", "--model", str(folder), "--no-reference"]) == 2
     assert "vision" in capsys.readouterr().err
+
+
+def test_gemma3_folder_fold_refused_naming_the_identities(tmp_path, capsys):
+    folder = gemma3_folder(tmp_path / "g3")
+    assert cli.main(["model", "fold", "--model", str(folder), "--out", str(tmp_path / "out")]) == 2
+    assert "WP2.sandwich" in capsys.readouterr().err and not (tmp_path / "out").exists()
+
+
+def test_gemma3_folder_explain_lists_the_secant_slope(tmp_path, capsys):
+    folder = gemma3_folder(tmp_path / "g3", final_logit_softcapping=3.0)
+    assert cli.main(["model", "explain", "--model", str(folder), "--text", TEXT, "--format", "json"]) == 0
+    rep = json.loads(capsys.readouterr().out)
+    assert rep["passed"] and any("secant slope" in f for f in rep["frozen"])

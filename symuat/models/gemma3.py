@@ -837,7 +837,10 @@ FROZEN = ("the attention patterns H_i of every layer and head (QK-norm, RoPE wit
           "the RMS scales s_n = 1/sqrt(mean(z_n^2) + eps) of all four norms of every layer (input, post-attention, "
           "pre- and post-feed-forward: the sandwich norms' diagonal lifts) and of the final norm",
           "the gated MLP's up-projection W_u z, i.e. the dynamic output weight W3 = D_post_ffw W_down diag(W_u z)",
-          "the dynamic biases e_j = W2_j R_{j-1} inside each sigma (they carry the earlier layers' sigma-terms)")
+          "the dynamic biases e_j = W2_j R_{j-1} inside each sigma (they carry the earlier layers' sigma-terms)",
+          "a folder with final_logit_softcapping only: the final soft-cap's secant slope kappa = c tanh(l/c) / l at "
+          "the model's own pre-cap logit l (the capped logit is kappa times the exact sum of the terms; "
+          "symuat.models.softcap)")
 EXACT = ("with those frozen, the logit is an exact identity: logit = r.A_L x'_0 + sum_j r.U_{L,j} gelu_tanh(V_j x'_0 "
          "+ e_j) (no biases: c_L = 0), r the readout of the chosen token at the last position through the final "
          "RMSNorm and the tied embedding row; x'_0 is the scaled embedding sqrt(640) E[ids]; the terms are computed in "
