@@ -169,7 +169,8 @@ X10.check("explain", None, r"\text{explain: }\sum\text{terms}=c\tanh(\ell/c)\tex
           note="symuat.models.softcap.SoftcapLM: the head frozen as D_κ (I ⊗ W_E) S_f; the attribution adapter "
                "scales each unembedding row by its κ", **EXT)
 
-X10.check("mistakes", None, r"\text{each mistake refuted: capping each term, ignoring the cap, WP3's centring under the cap}",
+X10.check("mistakes", None,
+          r"\text{each mistake refuted: capping each term, ignoring the cap, WP3's centring under the cap}",
           lambda: mistakes_refuted([REGISTRY.verdict(k) for k in ("X10.mutant[per-term]", "X10.mutant[uncapped]",
                                                                    "X10.wp3")], ["per-term", "uncapped", "wp3"]),
           note="rests on X10.mutant[per-term], X10.mutant[uncapped], X10.wp3", **EXT)

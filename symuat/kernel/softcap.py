@@ -193,7 +193,8 @@ def check_capped_sum(lhs_build, rhs_build, *, instances=CAPPED_SUM_INSTANCES) ->
         res = abs(fl - fr) / max(1.0, abs(fl), abs(fr))
         if not res > 1e-12:
             raise KernelInconsistencyError("capped sum: a nonzero exact gap that float64 does not see")
-        cex = Counterexample({"n": nn}, {"t": list(values), "c": cc}, lhs=str(sp.factor(left)), rhs=str(sp.factor(right)),
+        cex = Counterexample({"n": nn}, {"t": list(values), "c": cc}, lhs=str(sp.factor(left)),
+                             rhs=str(sp.factor(right)),
                              reason=f"the sides differ by {sp.factor(gap)} with u = e^(1/{cc})",
                              exact_recheck=f"exact: a nonzero rational function of u = e^(1/{cc}), which is "
                                            "transcendental (Lindemann–Weierstrass), so a nonzero number",

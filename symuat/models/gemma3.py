@@ -116,8 +116,8 @@ def query_pre_attn_scalar(block_count: int, embedding_length: int, head_count: i
     LLM_TYPE_27B ? 1/sqrt(n_embd / n_head) : 1/sqrt(n_embd_head_k)``, the division an integer one, and
     ``LLM_TYPE_27B`` iff 62 layers).
 
-    >>> query_pre_attn_scalar(18, 640, 4, 256), query_pre_attn_scalar(6, 8, 4, 4), query_pre_attn_scalar(62, 5376, 32, 128)
-    (256, 4, 168)
+    >>> [query_pre_attn_scalar(*keys) for keys in ((18, 640, 4, 256), (6, 8, 4, 4), (62, 5376, 32, 128))]
+    [256, 4, 168]
     """
     return embedding_length // head_count if block_count == LAYERS_27B else key_length
 
@@ -390,7 +390,8 @@ HF_PATCH_NOTE = ("HF Gemma3ForCausalLM in float64 (attn_implementation='eager'),
                  ".gguf by transformers' own load_gguf_checkpoint (which fills in the constants the file lacks and "
                  "subtracts the 1 of the stored norm weights) except query_pre_attn_scalar, which that loader never "
                  "sets and the reference is given: llama.cpp's rule on the file's keys (attention.key_length; "
-                 "embedding_length // attention.head_count for the 62-layer 27B; see constant_sources); its four float32 islands made float64 for the call: "
+                 "embedding_length // attention.head_count for the 62-layer 27B; see constant_sources); its four "
+                 "float32 islands made float64 for the call: "
                  "Gemma3RMSNorm (x.float(), (1 + w).float()), the RoPE angles (inv_freq and position x inv_freq in "
                  "float32, for both bases), eager attention's softmax (dtype=float32), and the embedding scale "
                  "(a float32 scalar buffer sqrt(640), made the float64 sqrt(640)). 'stock_hf_float64_gap' is "
