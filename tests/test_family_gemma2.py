@@ -100,3 +100,18 @@ def test_gemma2_fold_refused_naming_the_identities(g2, tmp_path, capsys):
     assert cli.main(["model", "fold", "--model", str(g2), "--out", str(tmp_path / "out")]) == 2
     err = capsys.readouterr().err
     assert "WP2" in err and "X10" in err and not (tmp_path / "out").exists()
+
+
+def test_gemma2_refuses_a_tensor_it_does_not_model(g2, tmp_path, capsys):
+    """A q_norm (Gemma 3's QK-norm) in a Gemma 2 checkpoint is not part of its computation: exit 2 naming it."""
+    import shutil
+
+    from safetensors.numpy import load_file, save_file
+
+    folder = tmp_path / "g2"
+    shutil.copytree(g2, folder)
+    tensors = load_file(str(folder / "model.safetensors"))
+    tensors["model.layers.0.self_attn.q_norm.weight"] = np.zeros(8, dtype=np.float32)
+    save_file(tensors, str(folder / "model.safetensors"))
+    assert cli.main(["model", "check", "--model", str(folder), "--no-reference"]) == 2
+    assert "model.layers.0.self_attn.q_norm.weight" in capsys.readouterr().err
