@@ -122,3 +122,20 @@ def test_gemma2_refuses_a_tensor_it_does_not_model(g2, tmp_path, capsys):
     save_file(tensors, str(folder / "model.safetensors"))
     assert cli.main(["model", "check", "--model", str(folder), "--no-reference"]) == 2
     assert "model.layers.0.self_attn.q_norm.weight" in capsys.readouterr().err
+
+
+def test_gemma2_hub_style_config_json(g2, tmp_path):
+    """A config.json as the Hub's Gemma 2 checkpoints carry it (transformers 4.42: hidden_act beside
+    hidden_activation, rope_theta, cache_implementation, no layer_types, no rope_parameters): every field read
+    or known inert, and exact against transformers' own reading of it."""
+    import shutil
+
+    folder = tmp_path / "g2"
+    shutil.copytree(g2, folder)
+    cfg = json.loads((folder / "config.json").read_text())
+    theta = cfg.pop("rope_parameters")["rope_theta"]
+    cfg.pop("layer_types")
+    cfg.update(rope_theta=theta, hidden_act="gelu_pytorch_tanh", cache_implementation="hybrid",
+               torch_dtype="float32", architectures=["Gemma2ForCausalLM"])
+    (folder / "config.json").write_text(json.dumps(cfg))
+    assert _worst(compare.check([TEXT], str(folder))) <= TOL
