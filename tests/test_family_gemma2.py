@@ -139,3 +139,16 @@ def test_gemma2_hub_style_config_json(g2, tmp_path):
                torch_dtype="float32", architectures=["Gemma2ForCausalLM"])
     (folder / "config.json").write_text(json.dumps(cfg))
     assert _worst(compare.check([TEXT], str(folder))) <= TOL
+
+
+def test_gemma2_golden_map_agrees_with_jacrev_through_the_gemma_islands(g2):
+    from symuat.models import attribution as at
+    from symuat.models import gemma2
+    from symuat.models.compare import relative_error
+
+    m = gemma2.load_folder(g2)
+    ids = m.tokenize("the fox jumps")
+    tr = at.trace(m, ids)
+    ref = at.golden_reference(m, ids)
+    assert relative_error(at.golden_apply(tr, tr.x0), ref["y"]) <= TOL
+    assert relative_error(np.stack([at.golden_vjp(tr, e) for e in np.eye(m.config.M)]), ref["J"]) <= TOL
