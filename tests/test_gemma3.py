@@ -37,11 +37,11 @@ def _tokens():
     return special + byte + words, [3] * 5 + [6] * 256 + [1] * len(words)
 
 
-def write_tiny_gemma3(path: Path, *, extra_key=None, window=4, seed=7) -> Path:
+def write_tiny_gemma3(path: Path, *, extra_key=None, window=4, seed=7, layers=6) -> Path:
     gguf = pytest.importorskip("gguf")
     tokens, types = _tokens()
     rng = np.random.default_rng(seed)
-    M, h, g, d, F, L = 8, 4, 1, 4, 12, 6
+    M, h, g, d, F, L = 8, 4, 1, 4, 12, layers
     V = len(tokens)
     w = gguf.GGUFWriter(str(path), "gemma3")
     w.add_block_count(L)
@@ -146,6 +146,24 @@ def test_tiny_cli_check_json_and_explain(tiny, capsys):
     assert json.loads(capsys.readouterr().out)["passed"]
 
 
+def test_explain_takes_token_and_vs_without_bos_and_lists_the_sandwich_norms_frozen(tiny, capsys):
+    """Issue 30 item 7: `--token`/`--vs` are tokenized without <bos> (Gemma's tokenizer prepends it), so the
+    residual and DUAT views run; each view's frozen list names the post-attention / post-MLP norms."""
+    args = ["model", "explain", "--model", str(tiny), "--text", TEXT, "--token", " the", "--vs", " t",
+            "--no-reference", "--format", "json"]
+    assert cli.main(args) == 0, capsys.readouterr().err
+    rep = json.loads(capsys.readouterr().out)
+    assert rep["passed"] and rep["token"] == " the" and rep["vs"] == " t"
+    res, du = rep["views"]["residual"]["frozen"], rep["views"]["duat"]["frozen"]
+    assert any("post-attention norm" in f for f in res) and any("post-MLP" in f for f in res)
+    assert any("post-attention norm" in f for f in du) and any("post-MLP" in f for f in du)
+    assert cli.main(args[:-2] + ["--view", "residual"]) == 0
+    from symuat.models.llama import random_llama  # no sandwich norms: the lists are unchanged
+    from symuat.models import attribution as at
+    a = at.explain(random_llama(np.random.default_rng(0)), np.array([1, 5, 7, 2]))
+    assert a.residual.frozen == at.RESIDUAL_FROZEN and a.duat.frozen == at.DUAT_FROZEN
+
+
 def test_tiny_bad_input(tmp_path, capsys):
     path = write_tiny_gemma3(tmp_path / "cap.gguf", extra_key="gemma3.final_logit_softcapping")
     with pytest.raises(ModelError, match="final_logit_softcapping"):
@@ -175,6 +193,34 @@ def test_tiny_hf_reference_and_window_mutant(tiny):
             layer.window += 1  # the mutant: n - m <= window instead of < window
     bad = g3.check([TEXT], str(tiny), reference=True, loaded=m)
     assert max(s["rewrite_vs_reference"] for s in bad["texts"][0]["states"]) > 1e-6
+
+
+def test_score_scale_is_llama_cpps_rule_on_the_files_keys(tiny, tmp_path):
+    """Issue 30 item 3: head width 4 ≠ 256, so the scale is 1/√4 (llama.cpp: 1/√n_embd_head_k), not the
+    hard-coded 1/√256; a 62-layer file (llama.cpp's 27B) takes 1/√(n_embd / n_head) = 1/√2."""
+    m = g3.load_gguf_file(tiny)
+    assert m.query_pre_attn_scalar == 4 and all(layer.scale == 0.5 for layer in m.layers)
+    big = g3.load_gguf_file(write_tiny_gemma3(tmp_path / "l62.gguf", layers=62))
+    assert big.query_pre_attn_scalar == 2 and big.layers[0].scale == 2 ** -0.5
+
+
+def test_reference_is_given_the_scale_and_a_hard_coded_256_fails_against_it(tiny):
+    """The HF reference (whose GGUF loader never sets query_pre_attn_scalar) is given the file's value and
+    says so; symuat with the old hard-coded 1/√256 differs from it by far more than rounding."""
+    _require_reference()
+    report = g3.check([TEXT], str(tiny), reference=True, weight_processing=False)
+    assert "GIVEN" in report["constant_sources"]["query_pre_attn_scalar"]
+    assert "never sets" in report["reference_definition"]
+    assert g3._hf_model(tiny).config.query_pre_attn_scalar == 4
+    assert max(s["rewrite_vs_reference"] for s in report["texts"][0]["states"]) <= 1e-12
+    m = g3.load_gguf_file(tiny)
+    for layer in m.layers:
+        layer.scale = 256 ** -0.5  # main's hard-coded constant
+    bad = g3.check([TEXT], str(tiny), reference=True, loaded=m, weight_processing=False)
+    assert max(s["rewrite_vs_reference"] for s in bad["texts"][0]["states"]) > 1e-3
+    from symuat.models import compare  # explain's reference is the same family model (given the scale)
+    rep, _, _ = compare.explain(str(tiny), TEXT, " the", reference=True)
+    assert rep["reference"] and rep["passed"]
 
 
 # --------------------------------------------------------------------------------------------

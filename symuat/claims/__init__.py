@@ -12,5 +12,6 @@ from symuat.claims import attribution  # noqa: F401,E402  (X7, X8, X6.sigma-spli
 
 from symuat.claims import weight_processing  # noqa: F401,E402  (WP1–WP12, spec §9)
 from symuat.claims import parallel_residual  # noqa: F401,E402  (X9, the parallel residual)
+from symuat.claims import softcapping  # noqa: F401,E402  (X10: soft-capping)
 
 REGISTRY_LOADED = True

@@ -138,3 +138,67 @@ def refute_with_sigmoid(lhs, rhs, sizes_list: list[dict], seeds=range(4)):
                     return Verdict(Status.REFUTED, "exact counterexample with σ the logistic sigmoid (values "
                                    "rational in e), integer weights; re-checked in float64", counterexample=cex)
     return Verdict(Status.NUMERIC_ONLY, "no instance with σ the sigmoid differs (exact)")
+
+
+# --------------------------------------------------------------------------------------------
+# a soft-capped logit as a sum of terms (X10): proved for a symbolic number of terms, or refuted exactly
+# --------------------------------------------------------------------------------------------
+
+#: the exact instances tried for a refutation: (number of terms n, integer terms t_1..t_n, integer c)
+CAPPED_SUM_INSTANCES = ((2, (1, 1), 1), (2, (2, -1), 1), (3, (1, 2, -1), 2), (1, (1,), 1))
+
+
+def _u_rational(expr: sp.Expr, c: int) -> sp.Expr:
+    """``expr`` with every :math:`\\tanh(a)` (:math:`ac` an integer) written as a rational function of
+    :math:`u=e^{1/c}`: :math:`\\tanh(m/c)=(u^{2m}-1)/(u^{2m}+1)`."""
+    def to_u(arg):
+        m = sp.nsimplify(arg * c)
+        if not m.is_integer:
+            raise KernelInconsistencyError(f"tanh({arg}) is not tanh(integer/{c})")
+        return _tanh_u(int(m), c)
+
+    return expr.replace(lambda e: isinstance(e, sp.tanh), lambda e: to_u(e.args[0]))
+
+
+def check_capped_sum(lhs_build, rhs_build, *, instances=CAPPED_SUM_INSTANCES) -> Verdict:
+    """Decide an identity about a soft-capped sum of terms, :math:`\\ell=\\sum_{k=1}^{n}t_k`,
+    :math:`\\mathrm{cap}_c(\\ell)=c\\tanh(\\ell/c)`, for a symbolic number ``n`` of real terms and
+    :math:`c>0`.
+
+    ``lhs_build(t, k, n, c)`` / ``rhs_build`` give each side as a SymPy expression (``t`` an
+    ``IndexedBase``, ``k`` the summation index, sums written ``Sum(…, (k, 1, n))``). Proved when the
+    difference, constant factors taken out of the sums (``factor_terms``), simplifies to 0 for symbolic
+    ``n`` and ``c``; otherwise each instance of :data:`CAPPED_SUM_INSTANCES` (integer terms and ``c``) is
+    evaluated exactly — every tanh a rational function of the transcendental :math:`u=e^{1/c}` — and
+    the first nonzero difference is an exact counterexample, re-checked in float64. Neither: an error
+    (never a silent verdict)."""
+    n = sp.Symbol("n", positive=True, integer=True)
+    c = sp.Symbol("c", positive=True)
+    t, k = sp.IndexedBase("t"), sp.Symbol("k", integer=True)
+    lhs, rhs = lhs_build(t, k, n, c), rhs_build(t, k, n, c)
+    diff = sp.simplify(sp.factor_terms(lhs) - sp.factor_terms(rhs))
+    if diff == 0:
+        return Verdict(Status.PROVED, f"SymPy: ({sp.sstr(lhs)}) − ({sp.sstr(rhs)}) simplifies to 0 for a symbolic "
+                       "number n of terms and c > 0 (the constant factor taken out of the sum; ℓ ≠ 0 where a side "
+                       "divides by it)")
+    for nn, values, cc in instances:
+        vals = {t[i + 1]: sp.Integer(v) for i, v in enumerate(values)}
+        inst = [sp.sympify(side).subs({n: nn, c: cc}).doit().subs(vals) for side in (lhs, rhs)]
+        left, right = (sp.cancel(_u_rational(s, cc)) for s in inst)
+        gap = sp.cancel(left - right)
+        if gap == 0:
+            continue
+        u = math.exp(1.0 / cc)
+        fl, fr = (float(s.subs(U, u)) for s in (left, right))
+        res = abs(fl - fr) / max(1.0, abs(fl), abs(fr))
+        if not res > 1e-12:
+            raise KernelInconsistencyError("capped sum: a nonzero exact gap that float64 does not see")
+        cex = Counterexample({"n": nn}, {"t": list(values), "c": cc}, lhs=str(sp.factor(left)),
+                             rhs=str(sp.factor(right)),
+                             reason=f"the sides differ by {sp.factor(gap)} with u = e^(1/{cc})",
+                             exact_recheck=f"exact: a nonzero rational function of u = e^(1/{cc}), which is "
+                                           "transcendental (Lindemann–Weierstrass), so a nonzero number",
+                             numeric_recheck=f"float64: {fl:.17g} vs {fr:.17g}, relative residual {res:.3g} > 1e-12")
+        return Verdict(Status.REFUTED, "exact counterexample: integer terms, tanh of integers/c as rational "
+                       "functions of e^(1/c); re-checked in float64", counterexample=cex)
+    raise KernelInconsistencyError(f"capped sum: {sp.sstr(diff)} is not 0 and no listed instance differs")

@@ -345,6 +345,32 @@ RESIDUAL_RELATION = (
     "write at the last position only; earlier positions enter through the attention of later layers.")
 
 
+def residual_frozen(tr: Trace) -> tuple:
+    """:data:`RESIDUAL_FROZEN` and, for a model with sandwich norms (Gemma), the post-attention norm's
+    scales it freezes to split an attention write per head (the MLP write, post-norm included, is whole)."""
+    extra = ()
+    if any(lt.post_attn is not None for lt in tr.layers):
+        extra += ("each layer's post-attention norm scale (the sandwich norm after the attention), at the "
+                  "model's own attention output (only to split an attention write per head and per source token)",)
+    if any(lt.post_mlp is not None for lt in tr.layers):
+        extra += ("nothing of the post-MLP (post-feed-forward) norm: each MLP write is taken whole, that norm "
+                  "included",)
+    return RESIDUAL_FROZEN + extra + tuple(getattr(tr, "extra_frozen", ()))
+
+
+def duat_frozen(tr: Trace) -> tuple:
+    """:data:`DUAT_FROZEN` and, for a model with sandwich norms (Gemma), the post-attention and post-MLP
+    norm scales inside W1 = I + D_post A D_in and W3 = D_post_ffw W_down diag(W_u z)."""
+    extra = ()
+    if any(lt.post_attn is not None for lt in tr.layers):
+        extra += ("every post-attention norm's scales (sandwich norm: D_post inside W1 = I + D_post A D_in), at "
+                  "the attention output",)
+    if any(lt.post_mlp is not None for lt in tr.layers):
+        extra += ("every post-MLP (post-feed-forward) norm's scales (sandwich norm: D_post_ffw inside "
+                  "W3 = D_post_ffw W_down diag(W_u z)), at the MLP output",)
+    return DUAT_FROZEN + extra + tuple(getattr(tr, "extra_frozen", ()))
+
+
 @dataclass
 class ResidualView:
     """:math:`\\ell=r\\cdot x_0[n]+\\sum_l(\\sum_{i,m}\\mathrm{head}_{l,i,m}+r\\cdot\\mathrm{mlp}_l[n])`."""
@@ -382,7 +408,7 @@ def residual_view(tr: Trace, tg: Target, tol: float = TOLERANCE) -> ResidualView
         if lt.bo is not None:
             bias[k] = ra @ lt.bo
     total, err, rel, ok = _exactness([[emb], heads, mlp, bias], tg.value, tg.scale, tol)
-    return ResidualView(emb, heads, mlp, bias, tg.value, total, err, rel, ok)
+    return ResidualView(emb, heads, mlp, bias, tg.value, total, err, rel, ok, frozen=residual_frozen(tr))
 
 
 DUAT_FROZEN = ("the attention patterns H_i of every layer and head, at the layer's input",
@@ -509,7 +535,7 @@ def duat_view(tr: Trace, tg: Target, tol: float = TOLERANCE) -> DUATView:
     split_err = max(split_errs) if all(math.isfinite(e) for e in split_errs) else math.nan  # NaN is sticky
     split_ok = bool(math.isfinite(split_err) and split_err <= tol)
     return DUATView(lin, sigma, sk_a, sk_r, hd_a, hd_r, b_in, b_out, tg.value, total, err, rel, split_err,
-                    ok and split_ok)
+                    ok and split_ok, frozen=duat_frozen(tr))
 
 
 # --------------------------------------------------------------------------------------------
@@ -652,7 +678,7 @@ def golden_reference(model, ids, *, jacobian: bool = True, u: np.ndarray | None 
     from symuat.models import reference
 
     reference.refuse_blind(model)
-    hf = reference.hf_model(model.source, decoder=True)
+    hf = reference.family_hf_model(model)
     fam = importlib.import_module(reference._family_module(model))
     islands = getattr(fam, "reference_islands", reference.Float64Islands)(hf)
     ids_t = torch.tensor(np.asarray(ids)[None])
@@ -996,7 +1022,8 @@ def figure(att: Attribution, path) -> "Path":
 
 
 def _one_token(tokenizer, text: str, option: str) -> int:
-    ids = tokenizer.encode(text).ids if text else []
+    # an answer string is tokenized without special tokens (Gemma's tokenizer prepends <bos> otherwise)
+    ids = tokenizer.encode(text, add_special_tokens=False).ids if text else []
     if len(ids) != 1:
         raise ModelError(f"{option} {text!r} is {len(ids)} tokens {ids}; give exactly one token "
                          "(mind the leading space: ' Paris')")

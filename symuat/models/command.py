@@ -256,9 +256,11 @@ def _run_check(args, say, show) -> int:
         if "weight_processing" in report:
             _print_weight_processing(report["weight_processing"])
         if report["reference"]:
-            print("constants not in the GGUF (layer types, local RoPE base, query_pre_attn_scalar, embedding scale): "
+            print("constants not in the GGUF (layer types, local RoPE base, embedding scale): "
                   + ("confirmed by transformers" if report["constants_confirmed_by_transformers"]
-                     else "; ".join(report["constants_disagreement"])))
+                     else "; ".join(report["constants_disagreement"]))
+                  + "; query_pre_attn_scalar: given to the reference (llama.cpp's rule on the file's keys; "
+                  "transformers' GGUF loader never sets it)")
     why = " (a state or an error is non-finite)" if v["non_finite"] else ""
     worst = "non-finite" if v["worst"] is None else f"{v['worst']:.2e}"
     print(f"\n{'PASS' if v['passed'] else 'FAIL'}: worst per-row relative error {worst}{why}")

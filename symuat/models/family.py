@@ -39,6 +39,7 @@ FAMILY_MODULES.append("symuat.models.olmo2")
 FAMILY_MODULES.append("symuat.models.phi3")
 FAMILY_MODULES.append("symuat.models.gpt2")
 FAMILY_MODULES.append("symuat.models.gpt_neox")
+FAMILY_MODULES.append("symuat.models.gemma2")
 
 
 @dataclass(frozen=True)

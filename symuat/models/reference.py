@@ -255,13 +255,22 @@ def decoder_reference(model, ids, *, faithful: bool = True) -> dict | None:
     refuse_blind(model)
     import torch
 
-    hf = hf_model(model.source, decoder=True)
+    hf = family_hf_model(model)
     fam = importlib.import_module(_family_module(model))
     islands = getattr(fam, "reference_islands", Float64Islands)
     ctx = islands(hf) if faithful else contextlib.nullcontext()
     with ctx, torch.no_grad():
         out = hf(input_ids=torch.tensor(np.asarray(ids)[None]), output_hidden_states=True)
     return {"hidden_states": [h[0].numpy() for h in out.hidden_states], "logits": out.logits[0].numpy()}
+
+
+def family_hf_model(model):
+    """The float64 HF model of a decoder's checkpoint: the family's own ``reference_model(source)`` when it
+    defines one (Gemma 3 from a GGUF: transformers' loader leaves out a constant the family gives it, and
+    says so), else :func:`hf_model`."""
+    fam = importlib.import_module(_family_module(model))
+    builder = getattr(fam, "reference_model", None)
+    return builder(Path(model.source)) if builder is not None else hf_model(model.source, decoder=True)
 
 
 def encoder_reference(folder: Path, ids_batch: np.ndarray, attention_mask: np.ndarray) -> list[np.ndarray] | None:
