@@ -121,4 +121,4 @@ def test_gemma3_folder_explain_lists_the_secant_slope(tmp_path, capsys):
     folder = gemma3_folder(tmp_path / "g3", final_logit_softcapping=3.0)
     assert cli.main(["model", "explain", "--model", str(folder), "--text", TEXT, "--format", "json"]) == 0
     rep = json.loads(capsys.readouterr().out)
-    assert rep["passed"] and any("secant slope" in f for f in rep["frozen"])
+    assert rep["passed"] and any("secant slope" in f for f in rep["views"]["residual"]["frozen"])
