@@ -307,8 +307,9 @@ def cached_report(checks, registry, jobs=None, fresh: bool = False):
     from symuat.kernel.registry import REGISTRY
     from symuat.verdicts import claim_verdicts
 
-    if cache.enabled() and not fresh and registry is REGISTRY:
-        hit = cache.load(checks)
+    entry = cache.Entry(checks) if cache.enabled() and registry is REGISTRY else None  # before any check runs
+    if entry is not None and not fresh:
+        hit = entry.load()
         if hit is not None and "verdicts" in hit[2]:
             results, edges, extra = hit
             for caller, keys in edges.items():
@@ -316,8 +317,8 @@ def cached_report(checks, registry, jobs=None, fresh: bool = False):
             return results, extra["verdicts"]
     results = report.run_with_progress(checks, jobs=jobs)
     verdicts = claim_verdicts(results, registry)
-    if cache.enabled() and registry is REGISTRY:
-        cache.store(results, REGISTRY.edges, {"verdicts": verdicts})
+    if entry is not None:
+        entry.store(results, REGISTRY.edges, {"verdicts": verdicts})  # not kept if a source changed meanwhile
     return results, verdicts
 
 
