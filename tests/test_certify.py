@@ -183,3 +183,45 @@ def test_capture_observes_a_check_whose_verdict_was_computed_before():
     (verdict, pairs), = capture([check]).values()
     assert str(verdict.status) == "proved" and len(pairs) == 1
     assert check.verdict() is before   # the earlier verdict is put back
+
+
+# -- names and the record's fingerprint (pure Python: no coqc) ---------------------------------------
+
+
+def test_coq_names_are_injective_over_every_key_of_the_registry_and_adversarial_pairs():
+    """Main wrote ``A4.concl[layer-wise=k]`` and ``A4.concl[layer-wise=≥k]`` both as
+    ``c_A4_concl_layer_wise_k_0``: with ``--jobs 2`` one result could be credited to both."""
+    import re
+
+    import symuat.claims  # noqa: F401
+    from symuat.certify.run import coq_name, key_of_coq_name
+    from symuat.kernel.registry import REGISTRY
+
+    keys = [c.key for c in REGISTRY.all_checks()]
+    adversarial = ["A4.concl[layer-wise=k]", "A4.concl[layer-wise=≥k]", "P5.a", "P5_a", "P5__a", "P5.a.",
+                   "P5..a", "a_L_b", "a[b", "a_5b_b", "x_", "_x", "x_0", "x", "A.B[c,d]", "A.B[c-d]",
+                   "A.B[c=d]", "A.B[c d]", "é", "e\u0301", "k≥", "k≤", "", "0", "_", "__", "_2e_", "2e"]
+    names = {}
+    for key in keys + adversarial:
+        for n in range(3):
+            name = coq_name(key, n)
+            assert re.fullmatch(r"c_[A-Za-z0-9_]+", name), name  # a Coq identifier, and the probes' \w+
+            assert key_of_coq_name(name) == (key, n)  # a left inverse: injective
+            assert names.setdefault(name, (key, n)) == (key, n), (name, names[name], (key, n))
+    assert coq_name("A4.concl[layer-wise=k]", 0) != coq_name("A4.concl[layer-wise=≥k]", 0)
+    for bad in ["c_P5_a", "c_P5__a_x", "c_P5_2E__0", "c_P5_2e__0", "c_P5_41__0", "c_P5_0041__0", "P5_0", "c_P5_L__01"]:
+        with pytest.raises(ValueError):
+            key_of_coq_name(bad)
+
+
+def test_the_certify_fingerprint_covers_coqc_mathcomp_and_the_python_libraries():
+    """A record made under another coqc, MathComp, SymPy or NumPy is not shown as current
+    (main's fingerprint covered the sources only)."""
+    from symuat.certify import record as rec
+
+    versions = rec.toolchain()
+    assert {"coqc", "mathcomp", "sympy", "numpy", "mpmath", "python"} <= set(versions)
+    base = rec.fingerprint(versions)
+    assert rec.fingerprint() == base
+    for name in ("coqc", "mathcomp", "sympy", "numpy"):
+        assert rec.fingerprint({**versions, name: versions[name] + " (another)"}) != base, name

@@ -21,7 +21,7 @@ from pathlib import Path
 
 from symuat.certify.export import Unsupported, batch_file, export_identity
 from symuat.certify.kinds import export_certificates
-from symuat.certify.record import COQ_DIR, fingerprint, out_dir
+from symuat.certify.record import COQ_DIR, fingerprint, out_dir, toolchain
 
 #: the core groups (claim IDs), then the further groups exported where in the fragment
 CORE = r"(D|P|M|H)\d+|X1|X3"
@@ -42,9 +42,53 @@ def symbolic_proved(verdict) -> bool:
         or verdict.method.startswith("every link: index-level normal form"))
 
 
+#: how :func:`coq_name` writes the characters of a key that a Coq name cannot carry: ``_CODE_``
+#: with a mnemonic (upper case) for the common ones, the lower-case hex code point otherwise
+_ESCAPES = {".": "", "[": "L", "]": "R", ",": "C", "-": "D", "=": "E"}
+_UNESCAPES = {v: k for k, v in _ESCAPES.items()}
+_PLAIN = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789")
+
+
 def coq_name(key: str, n: int) -> str:
-    base = re.sub(r"[^A-Za-z0-9]+", "_", key).strip("_")
-    return f"c_{base}_{n}"
+    """The Coq name of the ``n``-th theorem of check ``key``, injective in ``(key, n)``: ASCII
+    letters and digits stay, every other character becomes ``_CODE_`` (:data:`_ESCAPES`, else its
+    hex code point), so ``A4.concl[layer-wise=k]`` and ``A4.concl[layer-wise=≥k]`` get different
+    names; :func:`key_of_coq_name` reads the pair back.
+
+    >>> coq_name("P5.a[conf]", 0)
+    'c_P5__a_L_conf_R__0'
+    >>> coq_name("A4.concl[layer-wise=≥k]", 0)
+    'c_A4__concl_L_layer_D_wise_E__2265_k_R__0'
+    >>> key_of_coq_name(coq_name("A4.concl[layer-wise=≥k]", 3))
+    ('A4.concl[layer-wise=≥k]', 3)
+    """
+    base = "".join(c if c in _PLAIN else f"_{_ESCAPES.get(c, format(ord(c), 'x'))}_" for c in key)
+    return f"c_{base}_{int(n)}"
+
+
+def key_of_coq_name(name: str) -> tuple[str, int]:
+    """The inverse of :func:`coq_name` (ValueError for a name it does not write)."""
+    if not name.startswith("c_") or "_" not in name[2:]:
+        raise ValueError(f"{name!r} is not a certify theorem name")
+    base, _, n = name[2:].rpartition("_")
+    if not n.isdigit() or str(int(n)) != n:
+        raise ValueError(f"{name!r} does not end in a theorem number")
+    out, k = [], 0
+    while k < len(base):
+        if base[k] in _PLAIN:
+            out.append(base[k])
+            k += 1
+            continue
+        end = base.find("_", k + 1)
+        code = base[k + 1:end] if base[k] == "_" and end > 0 else None
+        if code is None or not (code in _UNESCAPES or re.fullmatch(r"[0-9a-f]+", code)):
+            raise ValueError(f"{name!r}: bad escape at {k}")
+        char = _UNESCAPES[code] if code in _UNESCAPES else chr(int(code, 16))
+        if code not in _UNESCAPES and (char in _PLAIN or char in _ESCAPES or format(ord(char), "x") != code):
+            raise ValueError(f"{name!r}: not the canonical escape of {char!r}")
+        out.append(char)
+        k = end + 1
+    return "".join(out), int(n)
 
 
 def compile_library(out: Path) -> float:
@@ -282,7 +326,7 @@ def certify(pattern: str = CORE, out: Path | None = None, jobs: int = 2, timeout
     checks = [c for c in REGISTRY.all_checks() if re.fullmatch(pattern, c.id.split(".")[0])]
     certificates: dict = {}
     captured = capture(checks, certificates)
-    record = {"fingerprint": fingerprint(), "pattern": pattern, "checks": {},
+    record = {"fingerprint": fingerprint(), "toolchain": toolchain(), "pattern": pattern, "checks": {},
               "library_seconds": round(lib_seconds, 1)}
     todo = []
     identities: set = set()  # checks exported as identities (a proof through the normal form or direct)
