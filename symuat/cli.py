@@ -8,7 +8,8 @@ reading, ``P5.f[C-col]`` every reading with these tags) and prints one verdict p
 row as they finish. Exit status: 0 when every check ran (a refutation is a result), 1 when a
 check crashed, 2 for an unknown ID or a usage error.
 
-Ctrl-C (SIGINT) stops a run: one line on stderr, exit status 130, worker processes ended.
+Ctrl-C (SIGINT) stops a run: one line on stderr, exit status 130, worker processes ended, no
+temporary file left; SIGTERM does the same with exit status 143 (:mod:`symuat.interrupt`).
 
 ``symuat list`` prints the claim IDs; ``symuat show ID ...`` prints each check in full
 (method, counterexample, corrected statement).
@@ -332,12 +333,18 @@ def _quiet_on_broken_pipe(run):
     import functools
     import os
 
+    from symuat.interrupt import EXIT_TERMINATED, Terminated, sigterm_raises
+
     @functools.wraps(run)
     def wrapper(argv: list[str] | None = None) -> int:
         try:
-            code = run(argv)
-            sys.stdout.flush()
+            with sigterm_raises():
+                code = run(argv)
+                sys.stdout.flush()
             return code
+        except Terminated:  # SIGTERM: as Ctrl-C (workers ended, temporary folders removed), exit 143
+            print("symuat: terminated", file=sys.stderr)
+            return EXIT_TERMINATED
         except KeyboardInterrupt:  # Ctrl-C: one line, exit 130 (128 + SIGINT); the runner ended its workers
             print("symuat: interrupted", file=sys.stderr)
             return 130
