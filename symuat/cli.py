@@ -226,6 +226,10 @@ def main(argv: list[str] | None = None) -> int:
     if args.command == "model":
         from symuat.models.command import run as run_model
 
+        bad = _not_utf8(args)
+        if bad:
+            print(f"symuat: {bad}", file=sys.stderr)
+            return 2
         return run_model(args)
     if args.command == "certify":
         from symuat.certify.cli import run as run_certify
@@ -321,6 +325,31 @@ def cached_report(checks, registry, jobs=None, fresh: bool = False):
     if entry is not None:
         entry.store(results, REGISTRY.edges, {"verdicts": verdicts})  # not kept if a source changed meanwhile
     return results, verdicts
+
+
+#: the options whose value is text to tokenize (a path may hold any bytes; a text must be UTF-8)
+TEXT_OPTIONS = ("text", "token", "vs")
+
+
+def _not_utf8(args) -> str | None:
+    r"""The problem with a text option given as bytes that are not UTF-8 (Python hands them on as
+    lone surrogates, which no tokenizer can encode), or None.
+
+    >>> import argparse
+    >>> print(_not_utf8(argparse.Namespace(text=["ok \udcff\udcfe"])))
+    --text: not valid UTF-8 (b'ok \xff\xfe'); give the text in UTF-8
+    >>> _not_utf8(argparse.Namespace(text=["café"], token=None))
+    """
+    for name in TEXT_OPTIONS:
+        value = getattr(args, name, None)
+        for text in value if isinstance(value, list) else [value]:
+            if isinstance(text, str):
+                try:
+                    text.encode("utf-8")
+                except UnicodeEncodeError:
+                    raw = text.encode("utf-8", "surrogateescape")
+                    return f"--{name}: not valid UTF-8 ({raw!r}); give the text in UTF-8"
+    return None
 
 
 def checks_keys(checks) -> list[str]:

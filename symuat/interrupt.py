@@ -62,6 +62,21 @@ def sigterm_raises():
         signal.signal(signal.SIGTERM, previous if previous is not None else signal.SIG_DFL)
 
 
+@contextlib.contextmanager
+def deferred():
+    """Within the block, SIGINT and SIGTERM wait (they are delivered when it ends): for a step such
+    as creating a temporary folder and remembering its name, which a signal must not split."""
+    if not hasattr(signal, "pthread_sigmask") or threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    signals = {signal.SIGINT, signal.SIGTERM}
+    previous = signal.pthread_sigmask(signal.SIG_BLOCK, signals)
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, previous)
+
+
 def default_sigterm_in_worker() -> None:
     """In a forked worker: SIGTERM ends the process (the parent's handler is inherited by fork),
     and on Linux the worker is sent SIGTERM when its parent dies — even of SIGKILL, which no

@@ -29,9 +29,9 @@ def alive(pid: int) -> bool:
 
 
 def signal_at(args: list[str], point: str, signum: int, tmp_path: Path, env: dict | None = None,
-              wait: float = 600) -> tuple[subprocess.CompletedProcess, dict]:
-    """Run ``python -m symuat.cli *args`` until it reaches ``point``, send it ``signum``, and return
-    its completed process and what the pause point wrote."""
+              wait: float = 600, before=None) -> tuple[subprocess.CompletedProcess, dict]:
+    """Run ``python -m symuat.cli *args`` until it reaches ``point``, call ``before(info)`` (what
+    the pause point wrote), send it ``signum``, and return its completed process and ``info``."""
     marker = tmp_path / f"paused-{point}.json"
     env = {**os.environ, "OPENBLAS_NUM_THREADS": "1", "SYMUAT_CACHE": "off",
            "SYMUAT_TEST_PAUSE": f"{point}={marker}", **(env or {})}
@@ -47,6 +47,8 @@ def signal_at(args: list[str], point: str, signum: int, tmp_path: Path, env: dic
                 raise AssertionError(f"the pause point {point} was not reached in {wait} s")
             time.sleep(0.05)
         info = json.loads(marker.read_text())
+        if before is not None:
+            before(info)
         os.kill(proc.pid, signum)
         out, err = proc.communicate(timeout=wait)
     finally:

@@ -279,7 +279,7 @@ def load_folder(folder) -> CausalLM:
                         **sizes)
     t = Tensors(tensors, folder)
     model = build(cfg, t, bias={"q": bias_a, "k": bias_a, "v": bias_a, "o": bias_a, "gate": bias_m, "up": bias_m,
-                                "down": bias_m}, tokenizer=json_tokenizer(folder))
+                                "down": bias_m}, tokenizer=json_tokenizer(folder, rows=cfg.vocab))
     t.refuse_unused("llama", _SUPPORTED)
     model.fields_read = sorted(f.used)
     return model
