@@ -225,3 +225,24 @@ def test_the_certify_fingerprint_covers_coqc_mathcomp_and_the_python_libraries()
     assert rec.fingerprint() == base
     for name in ("coqc", "mathcomp", "sympy", "numpy"):
         assert rec.fingerprint({**versions, name: versions[name] + " (another)"}) != base, name
+
+
+def test_a_record_made_under_another_toolchain_is_not_current(tmp_path, monkeypatch):
+    import json
+
+    from symuat.certify import record as rec
+
+    monkeypatch.setenv("SYMUAT_CERTIFY_DIR", str(tmp_path))
+    versions = rec.toolchain()
+    data = {"fingerprint": rec.fingerprint(versions), "toolchain": versions, "pattern": "P1", "checks": {}}
+    (tmp_path / "record.json").write_text(json.dumps(data))
+    rec.load.cache_clear()
+    try:
+        assert rec.load() is not None
+        for name in ("coqc", "mathcomp", "sympy", "numpy"):
+            data["fingerprint"] = rec.fingerprint({**versions, name: "another"})
+            (tmp_path / "record.json").write_text(json.dumps(data))
+            rec.load.cache_clear()
+            assert rec.load() is None, name
+    finally:
+        rec.load.cache_clear()
