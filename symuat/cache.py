@@ -16,10 +16,10 @@ Any edit to any source file, any upgrade, any different selection gives a differ
 stale entry is never read (it is simply not found). The key is taken *once*, before any check
 runs (:class:`Entry`); at store time it is taken again, and when the sources changed meanwhile
 (an edit, a ``git pull`` during a run) nothing is stored — the verdicts were computed by code that
-neither key describes. ``load``/``store`` below are an :class:`Entry` made on the spot. An entry is one pickle of the verdicts,
-written atomically (a temporary file, then a rename), in ``$SYMUAT_CACHE_DIR`` or
-``$XDG_CACHE_HOME/symuat`` (``~/.cache/symuat``). ``SYMUAT_CACHE=off`` or ``--fresh`` turns it
-off; an unreadable entry is treated as absent.
+neither key describes. ``load``/``store`` below are an :class:`Entry` made on the spot. An entry
+is one pickle of the verdicts, written atomically (a temporary file, then a rename), in
+``$SYMUAT_CACHE_DIR`` or ``$XDG_CACHE_HOME/symuat`` (``~/.cache/symuat``). ``SYMUAT_CACHE=off``
+or ``--fresh`` turns it off; an unreadable entry is treated as absent.
 """
 
 from __future__ import annotations

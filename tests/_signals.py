@@ -56,3 +56,8 @@ def signal_at(args: list[str], point: str, signum: int, tmp_path: Path, env: dic
             proc.kill()
             proc.communicate()
     return subprocess.CompletedProcess(proc.args, proc.returncode, out, err), info
+
+
+def workers_run(info: dict) -> None:
+    """Before the signal: the run's pool workers exist and run (so "none is left after" can fail)."""
+    assert info["workers"] and all(alive(w) for w in info["workers"]), info

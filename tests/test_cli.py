@@ -77,11 +77,11 @@ def test_sigterm_during_a_run_on_two_jobs_exits_143_with_one_line_and_ends_the_w
     """Main died of the default SIGTERM at once: no line, and both pool workers left running."""
     import signal
 
-    from _signals import alive, signal_at
+    from _signals import alive, signal_at, workers_run as _workers_run
 
     if not Path("/proc/self/stat").exists():
         pytest.skip("needs /proc")
-    done, info = signal_at(args, "runner", signal.SIGTERM, tmp_path)
+    done, info = signal_at(args, "runner", signal.SIGTERM, tmp_path, before=_workers_run)
     assert done.returncode == 143, done.stderr[-2000:]
     assert done.stderr.strip().splitlines() == ["symuat: terminated"], done.stderr[-2000:]
     assert len(info["workers"]) == 2
@@ -93,10 +93,10 @@ def test_a_run_killed_with_sigkill_leaves_no_worker(tmp_path):
     main they waited for work forever, holding the run's stdout open."""
     import signal
 
-    from _signals import alive, signal_at
+    from _signals import alive, signal_at, workers_run as _workers_run
 
     if not Path("/proc/self/stat").exists():
         pytest.skip("needs /proc")
-    done, info = signal_at(["prove", "--all", "--jobs", "2"], "runner", signal.SIGKILL, tmp_path)
+    done, info = signal_at(["prove", "--all", "--jobs", "2"], "runner", signal.SIGKILL, tmp_path, before=_workers_run)
     assert done.returncode == -signal.SIGKILL
     assert not [w for w in info["workers"] if alive(w)]

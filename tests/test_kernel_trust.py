@@ -443,11 +443,11 @@ def test_sigint_during_prove_all_exits_130_with_one_line_and_ends_the_workers(tm
     """Deterministic under load: the run is signalled at its pause point (tests/_signals.py)."""
     import signal
 
-    from _signals import alive, signal_at
+    from _signals import alive, signal_at, workers_run as _workers_run
 
     if not Path("/proc/self/stat").exists():
         pytest.skip("needs /proc")
-    done, info = signal_at(["prove", "--all", "--jobs", "2"], "runner", signal.SIGINT, tmp_path)
+    done, info = signal_at(["prove", "--all", "--jobs", "2"], "runner", signal.SIGINT, tmp_path, before=_workers_run)
     assert done.returncode == 130
     assert done.stderr.strip().splitlines() == ["symuat: interrupted"], done.stderr[-2000:]
     assert len(info["workers"]) == 2
