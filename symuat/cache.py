@@ -99,9 +99,10 @@ def source_digest(root: Path = PACKAGE) -> str:
     return h.hexdigest()
 
 
-def key(checks, root: Path = PACKAGE, versions: dict | None = None) -> str:
+def key(checks, root: Path = PACKAGE, versions: dict | None = None, sources: str | None = None) -> str:
+    """The key of ``checks`` (``sources``: a :func:`source_digest` taken earlier, else taken now)."""
     h = hashlib.sha256()
-    h.update(source_digest(root).encode())
+    h.update((source_digest(root) if sources is None else sources).encode())
     for name, version in sorted((versions or dependency_versions()).items()):
         h.update(f"{name}={version}\n".encode())
     for c in checks:
@@ -123,10 +124,12 @@ class Entry:
     (True, True, True)
     """
 
-    def __init__(self, checks, root: Path = PACKAGE, directory: Path | None = None):
+    def __init__(self, checks, root: Path = PACKAGE, directory: Path | None = None, sources: str | None = None):
+        """``sources``: the :func:`source_digest` taken when the process started, before it
+        imported the code that will run (default: taken now)."""
         self.checks, self.root = list(checks), root
         self.folder = directory if directory is not None else globals()["directory"]()
-        self.key = key(self.checks, root)
+        self.key = key(self.checks, root, sources=sources)
 
     @property
     def path(self) -> Path:

@@ -235,6 +235,10 @@ def main(argv: list[str] | None = None) -> int:
         from symuat.certify.cli import run as run_certify
 
         return run_certify(args)
+    if args.command == "report":  # before the catalogue's code is imported: the cache key describes that code
+        from symuat.cache import source_digest
+
+        args.sources = source_digest()
     registry = _registry()
     from symuat import report
 
@@ -266,7 +270,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.command == "report":
         from symuat.verdicts import claim_verdicts
 
-        results, verdicts = cached_report(checks, registry, jobs=jobs, fresh=args.fresh)
+        results, verdicts = cached_report(checks, registry, jobs=jobs, fresh=args.fresh,
+                                          sources=getattr(args, "sources", None))
         render = {"table": lambda v: report.verdict_table(v, wide=args.wide), "json": report.verdicts_json,
                   "markdown": report.verdicts_markdown, "latex": report.verdicts_latex}[args.format]
         print(render(verdicts))
@@ -304,7 +309,7 @@ def main(argv: list[str] | None = None) -> int:
     return 1 if crashed else 0
 
 
-def cached_report(checks, registry, jobs=None, fresh: bool = False):
+def cached_report(checks, registry, jobs=None, fresh: bool = False, sources: str | None = None):
     """The results of ``checks`` and the bottom lines rolled up from them: from :mod:`symuat.cache`
     when an identical run is stored (never when ``fresh``), else computed now (with progress on a
     terminal) and stored."""
@@ -312,7 +317,8 @@ def cached_report(checks, registry, jobs=None, fresh: bool = False):
     from symuat.kernel.registry import REGISTRY
     from symuat.verdicts import claim_verdicts
 
-    entry = cache.Entry(checks) if cache.enabled() and registry is REGISTRY else None  # before any check runs
+    # the key: before any check runs, on the sources as they were when the run began (``sources``)
+    entry = cache.Entry(checks, sources=sources) if cache.enabled() and registry is REGISTRY else None
     if entry is not None and not fresh:
         hit = entry.load()
         if hit is not None and "verdicts" in hit[2]:

@@ -137,3 +137,30 @@ def test_the_key_covers_the_blas_configuration_the_docstring_promises(monkeypatc
     assert {"blas:blas", "blas:lapack", "blas:simd", "blas:OPENBLAS_NUM_THREADS"} <= set(versions)
     monkeypatch.setenv("OPENBLAS_NUM_THREADS", "7")
     assert cache.key(_checks(), versions=cache.dependency_versions()) != cache.key(_checks(), versions=versions)
+
+
+def test_a_source_edited_while_the_catalogue_is_imported_is_not_stored(cache_dir, monkeypatch):
+    """The sources are read when ``symuat report`` starts, before the code that will run is
+    imported: an edit during the import is an edit during the run."""
+    from symuat import report
+
+    digest = {"now": "as the run began"}
+    monkeypatch.setattr(cache, "source_digest", lambda root=cache.PACKAGE: digest["now"])
+    real_registry, real_run, runs = cli._registry, report.run_with_progress, []
+
+    def registry_then_edit():
+        out = real_registry()
+        digest["now"] = "edited during the import"
+        return out
+
+    def counted(checks, **kw):
+        runs.append(1)
+        return real_run(checks, **kw)
+
+    monkeypatch.setattr(cli, "_registry", registry_then_edit)
+    monkeypatch.setattr(report, "run_with_progress", counted)
+    assert cli.main(["report", "P1", "--format", "json"]) == 0
+    assert not list(cache_dir.glob("results-*.pickle"))
+    assert cli.main(["report", "P1", "--format", "json"]) == 0  # the edited sources throughout: stored
+    assert cli.main(["report", "P1", "--format", "json"]) == 0  # and found
+    assert len(runs) == 2
