@@ -216,3 +216,15 @@ def test_an_encoder_folder_with_another_tokenizer_is_refused_naming_tokenizer_js
     _word_tokenizer(folder, 31)
     with pytest.raises(ModelError, match=r"tokenizer.json: produces ids up to 30, but the checkpoint has 30"):
         load_bert(folder)
+
+
+def test_a_gguf_whose_token_list_does_not_fit_its_embedding_table_is_refused(tmp_path):
+    _need("tokenizers", "SYMUAT_REQUIRE_MODEL")
+    from symuat.models.llama import load_gguf_file
+    from test_llama import write_tiny_gguf
+
+    assert load_gguf_file(write_tiny_gguf(tmp_path / "ok.gguf")).config.vocab == 256
+    assert load_gguf_file(write_tiny_gguf(tmp_path / "padded.gguf", tokens=250)).config.vocab == 256
+    path = write_tiny_gguf(tmp_path / "short.gguf", tokens=200)
+    with pytest.raises(ModelError, match=r"short.gguf: tokenizer.ggml.tokens: has 200 tokens for the checkpoint's 256"):
+        load_gguf_file(path)
