@@ -82,7 +82,8 @@ def select(registry, patterns):
 
 
 EXIT_CODES = ("exit status: 0 every check ran (a refutation is a result, not a failure); 1 a check "
-              "crashed; 2 bad input (an unknown ID, a bad option); 130 interrupted (Ctrl-C); 143 terminated (SIGTERM)")
+              "crashed; 2 bad input (an unknown ID, a bad option); 130 interrupted (Ctrl-C); 143 terminated "
+              "(SIGTERM)")
 KEYS = ("IDs: P5 (a claim: every check of it), P5.f (one step), P5.f[C-col,LR,square] (one reading of "
         "it), P5.f[C-col] (every reading with these tags); case does not matter (p5 is P5). "
         "symuat list names every claim.")
