@@ -246,3 +246,53 @@ def test_a_record_made_under_another_toolchain_is_not_current(tmp_path, monkeypa
             assert rec.load() is None, name
     finally:
         rec.load.cache_clear()
+
+
+@pytest.mark.parametrize("stage", ["library", "batch"])
+def test_sigterm_during_certify_ends_its_coqc_at_once_and_exits_143(tmp_path, stage):
+    """Main's coqc ran on after SIGTERM (the threads waited for their batches). A stand-in
+    ``coqc`` on the PATH (no Coq needed) announces itself and then waits: at the library
+    (main thread) or at a batch (a worker thread) — the test signals once it runs."""
+    import os
+    import signal
+    import sys
+    import time
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    from _signals import ROOT, alive
+
+    fake = tmp_path / "bin"
+    fake.mkdir()
+    marker = tmp_path / "coqc.pid"
+    wait_at = "theories" if stage == "batch" else "SymuatMx"
+    (fake / "coqc").write_text(f"""#!/bin/sh
+case "$*" in
+  *--version*) echo "The Coq Proof Assistant, version 0 (stand-in)"; exit 0;;
+  *-where*) echo /nonexistent; exit 0;;
+  *{wait_at}*) echo $$ > {marker}.tmp; mv {marker}.tmp {marker}; exec sleep 600;;
+esac
+exit 0
+""")
+    (fake / "coqc").chmod(0o755)
+    env = {**os.environ, "PATH": f"{fake}{os.pathsep}{os.environ['PATH']}", "SYMUAT_CACHE": "off",
+           "SYMUAT_CERTIFY_DIR": str(tmp_path / "out")}
+    proc = subprocess.Popen([sys.executable, "-m", "symuat.cli", "certify", "--pattern", "P1", "--jobs", "1"],
+                            cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 600
+        while not marker.exists():
+            assert proc.poll() is None, proc.communicate()[1][-2000:]
+            assert time.monotonic() < deadline
+            time.sleep(0.05)
+        coqc = int(marker.read_text())
+        assert alive(coqc)
+        os.kill(proc.pid, signal.SIGTERM)
+        out, err = proc.communicate(timeout=120)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+    assert proc.returncode == 143, err[-2000:]
+    assert err.strip().splitlines() == ["symuat: terminated"], err[-2000:]
+    assert not alive(coqc)

@@ -15,6 +15,7 @@ import json
 import re
 import shutil
 import subprocess
+import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -105,10 +106,52 @@ def compile_library(out: Path) -> float:
 THEORIES = "SymuatCertified"
 
 
+#: the Coq processes running now (any thread), ended at once when the run is interrupted
+_RUNNING: set = set()
+_RUNNING_LOCK = threading.Lock()
+_STOPPED = threading.Event()
+
+
+def _run_coq(cmd: list[str], timeout: float, cwd=None) -> subprocess.CompletedProcess:
+    """``subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)``, except that the
+    process is registered in :data:`_RUNNING`, so that an interruption of the run (Ctrl-C,
+    SIGTERM: :func:`_stop_coq`) ends it at once, from whatever thread waits for it; once the run
+    is stopped no Coq process starts."""
+    if _STOPPED.is_set():
+        raise RuntimeError("the certify run was interrupted")
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=cwd)
+    with _RUNNING_LOCK:
+        _RUNNING.add(proc)
+    try:
+        try:
+            stdout, stderr = proc.communicate(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            stdout, stderr = proc.communicate()
+            raise subprocess.TimeoutExpired(cmd, timeout, output=stdout, stderr=stderr) from None
+    except BaseException:
+        proc.kill()
+        proc.wait()
+        raise
+    finally:
+        with _RUNNING_LOCK:
+            _RUNNING.discard(proc)
+    return subprocess.CompletedProcess(cmd, proc.returncode, stdout, stderr)
+
+
+def _stop_coq() -> None:
+    """End every running Coq process and start no other (an interrupted run)."""
+    _STOPPED.set()
+    with _RUNNING_LOCK:
+        running = list(_RUNNING)
+    for proc in running:
+        proc.kill()
+
+
 def _coqc(lib: Path, path: Path, timeout: int) -> subprocess.CompletedProcess:
     own = [] if path.parent == lib else ["-R", str(path.parent), THEORIES]
-    proc = subprocess.run(["coqc", "-q", "-w", "-all", "-R", str(lib), "Symuat", *own, str(path)],
-                          capture_output=True, text=True, timeout=timeout, cwd=path.parent)
+    proc = _run_coq(["coqc", "-q", "-w", "-all", "-R", str(lib), "Symuat", *own, str(path)],
+                    timeout=timeout, cwd=path.parent)
     if proc.returncode != 0 and path.parent == lib:
         raise RuntimeError(f"the Coq library {path.name} does not compile:\n{proc.stdout}{proc.stderr}")
     return proc
@@ -205,7 +248,7 @@ def coqchk(out: Path, timeout: int = 1800) -> dict:
            "-R", str(out / "theories"), THEORIES, *mods]
     start = time.perf_counter()
     try:
-        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
+        proc = _run_coq(cmd, timeout=timeout)
         text, code = proc.stdout + proc.stderr, proc.returncode
     except subprocess.TimeoutExpired:
         text, code = f"coqchk timed out after {timeout} s", None
@@ -318,6 +361,7 @@ def certify(pattern: str = CORE, out: Path | None = None, jobs: int = 2, timeout
     import symuat.claims  # noqa: F401  (registration)
     from symuat.kernel.registry import REGISTRY
 
+    _STOPPED.clear()  # a new run (an earlier one in this process may have been interrupted)
     out = Path(out or out_dir())
     if out.exists():
         shutil.rmtree(out)
@@ -375,8 +419,12 @@ def certify(pattern: str = CORE, out: Path | None = None, jobs: int = 2, timeout
     start = time.perf_counter()
     results: dict = {}
     with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
-        for res in pool.map(build, enumerate(batches)):
-            results.update(res)
+        try:
+            for res in pool.map(build, enumerate(batches)):
+                results.update(res)
+        except BaseException:  # Ctrl-C, SIGTERM: the threads' coqc end now, not when their batch is done
+            _stop_coq()
+            raise
     for n, (key, theorems) in enumerate(todo, 1):
         entry = record["checks"][key]
         got = [results.get(t.name, {"ok": False, "log": "", "reason": "not compiled"}) for t in theorems]
