@@ -8,7 +8,8 @@ reading, ``P5.f[C-col]`` every reading with these tags) and prints one verdict p
 row as they finish. Exit status: 0 when every check ran (a refutation is a result), 1 when a
 check crashed, 2 for an unknown ID or a usage error.
 
-Ctrl-C (SIGINT) stops a run: one line on stderr, exit status 130, worker processes ended.
+Ctrl-C (SIGINT) stops a run: one line on stderr, exit status 130, worker processes ended, no
+temporary file left; SIGTERM does the same with exit status 143 (:mod:`symuat.interrupt`).
 
 ``symuat list`` prints the claim IDs; ``symuat show ID ...`` prints each check in full
 (method, counterexample, corrected statement).
@@ -81,7 +82,8 @@ def select(registry, patterns):
 
 
 EXIT_CODES = ("exit status: 0 every check ran (a refutation is a result, not a failure); 1 a check "
-              "crashed; 2 bad input (an unknown ID, a bad option); 130 interrupted (Ctrl-C)")
+              "crashed; 2 bad input (an unknown ID, a bad option); 130 interrupted (Ctrl-C); 143 terminated "
+              "(SIGTERM)")
 KEYS = ("IDs: P5 (a claim: every check of it), P5.f (one step), P5.f[C-col,LR,square] (one reading of "
         "it), P5.f[C-col] (every reading with these tags); case does not matter (p5 is P5). "
         "symuat list names every claim.")
@@ -225,11 +227,19 @@ def main(argv: list[str] | None = None) -> int:
     if args.command == "model":
         from symuat.models.command import run as run_model
 
+        bad = _not_utf8(args)
+        if bad:
+            print(f"symuat: {bad}", file=sys.stderr)
+            return 2
         return run_model(args)
     if args.command == "certify":
         from symuat.certify.cli import run as run_certify
 
         return run_certify(args)
+    if args.command == "report":  # before the catalogue's code is imported: the cache key describes that code
+        from symuat.cache import source_digest
+
+        args.sources = source_digest()
     registry = _registry()
     from symuat import report
 
@@ -261,7 +271,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.command == "report":
         from symuat.verdicts import claim_verdicts
 
-        results, verdicts = cached_report(checks, registry, jobs=jobs, fresh=args.fresh)
+        results, verdicts = cached_report(checks, registry, jobs=jobs, fresh=args.fresh,
+                                          sources=getattr(args, "sources", None))
         render = {"table": lambda v: report.verdict_table(v, wide=args.wide), "json": report.verdicts_json,
                   "markdown": report.verdicts_markdown, "latex": report.verdicts_latex}[args.format]
         print(render(verdicts))
@@ -299,7 +310,7 @@ def main(argv: list[str] | None = None) -> int:
     return 1 if crashed else 0
 
 
-def cached_report(checks, registry, jobs=None, fresh: bool = False):
+def cached_report(checks, registry, jobs=None, fresh: bool = False, sources: str | None = None):
     """The results of ``checks`` and the bottom lines rolled up from them: from :mod:`symuat.cache`
     when an identical run is stored (never when ``fresh``), else computed now (with progress on a
     terminal) and stored."""
@@ -307,8 +318,10 @@ def cached_report(checks, registry, jobs=None, fresh: bool = False):
     from symuat.kernel.registry import REGISTRY
     from symuat.verdicts import claim_verdicts
 
-    if cache.enabled() and not fresh and registry is REGISTRY:
-        hit = cache.load(checks)
+    # the key: before any check runs, on the sources as they were when the run began (``sources``)
+    entry = cache.Entry(checks, sources=sources) if cache.enabled() and registry is REGISTRY else None
+    if entry is not None and not fresh:
+        hit = entry.load()
         if hit is not None and "verdicts" in hit[2]:
             results, edges, extra = hit
             for caller, keys in edges.items():
@@ -316,9 +329,34 @@ def cached_report(checks, registry, jobs=None, fresh: bool = False):
             return results, extra["verdicts"]
     results = report.run_with_progress(checks, jobs=jobs)
     verdicts = claim_verdicts(results, registry)
-    if cache.enabled() and registry is REGISTRY:
-        cache.store(results, REGISTRY.edges, {"verdicts": verdicts})
+    if entry is not None:
+        entry.store(results, REGISTRY.edges, {"verdicts": verdicts})  # not kept if a source changed meanwhile
     return results, verdicts
+
+
+#: the options whose value is text to tokenize (a path may hold any bytes; a text must be UTF-8)
+TEXT_OPTIONS = ("text", "token", "vs")
+
+
+def _not_utf8(args) -> str | None:
+    r"""The problem with a text option given as bytes that are not UTF-8 (Python hands them on as
+    lone surrogates, which no tokenizer can encode), or None.
+
+    >>> import argparse
+    >>> print(_not_utf8(argparse.Namespace(text=["ok \udcff\udcfe"])))
+    --text: not valid UTF-8 (b'ok \xff\xfe'); give the text in UTF-8
+    >>> _not_utf8(argparse.Namespace(text=["café"], token=None))
+    """
+    for name in TEXT_OPTIONS:
+        value = getattr(args, name, None)
+        for text in value if isinstance(value, list) else [value]:
+            if isinstance(text, str):
+                try:
+                    text.encode("utf-8")
+                except UnicodeEncodeError:
+                    raw = text.encode("utf-8", "surrogateescape")
+                    return f"--{name}: not valid UTF-8 ({raw!r}); give the text in UTF-8"
+    return None
 
 
 def checks_keys(checks) -> list[str]:
@@ -331,12 +369,18 @@ def _quiet_on_broken_pipe(run):
     import functools
     import os
 
+    from symuat.interrupt import EXIT_TERMINATED, Terminated, sigterm_raises
+
     @functools.wraps(run)
     def wrapper(argv: list[str] | None = None) -> int:
         try:
-            code = run(argv)
-            sys.stdout.flush()
+            with sigterm_raises():
+                code = run(argv)
+                sys.stdout.flush()
             return code
+        except Terminated:  # SIGTERM: as Ctrl-C (workers ended, temporary folders removed), exit 143
+            print("symuat: terminated", file=sys.stderr)
+            return EXIT_TERMINATED
         except KeyboardInterrupt:  # Ctrl-C: one line, exit 130 (128 + SIGINT); the runner ended its workers
             print("symuat: interrupted", file=sys.stderr)
             return 130

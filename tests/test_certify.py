@@ -183,3 +183,116 @@ def test_capture_observes_a_check_whose_verdict_was_computed_before():
     (verdict, pairs), = capture([check]).values()
     assert str(verdict.status) == "proved" and len(pairs) == 1
     assert check.verdict() is before   # the earlier verdict is put back
+
+
+# -- names and the record's fingerprint (pure Python: no coqc) ---------------------------------------
+
+
+def test_coq_names_are_injective_over_every_key_of_the_registry_and_adversarial_pairs():
+    """Main wrote ``A4.concl[layer-wise=k]`` and ``A4.concl[layer-wise=≥k]`` both as
+    ``c_A4_concl_layer_wise_k_0``: with ``--jobs 2`` one result could be credited to both."""
+    import re
+
+    import symuat.claims  # noqa: F401
+    from symuat.certify.run import coq_name, key_of_coq_name
+    from symuat.kernel.registry import REGISTRY
+
+    keys = [c.key for c in REGISTRY.all_checks()]
+    adversarial = ["A4.concl[layer-wise=k]", "A4.concl[layer-wise=≥k]", "P5.a", "P5_a", "P5__a", "P5.a.",
+                   "P5..a", "a_L_b", "a[b", "a_5b_b", "x_", "_x", "x_0", "x", "A.B[c,d]", "A.B[c-d]",
+                   "A.B[c=d]", "A.B[c d]", "é", "e\u0301", "k≥", "k≤", "", "0", "_", "__", "_2e_", "2e"]
+    names = {}
+    for key in keys + adversarial:
+        for n in range(3):
+            name = coq_name(key, n)
+            assert re.fullmatch(r"c_[A-Za-z0-9_]+", name), name  # a Coq identifier, and the probes' \w+
+            assert key_of_coq_name(name) == (key, n)  # a left inverse: injective
+            assert names.setdefault(name, (key, n)) == (key, n), (name, names[name], (key, n))
+    assert coq_name("A4.concl[layer-wise=k]", 0) != coq_name("A4.concl[layer-wise=≥k]", 0)
+    for bad in ["c_P5_a", "c_P5__a_x", "c_P5_2E__0", "c_P5_2e__0", "c_P5_41__0", "c_P5_0041__0", "P5_0", "c_P5_L__01"]:
+        with pytest.raises(ValueError):
+            key_of_coq_name(bad)
+
+
+def test_the_certify_fingerprint_covers_coqc_mathcomp_and_the_python_libraries():
+    """A record made under another coqc, MathComp, SymPy or NumPy is not shown as current
+    (main's fingerprint covered the sources only)."""
+    from symuat.certify import record as rec
+
+    versions = rec.toolchain()
+    assert {"coqc", "mathcomp", "sympy", "numpy", "mpmath", "python"} <= set(versions)
+    base = rec.fingerprint(versions)
+    assert rec.fingerprint() == base
+    for name in ("coqc", "mathcomp", "sympy", "numpy"):
+        assert rec.fingerprint({**versions, name: versions[name] + " (another)"}) != base, name
+
+
+def test_a_record_made_under_another_toolchain_is_not_current(tmp_path, monkeypatch):
+    import json
+
+    from symuat.certify import record as rec
+
+    monkeypatch.setenv("SYMUAT_CERTIFY_DIR", str(tmp_path))
+    versions = rec.toolchain()
+    data = {"fingerprint": rec.fingerprint(versions), "toolchain": versions, "pattern": "P1", "checks": {}}
+    (tmp_path / "record.json").write_text(json.dumps(data))
+    rec.load.cache_clear()
+    try:
+        assert rec.load() is not None
+        for name in ("coqc", "mathcomp", "sympy", "numpy"):
+            data["fingerprint"] = rec.fingerprint({**versions, name: "another"})
+            (tmp_path / "record.json").write_text(json.dumps(data))
+            rec.load.cache_clear()
+            assert rec.load() is None, name
+    finally:
+        rec.load.cache_clear()
+
+
+@pytest.mark.parametrize("stage", ["library", "batch"])
+def test_sigterm_during_certify_ends_its_coqc_at_once_and_exits_143(tmp_path, stage):
+    """Main's coqc ran on after SIGTERM (the threads waited for their batches). A stand-in
+    ``coqc`` on the PATH (no Coq needed) announces itself and then waits: at the library
+    (main thread) or at a batch (a worker thread) — the test signals once it runs."""
+    import os
+    import signal
+    import sys
+    import time
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    from _signals import ROOT, alive
+
+    fake = tmp_path / "bin"
+    fake.mkdir()
+    marker = tmp_path / "coqc.pid"
+    wait_at = "theories" if stage == "batch" else "SymuatMx"
+    (fake / "coqc").write_text(f"""#!/bin/sh
+case "$*" in
+  *--version*) echo "The Coq Proof Assistant, version 0 (stand-in)"; exit 0;;
+  *-where*) echo /nonexistent; exit 0;;
+  *{wait_at}*) echo $$ > {marker}.tmp; mv {marker}.tmp {marker}; exec sleep 600;;
+esac
+exit 0
+""")
+    (fake / "coqc").chmod(0o755)
+    env = {**os.environ, "PATH": f"{fake}{os.pathsep}{os.environ['PATH']}", "SYMUAT_CACHE": "off",
+           "SYMUAT_CERTIFY_DIR": str(tmp_path / "out")}
+    proc = subprocess.Popen([sys.executable, "-m", "symuat.cli", "certify", "--pattern", "P1", "--jobs", "1"],
+                            cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 600
+        while not marker.exists():
+            assert proc.poll() is None, proc.communicate()[1][-2000:]
+            assert time.monotonic() < deadline
+            time.sleep(0.05)
+        coqc = int(marker.read_text())
+        assert alive(coqc)
+        os.kill(proc.pid, signal.SIGTERM)
+        out, err = proc.communicate(timeout=120)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+    assert proc.returncode == 143, err[-2000:]
+    assert err.strip().splitlines() == ["symuat: terminated"], err[-2000:]
+    assert not alive(coqc)

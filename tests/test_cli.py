@@ -66,3 +66,37 @@ def test_proof_scripts_run(script):
     out = subprocess.run([sys.executable, str(ROOT / "proofs" / script)], capture_output=True,
                          text=True, check=True)
     assert "checks:" in out.stdout.splitlines()[-1]
+
+
+# -- SIGTERM is Ctrl-C with exit 143 ------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("args", [["prove", "--all", "--jobs", "2"], ["report", "--jobs", "2", "--fresh"]],
+                         ids=["prove-all", "report-jobs-2"])
+def test_sigterm_during_a_run_on_two_jobs_exits_143_with_one_line_and_ends_the_workers(args, tmp_path):
+    """Main died of the default SIGTERM at once: no line, and both pool workers left running."""
+    import signal
+
+    from _signals import alive, signal_at, workers_run as _workers_run
+
+    if not Path("/proc/self/stat").exists():
+        pytest.skip("needs /proc")
+    done, info = signal_at(args, "runner", signal.SIGTERM, tmp_path, before=_workers_run)
+    assert done.returncode == 143, done.stderr[-2000:]
+    assert done.stderr.strip().splitlines() == ["symuat: terminated"], done.stderr[-2000:]
+    assert len(info["workers"]) == 2
+    assert not [w for w in info["workers"] if alive(w)]
+
+
+def test_a_run_killed_with_sigkill_leaves_no_worker(tmp_path):
+    """No handler sees SIGKILL: the workers are told by the kernel (PR_SET_PDEATHSIG) and end; on
+    main they waited for work forever, holding the run's stdout open."""
+    import signal
+
+    from _signals import alive, signal_at, workers_run as _workers_run
+
+    if not Path("/proc/self/stat").exists():
+        pytest.skip("needs /proc")
+    done, info = signal_at(["prove", "--all", "--jobs", "2"], "runner", signal.SIGKILL, tmp_path, before=_workers_run)
+    assert done.returncode == -signal.SIGKILL
+    assert not [w for w in info["workers"] if alive(w)]

@@ -315,3 +315,104 @@ def test_smollm2_unpermute_is_transformers_gguf_layout(smollm2_weights):
     bit for bit, in all 30 layers."""
     _transformers()
     _assert_same_qk_layout(smollm2_weights, _hf_gguf_tensors(smollm2_weights))
+
+
+# --------------------------------------------------------------------------------------------
+# signals, full disks and bytes that are not text: one line, the right exit status, nothing left
+# --------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("signame, status, line", [("SIGTERM", 143, "symuat: terminated"),
+                                                   ("SIGINT", 130, "symuat: interrupted")])
+def test_a_signal_during_fold_leaves_no_temporary_folder(tmp_path, signame, status, line):
+    """Main died of SIGTERM at once and left the staged checkpoint (174 MB for SmolLM2) beside --out.
+    The run is signalled at its pause point, the staged checkpoint written (tests/_signals.py)."""
+    import signal
+
+    from _signals import signal_at
+    from test_llama import write_tiny_folder
+
+    folder = write_tiny_folder(tmp_path / "hf")
+    outs = tmp_path / "outs"
+    outs.mkdir()
+    staged = []
+
+    def the_stage_is_there(info):
+        staged.extend(p.name for p in outs.iterdir())
+        assert os.path.isfile(os.path.join(info["stage"], "model.safetensors"))
+
+    done, info = signal_at(["model", "fold", "--model", str(folder), "--out", str(outs / "folded"),
+                            "--text", "hello"], "fold", getattr(signal, signame), tmp_path,
+                           before=the_stage_is_there)
+    assert len(staged) == 1 and staged[0].startswith(".folded.")  # there when the signal came
+    assert done.returncode == status, done.stderr[-2000:]
+    assert done.stderr.strip().splitlines() == [line]
+    assert list(outs.iterdir()) == []
+
+
+def _full_disk_after(limit: int):
+    """A ``safetensors`` writer that writes ``limit`` bytes and then reports a full disk, as the real
+    one does on ENOSPC (a SafetensorError, not an OSError: main crashed with its traceback)."""
+    from safetensors import SafetensorError
+
+    def save_file(tensors, path, metadata=None):
+        with open(path, "wb") as f:
+            f.write(b"\0" * limit)
+        raise SafetensorError("Error while serializing: I/O error: No space left on device (os error 28)")
+
+    return save_file
+
+
+def test_fold_onto_a_full_disk_is_one_line_exit_2_and_nothing_half_written(tmp_path, capsys, monkeypatch):
+    import errno
+    import pathlib
+
+    import safetensors.numpy
+
+    from symuat.cli import main
+    from test_llama import write_tiny_folder
+
+    folder = write_tiny_folder(tmp_path / "hf")
+    outs = tmp_path / "outs"
+    outs.mkdir()
+    args = ["model", "fold", "--model", str(folder), "--out", str(outs / "folded"), "--text", "hello"]
+    monkeypatch.setattr(safetensors.numpy, "save_file", _full_disk_after(1000))
+    assert main(args) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "No space left on device" in err[0] and "nothing written" in err[0], err
+    assert list(outs.iterdir()) == []
+    monkeypatch.undo()
+    real_write_text = pathlib.Path.write_text
+
+    def config_fills_the_disk(self, data, *a, **kw):
+        if self.name == "config.json":
+            real_write_text(self, data[:10], *a, **kw)
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+        return real_write_text(self, data, *a, **kw)
+
+    monkeypatch.setattr(pathlib.Path, "write_text", config_fills_the_disk)
+    assert main(args) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "No space left on device" in err[0], err
+    assert list(outs.iterdir()) == []
+
+
+@pytest.mark.parametrize("option", ["--text", "--token", "--vs"])
+def test_a_text_given_as_bytes_that_are_not_utf8_is_one_line_and_exit_2(tmp_path, option):
+    """``--text $'\\xff\\xfe'``: Python hands the bytes on as lone surrogates; main crashed in the
+    tokenizer with a traceback. Run as a process, so argv is really decoded with surrogateescape."""
+    import subprocess
+    import sys
+
+    from test_llama import write_tiny_folder
+
+    folder = write_tiny_folder(tmp_path / "hf")
+    command = (["model", "fold", "--model", str(folder), "--out", str(tmp_path / "o")] if option == "--text" else
+               ["model", "explain", "--model", str(folder)])
+    done = subprocess.run([sys.executable.encode(), b"-m", b"symuat.cli", *map(os.fsencode, command),
+                           option.encode(), b"\xff\xfe"], capture_output=True,
+                          cwd=os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    assert done.returncode == 2, done.stderr[-2000:]
+    assert done.stderr.decode().strip().splitlines() == \
+        [f"symuat: {option}: not valid UTF-8 (b'\\xff\\xfe'); give the text in UTF-8"]
+    assert not (tmp_path / "o").exists()

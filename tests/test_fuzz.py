@@ -278,3 +278,73 @@ def test_the_judge_evaluates_the_new_nodes_from_their_definitions():
 def test_banded_masks_and_softcap_fuzz_have_no_false_verdict():
     assert fuzz.fuzz_bands(80, seed=1) == []
     assert fuzz.fuzz_softcap(80, seed=1) == []
+
+
+# -- names, caches and tokenizers: the bookkeeping a verdict rests on (issue 30) --------------------
+
+
+def test_random_keys_get_distinct_coq_names_that_read_back():
+    """Certify names are injective: 3,000 random keys over the characters keys use (and some they
+    do not), each read back exactly; no two share a name."""
+    from symuat.certify.run import coq_name, key_of_coq_name
+
+    rng = random.Random(30)
+    alphabet = "Aa0_.[],=-≥≤ k1²é\u0301⋄·xX"
+    names = {}
+    for _ in range(3000):
+        key = "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 8)))
+        n = rng.randint(0, 12)
+        name = coq_name(key, n)
+        assert key_of_coq_name(name) == (key, n)
+        assert names.setdefault(name, (key, n)) == (key, n)
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_a_source_mutation_anywhere_changes_the_cache_key_and_blocks_the_store(seed, tmp_path):
+    """Cache-key mutants: one byte changed in a random source file (or a file added) is a new key,
+    and an entry taken before the change refuses to store (issue 30: the old code's verdicts were
+    filed under the new key)."""
+    import shutil
+
+    from symuat import cache
+    from symuat.kernel.decide import informal
+    from symuat.kernel.registry import Check
+
+    root = tmp_path / "symuat"
+    shutil.copytree(cache.PACKAGE, root, ignore=shutil.ignore_patterns("__pycache__"))
+    rng = random.Random(seed)
+    checks = [Check("X0", None, "x=x", lambda: informal("x"))]
+    versions = cache.dependency_versions()
+    base = cache.key(checks, root, versions)
+    entry = cache.Entry(checks, root, directory=tmp_path / "c")
+    results = [c.run() for c in checks]
+    path = rng.choice(sorted(root.rglob("*.py")))
+    data = bytearray(path.read_bytes())
+    k = rng.randrange(len(data))
+    data[k] = (data[k] + 1) % 256
+    path.write_bytes(bytes(data))
+    assert cache.key(checks, root, versions) != base, path
+    assert entry.store(results) is None
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_the_tokenizer_fit_is_decided_exactly_by_its_rule(seed):
+    """Random table sizes and tokenizers (ids from ``first``, ``n`` of them): refused exactly when
+    an id has no row or more than a sixteenth of the rows would be padding."""
+    pytest.importorskip("tokenizers")
+    from tokenizers import Tokenizer, models
+
+    from symuat.models.formats import ModelError, check_tokenizer_fits
+
+    rng = random.Random(seed)
+    for _ in range(25):
+        rows, n, first = rng.randint(8, 300), rng.randint(1, 320), rng.choice([0, 0, 0, 1, 5])
+        tok = Tokenizer(models.WordLevel({f"t{i}": first + i for i in range(n)}, unk_token="t0"))
+        fits = first + n - 1 < rows and n >= rows - rows // 16
+        try:
+            check_tokenizer_fits(tok, rows, "tokenizer.json")
+            refused = False
+        except ModelError as exc:
+            refused = True
+            assert str(exc).startswith("tokenizer.json: ")
+        assert refused is not fits, (rows, n, first)

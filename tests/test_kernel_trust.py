@@ -439,43 +439,19 @@ def test_numeric_confirmation_of_an_identity_lists_each_instance():
 # -- SIGINT ------------------------------------------------------------------------------------------
 
 
-def _children(pid: int) -> set[int]:
-    out = set()
-    for task in Path(f"/proc/{pid}/task").glob("*"):
-        try:
-            out |= {int(x) for x in (task / "children").read_text().split()}
-        except OSError:
-            pass
-    return out
-
-
-def test_sigint_during_prove_all_exits_130_with_one_line_and_ends_the_workers():
-    import os
+def test_sigint_during_prove_all_exits_130_with_one_line_and_ends_the_workers(tmp_path):
+    """Deterministic under load: the run is signalled at its pause point (tests/_signals.py)."""
     import signal
-    import subprocess
-    import sys
-    import time
 
-    if not Path("/proc/self/task").exists():
+    from _signals import alive, signal_at, workers_run as _workers_run
+
+    if not Path("/proc/self/stat").exists():
         pytest.skip("needs /proc")
-    proc = subprocess.Popen([sys.executable, "-m", "symuat.cli", "prove", "--all", "--jobs", "2"], cwd=ROOT,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            env={**os.environ, "OPENBLAS_NUM_THREADS": "1"})
-    workers: set[int] = set()
-    deadline = time.time() + 60
-    while time.time() < deadline and not workers:  # wait until the workers run
-        workers = _children(proc.pid)
-        time.sleep(0.1)
-    assert workers, "no worker started"
-    proc.stdout.readline()  # the run has started printing
-    os.kill(proc.pid, signal.SIGINT)
-    out, err = proc.communicate(timeout=60)
-    assert proc.returncode == 130
-    assert err.strip().splitlines() == ["symuat: interrupted"], err[-2000:]
-    time.sleep(0.5)
-    alive = [w for w in workers if Path(f"/proc/{w}").exists()
-             and "Z" not in (Path(f"/proc/{w}/stat").read_text().split()[2:3] or ["Z"])]
-    assert not alive, alive
+    done, info = signal_at(["prove", "--all", "--jobs", "2"], "runner", signal.SIGINT, tmp_path, before=_workers_run)
+    assert done.returncode == 130
+    assert done.stderr.strip().splitlines() == ["symuat: interrupted"], done.stderr[-2000:]
+    assert len(info["workers"]) == 2
+    assert not [w for w in info["workers"] if alive(w)]
 
 
 # -- a difference below float64 is reported, not a kernel error ----------------------------------------

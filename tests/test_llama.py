@@ -167,11 +167,13 @@ def _tiny_model(context=32):
                            vocab=len(tokens), rope="half", context=context)
 
 
-def write_tiny_gguf(path: Path, *, arch="llama", bad_tensor=None, context=32, poison=None) -> Path:
+def write_tiny_gguf(path: Path, *, arch="llama", bad_tensor=None, context=32, poison=None,
+                    tokens: int | None = None) -> Path:
+    """``tokens``: keep only the first ``tokens`` of the byte-level vocabulary (a foreign tokenizer)."""
     gguf = pytest.importorskip("gguf")
     model = _tiny_model(context)
     c = model.config
-    tokens, merges = _byte_tokenizer_lists()
+    tokens, merges = _byte_tokenizer_lists()[0][:tokens], _byte_tokenizer_lists()[1]
     w = gguf.GGUFWriter(str(path), arch)
     w.add_block_count(c.layers)
     w.add_context_length(c.context)

@@ -153,3 +153,78 @@ def test_model_cli(capsys):
     out = json.loads(capsys.readouterr().out)
     assert out["passed"] and len(out["texts"][0]["states"]) == 7
     assert cli.main(["model", "check", "--model", "nope"]) == 2
+
+
+# -- a tokenizer.json that is not the checkpoint's is refused ----------------------------------------
+
+
+def _word_tokenizer(folder: Path, n: int, first: int = 0) -> None:
+    """A word-level tokenizer.json with ids ``first … first+n−1`` (a stand-in for another model's)."""
+    from tokenizers import Tokenizer, models, pre_tokenizers
+
+    tok = Tokenizer(models.WordLevel({"[UNK]": first, **{f"w{i}": first + i for i in range(1, n)}},
+                                     unk_token="[UNK]"))
+    tok.pre_tokenizer = pre_tokenizers.Whitespace()
+    tok.save(str(folder / "tokenizer.json"))
+
+
+def test_a_decoder_folder_with_another_models_tokenizer_is_refused_naming_tokenizer_json(tmp_path, capsys):
+    """Main loaded a SmolLM2 folder carrying MiniLM's word pieces (30,522 ids for 49,152 rows) and
+    passed. The rule (symuat.models.formats.check_tokenizer_fits): every id has an embedding row,
+    and at most 1/16 of the rows are padding the tokenizer never produces."""
+    _need("tokenizers", "SYMUAT_REQUIRE_MODEL")
+    from symuat.models.llama import load_folder
+    from test_llama import write_tiny_folder
+
+    folder = write_tiny_folder(tmp_path / "hf")  # 256 embedding rows, 256 byte-level tokens
+    assert load_folder(folder).config.vocab == 256
+    for n, first, problem in ((100, 0, "has 100 tokens for the checkpoint's 256 embedding rows"),
+                              (300, 0, "produces ids up to 299, but the checkpoint has 256 embedding rows"),
+                              (256, 1, "produces ids up to 256"),
+                              (239, 0, "has 239 tokens")):
+        _word_tokenizer(folder, n, first)
+        with pytest.raises(ModelError, match=problem) as exc:
+            load_folder(folder)
+        assert str(exc.value).startswith(str(folder / "tokenizer.json"))
+        assert cli.main(["model", "fold", "--model", str(folder), "--out", str(tmp_path / "o")]) == 2
+        err = capsys.readouterr().err.strip().splitlines()
+        assert len(err) == 1 and "tokenizer.json" in err[0] and problem in err[0], err
+        assert not (tmp_path / "o").exists()
+    # padding that transformers tolerates still passes: 16 of 256 rows never produced
+    _word_tokenizer(folder, 240)
+    assert load_folder(folder).config.vocab == 256
+    minilm = Path(__file__).resolve().parent  # MiniLM's own tokenizer.json, when packaged
+    try:
+        from symuat.models.bert import model_path
+
+        minilm = model_path("minilm")
+    except ModelError:
+        return
+    shutil.copy(minilm / "tokenizer.json", folder / "tokenizer.json")
+    with pytest.raises(ModelError, match="produces ids up to 30521, but the checkpoint has 256"):
+        load_folder(folder)
+
+
+def test_an_encoder_folder_with_another_tokenizer_is_refused_naming_tokenizer_json(tmp_path):
+    _need("tokenizers", "SYMUAT_REQUIRE_MODEL")
+    folder = _tiny_bert(tmp_path / "tiny")  # 30 embedding rows
+    _word_tokenizer(folder, 30)
+    load_bert(folder)
+    _word_tokenizer(folder, 20)
+    with pytest.raises(ModelError, match=r"tokenizer.json: has 20 tokens for the checkpoint's 30 embedding rows"):
+        load_bert(folder)
+    _word_tokenizer(folder, 31)
+    with pytest.raises(ModelError, match=r"tokenizer.json: produces ids up to 30, but the checkpoint has 30"):
+        load_bert(folder)
+
+
+def test_a_gguf_whose_token_list_does_not_fit_its_embedding_table_is_refused(tmp_path):
+    _need("tokenizers", "SYMUAT_REQUIRE_MODEL")
+    from symuat.models.llama import load_gguf_file
+    from test_llama import write_tiny_gguf
+
+    assert load_gguf_file(write_tiny_gguf(tmp_path / "ok.gguf")).config.vocab == 256
+    assert load_gguf_file(write_tiny_gguf(tmp_path / "padded.gguf", tokens=250)).config.vocab == 256
+    path = write_tiny_gguf(tmp_path / "short.gguf", tokens=200)
+    with pytest.raises(ModelError, match=r"short.gguf: tokenizer.ggml.tokens: has 200 tokens for the checkpoint's 256"):
+        load_gguf_file(path)

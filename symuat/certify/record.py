@@ -1,9 +1,13 @@
 """The certify record: which checks' exported proofs compiled, valid only for these sources.
 
-The record (``build/certify/record.json``) carries a fingerprint of every source it depends on
-(``coq/*.v`` and ``symuat/**/*.py``); :func:`load` returns it only when the fingerprint matches
-the current sources, so a verdict never shows ``certified: coq`` for a statement that changed
-since the proof was compiled.
+The record (``build/certify/record.json``) carries a fingerprint of everything that can change a
+statement or its proof: every source (``coq/*.v`` and ``symuat/**/*.py``) and the toolchain
+(:func:`toolchain`: the ``coqc`` version, the installed MathComp — a digest of its compiled
+``.vo`` files, which no version string names portably —, and the Python, SymPy, mpmath and NumPy
+versions that compute the exported statements). :func:`load` returns it only when the
+fingerprint matches the current sources and toolchain, so a verdict never shows
+``certified: coq`` for a statement that changed since the proof was compiled, nor for a proof
+checked by another Coq or MathComp.
 """
 
 from __future__ import annotations
@@ -23,9 +27,60 @@ def out_dir() -> Path:
     return Path(os.environ.get("SYMUAT_CERTIFY_DIR") or ROOT / "build" / "certify")
 
 
-def fingerprint() -> str:
-    """SHA-256 over the Coq library and symuat's Python sources (names and contents)."""
+def _mathcomp_dirs() -> list[Path]:
+    import subprocess
+
+    roots = [Path(p) for p in os.environ.get("COQPATH", "").split(os.pathsep) if p]
+    try:
+        where = subprocess.run(["coqc", "-where"], capture_output=True, text=True, timeout=60).stdout.strip()
+        if where:
+            roots.append(Path(where) / "user-contrib")
+    except (OSError, subprocess.SubprocessError):
+        pass
+    return [r / "mathcomp" for r in roots if (r / "mathcomp").is_dir()]
+
+
+@lru_cache(maxsize=1)
+def toolchain() -> dict[str, str]:
+    """What besides the sources can change an exported statement or its proof: ``coqc --version``
+    (first line), MathComp (SHA-256 of its ``.vo`` files: names and bytes), and the versions of
+    Python, SymPy, mpmath and NumPy. ``absent`` for what is not installed.
+
+    >>> sorted(toolchain())
+    ['coqc', 'mathcomp', 'mpmath', 'numpy', 'python', 'sympy']
+    """
+    import subprocess
+    import sys
+    from importlib import metadata
+
+    out = {"python": sys.version.split()[0]}
+    for name in ("sympy", "mpmath", "numpy"):
+        try:
+            out[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            out[name] = "absent"
+    try:
+        proc = subprocess.run(["coqc", "--version"], capture_output=True, text=True, timeout=60)
+        out["coqc"] = (proc.stdout.strip().splitlines() or ["absent"])[0]
+    except (OSError, subprocess.SubprocessError):
+        out["coqc"] = "absent"
+    dirs = _mathcomp_dirs()
+    if dirs:
+        h = hashlib.sha256()
+        for f in sorted(dirs[0].rglob("*.vo")):
+            h.update(str(f.relative_to(dirs[0])).encode() + b"\0" + f.read_bytes())
+        out["mathcomp"] = "vo-sha256:" + h.hexdigest()
+    else:
+        out["mathcomp"] = "absent"
+    return out
+
+
+def fingerprint(versions: dict | None = None) -> str:
+    """SHA-256 over the Coq library, symuat's Python sources (names and contents) and the
+    :func:`toolchain` (or ``versions`` given in its place)."""
     h = hashlib.sha256()
+    for name, version in sorted((toolchain() if versions is None else versions).items()):
+        h.update(f"{name}={version}\n".encode())
     files = sorted(COQ_DIR.glob("*.v")) + sorted((ROOT / "symuat").rglob("*.py"))
     for f in files:
         h.update(str(f.relative_to(ROOT)).encode())

@@ -15,13 +15,14 @@ import json
 import re
 import shutil
 import subprocess
+import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from symuat.certify.export import Unsupported, batch_file, export_identity
 from symuat.certify.kinds import export_certificates
-from symuat.certify.record import COQ_DIR, fingerprint, out_dir
+from symuat.certify.record import COQ_DIR, fingerprint, out_dir, toolchain
 
 #: the core groups (claim IDs), then the further groups exported where in the fragment
 CORE = r"(D|P|M|H)\d+|X1|X3"
@@ -42,9 +43,53 @@ def symbolic_proved(verdict) -> bool:
         or verdict.method.startswith("every link: index-level normal form"))
 
 
+#: how :func:`coq_name` writes the characters of a key that a Coq name cannot carry: ``_CODE_``
+#: with a mnemonic (upper case) for the common ones, the lower-case hex code point otherwise
+_ESCAPES = {".": "", "[": "L", "]": "R", ",": "C", "-": "D", "=": "E"}
+_UNESCAPES = {v: k for k, v in _ESCAPES.items()}
+_PLAIN = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789")
+
+
 def coq_name(key: str, n: int) -> str:
-    base = re.sub(r"[^A-Za-z0-9]+", "_", key).strip("_")
-    return f"c_{base}_{n}"
+    """The Coq name of the ``n``-th theorem of check ``key``, injective in ``(key, n)``: ASCII
+    letters and digits stay, every other character becomes ``_CODE_`` (:data:`_ESCAPES`, else its
+    hex code point), so ``A4.concl[layer-wise=k]`` and ``A4.concl[layer-wise=≥k]`` get different
+    names; :func:`key_of_coq_name` reads the pair back.
+
+    >>> coq_name("P5.a[conf]", 0)
+    'c_P5__a_L_conf_R__0'
+    >>> coq_name("A4.concl[layer-wise=≥k]", 0)
+    'c_A4__concl_L_layer_D_wise_E__2265_k_R__0'
+    >>> key_of_coq_name(coq_name("A4.concl[layer-wise=≥k]", 3))
+    ('A4.concl[layer-wise=≥k]', 3)
+    """
+    base = "".join(c if c in _PLAIN else f"_{_ESCAPES.get(c, format(ord(c), 'x'))}_" for c in key)
+    return f"c_{base}_{int(n)}"
+
+
+def key_of_coq_name(name: str) -> tuple[str, int]:
+    """The inverse of :func:`coq_name` (ValueError for a name it does not write)."""
+    if not name.startswith("c_") or "_" not in name[2:]:
+        raise ValueError(f"{name!r} is not a certify theorem name")
+    base, _, n = name[2:].rpartition("_")
+    if not n.isdigit() or str(int(n)) != n:
+        raise ValueError(f"{name!r} does not end in a theorem number")
+    out, k = [], 0
+    while k < len(base):
+        if base[k] in _PLAIN:
+            out.append(base[k])
+            k += 1
+            continue
+        end = base.find("_", k + 1)
+        code = base[k + 1:end] if base[k] == "_" and end > 0 else None
+        if code is None or not (code in _UNESCAPES or re.fullmatch(r"[0-9a-f]+", code)):
+            raise ValueError(f"{name!r}: bad escape at {k}")
+        char = _UNESCAPES[code] if code in _UNESCAPES else chr(int(code, 16))
+        if code not in _UNESCAPES and (char in _PLAIN or char in _ESCAPES or format(ord(char), "x") != code):
+            raise ValueError(f"{name!r}: not the canonical escape of {char!r}")
+        out.append(char)
+        k = end + 1
+    return "".join(out), int(n)
 
 
 def compile_library(out: Path) -> float:
@@ -61,10 +106,52 @@ def compile_library(out: Path) -> float:
 THEORIES = "SymuatCertified"
 
 
+#: the Coq processes running now (any thread), ended at once when the run is interrupted
+_RUNNING: set = set()
+_RUNNING_LOCK = threading.Lock()
+_STOPPED = threading.Event()
+
+
+def _run_coq(cmd: list[str], timeout: float, cwd=None) -> subprocess.CompletedProcess:
+    """``subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)``, except that the
+    process is registered in :data:`_RUNNING`, so that an interruption of the run (Ctrl-C,
+    SIGTERM: :func:`_stop_coq`) ends it at once, from whatever thread waits for it; once the run
+    is stopped no Coq process starts."""
+    if _STOPPED.is_set():
+        raise RuntimeError("the certify run was interrupted")
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=cwd)
+    with _RUNNING_LOCK:
+        _RUNNING.add(proc)
+    try:
+        try:
+            stdout, stderr = proc.communicate(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            stdout, stderr = proc.communicate()
+            raise subprocess.TimeoutExpired(cmd, timeout, output=stdout, stderr=stderr) from None
+    except BaseException:
+        proc.kill()
+        proc.wait()
+        raise
+    finally:
+        with _RUNNING_LOCK:
+            _RUNNING.discard(proc)
+    return subprocess.CompletedProcess(cmd, proc.returncode, stdout, stderr)
+
+
+def _stop_coq() -> None:
+    """End every running Coq process and start no other (an interrupted run)."""
+    _STOPPED.set()
+    with _RUNNING_LOCK:
+        running = list(_RUNNING)
+    for proc in running:
+        proc.kill()
+
+
 def _coqc(lib: Path, path: Path, timeout: int) -> subprocess.CompletedProcess:
     own = [] if path.parent == lib else ["-R", str(path.parent), THEORIES]
-    proc = subprocess.run(["coqc", "-q", "-w", "-all", "-R", str(lib), "Symuat", *own, str(path)],
-                          capture_output=True, text=True, timeout=timeout, cwd=path.parent)
+    proc = _run_coq(["coqc", "-q", "-w", "-all", "-R", str(lib), "Symuat", *own, str(path)],
+                    timeout=timeout, cwd=path.parent)
     if proc.returncode != 0 and path.parent == lib:
         raise RuntimeError(f"the Coq library {path.name} does not compile:\n{proc.stdout}{proc.stderr}")
     return proc
@@ -161,7 +248,7 @@ def coqchk(out: Path, timeout: int = 1800) -> dict:
            "-R", str(out / "theories"), THEORIES, *mods]
     start = time.perf_counter()
     try:
-        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
+        proc = _run_coq(cmd, timeout=timeout)
         text, code = proc.stdout + proc.stderr, proc.returncode
     except subprocess.TimeoutExpired:
         text, code = f"coqchk timed out after {timeout} s", None
@@ -274,6 +361,7 @@ def certify(pattern: str = CORE, out: Path | None = None, jobs: int = 2, timeout
     import symuat.claims  # noqa: F401  (registration)
     from symuat.kernel.registry import REGISTRY
 
+    _STOPPED.clear()  # a new run (an earlier one in this process may have been interrupted)
     out = Path(out or out_dir())
     if out.exists():
         shutil.rmtree(out)
@@ -282,7 +370,7 @@ def certify(pattern: str = CORE, out: Path | None = None, jobs: int = 2, timeout
     checks = [c for c in REGISTRY.all_checks() if re.fullmatch(pattern, c.id.split(".")[0])]
     certificates: dict = {}
     captured = capture(checks, certificates)
-    record = {"fingerprint": fingerprint(), "pattern": pattern, "checks": {},
+    record = {"fingerprint": fingerprint(), "toolchain": toolchain(), "pattern": pattern, "checks": {},
               "library_seconds": round(lib_seconds, 1)}
     todo = []
     identities: set = set()  # checks exported as identities (a proof through the normal form or direct)
@@ -331,8 +419,12 @@ def certify(pattern: str = CORE, out: Path | None = None, jobs: int = 2, timeout
     start = time.perf_counter()
     results: dict = {}
     with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
-        for res in pool.map(build, enumerate(batches)):
-            results.update(res)
+        try:
+            for res in pool.map(build, enumerate(batches)):
+                results.update(res)
+        except BaseException:  # Ctrl-C, SIGTERM: the threads' coqc end now, not when their batch is done
+            _stop_coq()
+            raise
     for n, (key, theorems) in enumerate(todo, 1):
         entry = record["checks"][key]
         got = [results.get(t.name, {"ok": False, "log": "", "reason": "not compiled"}) for t in theorems]

@@ -11,8 +11,10 @@ between procedures) except that a check may rest on another's verdict through
   are done — the output order is the input order whatever the number of jobs;
 * brings every verdict back into the parent and memoises it there too, so a later
   ``REGISTRY.verdict(key)`` in the parent reuses it;
-* on an interruption (Ctrl-C) ends its workers at once and re-raises (the command line turns it
-  into one line and exit status 130);
+* on an interruption (Ctrl-C, or SIGTERM turned into one by :mod:`symuat.interrupt`) ends its
+  workers at once and re-raises (the command line turns it into one line and exit status 130 or
+  143); a test stops it at the pause point ``runner`` (after the first results came back, the
+  workers running) to signal it there;
 * falls back to running a check in the parent when its verdict cannot be sent back (not
   picklable), and to running everything in order in the parent when ``jobs`` is 1 or the platform
   has no ``fork``.
@@ -35,6 +37,7 @@ import signal
 from concurrent.futures import ProcessPoolExecutor
 from typing import Iterable, Iterator
 
+from symuat.interrupt import default_sigterm_in_worker, pause_point
 from symuat.kernel.registry import REGISTRY, Check, Result
 
 #: The checks being run, set in the parent just before the workers fork (they read it, by index).
@@ -88,8 +91,10 @@ def run_checks(checks: Iterable[Check], jobs: int | None = None, *, slice_size: 
     try:
         futures = [(start, stop, pool.submit(_run_slice, start, stop))
                    for start, stop in _slices(len(checks), jobs, slice_size)]
-        for start, stop, future in futures:
+        for n, (start, stop, future) in enumerate(futures):
             outcomes, edges = future.result()
+            if n == 0:
+                pause_point("runner", workers=sorted((getattr(pool, "_processes", None) or {}).keys()))
             for caller, keys in edges.items():
                 REGISTRY.edges.setdefault(caller, set()).update(keys)
             for check, payload in zip(checks[start:stop], outcomes):
@@ -110,8 +115,10 @@ def run_checks(checks: Iterable[Check], jobs: int | None = None, *, slice_size: 
 
 def _worker_init() -> None:
     """In a worker: ignore SIGINT — Ctrl-C reaches the whole process group, and the parent alone
-    handles it (it ends the workers), so no worker prints a traceback."""
+    handles it (it ends the workers), so no worker prints a traceback; SIGTERM (the parent's way
+    of ending it) ends it, whatever handler the parent had when it forked."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    default_sigterm_in_worker()
 
 
 def _terminate(pool: ProcessPoolExecutor) -> None:

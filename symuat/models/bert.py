@@ -139,7 +139,9 @@ def load_bert(where: str | os.PathLike = "minilm") -> BertWeights:
     """Weights of a BERT checkpoint: a model name (``minilm``) or a folder path."""
     folder = _folder(where)
     config = _read_config(folder)
-    return BertWeights(config, _read_weights(folder / "model.safetensors"), folder / "model.safetensors")
+    weights = BertWeights(config, _read_weights(folder / "model.safetensors"), folder / "model.safetensors")
+    json_tokenizer(folder, rows=int(config.get("vocab_size", 30522)))  # refused unless it is this checkpoint's
+    return weights
 
 
 def load_folder(folder) -> "BertNumpy":

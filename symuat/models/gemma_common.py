@@ -204,7 +204,7 @@ def load_folder(folder, *, family: str, model_type: str) -> SoftcapLM:
     else:
         head = t.take("lm_head.weight", (V, M))
     model = SoftcapLM(cfg, embed, layers, one("model.norm.weight", M), head, source=folder,
-                      tokenizer=json_tokenizer(folder), embed_scale=math.sqrt(M),
+                      tokenizer=json_tokenizer(folder, rows=V), embed_scale=math.sqrt(M),
                       final_softcap=caps["final_logit_softcapping"])
     t.refuse_unused(family, _supported(family))
     model.layer_types, model.window, model.norm_storage = kinds, window, {}

@@ -148,7 +148,7 @@ def load_folder(folder) -> LNCausalLM:
     else:
         head = t.take("lm_head.weight", (vocab, M))
     model = LNCausalLM(cfg, wte, layers, (take("ln_f.weight", (M,)), take("ln_f.bias", (M,))), head,
-                       positions=take("wpe.weight", (P, M)), source=folder, tokenizer=json_tokenizer(folder))
+                       positions=take("wpe.weight", (P, M)), source=folder, tokenizer=json_tokenizer(folder, rows=vocab))
     t.refuse_unused("gpt2", _SUPPORTED)
     model.fields_read = sorted(f.used)
     return model

@@ -183,7 +183,7 @@ def load_folder(folder) -> LNCausalLM:
     else:
         head = t.take(names[0] if names else "embed_out.weight", (vocab, M))
     norm = (t.take("gpt_neox.final_layer_norm.weight", (M,)), t.take("gpt_neox.final_layer_norm.bias", (M,)))
-    model = LNCausalLM(cfg, embed, layers, norm, head, source=folder, tokenizer=json_tokenizer(folder))
+    model = LNCausalLM(cfg, embed, layers, norm, head, source=folder, tokenizer=json_tokenizer(folder, rows=vocab))
     t.refuse_unused("gpt_neox", _SUPPORTED)
     model.fields_read = sorted(f.used)
     return model

@@ -46,7 +46,7 @@ from symuat.models.compare import relative_error  # noqa: F401  (the earlier API
 from symuat.models.family import Family
 from symuat.models.formats import (  # noqa: F401  (supported_quants: the earlier API)
     Fields, GGUFFile, ModelError, Tensors, check_folder, folder_tensors, gguf_hf_name, gguf_tokenizer, json_tokenizer, open_gguf,
-    read_config, supported_quants,
+    check_tokenizer_fits, read_config, supported_quants,
 )
 from symuat.models.lifts import (  # noqa: F401  (the earlier API of this module)
     ACTIVATIONS, Diagonal, GQAOperator, RowLinear, TokenDiag, adjoint as _rmatvec, apply_rope, rms_scales,
@@ -279,7 +279,7 @@ def load_folder(folder) -> CausalLM:
                         **sizes)
     t = Tensors(tensors, folder)
     model = build(cfg, t, bias={"q": bias_a, "k": bias_a, "v": bias_a, "o": bias_a, "gate": bias_m, "up": bias_m,
-                                "down": bias_m}, tokenizer=json_tokenizer(folder))
+                                "down": bias_m}, tokenizer=json_tokenizer(folder, rows=cfg.vocab))
     t.refuse_unused("llama", _SUPPORTED)
     model.fields_read = sorted(f.used)
     return model
@@ -381,7 +381,9 @@ def load_gguf_file(path, *, arch: str = "llama", family: str = "llama", rope: st
                 gname = {v: k for k, v in _GGUF_NAMES.items()}[key]
                 blind.append(f"GGUF tensor 'blk.0.{gname}.bias'")
     t = Tensors(tensors, f.path, names=names)
-    model = build(cfg, t, bias=bias, tokenizer=gguf_tokenizer(f), quant_types=quant)
+    tokenizer = gguf_tokenizer(f)
+    check_tokenizer_fits(tokenizer, cfg.vocab, f"{f.path}: tokenizer.ggml.tokens")  # the file's own, for its table
+    model = build(cfg, t, bias=bias, tokenizer=tokenizer, quant_types=quant)
     t.refuse_unused(family, _SUPPORTED)
     model.reference_blind = blind
     model.fields_read = sorted(a.used)

@@ -52,7 +52,7 @@ def load_folder(folder) -> CausalLM:
                         inv_freq=inv, family="mistral",
                         features=feats + ([f"sliding window {window}"] if window is not None else []), **sizes)
     t = Tensors(tensors, folder)
-    model = llama.build(cfg, t, bias=_NO_BIAS, tokenizer=json_tokenizer(folder), window=[window] * sizes["layers"])
+    model = llama.build(cfg, t, bias=_NO_BIAS, tokenizer=json_tokenizer(folder, rows=cfg.vocab), window=[window] * sizes["layers"])
     t.refuse_unused("mistral", _SUPPORTED)
     model.fields_read = sorted(f.used)
     return model

@@ -94,7 +94,7 @@ def load_folder(folder) -> PostNormLM:
                         inv_freq=inv, family="olmo2",
                         features=feats + ["post-norms", "full-width QK-norm"] + ["attention bias"] * bias, **sizes)
     t = Tensors(tensors, folder)
-    model = build(cfg, t, bias=bias, tokenizer=json_tokenizer(folder))
+    model = build(cfg, t, bias=bias, tokenizer=json_tokenizer(folder, rows=cfg.vocab))
     t.refuse_unused("olmo2", _SUPPORTED)
     model.fields_read = sorted(f.used)
     return model

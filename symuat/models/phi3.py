@@ -151,7 +151,7 @@ def load_folder(folder) -> CausalLM:
                         + ([f"sliding window {window}"] if window else []), **sizes)
     split, names, fused = split_fused(tensors, cfg, folder)
     t = Tensors(split, folder, names=names)
-    model = llama.build(cfg, t, bias=_NO_BIAS, tokenizer=json_tokenizer(folder),
+    model = llama.build(cfg, t, bias=_NO_BIAS, tokenizer=json_tokenizer(folder, rows=cfg.vocab),
                         window=[window] * cfg.layers if window else None)
     t.refuse_unused("phi3", _SUPPORTED)
     if rot != sizes["head_dim"]:

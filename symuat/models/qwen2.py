@@ -53,7 +53,7 @@ def load_folder(folder) -> CausalLM:
                         inv_freq=inv, family="qwen2",
                         features=feats + ([f"sliding window {window}"] if any(windows) else []), **sizes)
     t = Tensors(tensors, folder)
-    model = llama.build(cfg, t, bias=_BIAS, tokenizer=json_tokenizer(folder), window=windows)
+    model = llama.build(cfg, t, bias=_BIAS, tokenizer=json_tokenizer(folder, rows=cfg.vocab), window=windows)
     t.refuse_unused("qwen2", _SUPPORTED)
     model.fields_read = sorted(f.used)
     return model

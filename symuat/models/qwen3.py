@@ -55,7 +55,7 @@ def load_folder(folder) -> CausalLM:
                         + ([f"sliding window {window}"] if any(windows) else []), **sizes)
     t = Tensors(tensors, folder)
     every = {n: bias and n in ("q", "k", "v", "o") for n in ("q", "k", "v", "o", "gate", "up", "down")}
-    model = llama.build(cfg, t, bias=every, tokenizer=json_tokenizer(folder), window=windows)
+    model = llama.build(cfg, t, bias=every, tokenizer=json_tokenizer(folder, rows=cfg.vocab), window=windows)
     qknorm.take_norms(model.layers, t, width="head")
     t.refuse_unused("qwen3", _SUPPORTED)
     model.fields_read = sorted(f.used)
