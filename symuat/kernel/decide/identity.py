@@ -79,8 +79,9 @@ from symuat.printing import latex
 
 from symuat.kernel.evaluate import exact_equal, sizes_key, values_equal
 from symuat.kernel.hypotheses import assuming, latex_list
-from symuat.kernel.index_calculus import compare_entries
-from symuat.kernel.language import rational_entries
+from symuat.kernel.index_calculus import EntryComparison, compare_entries
+from symuat.kernel.language import NoIndexRule, implied_hypotheses, rational_entries, sides_of
+from symuat.kernel.minimise import small_assignments
 from symuat.kernel.constants import collect_undecided, polynomial_is_zero, zero_status
 from symuat.kernel.decide.instances import (
     SEEDS,
@@ -484,8 +485,6 @@ def check_identity(
     :func:`symuat.kernel.language.lower`; ``lhs`` may be a SymPy ``Eq`` (then no ``rhs``). A
     matrix inverted in the statement is invertible by hypothesis (implied, and listed).
     """
-    from symuat.kernel.language import implied_hypotheses, sides_of
-
     lhs, rhs = sides_of(lhs, rhs)
     hypotheses = tuple(hypotheses) + implied_hypotheses(lhs, rhs, hypotheses)
     if not hypotheses:
@@ -566,17 +565,11 @@ def _check_identity(lhs, rhs, explicit_sizes, corrected, construction, symbolic)
         try:
             comparison = compare_entries(lhs, rhs)
         except DiamondUndefinedError as exc:  # a side with matrix ⋄ matrix and no definition
-            from symuat.kernel.index_calculus import EntryComparison
-
             comparison = EntryComparison(False, None, None, None, None, f"undefined: {exc}")
         except (ValueError, TypeError) as exc:
-            from symuat.kernel.language import NoIndexRule
-
             if isinstance(exc, SymuatError):
                 raise
             if isinstance(exc, NoIndexRule):  # a determinant: decided by instances and expansion
-                from symuat.kernel.index_calculus import EntryComparison
-
                 comparison = EntryComparison(False, None, None, None, None, str(exc))
             else:
                 raise KernelInputError(f"outside the kernel's fragment: {exc}") from exc
@@ -802,8 +795,6 @@ def _explicit_refuted(cex, corrected_build, corrected_latex, sizes_list, constru
 
 def _witness_for(diff, l, r, sizes, index) -> Counterexample:
     symbols = sorted(diff.free_symbols | sp.sympify(l).free_symbols | sp.sympify(r).free_symbols, key=str)
-    from symuat.kernel.minimise import small_assignments  # smallest entries first, then random draws
-
     rng = np.random.default_rng(0)
     draws = ({s: int(v) for s, v in zip(symbols, rng.integers(-3, 4, len(symbols)))} for _ in range(200))
     for assignment in itertools.chain(small_assignments(symbols, sorted(diff.free_symbols, key=str)), draws):
