@@ -80,7 +80,11 @@ def prompt_ids(model, prompt) -> np.ndarray:
 
 def answer_ids(model, answer) -> list[int]:
     """``answer`` as token ids: a string tokenized *without* special tokens (``" Paris"`` →
-    ``[id]``, never a BOS in front), an int, or a list of ids."""
+    ``[id]``, never a BOS in front), an int, or a list of ids.
+
+    >>> answer_ids(None, 7), answer_ids(None, [7, 8])
+    ([7], [7, 8])
+    """
     if isinstance(answer, (int, np.integer)):
         return [int(answer)]
     if isinstance(answer, str):
@@ -164,7 +168,17 @@ def explain_many(model, prompts, token=None, vs=None, *, view: str = "residual")
     """Many prompts, one table: ``prompts`` is a list of strings (each with ``token``/``vs``), a list
     of ``{"prompt", "token", "vs"}`` dicts, or the path of a JSONL file of such objects. Returns a
     pandas ``DataFrame`` of every term of ``view`` with a ``prompt`` column (the prompt's index)
-    and its ``explained`` value."""
+    and its ``explained`` value.
+
+    >>> import numpy as np
+    >>> from symuat.models.llama import random_llama
+    >>> m = random_llama(np.random.default_rng(0))
+    >>> table = explain_many(m, [{"prompt": [1, 5, 7], "token": 2}, {"prompt": [3, 4]}])
+    >>> sorted(set(table.prompt)), list(table.columns[:3])
+    ([0, 1], ['prompt', 'view', 'layer'])
+    >>> all(abs(part.value.sum() - part.explained.iloc[0]) < 1e-12 for _, part in table.groupby("prompt"))
+    True
+    """
     import pandas as pd
 
     model = _model(model)
@@ -182,7 +196,15 @@ def explain_many(model, prompts, token=None, vs=None, *, view: str = "residual")
 
 
 def lenses(model, prompt, token=None, k: int = 5) -> lens.Lenses:
-    """The logit lens and the exact Jacobian lens at every layer (see :mod:`symuat.models.lens`)."""
+    """The logit lens and the exact Jacobian lens at every layer (see :mod:`symuat.models.lens`).
+
+    >>> import numpy as np
+    >>> from symuat.models.llama import random_llama
+    >>> lz = lenses(random_llama(np.random.default_rng(0)), [1, 5, 7, 2], token=3)
+    >>> row = lz.rows[0]
+    >>> row["hook"], row["logit_lens_rank"] >= 1, row["jacobian_lens_rank"] >= 1
+    ('blocks.0.hook_resid_pre', True, True)
+    """
     model = _model(model)
     return lens.lenses(model, prompt_ids(model, prompt), _one(model, token, "token"), k)
 
@@ -190,7 +212,14 @@ def lenses(model, prompt, token=None, k: int = 5) -> lens.Lenses:
 def attention_pattern(model, prompt, layer: int, head: int, figure=None) -> np.ndarray:
     """Layer ``layer``, head ``head``'s attention pattern on ``prompt`` (0-based; ``(N, N)``, row: the
     query position, column: the source), as the model computes it; with ``figure`` a path, also
-    its heat map (needs matplotlib)."""
+    its heat map (needs matplotlib).
+
+    >>> import numpy as np
+    >>> from symuat.models.llama import random_llama
+    >>> H = attention_pattern(random_llama(np.random.default_rng(0)), [1, 5, 7, 2], layer=1, head=0)
+    >>> H.shape, bool(np.allclose(H.sum(axis=1), 1)), bool(np.allclose(np.triu(H, 1), 0))
+    ((4, 4), True, True)
+    """
     model = _model(model)
     ids = prompt_ids(model, prompt)
     tr = attribution.trace(model, ids)
