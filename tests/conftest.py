@@ -8,7 +8,7 @@ import pytest  # noqa: E402
 TIERS = {
     "coq": "compiles exported theorems with coqc and MathComp (about 10 minutes)",
     "browser": "reads the built docs in headless Chromium (needs SYMUAT_DOCS_HTML or a docs build)",
-    "long": "real packaged models on long texts (about 4.5 GB of memory)",
+    "long": "Gemma-3-270M and the real models on long texts (about 4.5 GB of memory)",
 }
 
 
@@ -29,6 +29,8 @@ def _tier_of(item) -> str | None:
         return "coq"
     if item.path.name == "test_docs_browser.py":
         return "browser"
+    if "gemma3" in getattr(item, "fixturenames", ()):  # Gemma-3-270M itself: 4 GB in float64
+        return "long"
     return next((name for name in TIERS if item.get_closest_marker(name)), None)
 
 
