@@ -20,6 +20,7 @@ sys.path.insert(0, str(Path(__file__).parent))
 import common  # noqa: E402  (first: sets OPENBLAS_NUM_THREADS before numpy)
 
 import bench_attention  # noqa: E402
+import bench_budget  # noqa: E402
 import bench_cli  # noqa: E402
 import bench_duat  # noqa: E402
 import bench_families  # noqa: E402
@@ -37,6 +38,7 @@ BENCHMARKS = {
     "cli": bench_cli.run,
     "families": bench_families.run,
     "gemma3": bench_gemma3.run,
+    "budget": bench_budget.run,
 }
 
 
