@@ -333,13 +333,20 @@ def find_counterexample(lhs, rhs, grid: list[dict] | None = None, seeds=SEEDS,
 
 def _exact_relative(left, right) -> float:
     """max|l − r| / max(1, |l|, |r|) of two exact arrays, as a float (0 when not comparable)."""
-    try:
-        diff = max((abs(x - y) for x, y in zip(left.flat, right.flat)), default=0)
-        scale = max([1] + [abs(x) for x in left.flat] + [abs(y) for y in right.flat])
-        return float(sp.Rational(diff) / sp.Rational(scale)) if not isinstance(diff, sp.Basic) \
-            else float(sp.N(diff / scale))
-    except (TypeError, ValueError):
-        return 1.0
+    if not any(isinstance(v, sp.Basic) for v in (*left.flat, *right.flat)):
+        try:
+            diff = max((abs(x - y) for x, y in zip(left.flat, right.flat)), default=0)
+            scale = max([1] + [abs(x) for x in left.flat] + [abs(y) for y in right.flat])
+            return float(sp.Rational(diff) / sp.Rational(scale))
+        except (TypeError, ValueError):
+            return 1.0
+    # closed-form constants: certified magnitudes (interval arithmetic), never SymPy's ordering of
+    # two radicals (undecidable at its precision) nor a 15-digit evalf of a cancellation
+    from symuat.kernel.constants import magnitude
+
+    diff = max((magnitude(sp.sympify(x) - sp.sympify(y)) for x, y in zip(left.flat, right.flat)), default=0.0)
+    scale = max([1.0] + [magnitude(v) for v in (*left.flat, *right.flat)])
+    return diff / scale
 
 
 def _recheck(cex: Counterexample, lhs, rhs, sizes, sigma=None) -> Counterexample:
