@@ -231,8 +231,11 @@ def random_values(syms: dict, sizes: dict, rng, mode: str, scalars=()) -> dict[s
             sign = 1 if sym.is_positive or sym.is_nonnegative else int(rng.choice([-1, 1]))
             v = int(rng.integers(1, 4)) * sign
             values[sym.name] = float(v) if mode == "float" else v
+    from symuat.kernel.evaluate import check_entries
+
     for name, shape_exprs in syms.items():
         shape = _shape_at(shape_exprs, sizes)
+        check_entries(name, shape, mode, sizes)  # before the leaf is drawn
         if mode == "float":
             values[name] = rng.standard_normal(shape)
         elif mode == "exact":
