@@ -156,17 +156,31 @@ def zero_status(d) -> tuple[bool | None, str]:
     if first:
         return False, (f"certified nonzero: d ∈ [{_show(first[0])}, {_show(first[1])}] "
                        f"(interval arithmetic, {PRECISIONS[0]} bits)")
-    key = _primitive(d)
+    return _beyond_double(_primitive(d))
+
+
+@functools.lru_cache(maxsize=1024)
+def _beyond_double(key) -> tuple[bool | None, str]:
+    """:func:`zero_status` past the 53-bit interval, on ``key`` (``d`` up to a nonzero rational factor
+    and sign, :func:`_primitive`): SymPy's simplify, interval arithmetic at rising precision, the
+    minimal polynomial — taken once per constant, not once per entry of every instance."""
+
+    def certified(prec):
+        box = enclose(key, prec)
+        if box is not None and (box[0] > 0 or box[1] < 0):
+            return box
+        return None if box is None else False
+
     degree = radical_degree(key)
     quick = degree <= MAX_RADICAL_DEGREE  # else SymPy's simplify / minimal polynomial can take minutes
     if quick and _simplifies_to_zero(key):
         return True, "SymPy simplify reduces the difference to 0"
-    box = first
+    box = False
     for prec in PRECISIONS[1:]:
         box = certified(prec)
         if box:
-            return False, (f"certified nonzero: d ∈ [{_show(box[0])}, {_show(box[1])}] "
-                           f"(interval arithmetic, {prec} bits)")
+            return False, (f"certified nonzero: d is a nonzero rational multiple of δ ∈ [{_show(box[0])}, "
+                           f"{_show(box[1])}] (interval arithmetic, {prec} bits)")
         if box is None:
             break
     if not quick:
@@ -181,10 +195,10 @@ def zero_status(d) -> tuple[bool | None, str]:
         return False, "algebraic with minimal polynomial ≠ x: nonzero"
     if box is None:
         return None, "undecided: SymPy cannot reduce the difference to 0 and it has no interval rule here"
-    last = enclose(d, PRECISIONS[-1])
+    last = enclose(key, PRECISIONS[-1])
     width = max(abs(last[0]), abs(last[1])) if last else None
     return None, (f"undecided: SymPy cannot reduce the difference to 0; |d| ≤ {_show(width)} "
-                  f"(interval arithmetic at {PRECISIONS[-1]} bits)")
+                  f"(interval arithmetic at {PRECISIONS[-1]} bits, up to a rational factor)")
 
 
 #: above this bound on the degree of the radicals' field (:func:`radical_degree`) the difference is

@@ -58,15 +58,17 @@ BUDGET = {"exact": (4_000_000, 100_000_000), "symbolic": (1_000_000, 20_000_000)
 BLOCK = 1_000_000
 
 
-def check_entries(what: str, shape, mode: str, sizes=None) -> None:
+def check_entries(what, shape, mode: str, sizes=None) -> None:
     """A :class:`~symuat.errors.KernelInputError` when an array of ``shape`` would exceed the entry
-    budget of ``mode`` (:data:`BUDGET`), before it is allocated."""
+    budget of ``mode`` (:data:`BUDGET`), before it is allocated. ``what`` names it (a string, or a
+    callable giving one: printing an expression costs more than the check)."""
     entries = 1
     for k in shape:
         entries *= int(k)
     limit = BUDGET.get(mode, BUDGET["exact"])[0]
     if entries > limit:
         at = {str(k): int(v) for k, v in (sizes or {}).items()}
+        what = what() if callable(what) else what
         raise KernelInputError(f"evaluation budget: {what} at sizes {at} is {'×'.join(str(int(k)) for k in shape)} "
                                f"= {entries:.3g} entries in {mode} arithmetic, beyond {limit:.0e}: list smaller sizes")
 
@@ -183,12 +185,13 @@ class Evaluator:
             shape = self.shape(expr)
         except Exception:  # noqa: BLE001 - no shape at these sizes: the evaluation itself says why
             return
-        check_entries(_name(expr), shape, self.mode, self.dims)
+        check_entries(lambda: _name(expr), shape, self.mode, self.dims)
 
     def _product_budget(self, left, right, a: np.ndarray, b: np.ndarray) -> None:
         work = a.shape[0] * a.shape[1] * b.shape[1]
         limit = BUDGET.get(self.mode, BUDGET["exact"])[1]
         if work > limit:
+            left, right = left(), right()
             at = {str(k): int(v) for k, v in self.dims.items()}
             raise KernelInputError(
                 f"evaluation budget: {left} · {right} at sizes {at} is {a.shape[0]}×{a.shape[1]} times "
@@ -257,7 +260,7 @@ class Evaluator:
                         "product", _name(reduce(MatMul, prev)), result.shape, _name(arg), value.shape,
                         "columns of the left factor must equal rows of the right",
                     )
-                self._product_budget(_name(reduce(MatMul, prev)), _name(arg), result, value)
+                self._product_budget(lambda: _name(reduce(MatMul, prev)), lambda: _name(arg), result, value)
                 result = matmul(result, value)
                 prev = prev + (arg,)  # the product so far, built as SymPy only to name it in an error
             return result if coeff == 1 else result * coeff
@@ -273,7 +276,7 @@ class Evaluator:
                                          "a power needs a square matrix")
             result = value
             for _ in range(int(exp) - 1):
-                self._product_budget(_name(base), _name(base), result, value)
+                self._product_budget(lambda: _name(base), lambda: _name(base), result, value)
                 result = matmul(result, value)
             return result
         if isinstance(expr, KroneckerProduct):

@@ -50,9 +50,25 @@ def _canonical(e):
 
 
 def _plain(e):
-    """``w[1, 2]`` as one symbol ``"w[1,2]"``: a term at explicit sizes is a polynomial in named entries."""
-    return sp.sympify(e).replace(lambda a: isinstance(a, sp.Indexed),
-                                 lambda a: sp.Symbol(f"{a.base}[{','.join(map(str, a.indices))}]"))
+    """``w[1, 2]`` as one symbol ``"w[1,2]"``: a term at explicit sizes is a polynomial in named entries.
+    Each index is evaluated first (``Σ_{j≤3} 1`` is entry 3, ``3!/2!`` too): an index without symbols
+    that does not evaluate to an integer is a :class:`~symuat.errors.KernelInputError`, never a name of
+    its own (two names for one entry would be a false counterexample)."""
+    def index(i):
+        i = sp.sympify(i)
+        if i.free_symbols:
+            return i
+        value = sp.simplify(i.doit())
+        if not value.is_Integer:
+            from symuat.errors import KernelInputError
+
+            raise KernelInputError(f"the index {i} of a printed term does not evaluate to an integer")
+        return value
+
+    def name(a):
+        return sp.Symbol(f"{a.base}[{','.join(str(index(i)) for i in a.indices)}]")
+
+    return sp.sympify(e).replace(lambda a: isinstance(a, sp.Indexed), name)
 
 
 def term_equality(term, want, least: dict) -> tuple[bool | None, dict | None, str]:
@@ -61,6 +77,7 @@ def term_equality(term, want, least: dict) -> tuple[bool | None, dict | None, st
     two differ, decided exactly (the difference, entries named, is a nonzero polynomial — its
     coefficients decided by :func:`~symuat.kernel.constants.polynomial_is_zero`); ``(None, None, how)``:
     neither (equal at every size tried, not rewritten): never a refutation."""
+    from symuat.errors import KernelInputError
     from symuat.kernel.constants import collect_undecided, polynomial_is_zero
 
     if _canonical(sp.sympify(term) - want) == 0:
@@ -71,9 +88,9 @@ def term_equality(term, want, least: dict) -> tuple[bool | None, dict | None, st
             try:
                 d = _plain(sp.sympify(term).subs(sizes)) - _plain(sp.sympify(want).subs(sizes))
                 same = polynomial_is_zero(d)
+            except KernelInputError:
+                raise
             except (TypeError, ValueError) as exc:  # an index with no value at these sizes
-                from symuat.errors import KernelInputError
-
                 raise KernelInputError(f"printed term {term}: no value at {sizes} ({exc})") from exc
         if not same:
             return False, sizes, f"differs from the general term {want} at {sizes} (exact)"
@@ -133,8 +150,8 @@ def printed_row(explicit, general, k_range, sizes: dict):
     """The printed row at explicit sizes: every explicit term (one at a position outside the range is
     still printed, so still summed), and the ellipsis as the general term at every position of the range
     that no explicit term occupies."""
-    lo, hi = (int(sp.sympify(b).subs(sizes)) for b in k_range)
-    at = [(int(sp.sympify(p).subs(sizes)), sp.sympify(t).subs(sizes)) for p, t in explicit]
+    lo, hi = (int(sp.sympify(b).subs(sizes).doit()) for b in k_range)
+    at = [(int(sp.sympify(p).subs(sizes).doit()), sp.sympify(t).subs(sizes)) for p, t in explicit]
     taken = {p for p, _ in at}
     return sum(t for _, t in at) + sum(general(k).subs(sizes) for k in range(lo, hi + 1) if k not in taken)
 
