@@ -4,9 +4,12 @@ A mask that lets token :math:`n` attend to :math:`n'` iff :math:`lo\le n-n'\le h
 (:class:`Band`; the bounds are integers or linear expressions in the window :math:`w`). Two bands
 are the same :math:`N\times N` mask iff no offset :math:`\delta=n-n'` with
 :math:`|\delta|\le N-1` lies in one band and not the other: the symmetric difference of the two
-integer intervals is at most two intervals, and each must lie beyond :math:`\pm(N-1)`. That gives
-the exact condition on :math:`N` (:func:`agreement_bound`), for symbolic :math:`w`; it is
-cross-checked against materialised masks (:func:`mask`) at every :math:`N\le 9`, :math:`w\le 6`.
+integer intervals is at most four intervals (:func:`_differences`; empty, disjoint and nested
+intervals alike), and each must lie beyond :math:`\pm(N-1)`. That gives the exact condition on
+:math:`N` (:func:`agreement_bound`), for symbolic :math:`w`; it is cross-checked against
+materialised masks (:func:`mask`) at every :math:`N\le 9`, :math:`w\le 6`, and a difference that
+shows only past those sizes gets its witness from the bound (:func:`_witness_beyond`). A bound is
+an integer or :math:`a w+b` (:func:`_bound`): one in :math:`N` is a clear error, not a crash.
 
 >>> w = WINDOW
 >>> A, B = Band(0, w - 1, "0 ≤ n−n′ < w"), Band(0, w, "0 ≤ n−n′ ≤ w")

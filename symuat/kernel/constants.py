@@ -12,6 +12,11 @@ decided by three-valued zero recognition, never by a float that cannot resolve t
   formula: every interval contains 0, and SymPy cannot reduce the difference). The statement is
   then ``numeric-only`` and the precision is stated (``|d| ≤ w`` at ``p`` bits).
 
+SymPy's simplify and minimal polynomial can take minutes on radicals of high joint degree
+(Ramanujan's :math:`\sqrt[3]{\sqrt[3]2-1}`, four cube roots): beyond :data:`MAX_RADICAL_DEGREE`
+they are not attempted (*undecided*, at once and deterministically, after the intervals), and
+below it they run once per constant up to a rational factor (cached), not once per entry.
+
 Soundness: a refutation needs *nonzero, certified* (an interval excluding 0 is a proof); a proof
 needs *zero, proved*; nothing else turns into either.
 

@@ -1,17 +1,23 @@
 r"""A printed sum with an ellipsis, ``t_1 + t_2 + ⋯ + t_m``, against a definition, for symbolic ``m``.
 
 A paper prints an entry as a few explicit terms and an ellipsis. Its content, for every size, is:
-(1) the explicit terms are the general term :math:`f(k)` at their positions (checked symbolically:
-``t − f(k)`` expands to 0 with the sizes symbolic), (2) the positions are distinct and in range for
-every admitted size (decided by SymPy on the symbolic positions), so the printed row is
-:math:`\sum_{k=lo}^{hi}f(k)` with the ellipsis as the remaining terms of the pattern, and (3) that
-sum is the definition's entry — an identity of matrix expressions decided by the index calculus
-(:func:`~symuat.kernel.decide.check_identity`), passed in as ``definition``.
+(1) the explicit terms are the general term :math:`f(k)` at their positions (:func:`term_equality`:
+proved when valid rewrites — ``binomial``, factorials and gamma quotients expanded — reduce
+``t − f(k)`` to 0 with the sizes symbolic; refuted when, at a size, the two differ exactly, the
+comparison decided by :func:`~symuat.kernel.constants.polynomial_is_zero`; otherwise undecided, never
+refuted), (2) the positions are distinct and in range for every admitted size (decided by SymPy on
+the symbolic positions; a position outside the range at every size is refuted: the printed row then
+has a term the sum does not), so the printed row is :math:`\sum_{k=lo}^{hi}f(k)` with the ellipsis as
+the remaining terms of the pattern, and (3) that sum is the definition's entry — an identity of
+matrix expressions decided by the index calculus (:func:`~symuat.kernel.decide.check_identity`),
+passed in as ``definition``.
 
-``proved`` needs all three; a printed term that is not the general term at its position is
-``refuted`` by the explicit expansion at the listed sizes (exact, with a counterexample), through
-``refute`` (a :func:`~symuat.kernel.decide.check_explicit` of the printed row); an undecided step
-leaves ``proved-at-sizes`` from that expansion.
+``proved`` needs all three. Otherwise the printed row — *every* printed term, one outside the range
+included (:func:`printed_row`) — is expanded against the definition's entry at the listed sizes
+(:func:`~symuat.kernel.decide.check_explicit`): a ``refuted`` always carries its exact
+counterexample (a term that differs only at a size not listed is expanded at that size too); an
+undecided step leaves ``proved-at-sizes`` from that expansion; a refuted step the expansion does
+not confirm is a :class:`~symuat.errors.KernelInconsistencyError`.
 
 >>> import sympy as sp
 >>> k, m = sp.symbols("k m", integer=True, positive=True)
