@@ -96,6 +96,17 @@ def size_at(dim, sizes: tuple):
     return int(value) if value.is_Integer else None
 
 
+@lru_cache(maxsize=1 << 16)
+def _shape_at_sizes(expr, sizes: tuple):
+    """The integer shape of ``expr`` at ``sizes`` (None when it has none): the budget's question,
+    cached — a node's symbolic shape (a head family's, a Kronecker product's) is dear to compute."""
+    try:
+        rows, cols = size_at(expr.rows, sizes), size_at(expr.cols, sizes)
+    except Exception:  # noqa: BLE001 - no shape at these sizes: the evaluation itself says why
+        return None
+    return None if rows is None or cols is None else (rows, cols)
+
+
 def sizes_key(sizes: dict) -> tuple:
     """A hashable form of a size assignment, for :func:`size_at`."""
     return tuple(sizes.items())
@@ -181,11 +192,12 @@ class Evaluator:
 
     # -- evaluation ------------------------------------------------------------------------
     def _budget(self, expr) -> None:
-        try:
-            shape = self.shape(expr)
-        except Exception:  # noqa: BLE001 - no shape at these sizes: the evaluation itself says why
-            return
-        check_entries(lambda: _name(expr), shape, self.mode, self.dims)
+        key = self._dims_key
+        if key is None:
+            key = self._dims_key = sizes_key(self.dims)
+        shape = _shape_at_sizes(expr, key)
+        if shape is not None:
+            check_entries(lambda: _name(expr), shape, self.mode, self.dims)
 
     def _product_budget(self, left, right, a: np.ndarray, b: np.ndarray) -> None:
         work = a.shape[0] * a.shape[1] * b.shape[1]
@@ -202,8 +214,6 @@ class Evaluator:
         key = (expr, frozenset(self.env.items())) if self.env else expr
         if key in self.cache:
             return self.cache[key]
-        if isinstance(expr, MatrixExpr):
-            self._budget(expr)
         out = self._eval(expr)
         if out.ndim != 2:
             raise TypeError(f"evaluation of {expr} gave a {out.ndim}-D array")
@@ -212,6 +222,7 @@ class Evaluator:
 
     def _eval(self, expr) -> np.ndarray:
         if hasattr(expr, "_symuat_evaluate"):
+            self._budget(expr)  # a node of symuat's own allocates its result itself
             return expr._symuat_evaluate(self)
         if isinstance(expr, MatrixSymbol):
             if expr.name not in self.values:
@@ -224,6 +235,8 @@ class Evaluator:
                     "a value must have the declared shape",
                 )
             return value
+        if isinstance(expr, (Identity, ZeroMatrix, OneMatrix)):
+            self._budget(expr)
         if isinstance(expr, Identity):
             return self.eye(self.size(expr.rows))
         if isinstance(expr, ZeroMatrix):
@@ -282,7 +295,10 @@ class Evaluator:
         if isinstance(expr, KroneckerProduct):
             result = self(expr.args[0])
             for arg in expr.args[1:]:
-                result = np.kron(result, self(arg))
+                factor = self(arg)
+                check_entries(lambda: _name(expr), (result.shape[0] * factor.shape[0], result.shape[1] * factor.shape[1]),
+                              self.mode, self.dims)
+                result = np.kron(result, factor)
             return result
         raise TypeError(f"no evaluation rule for {type(expr).__name__}: {expr}")
 
