@@ -250,7 +250,7 @@ def test_ramanujans_nested_cube_roots_are_never_refuted_and_decided_within_secon
     start = time.perf_counter()
     v = decide.check_identity(mul(_RAMANUJAN[0], leaf), mul(_RAMANUJAN[1], leaf))
     assert v.status is not Status.REFUTED
-    assert v.status is Status.PROVED or "undecided" in v.method
+    assert v.status in (Status.PROVED, Status.PROVED_AT_SIZES) or "undecided" in v.method
     assert time.perf_counter() - start < 5
 
 
@@ -267,7 +267,7 @@ def test_an_undecided_constant_is_numeric_only_not_an_inconsistency():
 @pytest.mark.parametrize("lhs,rhs,size", [
     (mul(Identity(10 ** 6), MatrixSymbol("y", 10 ** 6, 1)), MatrixSymbol("y", 10 ** 6, 1), "1000000×1000000"),
     (mul(MatrixSymbol("y", 10 ** 6, 1), T(MatrixSymbol("y", 10 ** 6, 1))),
-     mul(MatrixSymbol("y", 10 ** 6, 1), T(MatrixSymbol("y", 10 ** 6, 1))), "1000000×1000000"),
+     mul(MatrixSymbol("y", 10 ** 6, 1), T(MatrixSymbol("y", 10 ** 6, 1))), "1000000×1 times 1×1000000"),
     (mul(MatrixSymbol("A", 3000, 3000), MatrixSymbol("B", 3000, 3000)),
      mul(MatrixSymbol("B", 3000, 3000), MatrixSymbol("A", 3000, 3000)), "3000×3000"),
 ], ids=["identity 1e6", "outer 1e6", "3000x3000"])
