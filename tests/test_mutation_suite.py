@@ -259,3 +259,35 @@ def test_mutant_is_refuted_and_the_witness_rechecks_in_float64(group, key, label
 def test_the_sequential_update_statement_itself_is_proved():
     (_, _, lhs, rhs, _, _), = _sequential_update_mutants()
     assert decide.check_identity(lhs, rhs).status is Status.PROVED
+
+
+# --------------------------------------------------------------------------------------------
+# printed sums (issue 30): mutants of D4's printed row 2, w_{1,2}x_1 + w_{2,2}x_2 + ⋯ + w_{m,2}x_m,
+# whose printed terms leave the summation range — the row then has a term the sum does not, at
+# every m; each must be refuted with an exact counterexample (never dropped, never proved)
+# --------------------------------------------------------------------------------------------
+
+
+def _row2_mutants():
+    from symuat.claims import diamond as dm
+
+    m, w, x = dm.m, dm._wi, dm._xi
+    term = lambda k: w[k, 2] * x[k]
+    return {
+        "last term at m+1": [(1, term(1)), (2, term(2)), (m + 1, term(m + 1))],
+        "an extra w_{m+1}": [(1, term(1)), (2, term(2)), (m, term(m)), (m + 1, term(m + 1))],
+        "a w_0 in front": [(0, term(0)), (1, term(1)), (2, term(2)), (m, term(m))],
+        "a trailing w_{m+5}": [(1, term(1)), (2, term(2)), (m, term(m)), (m + 5, term(m + 5))],
+        "first term at 0": [(0, term(0)), (2, term(2)), (m, term(m))],
+    }
+
+
+@pytest.mark.parametrize("label", list(_row2_mutants()))
+def test_a_printed_row_mutant_outside_the_range_is_refuted_with_a_counterexample(label):
+    from symuat.claims import diamond as dm
+
+    v = dm._eq4_row_symbolic("row2", printed=_row2_mutants()[label])
+    assert v.status is Status.REFUTED, (label, v.status, v.method)
+    cex = v.counterexample
+    assert cex is not None and cex.exact_recheck and cex.numeric_recheck
+    assert "w" not in cex.values  # entries are named, not the base

@@ -12,6 +12,11 @@ decided by three-valued zero recognition, never by a float that cannot resolve t
   formula: every interval contains 0, and SymPy cannot reduce the difference). The statement is
   then ``numeric-only`` and the precision is stated (``|d| ≤ w`` at ``p`` bits).
 
+SymPy's simplify and minimal polynomial can take minutes on radicals of high joint degree
+(Ramanujan's :math:`\sqrt[3]{\sqrt[3]2-1}`, four cube roots): beyond :data:`MAX_RADICAL_DEGREE`
+they are not attempted (*undecided*, at once and deterministically, after the intervals), and
+below it they run once per constant up to a rational factor (cached), not once per entry.
+
 Soundness: a refutation needs *nonzero, certified* (an interval excluding 0 is a proof); a proof
 needs *zero, proved*; nothing else turns into either.
 
@@ -26,6 +31,9 @@ True
 
 from __future__ import annotations
 
+import functools
+
+import numpy as np
 import sympy as sp
 
 #: precisions (bits) of the interval evaluations, rising
@@ -48,6 +56,12 @@ def _iv(e, iv):
         return iv.pi
     if e is sp.E:
         return iv.e
+    if e is sp.EulerGamma:
+        return iv.euler
+    if e is sp.Catalan:
+        return iv.catalan
+    if e is sp.GoldenRatio:
+        return iv.phi
     if e.is_Add:
         out = iv.mpf(0)
         for a in e.args:
@@ -147,30 +161,120 @@ def zero_status(d) -> tuple[bool | None, str]:
     if first:
         return False, (f"certified nonzero: d ∈ [{_show(first[0])}, {_show(first[1])}] "
                        f"(interval arithmetic, {PRECISIONS[0]} bits)")
-    if sp.simplify(d) == 0:
+    return _beyond_double(_primitive(d))
+
+
+@functools.lru_cache(maxsize=1024)
+def _beyond_double(key) -> tuple[bool | None, str]:
+    """:func:`zero_status` past the 53-bit interval, on ``key`` (``d`` up to a nonzero rational factor
+    and sign, :func:`_primitive`): SymPy's simplify, interval arithmetic at rising precision, the
+    minimal polynomial — taken once per constant, not once per entry of every instance."""
+
+    def certified(prec):
+        box = enclose(key, prec)
+        if box is not None and (box[0] > 0 or box[1] < 0):
+            return box
+        return None if box is None else False
+
+    degree = radical_degree(key)
+    quick = degree <= MAX_RADICAL_DEGREE  # else SymPy's simplify / minimal polynomial can take minutes
+    if quick and _simplifies_to_zero(key):
         return True, "SymPy simplify reduces the difference to 0"
-    box = first
+    box = False
     for prec in PRECISIONS[1:]:
         box = certified(prec)
         if box:
-            return False, (f"certified nonzero: d ∈ [{_show(box[0])}, {_show(box[1])}] "
-                           f"(interval arithmetic, {prec} bits)")
+            return False, (f"certified nonzero: d is a nonzero rational multiple of δ ∈ [{_show(box[0])}, "
+                           f"{_show(box[1])}] (interval arithmetic, {prec} bits)")
         if box is None:
             break
-    if d.is_algebraic:
-        try:
-            x = sp.Dummy("x")
-            if sp.minimal_polynomial(d, x) == x:
-                return True, "algebraic, minimal polynomial x"
-            return False, "algebraic with minimal polynomial ≠ x: nonzero"
-        except (NotImplementedError, sp.polys.polyerrors.PolynomialError):
-            pass
+    if not quick:
+        return None, (f"undecided: the difference has radicals of joint degree up to {degree} > "
+                      f"{MAX_RADICAL_DEGREE} (beyond what SymPy's zero recognition decides quickly), and "
+                      + ("it has no interval rule here" if box is None else
+                         f"interval arithmetic up to {PRECISIONS[-1]} bits does not exclude 0"))
+    algebraic = _minimal_polynomial_is_x(key)
+    if algebraic is True:
+        return True, "algebraic, minimal polynomial x"
+    if algebraic is False:
+        return False, "algebraic with minimal polynomial ≠ x: nonzero"
     if box is None:
         return None, "undecided: SymPy cannot reduce the difference to 0 and it has no interval rule here"
-    last = enclose(d, PRECISIONS[-1])
+    last = enclose(key, PRECISIONS[-1])
     width = max(abs(last[0]), abs(last[1])) if last else None
     return None, (f"undecided: SymPy cannot reduce the difference to 0; |d| ≤ {_show(width)} "
-                  f"(interval arithmetic at {PRECISIONS[-1]} bits)")
+                  f"(interval arithmetic at {PRECISIONS[-1]} bits, up to a rational factor)")
+
+
+#: above this bound on the degree of the radicals' field (:func:`radical_degree`) the difference is
+#: not handed to SymPy's simplify / minimal polynomial (Ramanujan's ∛(∛2 − 1) identity, degree ≤ 243,
+#: takes them from seconds to minutes depending on how SymPy normalised the terms): undecided,
+#: deterministically, rather than a verdict that depends on the machine's load
+MAX_RADICAL_DEGREE = 64
+
+
+def radical_degree(d) -> int:
+    """An upper bound on the degree over ℚ of the field the radicals of ``d`` generate: the product of
+    the root indices ``q`` of its distinct radicals ``b^(p/q)`` (one per base and index).
+
+    >>> radical_degree(sp.sqrt(2) + sp.sqrt(3) - sp.sqrt(5 + 2 * sp.sqrt(6)))
+    16
+    """
+    seen = {(node.base, node.exp.q) for node in sp.preorder_traversal(sp.sympify(d))
+            if isinstance(node, sp.Pow) and node.exp.is_Rational and not node.exp.is_Integer}
+    out = 1
+    for _, q in seen:
+        out *= int(q)
+    return out
+
+
+def _primitive(d):
+    """``d`` up to a nonzero rational factor and its sign, in one form (``3·c − 3·c′`` and ``c − c′``
+    alike, though SymPy distributes the 3 into the radicals): zero and nonzero alike for all of them,
+    so the dear steps below are taken once per constant, not once per entry of every instance."""
+    content, prim = d.as_content_primitive()
+    if content == 0:
+        return sp.Integer(0)
+    return -prim if prim.could_extract_minus_sign() else prim
+
+
+@functools.lru_cache(maxsize=1024)
+def _simplifies_to_zero(d) -> bool:
+    return sp.simplify(d) == 0
+
+
+@functools.lru_cache(maxsize=1024)
+def _minimal_polynomial_is_x(d) -> bool | None:
+    """``True``/``False``: ``d`` is algebraic and its minimal polynomial over ℚ is / is not ``x``;
+    ``None``: not known algebraic, or SymPy cannot compute it."""
+    if not d.is_algebraic:
+        return None
+    try:
+        x = sp.Dummy("x")
+        return sp.minimal_polynomial(d, x) == x
+    except (NotImplementedError, sp.polys.polyerrors.PolynomialError):
+        return None
+
+
+def magnitude(x) -> float:
+    """An upper bound of ``|x|`` as a float, for an exact scalar (an integer, a fraction or a SymPy
+    constant): the interval enclosure's larger end (0.0 when it underflows float64; ``inf`` when
+    ``x`` has no enclosure) — never an exception, never a comparison SymPy cannot decide."""
+    from fractions import Fraction
+
+    if isinstance(x, (int, Fraction, np.integer)):
+        return abs(float(x))
+    x = sp.sympify(x)
+    if x.is_Rational:
+        return abs(float(x))
+    for prec in PRECISIONS[:3]:
+        box = enclose(x, prec)
+        if box is not None:
+            return float(max(abs(box[0]), abs(box[1])))
+    try:
+        return abs(complex(x))
+    except (TypeError, ValueError):
+        return float("inf")
 
 
 def _show(x) -> str:

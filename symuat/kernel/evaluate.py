@@ -11,6 +11,18 @@ One interpreter serves three uses, chosen by the arrays it is given:
 
 Shapes are checked at every operation; a mismatch raises
 :class:`~symuat.errors.ShapeMismatchError` naming both operands. Nothing is broadcast.
+
+A size budget (:data:`BUDGET`) is checked *before* anything is allocated: a node whose entries, or a
+product whose multiply-adds, exceed it in the mode at hand is a
+:class:`~symuat.errors.KernelInputError` naming the node and its size (``Identity(10**6)`` would be
+7 TiB of Python objects). Exact products are computed in row blocks, so a signal (an alarm, Ctrl-C)
+is handled within one block rather than after one uninterruptible NumPy call.
+
+>>> from sympy import MatrixSymbol
+>>> Evaluator({}, {}, "exact")(sp.Identity(10**6))
+Traceback (most recent call last):
+...
+symuat.errors.KernelInputError: evaluation budget: I at sizes {} is 1000000×1000000 = 1e+12 entries in exact arithmetic, beyond 4e+06: list smaller sizes
 """
 
 from __future__ import annotations
@@ -34,7 +46,42 @@ from sympy.matrices.expressions import (
     ZeroMatrix,
 )
 
-from symuat.errors import ShapeMismatchError
+from symuat.errors import KernelInputError, ShapeMismatchError
+
+#: per mode, what one evaluation may materialise: (entries of one array, multiply-adds of one
+#: product). Exact: Python integers at ~50 ns a multiply-add (1e8 ≈ 5 s); symbolic: SymPy terms at
+#: ~10 µs; float64: BLAS. Every budget of :mod:`symuat.kernel.decide` (probes 2e6, the degree grid
+#: 3e7 in total, the expansion limit 2e6) lies below these.
+BUDGET = {"exact": (4_000_000, 100_000_000), "symbolic": (1_000_000, 20_000_000),
+          "float": (50_000_000, 20_000_000_000)}
+#: multiply-adds of one block of an exact (object) product between two signal checks
+BLOCK = 1_000_000
+
+
+def check_entries(what, shape, mode: str, sizes=None) -> None:
+    """A :class:`~symuat.errors.KernelInputError` when an array of ``shape`` would exceed the entry
+    budget of ``mode`` (:data:`BUDGET`), before it is allocated. ``what`` names it (a string, or a
+    callable giving one: printing an expression costs more than the check)."""
+    entries = 1
+    for k in shape:
+        entries *= int(k)
+    limit = BUDGET.get(mode, BUDGET["exact"])[0]
+    if entries > limit:
+        at = {str(k): int(v) for k, v in (sizes or {}).items()}
+        what = what() if callable(what) else what
+        raise KernelInputError(f"evaluation budget: {what} at sizes {at} is {'×'.join(str(int(k)) for k in shape)} "
+                               f"= {entries:.3g} entries in {mode} arithmetic, beyond {limit:.0e}: list smaller sizes")
+
+
+def matmul(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """``a @ b``; for Python-object arrays in row blocks of about :data:`BLOCK` multiply-adds, so that
+    a pending signal is handled between blocks (NumPy's object loop never checks for one)."""
+    rows, inner = a.shape
+    cols = b.shape[1]
+    if a.dtype != object or rows * inner * cols <= BLOCK:
+        return a @ b
+    step = max(1, BLOCK // max(1, inner * cols))
+    return np.concatenate([a[i:i + step] @ b for i in range(0, rows, step)], axis=0)
 
 
 @lru_cache(maxsize=1 << 16)
@@ -47,6 +94,17 @@ def size_at(dim, sizes: tuple):
     """
     value = sp.sympify(dim).subs(dict(sizes))
     return int(value) if value.is_Integer else None
+
+
+@lru_cache(maxsize=1 << 16)
+def _shape_at_sizes(expr, sizes: tuple):
+    """The integer shape of ``expr`` at ``sizes`` (None when it has none): the budget's question,
+    cached — a node's symbolic shape (a head family's, a Kronecker product's) is dear to compute."""
+    try:
+        rows, cols = size_at(expr.rows, sizes), size_at(expr.cols, sizes)
+    except Exception:  # noqa: BLE001 - no shape at these sizes: the evaluation itself says why
+        return None
+    return None if rows is None or cols is None else (rows, cols)
 
 
 def sizes_key(sizes: dict) -> tuple:
@@ -133,6 +191,25 @@ class Evaluator:
         return c
 
     # -- evaluation ------------------------------------------------------------------------
+    def _budget(self, expr) -> None:
+        key = self._dims_key
+        if key is None:
+            key = self._dims_key = sizes_key(self.dims)
+        shape = _shape_at_sizes(expr, key)
+        if shape is not None:
+            check_entries(lambda: _name(expr), shape, self.mode, self.dims)
+
+    def _product_budget(self, left, right, a: np.ndarray, b: np.ndarray) -> None:
+        work = a.shape[0] * a.shape[1] * b.shape[1]
+        limit = BUDGET.get(self.mode, BUDGET["exact"])[1]
+        if work > limit:
+            left, right = left(), right()
+            at = {str(k): int(v) for k, v in self.dims.items()}
+            raise KernelInputError(
+                f"evaluation budget: {left} · {right} at sizes {at} is {a.shape[0]}×{a.shape[1]} times "
+                f"{b.shape[0]}×{b.shape[1]} = {work:.3g} multiply-adds in {self.mode} arithmetic, beyond "
+                f"{limit:.0e}: list smaller sizes")
+
     def __call__(self, expr) -> np.ndarray:
         key = (expr, frozenset(self.env.items())) if self.env else expr
         if key in self.cache:
@@ -145,6 +222,7 @@ class Evaluator:
 
     def _eval(self, expr) -> np.ndarray:
         if hasattr(expr, "_symuat_evaluate"):
+            self._budget(expr)  # a node of symuat's own allocates its result itself
             return expr._symuat_evaluate(self)
         if isinstance(expr, MatrixSymbol):
             if expr.name not in self.values:
@@ -157,6 +235,8 @@ class Evaluator:
                     "a value must have the declared shape",
                 )
             return value
+        if isinstance(expr, (Identity, ZeroMatrix, OneMatrix)):
+            self._budget(expr)
         if isinstance(expr, Identity):
             return self.eye(self.size(expr.rows))
         if isinstance(expr, ZeroMatrix):
@@ -193,7 +273,8 @@ class Evaluator:
                         "product", _name(reduce(MatMul, prev)), result.shape, _name(arg), value.shape,
                         "columns of the left factor must equal rows of the right",
                     )
-                result = result @ value
+                self._product_budget(lambda: _name(reduce(MatMul, prev)), lambda: _name(arg), result, value)
+                result = matmul(result, value)
                 prev = prev + (arg,)  # the product so far, built as SymPy only to name it in an error
             return result if coeff == 1 else result * coeff
         if isinstance(expr, MatPow):
@@ -208,12 +289,16 @@ class Evaluator:
                                          "a power needs a square matrix")
             result = value
             for _ in range(int(exp) - 1):
-                result = result @ value
+                self._product_budget(lambda: _name(base), lambda: _name(base), result, value)
+                result = matmul(result, value)
             return result
         if isinstance(expr, KroneckerProduct):
             result = self(expr.args[0])
             for arg in expr.args[1:]:
-                result = np.kron(result, self(arg))
+                factor = self(arg)
+                check_entries(lambda: _name(expr), (result.shape[0] * factor.shape[0], result.shape[1] * factor.shape[1]),
+                              self.mode, self.dims)
+                result = np.kron(result, factor)
             return result
         raise TypeError(f"no evaluation rule for {type(expr).__name__}: {expr}")
 

@@ -62,30 +62,107 @@ def capped_shift_differences(z: list[int], k: int, c: int) -> list[sp.Expr]:
     return [sp.cancel(c * (_tanh_u(zi - k, c) - _tanh_u(zi, c))) for zi in z]
 
 
+def _sparse_mul(a: dict, b: dict) -> dict:
+    out: dict = {}
+    for ea, ca in a.items():
+        for eb, cb in b.items():
+            out[ea + eb] = out.get(ea + eb, 0) + ca * cb
+    return {e: v for e, v in out.items() if v}
+
+
+def gap_numerator(m: list[int]) -> dict:
+    """The numerator, a sparse integer polynomial ``{exponent: coefficient}`` in :math:`u=e^{1/c}`, of
+    :math:`\\tanh(m_0/c)-\\tanh(m_1/c)-\\tanh(m_2/c)+\\tanh(m_3/c)` over the positive denominator
+    :math:`\\prod_j(u^{2|m_j|}+1)` (:math:`\\tanh(m/c)=\\operatorname{sgn}(m)\\,(u^{2|m|}-1)/(u^{2|m|}+1)`).
+    Sparse: four binomials, never a dense polynomial of degree :math:`\\sum 2|m_j|` (``z = [2000, 0]``).
+
+    >>> gap_numerator([1, 2, 1, 2])
+    {}
+    >>> gap_numerator([2, 0, 1, 0]) != {}
+    True
+    """
+    signs = (1, -1, -1, 1)
+    total: dict = {}
+    for i, mi in enumerate(m):
+        if mi == 0:
+            continue
+        e = 2 * abs(mi)
+        term = {e: 1, 0: -1}
+        for j, mj in enumerate(m):
+            if j != i:
+                term = _sparse_mul(term, {2 * abs(mj): 1, 0: 1})
+        scale = signs[i] * (1 if mi > 0 else -1)
+        for ex, co in term.items():
+            total[ex] = total.get(ex, 0) + scale * co
+    return {e: v for e, v in total.items() if v}
+
+
+#: precisions (bits) of the interval re-check of a gap below what float64 resolves, rising
+RECHECK_PRECISIONS = tuple(53 * 2 ** j for j in range(9))
+
+
+def _interval_recheck(gap: sp.Expr) -> str:
+    """The gap enclosed by interval arithmetic (outward rounding) at rising precision until 0 is
+    excluded: a second, numeric certificate of its sign; the exact argument stands without it."""
+    from symuat.kernel.constants import _show, enclose
+
+    for prec in RECHECK_PRECISIONS:
+        box = enclose(gap, prec)
+        if box is not None and (box[0] > 0 or box[1] < 0):
+            return (f"interval arithmetic at {prec} bits: gap ∈ [{_show(box[0])}, {_show(box[1])}], "
+                    "0 excluded")
+    return f"interval arithmetic up to {RECHECK_PRECISIONS[-1]} bits does not resolve the gap"
+
+
+def _integer(value, what: str) -> int:
+    from symuat.errors import KernelInputError
+
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer, sp.Integer)):
+        raise KernelInputError(f"check_capped_shift: {what} = {value!r} is not an integer (the exact "
+                               "method needs integer logits, shift and cap)")
+    return int(value)
+
+
 def check_capped_shift(z: list[int], k: int, c: int | None) -> Verdict:
     """Decide, at one exact instance, whether shifting the logits ``z`` by ``k`` leaves the softmax
-    of the (capped, when ``c``) logits unchanged."""
-    if c is None:  # no cap: the difference is −k on every entry
-        diffs = [sp.Integer(-k)] * len(z)
-    else:
-        diffs = capped_shift_differences(z, k, c)
+    of the (capped, when ``c``) logits unchanged.
+
+    Entries ``a`` and ``0`` get the same change iff the numerator of the gap in :math:`u=e^{1/c}`
+    (:func:`gap_numerator`, exact integer arithmetic) is the zero polynomial; a nonzero one is a
+    nonzero number whatever its size (:math:`u` is transcendental), so a gap below what float64
+    resolves is still a refutation, re-checked by interval arithmetic. ``c = 0`` has no cap
+    (:math:`c\\tanh(z/c)` is undefined there): a :class:`~symuat.errors.KernelInputError`."""
+    from symuat.errors import KernelInputError
+
+    z = [_integer(t, f"z[{i}]") for i, t in enumerate(z)]
+    k = _integer(k, "k")
+    if c is not None:
+        c = _integer(c, "c")
+        if c == 0:
+            raise KernelInputError("check_capped_shift: c = 0 is not a cap (c·tanh(z/c) is undefined at c = 0; "
+                                   "pass c=None for no cap)")
+    if not z:
+        raise KernelInputError("check_capped_shift: z is empty (a row of logits needs an entry)")
     for a in range(1, len(z)):
-        gap = sp.cancel(diffs[a] - diffs[0])
-        if gap != 0:
-            num = lambda e: float(e.subs(U, math.exp(1.0 / c)))
-            res = abs(num(gap))
-            if not res > 1e-12:
-                raise KernelInconsistencyError("capped shift: a nonzero gap that float64 does not see")
-            cex = Counterexample(
-                {"V": len(z)}, {"z": list(z), "k": k, "c": c},
-                lhs=str(diffs[0]), rhs=str(diffs[a]),
-                reason=f"cap(z−k)−cap(z) is not constant on the row: entries 0 and {a} differ by "
-                       f"{sp.factor(gap)} with u = e^(1/{c})",
-                exact_recheck=f"exact: a nonzero rational function of u = e^(1/{c}), which is transcendental "
-                              "(Lindemann–Weierstrass), so the gap is a nonzero number",
-                numeric_recheck=f"float64: |gap| = {res:.6g} > 1e-12")
-            return Verdict(Status.REFUTED, "exact: tanh of integers/c as rational functions of e^(1/c)",
-                           counterexample=cex)
+        if c is None or gap_numerator([z[a] - k, z[a], z[0] - k, z[0]]) == {}:
+            continue  # no cap: the change is −k on every entry; capped: the same change exactly
+        change = lambda t: c * (sp.tanh(sp.Rational(t - k, c)) - sp.tanh(sp.Rational(t, c)))
+        gap = change(z[a]) - change(z[0])
+        res = abs(c * ((math.tanh((z[a] - k) / c) - math.tanh(z[a] / c))
+                       - (math.tanh((z[0] - k) / c) - math.tanh(z[0] / c))))
+        numeric = (f"float64: |gap| = {res:.6g} > 1e-12" if res > 1e-12 else
+                   f"float64: |gap| = {res:.3g} does not resolve it; " + _interval_recheck(gap))
+        cex = Counterexample(
+            {"V": len(z)}, {"z": list(z), "k": k, "c": c},
+            lhs=str(change(z[0])), rhs=str(change(z[a])),
+            reason=f"cap(z−k)−cap(z) is not constant on the row: entries 0 and {a} differ by {gap} "
+                   f"(u = e^(1/{c}))",
+            exact_recheck=f"exact: the gap's numerator in u = e^(1/{c}) is a nonzero integer polynomial over a "
+                          "positive denominator, and u is transcendental (Lindemann–Weierstrass), so the gap is "
+                          "a nonzero number",
+            numeric_recheck=numeric)
+        return Verdict(Status.REFUTED, "exact: tanh of integers/c as rational functions of e^(1/c)",
+                       counterexample=cex)
     return Verdict(Status.NUMERIC_ONLY, "the shift is constant on the row at this instance (exact)",
                    numeric=NumericWitness([{"V": len(z)}], [0], 0.0, 0.0, "exact instance"))
 

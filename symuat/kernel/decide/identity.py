@@ -82,7 +82,7 @@ from symuat.kernel.hypotheses import assuming, latex_list
 from symuat.kernel.index_calculus import EntryComparison, compare_entries
 from symuat.kernel.language import NoIndexRule, implied_hypotheses, rational_entries, sides_of
 from symuat.kernel.minimise import small_assignments
-from symuat.kernel.constants import collect_undecided, polynomial_is_zero, zero_status
+from symuat.kernel.constants import collect_undecided, magnitude, polynomial_is_zero, zero_status
 from symuat.kernel.decide.instances import (
     SEEDS,
     TOLERANCE,
@@ -337,13 +337,18 @@ def find_counterexample(lhs, rhs, grid: list[dict] | None = None, seeds=SEEDS,
 
 def _exact_relative(left, right) -> float:
     """max|l − r| / max(1, |l|, |r|) of two exact arrays, as a float (0 when not comparable)."""
-    try:
-        diff = max((abs(x - y) for x, y in zip(left.flat, right.flat)), default=0)
-        scale = max([1] + [abs(x) for x in left.flat] + [abs(y) for y in right.flat])
-        return float(sp.Rational(diff) / sp.Rational(scale)) if not isinstance(diff, sp.Basic) \
-            else float(sp.N(diff / scale))
-    except (TypeError, ValueError):
-        return 1.0
+    if not any(isinstance(v, sp.Basic) for v in (*left.flat, *right.flat)):
+        try:
+            diff = max((abs(x - y) for x, y in zip(left.flat, right.flat)), default=0)
+            scale = max([1] + [abs(x) for x in left.flat] + [abs(y) for y in right.flat])
+            return float(sp.Rational(diff) / sp.Rational(scale))
+        except (TypeError, ValueError):
+            return 1.0
+    # closed-form constants: certified magnitudes (interval arithmetic), never SymPy's ordering of
+    # two radicals (undecidable at its precision) nor a 15-digit evalf of a cancellation
+    diff = max((magnitude(sp.sympify(x) - sp.sympify(y)) for x, y in zip(left.flat, right.flat)), default=0.0)
+    scale = max([1.0] + [magnitude(v) for v in (*left.flat, *right.flat)])
+    return diff / scale
 
 
 def _recheck(cex: Counterexample, lhs, rhs, sizes, sigma=None) -> Counterexample:

@@ -96,6 +96,15 @@ def check_supported(*exprs) -> None:
     ``exprs`` that the kernel has no rule for (SymPy's ``Trace``, ``Inverse``, …)."""
     for expr in exprs:
         for node in sp.preorder_traversal(expr):
+            if isinstance(node, sp.MatMul):
+                for c in node.args:
+                    if not isinstance(c, MatrixExpr) and any(_not_real(q) for q in sp.preorder_traversal(c)):
+                        from symuat.errors import describe
+
+                        raise UnsupportedExpressionError(
+                            f"unsupported: the coefficient {_short(c)} is not real (SymPy's power of a negative "
+                            f"number is the principal complex root: ≈ {describe(sp.N(c, 4))}) — the kernel decides "
+                            "statements over the reals; for a real root write sympy.real_root")
             if isinstance(node, MatrixExpr):
                 if isinstance(node, _SUPPORTED) or hasattr(node, "_symuat_evaluate"):
                     continue
@@ -118,6 +127,16 @@ def check_supported(*exprs) -> None:
                     "matrix has no rule in the kernel beyond traces, determinants at explicit sizes and "
                     "1×1 entries (symuat.kernel.language)"
                 )
+
+
+def _not_real(node) -> bool:
+    """A scalar constant that is not real by construction: the imaginary unit, or a non-integer power
+    of a negative number (``(−8)^(1/3)`` is SymPy's principal root ``1 + √3·i``, not −2). Structural,
+    so it never asks SymPy's assumptions anything dear."""
+    if node is sp.I:
+        return True
+    return (isinstance(node, sp.Pow) and node.base.is_number and node.base.is_Rational
+            and node.base.is_negative and node.exp.is_Rational and not node.exp.is_Integer)
 
 
 def _short(node) -> str:
@@ -214,8 +233,11 @@ def random_values(syms: dict, sizes: dict, rng, mode: str, scalars=()) -> dict[s
             sign = 1 if sym.is_positive or sym.is_nonnegative else int(rng.choice([-1, 1]))
             v = int(rng.integers(1, 4)) * sign
             values[sym.name] = float(v) if mode == "float" else v
+    from symuat.kernel.evaluate import check_entries
+
     for name, shape_exprs in syms.items():
         shape = _shape_at(shape_exprs, sizes)
+        check_entries(name, shape, mode, sizes)  # before the leaf is drawn
         if mode == "float":
             values[name] = rng.standard_normal(shape)
         elif mode == "exact":
@@ -295,7 +317,11 @@ def numeric_confirmation(lhs, rhs, sizes_list: list[dict], seeds=SEEDS) -> Numer
 
 
 def _confirm_or_raise(lhs, rhs, sizes_list, what: str) -> NumericWitness:
+    from symuat.kernel.constants import _UNDECIDED
+
     witness = numeric_confirmation(lhs, rhs, sizes_list)
+    if _UNDECIDED.get():  # an undecided constant comparison: float64 cannot contradict what was not decided
+        return witness  # (the verdict is capped at numeric-only, the comparison and residual stated)
     if not witness.max_residual <= TOLERANCE:  # NaN fails too
         raise KernelInconsistencyError(
             f"{what}, but float64 residual {witness.max_residual:.3g} > {TOLERANCE}"
