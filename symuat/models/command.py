@@ -24,11 +24,10 @@ MODEL_EXIT = ("exit status: 0 the rewrite reproduces the model within the tolera
 
 def add_parser(sub) -> None:
     """Register ``symuat model`` on the top-level sub-parser collection ``sub``."""
-    import argparse
-    import textwrap
+    from symuat.cli import HelpFormatter  # wrapped to the terminal's width, defaults shown
 
-    epilog = textwrap.fill(MODEL_EXIT, 78, subsequent_indent="  ")
-    raw = argparse.RawDescriptionHelpFormatter
+    epilog = MODEL_EXIT
+    raw = HelpFormatter
     model = sub.add_parser("model", help="the DUAT rewrite of a real pretrained model (encoder or decoder)",
                            epilog=epilog, formatter_class=raw)
     msub = model.add_subparsers(dest="model_command", required=True)
@@ -38,7 +37,10 @@ def add_parser(sub) -> None:
     check.add_argument("--model", default="minilm",
                        help=f"a packaged model name ({', '.join(PACKAGED)}), a checkpoint folder (BERT, Llama, Qwen2) "
                             "or a .gguf file")
-    check.add_argument("--text", action="append", help="a sentence (repeatable; several make a padded batch)")
+    check.add_argument("--text", action="append",
+                       help="a sentence (repeatable; several make a padded batch; default: "
+                            f"{' / '.join(repr(t) for t in DEFAULT_TEXTS)} for an encoder, "
+                            f"{LLAMA_DEFAULT_TEXTS[0]!r} for a decoder, gemma3 its own sample)")
     check.add_argument("--no-reference", action="store_true", help="skip the HF reference even if installed")
     check.add_argument("--format", choices=("table", "json"), default="table")
     check.add_argument("--tolerance", default="1e-12", help="largest per-row relative error that passes (default 1e-12)")
@@ -75,6 +77,7 @@ def add_parser(sub) -> None:
     from symuat.models.fold import add_fold_parser  # spec §9: `symuat model fold` (issue #21)
 
     add_fold_parser(msub)
+    msub.choices["fold"].formatter_class = raw  # wrapped to the width, its defaults shown
 
 
 def _strict(value):
