@@ -116,8 +116,8 @@ _DROP_WITH_ARG = ("mathbf", "boldsymbol", "mathrm", "mathit", "text", "texttt", 
 
 
 def _script(body: str, table: dict, mark: str) -> str:
-    if body and all(ch in table for ch in body):
-        return "".join(table[ch] for ch in body)
+    if body.strip(",") and all(ch in table or ch == "," for ch in body):  # W'_{3,1} → W'₃,₁
+        return "".join(table.get(ch, ch) for ch in body)
     wrapped = len(body) == 1 or (body.startswith("(") and body.endswith(")") and body.count("(") == 1)
     return mark + (body if wrapped else f"({body})")
 
@@ -484,8 +484,8 @@ def fit_lines(lines: list[str], width: int) -> list[str]:
     starts under the text after its label (or 4 columns in, when the label is wide); nothing is
     clipped.
 
-    >>> fit_lines(["  note:      one two three four"], 24)
-    ['  note:      one two', '             three four']
+    >>> fit_lines(["  note:      one two three four five six seven eight"], 40)
+    ['  note:      one two three four five six', '             seven eight']
     """
     import re
 

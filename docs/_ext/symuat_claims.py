@@ -140,8 +140,110 @@ def tex_prose(tex: str) -> str:
     return "".join(out)
 
 
+_RELATIONS = ("=", "<", ">", r"\le", r"\leq", r"\ge", r"\geq", r"\ne", r"\neq", r"\approx", r"\equiv",
+              r"\Rightarrow", r"\Leftrightarrow", r"\iff", r"\to", r"\mapsto", r"\in", r"\subseteq")
+
+
+def visible_length(tex: str) -> int:
+    r"""About how many characters wide ``tex`` typesets: a command is one glyph, braces and
+    script marks none, a sub- or superscript counts ⅔, an operator (with its spacing) two.
+
+    >>> visible_length(r"\sum_{k_0<D} W_{1,1}^{k_0,k_1}")
+    10
+    """
+    body = re.sub(r"\\(left|right|mathbf|mathrm|operatorname|text|boldsymbol|mathring|,|;|!|quad)(?![A-Za-z])", "", tex)
+    body = re.sub(r"\\[A-Za-z]+", "x", body)
+    scripts = sum(len(m) for m in re.findall(r"[_^]\{([^{}]*)\}", body))
+    operators = len(re.findall(r"[=+<>−-]", body))  # a relation or a binary operator takes two, with its spacing
+    return int(len(re.sub(r"[{}_^ ]", "", body)) - scripts / 3 + operators)
+
+
+def _pieces(tex: str) -> list[tuple[str, str]]:
+    """``tex`` cut before each relation and binary ``+``/``−``, after each comma and between two
+    factors (``} {``) outside braces and ``\\left…\\right``: ``(kind, text)`` pairs, kind ``rel``,
+    ``op``, ``comma``, ``mul`` or ``""`` (the first)."""
+    out, start, stack, k, kind = [], 0, [], 0, ""
+    while k < len(tex):
+        c = tex[k]
+        # a line may break where every open group is a plain ( or [ (not a brace, not \left)
+        free = all(g in "([" for g in stack)
+        if c == "\\":
+            m = re.match(r"\\([A-Za-z]+|.)", tex[k:])
+            word = m.group(1)
+            if word in ("left", "right"):
+                if word == "left":
+                    stack.append("L")
+                elif stack:
+                    stack.pop()
+                d = re.match(r"\\[A-Za-z]+\s*(\\[{}|]|\\[A-Za-z]+|.)", tex[k:])
+                k += len(d.group(0)) if d else len(m.group(0))
+                continue
+            if free and "\\" + word in _RELATIONS and k > start:
+                out.append((kind, tex[start:k]))
+                start, kind = k, "rel"
+            k += len(m.group(0))
+            continue
+        if c in "{([":
+            stack.append(c)
+        elif c in "})]":
+            if stack:
+                stack.pop()
+        elif free and k > start:
+            prev = tex[start:k].rstrip()[-1:]
+            if c in "=<>" and tex[k - 1] not in "<>!:":
+                out.append((kind, tex[start:k]))
+                start, kind = k, "rel"
+            elif c in "+-" and prev and prev not in "=<>(,{[^_+-":
+                out.append((kind, tex[start:k]))
+                start, kind = k, "op"
+            elif c == ",":
+                out.append((kind, tex[start:k + 1]))
+                start, kind = k + 1, "comma"
+            elif c == " " and prev in ")}]" and re.match(r" +[{\\A-Za-z(]", tex[k:]):
+                out.append((kind, tex[start:k]))  # between two factors of a product
+                start, kind = k, "mul"
+        k += 1
+    out.append((kind, tex[start:]))
+    return [(kd, t) for kd, t in out if t.strip()]
+
+
+#: characters of a formula per line: a display (about 800 px wide) and a derivation table's
+#: statement cell (about 400 px at 1024 px)
+DISPLAY_ROOM, CELL_ROOM = 56, 34
+
+
+def wrap_tex(tex: str, room: int = DISPLAY_ROOM) -> str:
+    r"""A display formula wider than ``room`` characters (:func:`visible_length`) set on several
+    lines (``aligned``): broken before a top-level relation (aligned on it), before a binary
+    ``+``/``−`` or after a comma, never inside a group, so it wraps instead of running off its
+    box. A short formula, or one already laid out (``\begin``, ``&``), is unchanged.
+
+    >>> wrap_tex("a + b = c + d", 4)
+    '\\begin{aligned}&a + b \\\\ &\\quad = c \\\\ &\\qquad + d\\end{aligned}'
+    >>> wrap_tex("a + b = c", 60)
+    'a + b = c'
+    """
+    if visible_length(tex) <= room or r"\begin" in tex or "&" in tex or r"\\" in tex:
+        return tex
+    original = tex
+    # \left( … \right) as plain brackets, so that a line may break inside them
+    tex = re.sub(r"\\right\s*([)\]])", r"\1", re.sub(r"\\left\s*([(\[])", r"\1", tex))
+    lines, line = [], ""
+    for kind, text in _pieces(tex):
+        if line and visible_length(line + text) > room:
+            lines.append(line)
+            line = ""
+        if not line and lines:
+            line = "&" + (r"\quad " if kind == "rel" else r"\qquad ")
+        line += text
+    lines.append(line)
+    if len(lines) == 1:
+        return original
+    return r"\begin{aligned}&" + r"\\ ".join(lines) + r"\end{aligned}"  # every line from the left
+
+
 def _math(tex: str, indent: str = "") -> str:
-    body = textwrap.indent(tex_prose(tex.strip()), indent + "   ")
+    body = textwrap.indent(wrap_tex(tex_prose(tex.strip())), indent + "   ")
     return f"{indent}.. math::\n\n{body}\n"
 
 
@@ -163,6 +265,71 @@ _BARE_SUPSUB = re.compile(r"(?<![\w\\])([A-Za-z]{1,4})\^([A-Za-z0-9])_([A-Za-z0-
 _EMPHASIS = re.compile(r"(?<![\w*])\*([A-Za-z][A-Za-z ]*[A-Za-z]|[A-Za-z])\*(?![\w*])")
 
 
+#: where TeX starts in prose written without ``$…$``: a control word, a braced sub/superscript
+_TEX_MARK = re.compile(r"\\[A-Za-z]+|[_^]\{")
+_OPEN, _CLOSE = "({[", ")}]"
+
+
+def tex_spans(text: str) -> list[tuple[int, int]]:
+    r"""The stretches of ``text`` that are TeX written into prose without ``$…$`` (``\left|f -
+    S\right|``, ``W^{T}``, ``b'_{j,2}``): from the start of the word a mark (:data:`_TEX_MARK`)
+    is in, on to the first space outside brackets; neighbours joined by an operator are one
+    stretch. Typeset as math, never shown as source.
+
+    >>> t = r"holds and \left|{f - S}\right| < \varepsilon + 1 fails; lift of X: W^{T} \otimes I."
+    >>> [t[a:b] for a, b in tex_spans(t)]
+    ['\\left|{f - S}\\right| < \\varepsilon', 'W^{T} \\otimes']
+    """
+    spans: list[tuple[int, int]] = []
+    for m in _TEX_MARK.finditer(text):
+        if spans and m.start() < spans[-1][1]:
+            continue
+        a = m.start()
+        while a > 0 and (text[a - 1].isalnum() or text[a - 1] in "'\\("):
+            a -= 1
+        b, depth = a, 0
+        while b < len(text):
+            c = text[b]
+            if c in _OPEN:
+                depth += 1
+            elif c in _CLOSE:
+                if depth == 0:
+                    break
+                depth -= 1
+            elif c.isspace() and depth == 0:
+                break
+            b += 1
+        while b > m.end() and text[b - 1] in ".,;:" and depth == 0:
+            b -= 1
+        if spans and re.fullmatch(r"\s*[=<>+\-−·≤≥≠]?\s*", text[spans[-1][1]:a]):
+            spans[-1] = (spans[-1][0], b)
+        else:
+            spans.append((a, b))
+    return spans
+
+
+def _tex_inline(tex: str) -> str:
+    """A stretch of TeX from prose as inline math; one MathJax could not typeset (unbalanced
+    braces, a ``\left`` without its ``\right``) as Unicode text instead."""
+    from symuat.report import pretty
+
+    balanced = tex.count("{") == tex.count("}") and len(re.findall(r"\\left(?![A-Za-z])", tex)) == len(
+        re.findall(r"\\right(?![A-Za-z])", tex))
+    depth = 0
+    for c in tex:
+        depth += (c == "{") - (c == "}")
+        balanced = balanced and depth >= 0
+    return _m(tex) if balanced else _escape(pretty(tex))
+
+
+def _label(text: str) -> str:
+    """A label (a step's name and reading tags, set in bold) as plain text: TeX in it (``9 ·
+    W'_{3,1}``) as Unicode (``9 · W'₃,₁``), since bold cannot hold math."""
+    from symuat.report import pretty
+
+    return _escape(pretty(text) if _TEX_MARK.search(text) else text)
+
+
 def _claim_ref_re():
     if not _CLAIM_IDS:
         return None
@@ -174,11 +341,13 @@ def _plain(text: str, links: bool = True) -> str:
     """Prose without ``$`` or backticks: bare subscripts become math, claim IDs become links."""
     out, pos = [], 0
     ref_re = _claim_ref_re() if links else None
-    tokens = []
+    tokens = [(a, b, "tex", text[a:b]) for a, b in tex_spans(text)]
     for m in _EMPHASIS.finditer(text):
-        tokens.append((m.start(), m.end(), "em", m))
+        if not any(a < m.end() and m.start() < b for a, b, _, _ in tokens):
+            tokens.append((m.start(), m.end(), "em", m))
     for m in _BARE_SUPSUB.finditer(text):
-        tokens.append((m.start(), m.end(), "supsub", m))
+        if not any(a < m.end() and m.start() < b for a, b, _, _ in tokens):
+            tokens.append((m.start(), m.end(), "supsub", m))
     for m in _BARE_SUB.finditer(text):
         if not any(a < m.end() and m.start() < b for a, b, _, _ in tokens):
             tokens.append((m.start(), m.end(), "sub", m))
@@ -188,7 +357,9 @@ def _plain(text: str, links: bool = True) -> str:
                 tokens.append((m.start(), m.end(), "ref", m))
     for start, end, kind, m in sorted(tokens, key=lambda t: t[0]):
         out.append(_escape(text[pos:start]))
-        if kind == "em":  # Markdown *word* in a note: reST emphasis, not literal stars
+        if kind == "tex":  # TeX written into prose without $…$: typeset, never shown as source
+            out.append(_tex_inline(m))
+        elif kind == "em":  # Markdown *word* in a note: reST emphasis, not literal stars
             out.append(f"\\ *{_escape(m.group(1))}*\\ ")
         elif kind == "supsub":
             base = m.group(1) if len(m.group(1)) == 1 else f"\\mathrm{{{m.group(1)}}}"
@@ -438,7 +609,9 @@ def check_detail(r, heading: bool = True) -> list[str]:
         else:  # closed forms in a quantity (a mistake's witness: 288*e**12/…) read as 288·e¹²/…
             from symuat.values import readable
 
-            lines += [f"*{rich(k, links=False)}:* {rich(readable(str(q)))}", ""]
+            label = rich(k, links=False)  # emphasis cannot hold a role: a label with math stays upright
+            label = f"{label}:" if ":math:`" in label or "*" in label else f"*{label}:*"
+            lines += [f"{label} {rich(readable(str(q)))}", ""]
     if "how" in v.quantities:
         lines += [f"*How:* {rich(str(v.quantities['how']))}", ""]
     for label, x in (("Witness", v.quantities.get("witness")),
@@ -657,11 +830,13 @@ def derivation(claim, results, wrong: set | None = None) -> list[str]:
                 body = " ".join(f"{_badge(s)}\\ ×{n}" for s, n in counts.most_common())
             else:
                 body = " ".join(_pair(r) for r in group)
-            cells.append((f"**{_escape(name)}:** " if len(labelled) > 1 else "") + body)
-        label = " = ".join(f"**{_escape(n)}**" for n in names)
+            cells.append((f"**{_label(name)}:** " if len(labelled) > 1 else "") + body)
+        label = " = ".join(f"**{_label(n)}**" for n in names)
         if wrong and any(n.split(" ")[0] in wrong or n in wrong for n in names):
             label += " ✘"
-        out_rows.append((label, f":math:`{tex_prose(statement.replace('`', chr(39)))}`", " ".join(cells)))
+        # a statement wider than its cell broken into lines (a cell holds about 34 characters at 1024 px)
+        tex = wrap_tex(tex_prose(statement.replace('`', chr(39))), CELL_ROOM)
+        out_rows.append((label, f":math:`{tex}`", " ".join(cells)))
     lines = [_table(out_rows, ("step", "statement", "status per reading"), widths="10 54 36", cls="derivation"), ""]
     if merged:
         lines += ["A row with two labels (``main = end``): the same statement, checked in two roles — "
