@@ -139,6 +139,13 @@ class Parser(argparse.ArgumentParser):
     """An argument parser whose usage errors fit the width and suggest the near choice:
     ``symuat prov`` → ``unknown choice 'prov'; did you mean 'prove'?`` (exit status 2)."""
 
+    def add_argument(self, *args, **kwargs):
+        """An option with a default and no help still shows its default in ``--help``."""
+        if (args and str(args[0]).startswith("-") and "help" not in kwargs
+                and kwargs.get("default") not in (None, False)):
+            kwargs["help"] = "(default: %(default)s)"
+        return super().add_argument(*args, **kwargs)
+
     def error(self, message):
         import difflib
         import textwrap

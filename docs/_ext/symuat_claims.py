@@ -285,7 +285,7 @@ def tex_spans(text: str) -> list[tuple[int, int]]:
         if spans and m.start() < spans[-1][1]:
             continue
         a = m.start()
-        while a > 0 and (text[a - 1].isalnum() or text[a - 1] in "'\\("):
+        while a > 0 and (text[a - 1].isalnum() or text[a - 1] in "'\\(_^"):
             a -= 1
         b, depth = a, 0
         while b < len(text):
@@ -313,6 +313,8 @@ def _tex_inline(tex: str) -> str:
     braces, a ``\left`` without its ``\right``) as Unicode text instead."""
     from symuat.report import pretty
 
+    if re.fullmatch(r"\\(frac|sqrt|left|right|overset|mathbf|mathrm|operatorname|text|hat|tilde|bar)", tex):
+        return f"\\ ``{tex}``\\ "  # prose about a TeX command (“the \\frac numerator”): its name, as code
     balanced = tex.count("{") == tex.count("}") and len(re.findall(r"\\left(?![A-Za-z])", tex)) == len(
         re.findall(r"\\right(?![A-Za-z])", tex))
     depth = 0

@@ -77,7 +77,8 @@ def add_parser(sub) -> None:
     from symuat.models.fold import add_fold_parser  # spec §9: `symuat model fold` (issue #21)
 
     add_fold_parser(msub)
-    msub.choices["fold"].formatter_class = raw  # wrapped to the width, its defaults shown
+    fold = msub.choices["fold"]
+    fold.formatter_class, fold.epilog = raw, epilog  # wrapped to the width, its defaults and exit statuses shown
 
 
 def _strict(value):
