@@ -272,3 +272,17 @@ def test_list_and_show_have_json_and_report_json_carries_the_headline(capsys):
     first = capsys.readouterr().out.splitlines()[0]
     assert doc["headline"]["lines"][0].startswith(first.rstrip()) or first in " ".join(doc["headline"]["lines"])
     assert doc["headline"]["fails"] == sum(c["verdict"] == "fails" and not c["extension"] for c in doc["claims"])
+
+
+def test_certify_prints_its_record_within_the_width():
+    from symuat.certify.cli import summary_lines
+
+    record = {"summary": {"certified": 137, "symbolic_proved": 142, "failed": 0, "unsupported": 5,
+                          "proofs": {"normal form": 106, "direct": 4, "certificate": 54}},
+              "library_seconds": 13.5, "compile_seconds": 686,
+              "coqchk": {"ok": True, "theorems": 164, "axioms": "<none>", "seconds": 95.5},
+              "checks": {"X3.sandwich": {"status": "failed", "reason": "the Hadamard product " * 12},
+                         "P1": {"status": "certified", "reason": ""}}}
+    lines = summary_lines(record, width=80)
+    assert max(len(ln) for ln in lines) <= 80 and lines[0].startswith("137 of 142 symbolic proved checks")
+    assert any("X3.sandwich" in ln for ln in lines) and not any("P1" in ln for ln in lines)
