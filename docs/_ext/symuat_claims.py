@@ -178,10 +178,13 @@ def _pieces(tex: str) -> list[tuple[str, str]]:
                 d = re.match(r"\\[A-Za-z]+\s*(\\[{}|]|\\[A-Za-z]+|.)", tex[k:])
                 k += len(d.group(0)) if d else len(m.group(0))
                 continue
-            if free and "\\" + word in _RELATIONS and k > start:
+            if free and "\\" + word in _RELATIONS and k > start and not tex[start:k].rstrip().endswith("&"):
                 out.append((kind, tex[start:k]))
                 start, kind = k, "rel"
             k += len(m.group(0))
+            if free and word == " " and k < len(tex):  # after a control space
+                out.append((kind, tex[start:k]))
+                start, kind = k, "mul"
             continue
         if c in "{([":
             stack.append(c)
@@ -190,7 +193,7 @@ def _pieces(tex: str) -> list[tuple[str, str]]:
                 stack.pop()
         elif free and k > start:
             prev = tex[start:k].rstrip()[-1:]
-            if c in "=<>" and tex[k - 1] not in "<>!:":
+            if c in "=<>" and tex[k - 1] not in "<>!:" and prev != "&":
                 out.append((kind, tex[start:k]))
                 start, kind = k, "rel"
             elif c in "+-" and prev and prev not in "=<>(,{[^_+-":
@@ -214,22 +217,43 @@ DISPLAY_ROOM, CELL_ROOM = 56, 34
 
 def wrap_tex(tex: str, room: int = DISPLAY_ROOM) -> str:
     r"""A display formula wider than ``room`` characters (:func:`visible_length`) set on several
-    lines (``aligned``): broken before a top-level relation (aligned on it), before a binary
-    ``+``/``−`` or after a comma, never inside a group, so it wraps instead of running off its
-    box. A short formula, or one already laid out (``\begin``, ``&``), is unchanged.
+    lines (``aligned``): broken before a relation, before a binary ``+``/``−``, after a comma or
+    between factors, never inside a brace group or ``\left…\right``, so it wraps instead of running
+    off its box. A chain already set one link per line (:func:`chain_lines`) has each long line
+    broken the same way; a short formula is unchanged.
 
     >>> wrap_tex("a + b = c + d", 4)
     '\\begin{aligned}&a + b \\\\ &\\quad = c \\\\ &\\qquad + d\\end{aligned}'
+    >>> wrap_tex(r"\begin{aligned}a &= b + c\\ &= d\end{aligned}", 4)
+    '\\begin{aligned}a &= b \\\\&\\qquad + c\\\\ &= d\\end{aligned}'
     >>> wrap_tex("a + b = c", 60)
     'a + b = c'
     """
+    chain = re.fullmatch(r"\\begin\{aligned\}(.*)\\end\{aligned\}", tex.strip(), re.S)
+    if chain:  # a chain: each link on its own line(s)
+        links = re.split(r"\\\\", chain.group(1))
+        out = [ln for link in links for ln in _wrap_line(link, room, first="")]
+        return r"\begin{aligned}" + r"\\".join(out) + r"\end{aligned}" if len(out) > len(links) else tex
     if visible_length(tex) <= room or r"\begin" in tex or "&" in tex or r"\\" in tex:
         return tex
-    original = tex
-    # \left( … \right) as plain brackets, so that a line may break inside them
-    tex = re.sub(r"\\right\s*([)\]])", r"\1", re.sub(r"\\left\s*([(\[])", r"\1", tex))
+    lines = _wrap_line(tex, room, first="&")
+    if len(lines) == 1:
+        return tex
+    return r"\begin{aligned}" + r"\\ ".join(lines) + r"\end{aligned}"  # every line from the left
+
+
+def _wrap_line(tex: str, room: int, first: str) -> list[str]:
+    """One line of a formula as lines of about ``room`` characters (``first`` before the first,
+    ``&\\quad``/``&\\qquad`` before each continuation); ``[tex]`` when it fits or cannot break."""
+    if visible_length(tex) <= room:
+        return [tex]
+    # \left( … \right) as plain brackets, so that a line may break inside them; a long \text{…}
+    # one group per word, so that it may break between words
+    plain = re.sub(r"\\right\s*([)\]])", r"\1", re.sub(r"\\left\s*([(\[])", r"\1", tex))
+    plain = re.sub(r"\\text\{([^{}]{16,})\}",
+                   lambda m: " ".join(r"\text{%s}" % w for w in re.findall(r"\s*\S+\s*", m.group(1))), plain)
     lines, line = [], ""
-    for kind, text in _pieces(tex):
+    for kind, text in _pieces(plain):
         if line and visible_length(line + text) > room:
             lines.append(line)
             line = ""
@@ -238,8 +262,8 @@ def wrap_tex(tex: str, room: int = DISPLAY_ROOM) -> str:
         line += text
     lines.append(line)
     if len(lines) == 1:
-        return original
-    return r"\begin{aligned}&" + r"\\ ".join(lines) + r"\end{aligned}"  # every line from the left
+        return [tex]
+    return [first + lines[0]] + lines[1:]
 
 
 def _math(tex: str, indent: str = "") -> str:

@@ -36,7 +36,15 @@
       var target = m.getAttribute("display") === "true" ? m.querySelector("mjx-math") || m : m;
       target.style.zoom = "";
       var need = target.getBoundingClientRect().width, have = room(target);
-      if (need > have + 1 && have > 0) target.style.zoom = Math.max(0.6, Math.floor(98 * have / need) / 100);
+      if (!(need > have + 1 && have > 0)) return;
+      var zoom = Math.max(0.6, Math.floor(98 * have / need) / 100);
+      target.style.zoom = zoom;
+      // what else the box holds (an aligned block's padding, the screen-reader copy) may still
+      // overflow it: a little smaller until it does not
+      while (zoom > 0.6 && (m.scrollWidth > m.clientWidth + 1 || target.getBoundingClientRect().width > have + 1)) {
+        zoom = Math.max(0.6, zoom - 0.03);
+        target.style.zoom = zoom;
+      }
     });
   }
   function wait(tries) {
