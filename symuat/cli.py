@@ -356,7 +356,8 @@ def main(argv: list[str] | None = None) -> int:
         if args.format == "json":
             print(report.details_json(shown))
         else:
-            print("\n\n".join(report.detail(r, wide=args.wide) for r in shown))
+            width = None if args.wide else report.terminal_width()
+            print("\n\n".join(report.detail(r, width) for r in shown))
         if keep is not None and args.format != "json":
             print(f"\nshown: {len(shown)} of {report.plural(len(results), 'check')}")
     elif args.format == "table" and args.group:

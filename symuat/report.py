@@ -501,11 +501,11 @@ def fit_lines(lines: list[str], width: int) -> list[str]:
     return out
 
 
-def detail(result: Result, width: int | None = None, wide: bool = False) -> str:
-    """A human-readable account of one check: statement, method, evidence, correction, in lines
-    of at most ``width`` columns (default: the terminal's; ``wide``: unwrapped)."""
+def detail(result: Result, width: int | None = None) -> str:
+    """A human-readable account of one check: statement, method, evidence, correction — in lines
+    of at most ``width`` columns (``symuat show`` passes the terminal's; default: unwrapped)."""
     lines = _detail_lines(result)
-    return "\n".join(lines if wide else fit_lines(lines, width or terminal_width()))
+    return "\n".join(lines if width is None else fit_lines(lines, width))
 
 
 def details_json(results: list[Result]) -> str:
