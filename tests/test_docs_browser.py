@@ -242,8 +242,9 @@ FIRST_SCREEN_HEIGHT = {1024: 768, 1400: 900}
 #: of five or more one-letter identifiers), Markdown emphasis left as text, the reading-tag
 #: legend, a badge not on the line of its reading, and where the bottom line and legend start
 #: TeX or reST markup that survived into the rendered text (outside math, code and scripts): a
-#: control word, \( \[ delimiters, a reST role, a braced sub/superscript, a backtick
-RESIDUE = r"\\(?:[A-Za-z]{2,}|[()\[\]{}|,;!])|:(?:math|ref|badge|verdict|doc|term|code):|[\^_]\{|`"
+#: control word, \( \[ delimiters, a reST role, a braced sub/superscript, a backtick; and
+#: symuat's internal issue numbers ("decision (issue 10)"), which mean nothing to a reader
+RESIDUE = r"\\(?:[A-Za-z]{2,}|[()\[\]{}|,;!])|:(?:math|ref|badge|verdict|doc|term|code):|[\^_]\{|`|\b[Ii]ssue #?\d+"
 MEASURE_JS = r"""
 var RESIDUE = %s;
 function symuatMeasure() {
@@ -458,9 +459,10 @@ def test_the_residue_pattern_catches_what_it_should():
     on clean text it must pass)."""
     residue = re.compile(RESIDUE)
     for raw in (":math:`b_{MHA}`: T_D", r"\left|{f - S}\right| < \varepsilon", r"softmax(\frac{x}{\sqrt M})",
-                "W^{T} ⊗ I", "b'_{j,2}", r"upper bound \min(d, d_k)"):
+                "W^{T} ⊗ I", "b'_{j,2}", r"upper bound \min(d, d_k)", "grouping (decision, issue 10)"):
         assert residue.search(raw), raw
-    for clean in ("counterexample at n = 2: values differ", "W₁ᵀ W₂ x ≠ W₂ᵀ W₁ x", "C-col,LR|RL; eq20"):
+    for clean in ("counterexample at n = 2: values differ", "W₁ᵀ W₂ x ≠ W₂ᵀ W₁ x", "C-col,LR|RL; eq20",
+                  "a write counted twice (TransformerLens #1639)"):
         assert not residue.search(clean), clean
 
 
