@@ -312,7 +312,8 @@ def grouped_rows(results: list[Result], width: int | None = None, wide: bool = F
                 out.append("")
             current = claim_id
             claim = REGISTRY.claims.get(claim_id)
-            out.append(f"{claim_id} — {claim.title if claim else ''}")
+            head = f"{claim_id} — {claim.title if claim else ''}"
+            out += [head] if wide else wrap(head, width, "", "  ")
         # every reading of this step symuat has (not just the shown ones): the axis values a
         # group does not cover are what sets it apart
         every = [c for c in REGISTRY.all_checks() if c.id == check_id]
@@ -382,7 +383,8 @@ class TableWriter:
             if self.current is not None:
                 self._emit("")
             self.current = claim_id
-            self._emit(f"{claim_id} — {title}")
+            for line in ([f"{claim_id} — {title}"] if self.wide else wrap(f"{claim_id} — {title}", self.width, "", "  ")):
+                self._emit(line)
         status = status_of(r)
         bits = note_bits(r)
         note = "; ".join(bits)
