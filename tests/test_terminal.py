@@ -190,8 +190,8 @@ def test_prove_group_on_the_command_line(capsys, monkeypatch):
 #: every parser symuat has (its --help), and the claim commands run at 80 columns
 HELPS = [[], ["report"], ["prove"], ["show"], ["list"], ["certify"], ["model"], ["model", "check"],
          ["model", "explain"], ["model", "install"], ["model", "fold"]]
-RUNS = [["report", "P5", "T8", "A1", "H8"], ["prove", "P5", "H8", "WP7"], ["prove", "WP7", "--group"], ["prove", "T8", "--failed", "--group"],
-        ["show", "P5.f", "H8.cov", "H8.1"], ["show", "A1"], ["list"]]
+RUNS = [["report", "P5", "T8", "A1", "H8"], ["prove", "P5", "H8", "WP7"], ["prove", "WP7", "--group"],
+        ["prove", "T8", "--failed", "--group"], ["show", "P5.f", "H8.cov", "H8.1"], ["show", "A1"], ["list"]]
 
 
 def _widest(text: str) -> str:
