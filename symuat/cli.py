@@ -87,15 +87,90 @@ EXIT_CODES = ("exit status: 0 every check ran (a refutation is a result, not a f
 KEYS = ("IDs: P5 (a claim: every check of it), P5.f (one step), P5.f[C-col,LR,square] (one reading of "
         "it), P5.f[C-col] (every reading with these tags); case does not matter (p5 is P5). "
         "symuat list names every claim.")
-EPILOG = "\n".join(__import__("textwrap").fill(t, 78, subsequent_indent="  ") for t in (KEYS, EXIT_CODES))
+#: the reading syntax, where readings are printed (``report``, ``prove --group``, ``show``)
+READINGS = ("readings: tags joined by ',' make one reading (one choice per axis, e.g. C-col,LR); "
+            "';' separates readings; a|b on an axis: either value (nnz-frac,col|row is two readings)")
+EPILOG = "\n".join((KEYS, EXIT_CODES))
 STATUSES = ("proved", "proved-at-sizes", "numeric-only", "refuted", "informal", "definition", "error")
+CERTIFY = ("Export every symbolic `proved` of the core groups (D, P, M, H, X1, X3) to Coq theorems, "
+           "compile them with coqc and write the record the report and the docs read ('+coq'). "
+           "Needs coqc (Coq 8.16) and MathComp (apt-get install coq libcoq-mathcomp-algebra). "
+           "Takes about 12 minutes with --jobs 2 on 2 cores (in CI: library 13.5 s, proofs 686 s; "
+           "--coqchk 95.5 s more; coq/README.md).")
+CERTIFY_EXIT = ("exit status: 0 the tier ran (a theorem Coq rejects is listed, not a crash); 1 --coqchk "
+                "failed or found an axiom, or a crash; 2 bad input (no coqc, a bad --pattern); "
+                "130 interrupted")
+LIST_EXIT = "exit status: 0 listed; 2 a bad option"
+
+
+class HelpFormatter(argparse.RawDescriptionHelpFormatter):
+    """Help laid out for the terminal's width (argparse reads ``COLUMNS``): each line of a
+    description or epilog is a paragraph, filled to the width with a hanging indent; an option
+    with a default its help does not state gets ``(default: …)``.
+
+    >>> import os; os.environ["COLUMNS"] = "40"
+    >>> p = argparse.ArgumentParser(prog="x", formatter_class=HelpFormatter, epilog="exit status: 0 ran; 1 a crash; 2 bad input")
+    >>> _ = p.add_argument("--jobs", default=2, help="processes")
+    >>> text = p.format_help(); del os.environ["COLUMNS"]
+    >>> "processes (default: 2)" in text, max(len(line) for line in text.splitlines()) <= 40
+    (True, True)
+    """
+
+    def _fill_text(self, text, width, indent):
+        import textwrap
+
+        out = []
+        for line in text.splitlines():
+            lead = line[:len(line) - len(line.lstrip())]
+            labelled = re.match(r"[\w ]{1,15}: ", line.strip())  # "exit status: 0 …" hangs under its label
+            out.append(textwrap.fill(line.strip(), width, initial_indent=indent + lead,
+                                     subsequent_indent=indent + lead + ("  " if labelled else ""),
+                                     break_on_hyphens=False)
+                       if line.strip() else "")
+        return "\n".join(out)
+
+    def _get_help_string(self, action):
+        text = action.help or ""
+        if (action.option_strings and action.default not in (None, False, argparse.SUPPRESS)
+                and "default" not in text and "%(default)" not in text):
+            text += (" " if text else "") + "(default: %(default)s)"
+        return text
+
+
+class Parser(argparse.ArgumentParser):
+    """An argument parser whose usage errors fit the width and suggest the near choice:
+    ``symuat prov`` → ``unknown choice 'prov'; did you mean 'prove'?`` (exit status 2)."""
+
+    def add_argument(self, *args, **kwargs):
+        """An option with a default and no help still shows its default in ``--help``."""
+        if (args and str(args[0]).startswith("-") and "help" not in kwargs
+                and kwargs.get("default") not in (None, False)):
+            kwargs["help"] = "(default: %(default)s)"
+        return super().add_argument(*args, **kwargs)
+
+    def error(self, message):
+        import difflib
+        import textwrap
+
+        from symuat.report import terminal_width
+
+        m = re.search(r"invalid choice: '([^']*)' \(choose from (.*)\)", message)
+        if m:
+            choices = re.findall(r"'([^']*)'", m.group(2))
+            close = difflib.get_close_matches(m.group(1).lower(), choices, n=1, cutoff=0.5)
+            message = (message[:m.start()] + f"unknown choice {m.group(1)!r}"
+                       + (f"; did you mean {close[0]!r}?" if close else f" (choose from {', '.join(choices)})"))
+        self.print_usage(sys.stderr)
+        text = textwrap.fill(f"{self.prog}: error: {message}", terminal_width(), subsequent_indent="  ",
+                             break_on_hyphens=False)
+        self.exit(2, text + "\n")
 
 
 def _parser() -> argparse.ArgumentParser:
     from symuat import __version__
 
-    fmt = argparse.RawDescriptionHelpFormatter
-    parser = argparse.ArgumentParser(
+    fmt = HelpFormatter
+    parser = Parser(
         prog="symuat", formatter_class=fmt,
         description="Mechanical proofs and numeric checks of the UAT / DUAT papers' claims. "
                     "Start with `symuat report`.",
@@ -103,12 +178,14 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"symuat {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     report = sub.add_parser(
-        "report", formatter_class=fmt, epilog=EPILOG,
+        "report", formatter_class=fmt, epilog="\n".join((READINGS, EPILOG)),
         help="one bottom line per claim: holds / holds under some readings / fails",
         description="One bottom line per claim of the papers: holds, holds under some readings (a "
                     "reading is one choice on each axis the text leaves open, e.g. C-col,LR), or fails, "
                     "with its strength and the proved correction. Verdicts of an identical earlier run "
-                    "(same sources, same library versions) are reused; --fresh re-runs every check.")
+                    "(same sources, same library versions) are reused; --fresh re-runs every check. "
+                    "--format json: {\"headline\": the counts of the first lines, \"claims\": one "
+                    "object per row}.")
     report.add_argument("ids", nargs="*", metavar="ID", help="claim IDs (default: every claim)")
     report.add_argument("--format", choices=("table", "json", "markdown", "latex"), default="table")
     report.add_argument("--wide", action="store_true", help="no wrapping to the terminal's width")
@@ -116,7 +193,7 @@ def _parser() -> argparse.ArgumentParser:
                         help="run every check now, not reuse the verdicts of an identical earlier run")
     report.add_argument("--jobs", type=int, default=None, metavar="N",
                         help="processes to run the checks on (default: every core); output order is fixed")
-    prove = sub.add_parser("prove", formatter_class=fmt, epilog=EPILOG,
+    prove = sub.add_parser("prove", formatter_class=fmt, epilog="\n".join((READINGS, EPILOG)),
                            help="run checks and print one verdict per check",
                            description="Run the checks of the given claims and print one row per check "
                                        "as it finishes: status, whether it agrees with the paper, notes.")
@@ -128,8 +205,13 @@ def _parser() -> argparse.ArgumentParser:
                        help="one row per outcome of a step: the readings that share a status, an "
                             "agreement with the paper and notes, with the axis values that set them apart")
     show = sub.add_parser("show", formatter_class=fmt, epilog=EPILOG,
-                          help="run checks and print each in full (method, counterexample, correction)")
+                          help="run checks and print each in full (method, counterexample, correction)",
+                          description="Run the given checks and print each in full: statement, reading, "
+                                      "method, counterexample or witness, corrected statement. --format "
+                                      "json: the records of `prove --format json`, with the why line.")
     show.add_argument("ids", nargs="+", metavar="ID", help="claim IDs or check keys (see below)")
+    show.add_argument("--format", choices=("text", "json"), default="text")
+    show.add_argument("--wide", action="store_true", help="no wrapping to the terminal's width")
     for p in (prove, show):
         p.add_argument("--status", metavar="S[,S…]",
                        help="only the checks with these statuses: " + ", ".join(STATUSES))
@@ -138,9 +220,13 @@ def _parser() -> argparse.ArgumentParser:
                             "extensions) are not established")
         p.add_argument("--jobs", type=int, default=None, metavar="N",
                        help="processes to run the checks on (default: every core); output order is fixed")
-    sub.add_parser("list", help="list the claims and how many checks each has")
-    certify = sub.add_parser("certify", help="export every symbolic `proved` of D, P, M, H, X1, X3 to Coq and "
-                             "compile it (needs coqc and MathComp)")
+    listing = sub.add_parser("list", formatter_class=fmt, epilog=LIST_EXIT,
+                             help="list the claims and how many checks each has",
+                             description="Every claim symuat knows: its ID, how many checks it has, its title.")
+    listing.add_argument("--format", choices=("table", "json"), default="table")
+    certify = sub.add_parser("certify", formatter_class=fmt, description=CERTIFY, epilog=CERTIFY_EXIT,
+                             help="export every symbolic `proved` of D, P, M, H, X1, X3 to Coq and "
+                                  "compile it (needs coqc 8.16 and MathComp; ~12 min)")
     certify.add_argument("--out", default=None, help="build directory (default: build/certify)")
     certify.add_argument("--jobs", type=int, default=2, metavar="N", help="coqc processes (default 2)")
     certify.add_argument("--coqchk", action="store_true",
@@ -244,8 +330,7 @@ def main(argv: list[str] | None = None) -> int:
     from symuat import report
 
     if args.command == "list":
-        for claim in registry.ordered_claims():
-            print(f"{claim.id:<7} {report.plural(len(claim.checks), 'check'):>10}  {claim.title}")
+        print(report.claim_list(registry.ordered_claims(), fmt=args.format))
         return 0
     if args.command == "prove" and args.group and args.format != "table":
         print(f"symuat prove: --group is a table layout; with --format {args.format} every check is "
@@ -279,8 +364,12 @@ def main(argv: list[str] | None = None) -> int:
     elif args.command == "show":
         results = report.run_with_progress(checks, jobs=jobs)
         shown = [r for r in results if keep is None or keep(r)]
-        print("\n\n".join(report.detail(r) for r in shown))
-        if keep is not None:
+        if args.format == "json":
+            print(report.details_json(shown))
+        else:
+            width = None if args.wide else report.terminal_width()
+            print("\n\n".join(report.detail(r, width) for r in shown))
+        if keep is not None and args.format != "json":
             print(f"\nshown: {len(shown)} of {report.plural(len(results), 'check')}")
     elif args.format == "table" and args.group:
         results = report.run_with_progress(checks, jobs=jobs)
@@ -288,7 +377,8 @@ def main(argv: list[str] | None = None) -> int:
         lines = report.grouped_rows(shown, wide=args.wide)
         writer = report.TableWriter(wide=args.wide)
         writer.finish(results, shown=len(shown))
-        print("\n".join(lines + writer.lines))
+        legend = report.reading_legend(wide=args.wide) if any("readings: " in ln for ln in lines) else []
+        print("\n".join(lines + writer.lines + legend))
     elif args.format == "table":
         writer = report.TableWriter(checks_keys(checks), wide=args.wide, out=sys.stdout)
         shown = []

@@ -114,8 +114,8 @@ _DROP_WITH_ARG = ("mathbf", "boldsymbol", "mathrm", "mathit", "text", "texttt", 
 
 
 def _script(body: str, table: dict, mark: str) -> str:
-    if body and all(ch in table for ch in body):
-        return "".join(table[ch] for ch in body)
+    if body.strip(",") and all(ch in table or ch == "," for ch in body):  # W'_{3,1} → W'₃,₁
+        return "".join(table.get(ch, ch) for ch in body)
     wrapped = len(body) == 1 or (body.startswith("(") and body.endswith(")") and body.count("(") == 1)
     return mark + (body if wrapped else f"({body})")
 
@@ -310,7 +310,8 @@ def grouped_rows(results: list[Result], width: int | None = None, wide: bool = F
                 out.append("")
             current = claim_id
             claim = REGISTRY.claims.get(claim_id)
-            out.append(f"{claim_id} — {claim.title if claim else ''}")
+            head = f"{claim_id} — {claim.title if claim else ''}"
+            out += [head] if wide else wrap(head, width, "", "  ")
         # every reading of this step symuat has (not just the shown ones): the axis values a
         # group does not cover are what sets it apart
         every = [c for c in REGISTRY.all_checks() if c.id == check_id]
@@ -380,7 +381,8 @@ class TableWriter:
             if self.current is not None:
                 self._emit("")
             self.current = claim_id
-            self._emit(f"{claim_id} — {title}")
+            for line in ([f"{claim_id} — {title}"] if self.wide else wrap(f"{claim_id} — {title}", self.width, "", "  ")):
+                self._emit(line)
         status = status_of(r)
         bits = note_bits(r)
         note = "; ".join(bits)
@@ -463,8 +465,92 @@ def to_latex(results: list[Result]) -> str:
     return "\n".join(rows)
 
 
-def detail(result: Result) -> str:
-    """A human-readable account of one check: statement, method, evidence, correction."""
+def sizes_text(sizes) -> str:
+    """Sizes as a reader writes them: ``{'m': 1, 'n': 2}`` → ``m = 1, n = 2``; a list of them
+    separated by ``;``; anything else as it prints.
+
+    >>> sizes_text({'n': 2}), sizes_text([{'m': 1, 'n': 2}, {'m': 3, 'n': 3}])
+    ('n = 2', 'm = 1, n = 2; m = 3, n = 3')
+    """
+    if isinstance(sizes, dict):
+        return ", ".join(f"{k} = {x}" for k, x in sizes.items())
+    if isinstance(sizes, (list, tuple)) and sizes and all(isinstance(s, dict) for s in sizes):
+        return "; ".join(sizes_text(s) for s in sizes)
+    return str(sizes)
+
+
+def fit_lines(lines: list[str], width: int) -> list[str]:
+    """Lines of a labelled account (``  method:    exact …``) wrapped to ``width``: a continuation
+    starts under the text after its label (or 4 columns in, when the label is wide); nothing is
+    clipped.
+
+    >>> fit_lines(["  note:      one two three four five six seven eight"], 40)
+    ['  note:      one two three four five six', '             seven eight']
+    """
+    import re
+
+    out = []
+    for line in lines:
+        if len(line) <= width:
+            out.append(line)
+            continue
+        m = re.match(r"(\s*)((?:[A-Za-z][\w ,=]{0,40}?:|→)\s+)?", line)
+        lead = m.group(1) + (m.group(2) or "")
+        hang = " " * (len(lead) if len(lead) <= width // 3 else len(m.group(1)) + 4)
+        out += wrap(line[len(lead):], width, lead, hang)
+    return out
+
+
+def detail(result: Result, width: int | None = None) -> str:
+    """A human-readable account of one check: statement, method, evidence, correction — in lines
+    of at most ``width`` columns (``symuat show`` passes the terminal's; default: unwrapped)."""
+    lines = _detail_lines(result)
+    return "\n".join(lines if width is None else fit_lines(lines, width))
+
+
+def details_json(results: list[Result]) -> str:
+    """``show --format json``: the records of ``prove --format json``, each with the statement in
+    Unicode, the reading's tags with their meanings and the why line of a refutation."""
+    from symuat.kernel.why import why_line
+    from symuat.verdicts import reading_text
+
+    out = []
+    for r in results:
+        rec = record(r)
+        rec["statement_text"] = pretty(r.check.statement)
+        if r.check.reading:
+            rec["reading_text"] = reading_text(r.check.reading)
+        why = why_line(r.check, r.verdict)
+        if why:
+            rec["why"] = pretty(why)
+        out.append(rec)
+    return json.dumps(out, indent=2, ensure_ascii=False, default=str)
+
+
+def claim_list(claims, fmt: str = "table", width: int | None = None) -> str:
+    """``symuat list``: one row per claim (ID, how many checks, title wrapped under the title
+    column), or a JSON list of ``{id, title, group, checks}``."""
+    claims = list(claims)
+    if fmt == "json":
+        return json.dumps([{"id": c.id, "title": c.title, "group": c.group, "checks": len(c.checks)}
+                           for c in claims], indent=2, ensure_ascii=False)
+    width = width or terminal_width()
+    lines = []
+    for c in claims:
+        head = f"{c.id:<7} {plural(len(c.checks), 'check'):>10}  "
+        lines += wrap(c.title, width, head, " " * len(head))
+    return "\n".join(lines)
+
+
+def reading_legend(width: int | None = None, wide: bool = False) -> list[str]:
+    """The one-line legend of the reading syntax (``,`` ``;`` ``|``), for output that prints
+    readings."""
+    from symuat.cli import READINGS
+
+    return [READINGS] if wide else wrap(READINGS, width or terminal_width(), "", "  ")
+
+
+def _detail_lines(result: Result) -> list[str]:
     from symuat.values import readable, show_array  # exact values in Unicode; long rationals by size
 
     c = result.check
@@ -474,7 +560,7 @@ def detail(result: Result) -> str:
         from symuat.verdicts import reading_text  # issue 19: each tag with its meaning
 
         lines.append(f"  reading:   {reading_text(c.reading)}"
-                     + ("" if c.admitted else "  (symuat's alternative; the text does not admit it)"))
+                     + ("" if c.admitted else "; symuat's alternative, the text does not admit it"))
     bearing = {"asserts": "the paper asserts this statement", "denies": "the paper asserts it is false",
                None: "not a claim of the paper"}[c.polarity]
     status = result.verdict.status if result.verdict is not None else None
@@ -498,7 +584,7 @@ def detail(result: Result) -> str:
         lines.append(f"  why:       {pretty(why)}")
     if result.error:
         lines.append(f"  ERROR: {result.error}")
-        return "\n".join(lines)
+        return lines
     v = result.verdict
     lines.append(f"  method:    {readable(v.method)}")
     from symuat.certify.record import certification
@@ -514,7 +600,7 @@ def detail(result: Result) -> str:
     if v.construction:
         lines.append(f"  construction: {v.construction}")
     if v.sizes:
-        lines.append(f"  sizes:     {v.sizes}")
+        lines.append(f"  sizes:     {sizes_text(v.sizes)}")
     if v.detail:
         lines.append(f"  detail:    {v.detail}")
     if v.numeric:
@@ -523,7 +609,7 @@ def detail(result: Result) -> str:
                      f"seeds {n.seeds}")
     for k, q in v.quantities.items():
         if k == "witness":
-            lines.append(f"  witness:   at {q['sizes']}: {q['reason']}")
+            lines.append(f"  witness:   at {sizes_text(q['sizes'])}: {q['reason']}")
             lines.append("             values " + ", ".join(f"{n} = {show_array(x)}" for n, x in q["values"].items()))
             if q.get("lhs") is not None:
                 lines.append(f"             lhs = {show_array(q['lhs'])}   rhs = {show_array(q['rhs'])}")
@@ -532,7 +618,8 @@ def detail(result: Result) -> str:
             lines.append(f"  {k}: {readable(str(q))}")
     if v.counterexample is not None:
         x = v.counterexample
-        lines.append(f"  counterexample at {x.sizes}: {pretty(x.reason) if '$' in x.reason else readable(x.reason)}")
+        lines.append(f"  counterexample at {sizes_text(x.sizes)}: "
+                     f"{pretty(x.reason) if '$' in x.reason else readable(x.reason)}")
         if x.values:
             lines.append("    values: " + ", ".join(f"{k} = {show_array(v)}" for k, v in x.as_dict()["values"].items()))
         if x.lhs is not None:
@@ -543,7 +630,7 @@ def detail(result: Result) -> str:
         lines.append(f"  corrected: {pretty(v.corrected.statement)}")
         lines.append(f"    LaTeX:   {v.corrected.statement}")
         lines.append(f"    → {cv.status if cv else 'none found'}" + (f" ({readable(cv.method)})" if cv else ""))
-    return "\n".join(lines)
+    return lines
 
 
 # ----------------------------------------------------------------------------------------------
@@ -686,6 +773,8 @@ def verdict_table(verdicts, width: int | None = None, wide: bool = False, groups
     lines += fit("A reading: one choice on each reading axis the claim leaves open (symuat show ID "
                  "names them). Drill down: symuat prove ID (every check of a claim; --failed for the "
                  "failing ones), symuat show KEY (one in full).")
+    if any(v.verdict == "holds-under-readings" for v in verdicts):
+        lines += reading_legend(width, wide)
     return "\n".join(lines)
 
 
@@ -699,9 +788,18 @@ def coq_coverage(v) -> dict | None:
 
 
 def verdicts_json(verdicts) -> str:
-    """The bottom lines as JSON; ``coq``: what the certify tier certified of each (null without a
-    current record)."""
-    return json.dumps([{**v.as_dict(), "coq": coq_coverage(v)} for v in verdicts], indent=2, ensure_ascii=False)
+    """``report --format json``: ``{"headline": …, "claims": [...]}`` — the counts of the table's
+    first lines (:func:`symuat.headline.headline`, with those lines as ``lines``) and one object
+    per claim row, as the docs' ``verdicts.json``; a claim's ``coq``: what the certify tier
+    certified of its bottom line (null without a current record)."""
+    import dataclasses
+
+    from symuat.headline import headline
+
+    h = headline(verdicts)
+    head = {**dataclasses.asdict(h), "lines": [t for t in h.lines() if t]}
+    claims = [{**v.as_dict(), "coq": coq_coverage(v)} for v in verdicts]
+    return json.dumps({"headline": head, "claims": claims}, indent=2, ensure_ascii=False)
 
 
 def verdicts_markdown(verdicts) -> str:

@@ -57,8 +57,15 @@ def test_prose_becomes_math_code_and_links():
     # the legends' prose: a braced subscript followed by a letter, a Δ in front, a superscript too
     out = docs_ext.rich("the absorption W'_{j,2} ← W'_{j,2}W'_{j,1}; ΔW_{L+1,·} := 0; in front of UAT^R_i",
                         links=False)
-    assert out.count(":math:`W'_{j,2}`") == 2 and ":math:`W'_{j,1}`" in out
+    assert ":math:`W'_{j,2}`" in out and ":math:`W'_{j,2}W'_{j,1}`" in out  # a product is one formula
     assert ":math:`ΔW_{L+1,·}`" in out and ":math:`\\mathrm{UAT}^{R}_{i}`" in out
+    # issue 36: TeX written into prose without $…$ is typeset, never left as source; prose about a
+    # TeX command names it as code; a TeX fragment MathJax could not typeset falls back to Unicode
+    out = docs_ext.rich(r"holds and \left|{f - S}\right| < \varepsilon fails; lift W^{T} \otimes I; "
+                        r"upper bound \min\left(d, d_k\right); the \frac numerator; bad \left(x", links=False)
+    assert ":math:`\\left|{f - S}\\right| < \\varepsilon`" in out and ":math:`W^{T} \\otimes`" in out
+    assert ":math:`\\min\\left(d, d_k\\right)`" in out and "``\\frac``" in out
+    assert "bad (x" in out and "\\left(x" not in out
 
 
 def test_graph_has_one_linked_node_per_claim_and_an_arrow_per_edge():

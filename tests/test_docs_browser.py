@@ -241,7 +241,12 @@ FIRST_SCREEN_HEIGHT = {1024: 768, 1400: 900}
 #: rendered math (a backslash glyph, a backslash in the math's text), prose typeset as math (a run
 #: of five or more one-letter identifiers), Markdown emphasis left as text, the reading-tag
 #: legend, a badge not on the line of its reading, and where the bottom line and legend start
+#: TeX or reST markup that survived into the rendered text (outside math, code and scripts): a
+#: control word, \( \[ delimiters, a reST role, a braced sub/superscript, a backtick; and
+#: symuat's internal issue numbers ("decision (issue 10)"), which mean nothing to a reader
+RESIDUE = r"\\(?:[A-Za-z]{2,}|[()\[\]{}|,;!])|:(?:math|ref|badge|verdict|doc|term|code):|[\^_]\{|`|\b[Ii]ssue #?\d+"
 MEASURE_JS = r"""
+var RESIDUE = %s;
 function symuatMeasure() {
   function scrolls(el) {
     for (var a = el.parentElement; a && a !== document.body; a = a.parentElement) {
@@ -300,9 +305,40 @@ function symuatMeasure() {
   out.failingBottom = bottomOf(document.querySelector("div.bottom-line p.failing-steps"));
   out.legendBottom = bottomOf(lg);
   out.hasFailing = !!document.querySelector("div.bottom-line p.failing-steps");
+  // issue 36: what a reader reads. (1) TeX or reST markup left in the rendered text, outside
+  // typeset math, code and scripts
+  var prose = document.querySelector("div.body").cloneNode(true);
+  Array.prototype.forEach.call(prose.querySelectorAll("mjx-container, script, style, pre, code"), function (e) { e.remove(); });
+  var flat = (prose.textContent || "").replace(/\s+/g, " "), re = new RegExp(RESIDUE, "g"), m;
+  out.rawText = [];
+  while ((m = re.exec(flat)) !== null && out.rawText.length < 40)
+    out.rawText.push(flat.slice(Math.max(0, m.index - 30), m.index + m[0].length + 30));
+  // (2) a formula cut at its box's edge: typeset math (a statement, a step, an inline symbol)
+  // wider than its box, shown behind a scrollbar or clipped
+  out.clipped = [];
+  Array.prototype.forEach.call(document.querySelectorAll("div.body mjx-container, div.body div.math"), function (el) {
+    if (el.scrollWidth > el.clientWidth + 1 && el.clientWidth > 0)
+      out.clipped.push(name(el.closest("td, th, p, li, dd, div.math, div") || el) + " (" + el.scrollWidth + " > " + el.clientWidth + ")");
+  });
+  // (3) a label broken inside a word: a run of letters and digits of a code label laid out on
+  // two lines ("pair-consta / nt"); breaks at - . , = [ are where a label may wrap
+  out.breaks = [];
+  Array.prototype.forEach.call(document.querySelectorAll("div.body td code, div.body th code, div.body h3 code, div.body div.bottom-line code"), function (code) {
+    var walker = document.createTreeWalker(code, NodeFilter.SHOW_TEXT), node;
+    while ((node = walker.nextNode())) {
+      var word = /[A-Za-z0-9]{2,}/g, w;
+      while ((w = word.exec(node.data)) !== null) {
+        var range = document.createRange();
+        range.setStart(node, w.index); range.setEnd(node, w.index + w[0].length);
+        var tops = {};
+        Array.prototype.forEach.call(range.getClientRects(), function (r) { if (r.width > 0) tops[Math.round(r.top)] = 1; });
+        if (Object.keys(tops).length > 1) out.breaks.push(code.textContent.slice(0, 60) + " (inside '" + w[0] + "')");
+      }
+    }
+  });
   return JSON.stringify(out);
 }
-"""
+""" % json.dumps(RESIDUE)
 #: the harness: every (page, width) in an iframe of that width; each measured once typeset
 HARNESS = r"""<!DOCTYPE html><html><body><pre id="symuat-measure"></pre>
 <script>
@@ -402,6 +438,32 @@ def test_every_claim_page_defines_its_reading_tags_near_the_top(geometry, html_d
         if tagged and g["legend"] and g["legendTop"] > g["height"]:
             bad.append(f"{cid} at {width} px: the tag legend starts below the first screen ({g['legendTop']:.0f} px)")
     assert not bad, "\n".join(bad[:40])
+
+
+def test_every_line_a_reader_sees_is_typeset_whole_and_unbroken(geometry):
+    """Issue 36, on every claim page at 1024 and 1400 px, in the rendered DOM (after MathJax): no
+    TeX or reST markup left in the text (``\\frac``, ``:math:``, ``_{``, a backtick …), no
+    formula cut at its box's edge behind a scrollbar (a statement that does not fit wraps), no
+    code label broken inside a word."""
+    bad = []
+    for (cid, width), g in sorted(geometry.items()):
+        if width == WIDTHS[0]:
+            bad += [f"{cid}: raw TeX/reST in the text: …{r}…" for r in g["rawText"][:4]]
+        bad += [f"{cid} at {width} px: formula cut at its box's edge: {c}" for c in g["clipped"][:3]]
+        bad += [f"{cid} at {width} px: label broken inside a word: {b}" for b in g["breaks"][:3]]
+    assert not bad, f"{len(bad)} problems:\n" + "\n".join(bad[:60])
+
+
+def test_the_residue_pattern_catches_what_it_should():
+    """The residue pattern of the test above, on the strings issue 36 found on main's pages (and
+    on clean text it must pass)."""
+    residue = re.compile(RESIDUE)
+    for raw in (":math:`b_{MHA}`: T_D", r"\left|{f - S}\right| < \varepsilon", r"softmax(\frac{x}{\sqrt M})",
+                "W^{T} ⊗ I", "b'_{j,2}", r"upper bound \min(d, d_k)", "grouping (decision, issue 10)"):
+        assert residue.search(raw), raw
+    for clean in ("counterexample at n = 2: values differ", "W₁ᵀ W₂ x ≠ W₂ᵀ W₁ x", "C-col,LR|RL; eq20",
+                  "a write counted twice (TransformerLens #1639)"):
+        assert not residue.search(clean), clean
 
 
 def test_a_badge_stays_beside_its_reading(geometry):

@@ -134,7 +134,8 @@ def test_a_crashed_check_makes_the_claim_error_in_roll_up_totals_json_and_exit_s
     monkeypatch.setattr(reg, "REGISTRY", fake)
     assert cli.main(["report", "--format", "json"]) == 1
     out = json.loads(capsys.readouterr().out)
-    assert out[0]["verdict"] == "error" and out[0]["errors"] == ["X1.b", "X1.c"]
+    assert out["claims"][0]["verdict"] == "error" and out["claims"][0]["errors"] == ["X1.b", "X1.c"]
+    assert out["headline"]["lines"][0].startswith("error: 1 claim")
     assert cli.main(["report"]) == 1
     table = capsys.readouterr().out
     assert table.splitlines()[0].startswith("error: 1 claim")

@@ -58,7 +58,7 @@ def test_plus_coq_only_when_the_whole_bottom_line_failures_included_was_certifie
     p1_row = next(line for line in table.splitlines() if line.startswith("P1 "))
     assert "+coq" not in d4_row and "+coq" in p1_row  # the positive control: the rule can pass
     assert "coq: 2 of 4 checks of the bottom line (not D4.size, D4.row1; the correction is not sent to Coq)" in table
-    js = {v["id"]: v for v in json.loads(report.verdicts_json([d4, p1]))}
+    js = {v["id"]: v for v in json.loads(report.verdicts_json([d4, p1]))["claims"]}
     assert js["D4"]["coq"]["complete"] is False and js["P1"]["coq"]["complete"] is True
     assert js["D4"]["coq"]["not_certified"] == ["D4.size", "D4.row1"]
 

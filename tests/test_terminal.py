@@ -181,3 +181,108 @@ def test_prove_group_on_the_command_line(capsys, monkeypatch):
     assert "readings:" in out and "checks:" in out
     assert cli.main(["prove", "P5", "--group", "--format", "json"]) == 2
     assert "--group is a table layout" in capsys.readouterr().err
+
+
+# ---------------------------------------------------------------------------------------------
+# issue 36: every command and every --help fits 80 columns; tables have JSON twins
+# ---------------------------------------------------------------------------------------------
+
+#: every parser symuat has (its --help), and the claim commands run at 80 columns
+HELPS = [[], ["report"], ["prove"], ["show"], ["list"], ["certify"], ["model"], ["model", "check"],
+         ["model", "explain"], ["model", "install"], ["model", "fold"]]
+RUNS = [["report", "P5", "T8", "A1", "H8"], ["prove", "P5", "H8", "WP7"], ["prove", "WP7", "--group"],
+        ["prove", "T8", "--failed", "--group"], ["show", "P5.f", "H8.cov", "H8.1"], ["show", "A1"], ["list"]]
+
+
+def _widest(text: str) -> str:
+    return max(text.splitlines() or [""], key=len)
+
+
+@pytest.mark.parametrize("argv", HELPS, ids=lambda a: " ".join(a) or "symuat")
+def test_every_help_fits_80_columns(argv, capsys, monkeypatch):
+    monkeypatch.setenv("COLUMNS", "80")
+    with pytest.raises(SystemExit) as exc:
+        cli.main([*argv, "--help"])
+    assert exc.value.code == 0
+    out = capsys.readouterr().out
+    assert len(_widest(out)) <= 80, f"symuat {' '.join(argv)} --help: {_widest(out)!r}"
+    assert "exit status: 0" in " ".join(out.split()), f"symuat {' '.join(argv)} --help names no exit status"
+
+
+@pytest.mark.parametrize("argv", RUNS, ids=" ".join)
+def test_every_claim_command_fits_80_columns(argv, capsys, monkeypatch):
+    monkeypatch.setenv("COLUMNS", "80")
+    assert cli.main(argv) == 0
+    out = capsys.readouterr().out
+    assert len(_widest(out)) <= 80, f"symuat {' '.join(argv)}: {_widest(out)!r}"
+
+
+def test_show_names_sizes_as_a_reader_writes_them(capsys, monkeypatch):
+    monkeypatch.setenv("COLUMNS", "80")
+    assert cli.main(["show", "P5.f[C-col,LR,square]"]) == 0
+    out = capsys.readouterr().out
+    assert "counterexample at n = 2:" in out and "{'n'" not in out
+
+
+def test_certify_and_model_help_say_what_they_need_and_their_defaults(capsys):
+    with pytest.raises(SystemExit):
+        cli.main(["certify", "--help"])
+    out = " ".join(capsys.readouterr().out.split())
+    assert "Coq 8.16" in out and "MathComp" in out and "minutes" in out and "Export every symbolic" in out
+    for command, default in (("check", "(default: minilm)"), ("explain", "(default: smollm2)")):
+        with pytest.raises(SystemExit):
+            cli.main(["model", command, "--help"])
+        out = " ".join(capsys.readouterr().out.split())
+        assert default in out and "(default: table)" in out
+
+
+def test_the_reading_syntax_is_explained_where_readings_are_printed(capsys, monkeypatch):
+    monkeypatch.setenv("COLUMNS", "80")
+    assert cli.main(["prove", "T8", "--failed", "--group"]) == 0
+    out = " ".join(capsys.readouterr().out.split())
+    assert "readings: eq20" in out and "';' separates readings" in out and "a|b" in out
+    assert cli.main(["report", "T8"]) == 0
+    assert "';' separates readings" in " ".join(capsys.readouterr().out.split())
+
+
+def test_a_near_sub_command_or_choice_gets_a_suggestion(capsys):
+    for argv, hint in ((["prov", "P5"], "did you mean 'prove'?"), (["report", "--format", "jsn"], "did you mean 'json'?")):
+        with pytest.raises(SystemExit) as exc:
+            cli.main(argv)
+        assert exc.value.code == 2
+        err = capsys.readouterr().err
+        assert hint in " ".join(err.split()) and max(len(ln) for ln in err.splitlines()) <= 100
+
+
+def test_list_and_show_have_json_and_report_json_carries_the_headline(capsys):
+    import json
+
+    from symuat.headline import headline
+
+    assert cli.main(["list", "--format", "json"]) == 0
+    listed = json.loads(capsys.readouterr().out)
+    assert {"id", "title", "group", "checks"} <= set(listed[0]) and any(c["id"] == "P5" for c in listed)
+    assert cli.main(["show", "P5.f[C-col,LR,square]", "--format", "json"]) == 0
+    (shown,) = json.loads(capsys.readouterr().out)
+    assert shown["status"] == "refuted" and shown["counterexample"]["sizes"] == {"n": 2} and shown["why"]
+    assert cli.main(["report", "P1", "P4", "T8", "--format", "json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert [c["id"] for c in doc["claims"]] == ["P1", "P4", "T8"]
+    assert cli.main(["report", "P1", "P4", "T8"]) == 0
+    first = capsys.readouterr().out.splitlines()[0]
+    assert doc["headline"]["lines"][0].startswith(first.rstrip()) or first in " ".join(doc["headline"]["lines"])
+    assert doc["headline"]["fails"] == sum(c["verdict"] == "fails" and not c["extension"] for c in doc["claims"])
+
+
+def test_certify_prints_its_record_within_the_width():
+    from symuat.certify.cli import summary_lines
+
+    record = {"summary": {"certified": 137, "symbolic_proved": 142, "failed": 0, "unsupported": 5,
+                          "proofs": {"normal form": 106, "direct": 4, "certificate": 54}},
+              "library_seconds": 13.5, "compile_seconds": 686,
+              "coqchk": {"ok": True, "theorems": 164, "axioms": "<none>", "seconds": 95.5},
+              "checks": {"X3.sandwich": {"status": "failed", "reason": "the Hadamard product " * 12},
+                         "P1": {"status": "certified", "reason": ""}}}
+    lines = summary_lines(record, width=80)
+    assert max(len(ln) for ln in lines) <= 80 and lines[0].startswith("137 of 142 symbolic proved checks")
+    assert any("X3.sandwich" in ln for ln in lines) and not any("P1" in ln for ln in lines)

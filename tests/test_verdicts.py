@@ -155,7 +155,9 @@ def test_mutants_in_the_catalogue_flip_the_bottom_line(all_results, registry):
 
 def test_every_claim_has_a_bottom_line_and_the_totals_match_the_json(verdicts, registry):
     assert set(verdicts) == set(registry.claims)
-    data = json.loads(report.verdicts_json(list(verdicts.values())))
+    document = json.loads(report.verdicts_json(list(verdicts.values())))
+    data = document["claims"]
+    assert document["headline"]["lines"] == [t for t in headline(list(verdicts.values())).lines() if t]
     assert all({"id", "title", "verdict", "strength", "readings_that_hold", "readings_that_fail",
                 "failing_steps", "corrected", "checks", "extension", "errors"} <= set(d) for d in data)
     assert all(d["verdict"] in VERDICTS for d in data)
@@ -199,7 +201,11 @@ def test_report_cli_formats(capsys):
     assert "P4" in out and "correction" in out
     assert cli.main(["report", "P1", "P4", "--format", "json"]) == 0
     data = json.loads(capsys.readouterr().out)
-    assert [d["id"] for d in data] == ["P1", "P4"] and data[1]["verdict"] == "fails"
+    assert [d["id"] for d in data["claims"]] == ["P1", "P4"] and data["claims"][1]["verdict"] == "fails"
+    # the headline object: the counts of the table's first lines (one computation)
+    assert (data["headline"]["holds"], data["headline"]["fails"]) == (1, 1)
+    assert cli.main(["report", "P1", "P4"]) == 0
+    assert data["headline"]["lines"][0] == capsys.readouterr().out.splitlines()[0]
     assert cli.main(["report", "P1", "--format", "markdown"]) == 0
     assert "| P1 |" in capsys.readouterr().out
     assert cli.main(["report", "P1", "--format", "latex"]) == 0

@@ -141,8 +141,134 @@ def tex_prose(tex: str) -> str:
     return "".join(out)
 
 
+_RELATIONS = ("=", "<", ">", r"\le", r"\leq", r"\ge", r"\geq", r"\ne", r"\neq", r"\approx", r"\equiv",
+              r"\Rightarrow", r"\Leftrightarrow", r"\iff", r"\to", r"\mapsto", r"\in", r"\subseteq")
+
+
+def visible_length(tex: str) -> int:
+    r"""About how many characters wide ``tex`` typesets: a command is one glyph, braces and
+    script marks none, a sub- or superscript counts ⅔, an operator (with its spacing) two.
+
+    >>> visible_length(r"\sum_{k_0<D} W_{1,1}^{k_0,k_1}")
+    10
+    """
+    body = re.sub(r"\\(left|right|mathbf|mathrm|operatorname|text|boldsymbol|mathring|,|;|!|quad)(?![A-Za-z])", "", tex)
+    body = re.sub(r"\\[A-Za-z]+", "x", body)
+    scripts = sum(len(m) for m in re.findall(r"[_^]\{([^{}]*)\}", body))
+    operators = len(re.findall(r"[=+<>−-]", body))  # a relation or a binary operator takes two, with its spacing
+    return int(len(re.sub(r"[{}_^ ]", "", body)) - scripts / 3 + operators)
+
+
+def _pieces(tex: str) -> list[tuple[str, str]]:
+    """``tex`` cut before each relation and binary ``+``/``−``, after each comma and between two
+    factors (``} {``) outside braces and ``\\left…\\right``: ``(kind, text)`` pairs, kind ``rel``,
+    ``op``, ``comma``, ``mul`` or ``""`` (the first)."""
+    out, start, stack, k, kind = [], 0, [], 0, ""
+    while k < len(tex):
+        c = tex[k]
+        # a line may break where every open group is a plain ( or [ (not a brace, not \left)
+        free = all(g in "([" for g in stack)
+        if c == "\\":
+            m = re.match(r"\\([A-Za-z]+|.)", tex[k:])
+            word = m.group(1)
+            if word in ("left", "right"):
+                if word == "left":
+                    stack.append("L")
+                elif stack:
+                    stack.pop()
+                d = re.match(r"\\[A-Za-z]+\s*(\\[{}|]|\\[A-Za-z]+|.)", tex[k:])
+                k += len(d.group(0)) if d else len(m.group(0))
+                continue
+            if free and "\\" + word in _RELATIONS and k > start and not tex[start:k].rstrip().endswith("&"):
+                out.append((kind, tex[start:k]))
+                start, kind = k, "rel"
+            k += len(m.group(0))
+            if free and word == " " and k < len(tex):  # after a control space
+                out.append((kind, tex[start:k]))
+                start, kind = k, "mul"
+            continue
+        if c in "{([":
+            stack.append(c)
+        elif c in "})]":
+            if stack:
+                stack.pop()
+        elif free and k > start:
+            prev = tex[start:k].rstrip()[-1:]
+            if c in "=<>" and tex[k - 1] not in "<>!:" and prev != "&":
+                out.append((kind, tex[start:k]))
+                start, kind = k, "rel"
+            elif c in "+-" and prev and prev not in "=<>(,{[^_+-":
+                out.append((kind, tex[start:k]))
+                start, kind = k, "op"
+            elif c == ",":
+                out.append((kind, tex[start:k + 1]))
+                start, kind = k + 1, "comma"
+            elif c == " " and prev in ")}]" and re.match(r" +[{\\A-Za-z(]", tex[k:]):
+                out.append((kind, tex[start:k]))  # between two factors of a product
+                start, kind = k, "mul"
+        k += 1
+    out.append((kind, tex[start:]))
+    return [(kd, t) for kd, t in out if t.strip()]
+
+
+#: characters of a formula per line: a display (about 800 px wide) and a derivation table's
+#: statement cell (about 400 px at 1024 px)
+DISPLAY_ROOM, CELL_ROOM = 56, 34
+
+
+def wrap_tex(tex: str, room: int = DISPLAY_ROOM) -> str:
+    r"""A display formula wider than ``room`` characters (:func:`visible_length`) set on several
+    lines (``aligned``): broken before a relation, before a binary ``+``/``−``, after a comma or
+    between factors, never inside a brace group or ``\left…\right``, so it wraps instead of running
+    off its box. A chain already set one link per line (:func:`chain_lines`) has each long line
+    broken the same way; a short formula is unchanged.
+
+    >>> wrap_tex("a + b = c + d", 4)
+    '\\begin{aligned}&a + b \\\\ &\\quad = c \\\\ &\\qquad + d\\end{aligned}'
+    >>> wrap_tex(r"\begin{aligned}a &= b + c\\ &= d\end{aligned}", 4)
+    '\\begin{aligned}a &= b \\\\&\\qquad + c\\\\ &= d\\end{aligned}'
+    >>> wrap_tex("a + b = c", 60)
+    'a + b = c'
+    """
+    chain = re.fullmatch(r"\\begin\{aligned\}(.*)\\end\{aligned\}", tex.strip(), re.S)
+    if chain:  # a chain: each link on its own line(s)
+        links = re.split(r"\\\\", chain.group(1))
+        out = [ln for link in links for ln in _wrap_line(link, room, first="")]
+        return r"\begin{aligned}" + r"\\".join(out) + r"\end{aligned}" if len(out) > len(links) else tex
+    if visible_length(tex) <= room or r"\begin" in tex or "&" in tex or r"\\" in tex:
+        return tex
+    lines = _wrap_line(tex, room, first="&")
+    if len(lines) == 1:
+        return tex
+    return r"\begin{aligned}" + r"\\ ".join(lines) + r"\end{aligned}"  # every line from the left
+
+
+def _wrap_line(tex: str, room: int, first: str) -> list[str]:
+    """One line of a formula as lines of about ``room`` characters (``first`` before the first,
+    ``&\\quad``/``&\\qquad`` before each continuation); ``[tex]`` when it fits or cannot break."""
+    if visible_length(tex) <= room:
+        return [tex]
+    # \left( … \right) as plain brackets, so that a line may break inside them; a long \text{…}
+    # one group per word, so that it may break between words
+    plain = re.sub(r"\\right\s*([)\]])", r"\1", re.sub(r"\\left\s*([(\[])", r"\1", tex))
+    plain = re.sub(r"\\text\{([^{}]{16,})\}",
+                   lambda m: " ".join(r"\text{%s}" % w for w in re.findall(r"\s*\S+\s*", m.group(1))), plain)
+    lines, line = [], ""
+    for kind, text in _pieces(plain):
+        if line and visible_length(line + text) > room:
+            lines.append(line)
+            line = ""
+        if not line and lines:
+            line = "&" + (r"\quad " if kind == "rel" else r"\qquad ")
+        line += text
+    lines.append(line)
+    if len(lines) == 1:
+        return [tex]
+    return [first + lines[0]] + lines[1:]
+
+
 def _math(tex: str, indent: str = "") -> str:
-    body = textwrap.indent(tex_prose(tex.strip()), indent + "   ")
+    body = textwrap.indent(wrap_tex(tex_prose(tex.strip())), indent + "   ")
     return f"{indent}.. math::\n\n{body}\n"
 
 
@@ -164,6 +290,73 @@ _BARE_SUPSUB = re.compile(r"(?<![\w\\])([A-Za-z]{1,4})\^([A-Za-z0-9])_([A-Za-z0-
 _EMPHASIS = re.compile(r"(?<![\w*])\*([A-Za-z][A-Za-z ]*[A-Za-z]|[A-Za-z])\*(?![\w*])")
 
 
+#: where TeX starts in prose written without ``$…$``: a control word, a braced sub/superscript
+_TEX_MARK = re.compile(r"\\[A-Za-z]+|[_^]\{")
+_OPEN, _CLOSE = "({[", ")}]"
+
+
+def tex_spans(text: str) -> list[tuple[int, int]]:
+    r"""The stretches of ``text`` that are TeX written into prose without ``$…$`` (``\left|f -
+    S\right|``, ``W^{T}``, ``b'_{j,2}``): from the start of the word a mark (:data:`_TEX_MARK`)
+    is in, on to the first space outside brackets; neighbours joined by an operator are one
+    stretch. Typeset as math, never shown as source.
+
+    >>> t = r"holds and \left|{f - S}\right| < \varepsilon + 1 fails; lift of X: W^{T} \otimes I."
+    >>> [t[a:b] for a, b in tex_spans(t)]
+    ['\\left|{f - S}\\right| < \\varepsilon', 'W^{T} \\otimes']
+    """
+    spans: list[tuple[int, int]] = []
+    for m in _TEX_MARK.finditer(text):
+        if spans and m.start() < spans[-1][1]:
+            continue
+        a = m.start()
+        while a > 0 and (text[a - 1].isalnum() or text[a - 1] in "'\\(_^"):
+            a -= 1
+        b, depth = a, 0
+        while b < len(text):
+            c = text[b]
+            if c in _OPEN:
+                depth += 1
+            elif c in _CLOSE:
+                if depth == 0:
+                    break
+                depth -= 1
+            elif c.isspace() and depth == 0:
+                break
+            b += 1
+        while b > m.end() and text[b - 1] in ".,;:" and depth == 0:
+            b -= 1
+        if spans and re.fullmatch(r"\s*[=<>+\-−·≤≥≠]?\s*", text[spans[-1][1]:a]):
+            spans[-1] = (spans[-1][0], b)
+        else:
+            spans.append((a, b))
+    return spans
+
+
+def _tex_inline(tex: str) -> str:
+    """A stretch of TeX from prose as inline math; one MathJax could not typeset (unbalanced
+    braces, a ``\left`` without its ``\right``) as Unicode text instead."""
+    from symuat.report import pretty
+
+    if re.fullmatch(r"\\(frac|sqrt|left|right|overset|mathbf|mathrm|operatorname|text|hat|tilde|bar)", tex):
+        return f"\\ ``{tex}``\\ "  # prose about a TeX command (“the \\frac numerator”): its name, as code
+    balanced = tex.count("{") == tex.count("}") and len(re.findall(r"\\left(?![A-Za-z])", tex)) == len(
+        re.findall(r"\\right(?![A-Za-z])", tex))
+    depth = 0
+    for c in tex:
+        depth += (c == "{") - (c == "}")
+        balanced = balanced and depth >= 0
+    return _m(tex) if balanced else _escape(pretty(tex))
+
+
+def _label(text: str) -> str:
+    """A label (a step's name and reading tags, set in bold) as plain text: TeX in it (``9 ·
+    W'_{3,1}``) as Unicode (``9 · W'₃,₁``), since bold cannot hold math."""
+    from symuat.report import pretty
+
+    return _escape(pretty(text) if _TEX_MARK.search(text) else text)
+
+
 def _claim_ref_re():
     if not _CLAIM_IDS:
         return None
@@ -175,11 +368,13 @@ def _plain(text: str, links: bool = True) -> str:
     """Prose without ``$`` or backticks: bare subscripts become math, claim IDs become links."""
     out, pos = [], 0
     ref_re = _claim_ref_re() if links else None
-    tokens = []
+    tokens = [(a, b, "tex", text[a:b]) for a, b in tex_spans(text)]
     for m in _EMPHASIS.finditer(text):
-        tokens.append((m.start(), m.end(), "em", m))
+        if not any(a < m.end() and m.start() < b for a, b, _, _ in tokens):
+            tokens.append((m.start(), m.end(), "em", m))
     for m in _BARE_SUPSUB.finditer(text):
-        tokens.append((m.start(), m.end(), "supsub", m))
+        if not any(a < m.end() and m.start() < b for a, b, _, _ in tokens):
+            tokens.append((m.start(), m.end(), "supsub", m))
     for m in _BARE_SUB.finditer(text):
         if not any(a < m.end() and m.start() < b for a, b, _, _ in tokens):
             tokens.append((m.start(), m.end(), "sub", m))
@@ -189,7 +384,9 @@ def _plain(text: str, links: bool = True) -> str:
                 tokens.append((m.start(), m.end(), "ref", m))
     for start, end, kind, m in sorted(tokens, key=lambda t: t[0]):
         out.append(_escape(text[pos:start]))
-        if kind == "em":  # Markdown *word* in a note: reST emphasis, not literal stars
+        if kind == "tex":  # TeX written into prose without $…$: typeset, never shown as source
+            out.append(_tex_inline(m))
+        elif kind == "em":  # Markdown *word* in a note: reST emphasis, not literal stars
             out.append(f"\\ *{_escape(m.group(1))}*\\ ")
         elif kind == "supsub":
             base = m.group(1) if len(m.group(1)) == 1 else f"\\mathrm{{{m.group(1)}}}"
@@ -442,7 +639,9 @@ def check_detail(r, heading: bool = True) -> list[str]:
         else:  # closed forms in a quantity (a mistake's witness: 288*e**12/…) read as 288·e¹²/…
             from symuat.values import readable
 
-            lines += [f"*{rich(k, links=False)}:* {rich(readable(str(q)))}", ""]
+            label = rich(k, links=False)  # emphasis cannot hold a role: a label with math stays upright
+            label = f"{label}:" if ":math:`" in label or "*" in label else f"*{label}:*"
+            lines += [f"{label} {rich(readable(str(q)))}", ""]
     if "how" in v.quantities:
         lines += [f"*How:* {rich(str(v.quantities['how']))}", ""]
     for label, x in (("Witness", v.quantities.get("witness")),
@@ -678,11 +877,13 @@ def derivation(claim, results, wrong: set | None = None) -> list[str]:
                 body = " ".join(f"{_badge(s)}\\ ×{n}" for s, n in counts.most_common())
             else:
                 body = " ".join(_pair(r) for r in group)
-            cells.append((f"**{_escape(name)}:** " if len(labelled) > 1 else "") + body)
-        label = " = ".join(f"**{_escape(n)}**" for n in names)
+            cells.append((f"**{_label(name)}:** " if len(labelled) > 1 else "") + body)
+        label = " = ".join(f"**{_label(n)}**" for n in names)
         if wrong and any(n.split(" ")[0] in wrong or n in wrong for n in names):
             label += " ✘"
-        out_rows.append((label, f":math:`{tex_prose(statement.replace('`', chr(39)))}`", " ".join(cells)))
+        # a statement wider than its cell broken into lines (a cell holds about 34 characters at 1024 px)
+        tex = wrap_tex(tex_prose(statement.replace('`', chr(39))), CELL_ROOM)
+        out_rows.append((label, f":math:`{tex}`", " ".join(cells)))
     lines = [_table(out_rows, ("step", "statement", "status per reading"), widths="10 54 36", cls="derivation"), ""]
     if merged:
         lines += ["A row with two labels (``main = end``): the same statement, checked in two roles — "

@@ -28,25 +28,35 @@ def run(args) -> int:
                      check=getattr(args, "coqchk", False))
     if sys.stderr.isatty():
         print(file=sys.stderr)
-    s = record["summary"]
-    print(f"{s['certified']} of {s['symbolic_proved']} symbolic proved checks certified by Coq "
-          f"({s['failed']} failed, {s['unsupported']} not exported: outside the fragment or not "
-          f"an identity of matrices); "
-          f"library {record['library_seconds']} s, proofs {record['compile_seconds']} s"
-          + _coqchk_text(record.get("coqchk")))
-    kinds = s.get("proofs", {})
-    print(f"  theorems: {kinds.get('normal form', 0)} identities replay symuat's normal form "
-          f"(meq_via_nf), {kinds.get('direct', 0)} by the direct tactic"
-          + (f"; {kinds['certificate']} of other kinds (witnesses, counts, printed sums)"
-             if kinds.get("certificate") else ""))
-    for key, entry in sorted(record["checks"].items()):
-        if entry["status"] != "certified":
-            print(f"  {entry['status']:<11} {key}: {entry['reason'][:160]}")
+    print("\n".join(summary_lines(record)))
     chk = record.get("coqchk")
     if chk is not None and not chk["ok"]:
         print(f"symuat certify: coqchk failed: {chk.get('reason', '')[:400]}", file=sys.stderr)
         return 1
     return 0
+
+
+def summary_lines(record: dict, width: int | None = None) -> list[str]:
+    """What ``symuat certify`` prints for ``record``: the count, the kinds of theorems, then every
+    check not certified with its reason — wrapped to ``width`` (default: the terminal's)."""
+    from symuat.report import terminal_width, wrap
+
+    width = width or terminal_width()
+    s = record["summary"]
+    out = wrap(f"{s['certified']} of {s['symbolic_proved']} symbolic proved checks certified by Coq "
+               f"({s['failed']} failed, {s['unsupported']} not exported: outside the fragment or not "
+               f"an identity of matrices); "
+               f"library {record['library_seconds']} s, proofs {record['compile_seconds']} s"
+               + _coqchk_text(record.get("coqchk")), width, "", "  ")
+    kinds = s.get("proofs", {})
+    out += wrap(f"theorems: {kinds.get('normal form', 0)} identities replay symuat's normal form "
+                f"(meq_via_nf), {kinds.get('direct', 0)} by the direct tactic"
+                + (f"; {kinds['certificate']} of other kinds (witnesses, counts, printed sums)"
+                   if kinds.get("certificate") else ""), width, "  ", "    ")
+    for key, entry in sorted(record["checks"].items()):
+        if entry["status"] != "certified":
+            out += wrap(f"{entry['status']:<11} {key}: {entry['reason'][:160]}", width, "  ", "    ")
+    return out
 
 
 def _coqchk_text(chk) -> str:

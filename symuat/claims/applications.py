@@ -327,7 +327,7 @@ def _instances(target: str, formula) -> list[decide.Instance]:
 
 _EQ18_CORRECTED = (r"\mathbf x'_L=(\tilde{\mathbf W}'_{L,1}\mathbf x'_0+\tilde{\mathbf b}_{L,1})+\sum_{j=1}^{L}(\mathbf W'_{j,3}+\Delta\mathbf W_{j,3})"
                    r"\,\sigma\big((\mathbf W'_{j,2}+\Delta\mathbf W_{j,2})\mathbf x'_0+\tilde{\mathbf b}'_{j,2}\big),\ "
-                   r"\Delta=\text{induced},\ \tilde{\cdot}\text{ recomputed (T7, T9) from the fine-tuned network}")
+                   r"\Delta=\text{induced; the terms with a tilde recomputed (T7, T9) from the fine-tuned network}")
 
 
 def _a4_corrected_symbolic():

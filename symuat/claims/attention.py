@@ -118,11 +118,11 @@ def _head_objects(order, shape="conf"):
 
 
 _H1_SIZED_NOTE = {
-    "conf": "decision (issue 10): not admitted — one size for both occurrences of H'_i (H⊗I_{d_v}) makes "
+    "conf": "symuat's decision: not admitted — one size for both occurrences of H'_i (H⊗I_{d_v}) makes "
             "[H'_iW'_{Vi}] ill-typed when d ≠ d_v; the matrix-vector method lifts a matrix for the operand it "
             "multiplies (D3), which the [sized] reading does",
     "square": "d_v = d: one size fits both occurrences",
-    "sized": "decision (issue 10): the admitted reading for d ≠ d_v — H'_i in [H'_iW'_{Vi}] lifted for x'_i "
+    "sized": "symuat's decision: the admitted reading for d ≠ d_v — H'_i in [H'_iW'_{Vi}] lifted for x'_i "
              "(H⊗I_d), H'_i in step 4 for (W'_{Vi})ᵀx'_i (H⊗I_{d_v})",
 }
 
@@ -242,7 +242,7 @@ for _mask in MASKS:
 for _mask in MASKS:
     H2.check("density", ("std", _mask), r"\operatorname{density}(W'_{HV})=\frac{\#\{\text{nonzero entries}\}}{\#\{\text{entries}\}}",
              partial(_density_check, mha_symbols("std", _mask).W_HV("row"), _mask, None, r"\operatorname{density}\,\mathbf W'_{HV}"),
-             note="decision (issue 10): reported for full-width (std) projections too — every head reads all "
+             note="symuat's decision: reported for full-width (std) projections too — every head reads all "
                   "of X, so W'_HV has no head-block zeros: only the mask's zeros remain (the split 1/h is a "
                   "property of the split reading)", polarity=None, role="quantity")
 
@@ -311,10 +311,10 @@ for _shape in ("conf", "square"):
     H4.check("duat", ("transposed", _shape), r"\mathbf W'_{HVO}=\mathbf W'_O\mathbf W'_{HV};\ (\mathbf W'_{HVO})^{T}\mathbf x'=\mathring{\mathbf H}'",
              partial(_h4, "duat", "transposed", _shape),
              note="primes in the transposed sense of H2/H3/H5 — the sense the sentence before Eq. 9 admits "
-                  "(decision, issue 10); conf: d_v ≠ d allowed, square: d_v = d")
+                  "(symuat's decision); conf: d_v ≠ d allowed, square: d_v = d")
 H4.check("duat", ("duat",), r"\mathbf W'_{HVO}=\mathbf W'_O\mathbf W'_{HV};\ \mathbf W'_{HVO}\mathbf x'=\mathring{\mathbf H}'",
          partial(_h4, "duat", "duat"), admitted=False,
-         note="“W' stands for (W')ᵀ”. Decision (issue 10): not admitted — the sentence itself (seed 002, before "
+         note="“W' stands for (W')ᵀ”. symuat's decision: not admitted — the sentence itself (seed 002, before "
               "Eq. 9) writes “(W'_HVO)ᵀx' = H̊', where W'_HVO = W'_O W'_HV”, i.e. the transposed sense, as do "
               "Fig. 5/6 for W'_HV and W'_O ((W'_O)ᵀĤ' = H̊'); the shorthand “W' stands for (W'_HVO)ᵀ” is "
               "introduced only after Eq. 9 and renames the product, not the factors. The [transposed] "
@@ -533,7 +533,7 @@ _xq, _WQ, _WK = MatrixSymbol("x_i", _Nq, _dq), MatrixSymbol("W_Qi", _dq, _dk), M
 _WQK = mul(_WQ, T(_WK))
 H8.check("1", None, r"\mathbf x_i\mathbf W_{Qi}(\mathbf x_i\mathbf W_{Ki})^{T}=\mathbf x_i\mathbf W_{Qi}\mathbf W_{Ki}^{T}\mathbf x_i^{T}",
          partial(minimise.check_identity, mul(_xq, _WQ, T(mul(_xq, _WK))), mul(_xq, _WQ, T(_WK), T(_xq))),
-         note="grouping (decision, issue 10): Eq. 35 line 1 prints softmax(\\frac{x_iW_{Qi}(x_iW_{Ki})^T)}{\\sqrt M}) "
+         note="grouping (symuat's decision): Eq. 35 line 1 prints softmax(\\frac{x_iW_{Qi}(x_iW_{Ki})^T)}{\\sqrt M}) "
               "with one unmatched ')'. The ')' sits inside the \\frac numerator, so it cannot close softmax "
               "before the division; symuat drops it and reads softmax((x_iW_{Qi}(x_iW_{Ki})^T)/√M), the transpose "
               "over the whole key product x_iW_{Ki} — as Eq. 7/H0. Both lines apply softmax to the scores / √M, so "

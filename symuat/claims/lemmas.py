@@ -438,7 +438,7 @@ for _L in (2, 3, 4):
     L2.check("main.exact", (f"L={_L}",), rf"\mathbf x'_{_L}=A_{_L}\mathbf x'_0+c_{_L}+\sum_{{j\le {_L}}}U_{{{_L},j}}\sigma(V_j\mathbf x'_0+e_j)",
              partial(_main_exact_depth, _L),
              note="σ opaque, symbolic D, F; at this one depth — for every depth: L2.main.exact[induction], "
-                  "which the T8/T9 readings rest on (issue 10)")
+                  "which the T8/T9 readings rest on")
 
 
 def _main_exact_numeric():

@@ -170,7 +170,8 @@ X10.check("explain", None, r"\text{explain: }\sum\text{terms}=c\tanh(\ell/c)\tex
                "scales each unembedding row by its κ", **EXT)
 
 X10.check("mistakes", None,
-          r"\text{each mistake refuted: capping each term, ignoring the cap, WP3's centring under the cap}",
+          r"\text{each mistake}\neq\text{the capped logit: }\text{capping each term}, \text{ignoring the cap}, "
+          r"\text{WP3's centring under the cap}",
           lambda: mistakes_refuted([REGISTRY.verdict(k) for k in ("X10.mutant[per-term]", "X10.mutant[uncapped]",
                                                                    "X10.wp3")], ["per-term", "uncapped", "wp3"]),
           note="rests on X10.mutant[per-term], X10.mutant[uncapped], X10.wp3", **EXT)

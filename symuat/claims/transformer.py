@@ -277,12 +277,12 @@ def _t7_bias_raw():
 
 T7.check("bias", ("one",), r"\mathbf b_{i+1,1}\ (\text{main Eq. 11})=\mathbf b_{i+1,3}\ (\text{Eq. 33})=c_{i+1}:\ \text{exact for every depth}",
          _induction,
-         note="decision (issue 10): admitted — Eq. 33 (App. B.3) and main Eq. 11 print the same unrolled form with "
+         note="symuat's decision: admitted — Eq. 33 (App. B.3) and main Eq. 11 print the same unrolled form with "
               "the constant named b_{i+1,3} and b_{i+1,1}; read as one constant, it is the accumulated c_{i+1} of "
               "the recursion, exact for every depth (L2.main.exact[induction])")
 T7.check("bias", ("raw",), r"\mathbf b_{i+1,1}=\text{the raw bias of layer }i+1:\ \mathbf x_2=A_2\mathbf x_0+\mathbf b_{2,3}+\textstyle\sum_j U_j\sigma_j",
          _t7_bias_raw, admitted=False,
-         note="decision (issue 10): not admitted — the two names as two constants, b_{i+1,1} the raw b_{i+1,3}; "
+         note="symuat's decision: not admitted — the two names as two constants, b_{i+1,1} the raw b_{i+1,3}; "
               "fails at depth 2 (the earlier biases pass through W_{2,1})")
 T7.check("exact", ("numeric",), r"\|\text{to\_duat}(\mathbf x_0)-\text{forward}(\mathbf x_0)\|\le10^{-12}\|\text{forward}(\mathbf x_0)\|,\ L\le 24",
          lambda: REGISTRY.verdict("L2.main.exact[numeric]"),

@@ -24,11 +24,10 @@ MODEL_EXIT = ("exit status: 0 the rewrite reproduces the model within the tolera
 
 def add_parser(sub) -> None:
     """Register ``symuat model`` on the top-level sub-parser collection ``sub``."""
-    import argparse
-    import textwrap
+    from symuat.cli import HelpFormatter  # wrapped to the terminal's width, defaults shown
 
-    epilog = textwrap.fill(MODEL_EXIT, 78, subsequent_indent="  ")
-    raw = argparse.RawDescriptionHelpFormatter
+    epilog = MODEL_EXIT
+    raw = HelpFormatter
     model = sub.add_parser("model", help="the DUAT rewrite of a real pretrained model (encoder or decoder)",
                            epilog=epilog, formatter_class=raw)
     msub = model.add_subparsers(dest="model_command", required=True)
@@ -38,7 +37,10 @@ def add_parser(sub) -> None:
     check.add_argument("--model", default="minilm",
                        help=f"a packaged model name ({', '.join(PACKAGED)}), a checkpoint folder (BERT, Llama, Qwen2) "
                             "or a .gguf file")
-    check.add_argument("--text", action="append", help="a sentence (repeatable; several make a padded batch)")
+    check.add_argument("--text", action="append",
+                       help="a sentence (repeatable; several make a padded batch; default: "
+                            f"{' / '.join(repr(t) for t in DEFAULT_TEXTS)} for an encoder, "
+                            f"{LLAMA_DEFAULT_TEXTS[0]!r} for a decoder, gemma3 its own sample)")
     check.add_argument("--no-reference", action="store_true", help="skip the HF reference even if installed")
     check.add_argument("--format", choices=("table", "json"), default="table")
     check.add_argument("--tolerance", default="1e-12", help="largest per-row relative error that passes (default 1e-12)")
@@ -56,32 +58,34 @@ def add_parser(sub) -> None:
                               epilog=epilog, formatter_class=raw)
     decoders = [n for n in PACKAGED if n != "minilm"]
     explain.add_argument("--model", default="smollm2",
-                         help=f"{', '.join(decoders)}, a .gguf file or a decoder checkpoint folder (default smollm2)")
+                         help=f"{', '.join(decoders)}, a .gguf file or a decoder checkpoint folder")
     explain.add_argument("--text", default="The capital of France is",
-                         help="the prompt (default 'The capital of France is')")
+                         help="the prompt")
     explain.add_argument("--token", help="the next token to explain, e.g. ' Paris' (default: the prediction)")
     explain.add_argument("--vs", help="explain logit(token) − logit(VS), e.g. --vs ' London' (one token)")
     explain.add_argument("--by", choices=("layer", "sublayer", "head", "token"),
-                         help="group the terms by layer, sub-layer, head or source token (default layer)")
+                         help="group the terms by layer, sub-layer, head or source token (default: layer)")
     explain.add_argument("--view", choices=("residual", "duat", "both"),
                          help="the residual view (exact DLA), the DUAT view (the papers' form) or both "
-                              "(default residual)")
-    explain.add_argument("--top", type=int, help="the K most likely next tokens (default 5)")
+                              "(default: residual)")
+    explain.add_argument("--top", type=int, help="the K most likely next tokens (default: 5)")
     explain.add_argument("--rows", type=int, help="table rows for --by sublayer/head/token: the largest "
-                                                              "terms, the rest summed (default 20)")
+                                                              "terms, the rest summed (default: 20)")
     explain.add_argument("--lens", action="store_true",
                          help="also print the logit lens and the exact Jacobian lens at every layer")
     explain.add_argument("--quiet", action="store_true", help="drop the fixed prose (what is frozen, how the view "
                                                               "relates to DLA)")
-    explain.add_argument("--format", choices=("table", "json"), default="table", help="(default table)")
+    explain.add_argument("--format", choices=("table", "json"), default="table")
     explain.add_argument("--figure", help="write the figure (layers × heads, source tokens) to this file "
                                           "(.png/.pdf/.svg; needs matplotlib)")
     explain.add_argument("--no-reference", action="store_true",
                          help="skip the check against the HF reference even if it is installed")
-    explain.add_argument("--tolerance", default="1e-12", help="largest relative error that passes (default 1e-12)")
+    explain.add_argument("--tolerance", default="1e-12", help="largest relative error that passes")
     from symuat.models.fold import add_fold_parser  # spec §9: `symuat model fold` (issue #21)
 
     add_fold_parser(msub)
+    fold = msub.choices["fold"]
+    fold.formatter_class, fold.epilog = raw, epilog  # wrapped to the width, its defaults and exit statuses shown
 
 
 def _strict(value):
