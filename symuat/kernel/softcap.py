@@ -275,7 +275,7 @@ def check_capped_sum(lhs_build, rhs_build, *, instances=CAPPED_SUM_INSTANCES) ->
                              reason=f"the sides differ by {sp.factor(gap)} with u = e^(1/{cc})",
                              exact_recheck=f"exact: a nonzero rational function of u = e^(1/{cc}), which is "
                                            "transcendental (Lindemann–Weierstrass), so a nonzero number",
-                             numeric_recheck=f"float64: {fl:.17g} vs {fr:.17g}, relative residual {res:.3g} > 1e-12")
+                             numeric_recheck=f"float64: {fl:.15g} vs {fr:.15g}, relative residual {res:.3g} > 1e-12")
         return Verdict(Status.REFUTED, "exact counterexample: integer terms, tanh of integers/c as rational "
                        "functions of e^(1/c); re-checked in float64", counterexample=cex)
     raise KernelInconsistencyError(f"capped sum: {sp.sstr(diff)} is not 0 and no listed instance differs")
