@@ -4,7 +4,7 @@ byte-level tokens as vocabulary (the tokenizer of tests/test_families.py)."""
 
 from pathlib import Path
 
-from tests.test_families import _need, _randomise, _save
+from test_families import _need, _randomise, _save
 
 #: family → (config class, model class) names in transformers
 CLASSES = {"mistral": ("MistralConfig", "MistralForCausalLM"), "qwen3": ("Qwen3Config", "Qwen3ForCausalLM"),

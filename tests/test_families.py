@@ -192,7 +192,12 @@ def test_the_reference_sees_what_symuat_would_ignore(tmp_path, monkeypatch):
     ({"num_attention_heads": 4, "num_key_value_heads": 3}, r"4 is not a multiple of num_key_value_heads 3"),
 ])
 def test_llama_config_refused_naming_the_field(tmp_path, capsys, changes, message):
-    folder = _edit_config(hf_decoder(tmp_path / "c"), **changes)
+    assert_config_refused(_edit_config(hf_decoder(tmp_path / "c"), **changes), message, capsys)
+
+
+def assert_config_refused(folder: Path, message: str, capsys) -> None:
+    """``folder``'s config.json is refused naming ``message``: by the API (a ModelError) and by
+    ``symuat model check`` (exit 2, one line on stderr naming config.json, no traceback)."""
     with pytest.raises(ModelError, match=r"config\.json: .*" + message):
         compare.check(["Hi"], str(folder), reference=False)
     assert cli.main(["model", "check", "--model", str(folder), "--no-reference"]) == 2

@@ -10,7 +10,7 @@ import pytest
 from symuat import cli
 from symuat.models import compare
 from symuat.models.formats import ModelError
-from tests.test_families import _edit_config, _need, _randomise, _save
+from test_families import assert_config_refused, _edit_config, _need, _randomise, _save
 
 TOL = 1e-12
 
@@ -123,12 +123,7 @@ def test_gpt2_attribution_views_refused_in_one_line(tmp_path, capsys):
     ({"some_new_switch": True}, r"'some_new_switch' is not modelled by symuat's gpt2 family"),
 ])
 def test_gpt2_config_refused_naming_the_field(tmp_path, capsys, changes, message):
-    folder = _edit_config(hf_gpt2(tmp_path / "c"), **changes)
-    with pytest.raises(ModelError, match=r"config\.json: .*" + message):
-        compare.check(["Hi"], str(folder), reference=False)
-    assert cli.main(["model", "check", "--model", str(folder), "--no-reference"]) == 2
-    err = capsys.readouterr().err
-    assert err.count("\n") == 1 and "Traceback" not in err
+    assert_config_refused(_edit_config(hf_gpt2(tmp_path / "c"), **changes), message, capsys)
 
 
 def test_gpt2_unknown_tensor_refused_and_old_names_read(tmp_path):

@@ -11,7 +11,7 @@ import pytest
 from symuat import cli
 from symuat.models import compare
 from symuat.models.formats import ModelError
-from tests.test_families import _DROP, _edit_config, _need, _randomise, _save
+from test_families import assert_config_refused, _DROP, _edit_config, _need, _randomise, _save
 
 TOL = 1e-12
 
@@ -134,12 +134,7 @@ def test_gpt_neox_rewrite_uses_the_x9_form(tmp_path):
      r"'some_new_switch' is not modelled by symuat's gpt_neox family"),
 ])
 def test_gpt_neox_config_refused_naming_the_field(tmp_path, capsys, changes, message):
-    folder = _edit_config(hf_neox(tmp_path / "c"), **changes)
-    with pytest.raises(ModelError, match=r"config\.json: .*" + message):
-        compare.check(["Hi"], str(folder), reference=False)
-    assert cli.main(["model", "check", "--model", str(folder), "--no-reference"]) == 2
-    err = capsys.readouterr().err
-    assert err.count("\n") == 1 and "Traceback" not in err
+    assert_config_refused(_edit_config(hf_neox(tmp_path / "c"), **changes), message, capsys)
 
 
 def test_gpt_neox_unknown_tensor_refused(tmp_path):

@@ -13,8 +13,8 @@ from symuat import cli
 from symuat.models import compare
 from symuat.models.formats import ModelError
 
-from tests.hf_family import hf_family
-from tests.test_families import TOL, _check, _edit_config
+from hf_family import hf_family
+from test_families import TOL, _check, _edit_config
 
 TEXT = ("Hello there, world and more",)
 

@@ -16,7 +16,7 @@ import pytest
 
 from symuat.models.formats import ModelError, folder_tensors, parse_safetensors, read_safetensors
 
-from tests.test_families import TOL, _check, hf_decoder
+from test_families import TOL, _check, hf_decoder
 
 
 def _torch():

@@ -12,8 +12,8 @@ import pytest
 from symuat.models import compare, family, from_hf
 from symuat.models.formats import ModelError
 
-from tests.hf_family import hf_model
-from tests.test_families import TOL, _save
+from hf_family import hf_model
+from test_families import TOL, _save
 
 IDS = np.array([72, 101, 108, 108, 111, 32, 116, 104, 101, 114, 101, 44, 32, 119])
 

@@ -4,7 +4,6 @@ Jacobian lens checked independently against transformers."""
 
 import json
 import math
-import os
 
 import numpy as np
 import pytest
@@ -12,16 +11,7 @@ import pytest
 from symuat import cli
 from symuat.models import api, lens
 from symuat.models.formats import ModelError
-from test_families import hf_decoder
-
-
-def _need(module: str):
-    try:
-        return __import__(module)
-    except ImportError:
-        if os.environ.get("SYMUAT_REQUIRE_REFERENCE") == "1":
-            pytest.fail(f"{module} is required here (SYMUAT_REQUIRE_REFERENCE=1) but not installed")
-        pytest.skip(f"{module} not installed")
+from test_families import _need, hf_decoder
 
 
 @pytest.fixture(scope="module")
