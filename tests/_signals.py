@@ -28,6 +28,17 @@ def alive(pid: int) -> bool:
     return state not in ("Z", "X")
 
 
+def ended(pids, within: float = 30.0) -> list[int]:
+    """The ``pids`` still running after waiting up to ``within`` seconds for them to end (a
+    parent-death signal reaches an orphan asynchronously: on a loaded machine it takes a moment)."""
+    import time
+
+    deadline = time.monotonic() + within
+    while (left := [p for p in pids if alive(p)]) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    return left
+
+
 def signal_at(args: list[str], point: str, signum: int, tmp_path: Path, env: dict | None = None,
               wait: float = 600, before=None) -> tuple[subprocess.CompletedProcess, dict]:
     """Run ``python -m symuat.cli *args`` until it reaches ``point``, call ``before(info)`` (what

@@ -93,10 +93,10 @@ def test_a_run_killed_with_sigkill_leaves_no_worker(tmp_path):
     main they waited for work forever, holding the run's stdout open."""
     import signal
 
-    from _signals import alive, signal_at, workers_run as _workers_run
+    from _signals import ended, signal_at, workers_run as _workers_run
 
     if not Path("/proc/self/stat").exists():
         pytest.skip("needs /proc")
     done, info = signal_at(["prove", "--all", "--jobs", "2"], "runner", signal.SIGKILL, tmp_path, before=_workers_run)
     assert done.returncode == -signal.SIGKILL
-    assert not [w for w in info["workers"] if alive(w)]
+    assert not ended(info["workers"])
