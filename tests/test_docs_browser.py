@@ -210,8 +210,11 @@ def test_dependency_graph_present(pages, html_dir):
 def test_every_claim_page_shows_its_bottom_line(pages, html_dir):
     verdicts = json.loads((html_dir / "verdicts.json").read_text())
     for cv in verdicts["claims"]:
+        # headline.display_word's rule: a conclusion that holds with a wrong printed step or a
+        # wrong gloss on it (H8) is ◑, never the plain ✔
         word = ("error" if cv["errors"] else "holds-steps-wrong"
-                if cv["verdict"] == "holds" and cv["failing_step_names"] else cv["verdict"])
+                if cv["verdict"] == "holds" and (cv["failing_step_names"] or cv.get("wrong_glosses"))
+                else cv["verdict"])
         page = parse((html_dir / "claims" / f"{cv['id']}.html").read_text(encoding="utf-8"))
         assert page.bottom_lines[:1] == [word], f"{cv['id']}: bottom line {page.bottom_lines[:1]} ≠ {word}"
     for name in ("claims/P5.html", "claims/H6.html", "claims/L2.html", "claims/T8.html"):

@@ -606,7 +606,9 @@ def check_detail(r, heading: bool = True) -> list[str]:
     elif cert:  # compiled by coqc in the current certify record: the derivation its proof term applies
         lines += _coq_derivation(cert)
     elif not_certified(key):  # a symbolic proof the certify tier could not certify: why
-        lines += [f"*Not certified by Coq:* {not_certified(key)}", ""]
+        # the reason quotes the check's method (``min(d, d_k)``, ``H_{i,nn'}``): typeset as the
+        # method line is, never as raw reST (which would eat its backslashes)
+        lines += [f"*Not certified by Coq:* {rich(not_certified(key))}", ""]
     if r.check.note:
         lines += [f"*Reading:* {rich(r.check.note)}", ""]
     if r.error:

@@ -132,8 +132,8 @@ def _wp3_under_cap():
     return verdict
 
 
-X10.check("wp3", None, r"\operatorname{softmax}(c\tanh((z-k\mathbf 1^T)/c))\overset?=\operatorname{softmax}(c\tanh(z/c))"
-          r"\quad\text{(WP3's centring under the cap)}", _wp3_under_cap,
+X10.check("wp3", None, r"\operatorname{softmax}(c\tanh((z-k\mathbf 1^T)/c))\overset?=\operatorname{softmax}(c\tanh(z/c))",
+          _wp3_under_cap,
           note="which weight processing fails under soft-capping: WP3's centring (TransformerLens PR #650), a "
                "shipped mistake that must come back refuted with an exact counterexample; symuat model fold refuses "
                "Gemma 2 naming it", **MUT)
