@@ -1406,8 +1406,13 @@ def generate_model_page(app):
               "attention matrix :math:`W'(x)`; middle: the norm per token of the dynamic bias "
               ":math:`e_j`; right: the LayerNorm scale :math:`1/\\mathrm{std}` of each token entering the "
               "last layer.", ""]
+    from symuat_run import release_memory
+
+    release_memory()
     lines += llama_section(Path(app.srcdir) / "claims" / "figures")
+    release_memory()
     lines += gemma3_section()
+    release_memory()
     out.write_text("\n".join(lines) + "\n", encoding="utf-8")
     _STATE["model_seconds"] = time.perf_counter() - start
 
