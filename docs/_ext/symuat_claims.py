@@ -554,12 +554,54 @@ def _values_block(values: dict, lhs=None, rhs=None) -> list[str]:
     return lines
 
 
+#: lemma name → its statement in the Coq library rendered by coqdoc (``coq/Symuat.X.html#name``),
+#: filled by :func:`coq_library_pages` when a certify record with a compiled library exists
+_COQ_LINKS: dict[str, str] = {}
+#: names a derivation applies that are not symuat's: what they are
+_COQ_FOREIGN = {"ring": "Coq's ring tactic", "exchange_big": "MathComp bigop", "big_ord_recr": "MathComp bigop"}
+
+
+def coq_library_pages(outdir: Path) -> dict[str, str]:
+    """Render the Coq library the certify record compiled (``lib/*.v`` with their ``.glob``
+    files) with ``coqdoc`` into ``outdir/coq``; return lemma name → page and anchor. Empty without
+    a record, without its compiled library or without ``coqdoc``."""
+    import shutil
+    import subprocess
+
+    from symuat.certify.record import out_dir
+
+    lib = out_dir() / "lib"
+    sources = sorted(lib.glob("*.v"))
+    if not sources or not all(v.with_suffix(".glob").is_file() for v in sources) or not shutil.which("coqdoc"):
+        return {}
+    target = outdir / "coq"
+    target.mkdir(parents=True, exist_ok=True)
+    proc = subprocess.run(["coqdoc", "--html", "--utf8", "--no-externals", "-d", str(target), "-R", ".", "Symuat",
+                           *[v.name for v in sources]], cwd=lib, capture_output=True, text=True)
+    if proc.returncode:
+        raise RuntimeError(f"coqdoc failed on {lib}: {proc.stderr.strip()[-500:]}")
+    links = {}
+    for page in sorted(target.glob("Symuat.*.html")):
+        for name in re.findall(r"<a id=\"([A-Za-z_]\w*)\" class=\"idref\"", page.read_text(encoding="utf-8")):
+            links.setdefault(name, f"{page.name}#{name}")
+    return links
+
+
+def _coq_name(x: str) -> str:
+    """A lemma of a derivation: linked to its statement in the rendered library (``../coq/``), or
+    said to be MathComp's or a tactic."""
+    if x in _COQ_LINKS:
+        return f"`{x} <../coq/{_COQ_LINKS[x]}>`__"
+    return f"``{x}``" + (f" ({_COQ_FOREIGN[x]})" if x in _COQ_FOREIGN else "")
+
+
 def _coq_derivation(cert: dict) -> list[str]:
     """The derivation Coq's kernel checked for a certified check, one item per exported theorem:
     the library lemmas its accepted proof term applies, in order, with the normal-form step named
-    (each side rewritten to symuat's normal form, then ``meq_via_nf``)."""
+    (each side rewritten to symuat's normal form, then ``meq_via_nf``); each lemma of symuat's
+    library links to its statement in the library's coqdoc pages."""
     def names(xs):
-        return " → ".join(f"``{x}``" for x in xs) or "(unfolding only)"
+        return " → ".join(_coq_name(x) for x in xs) or "(unfolding only)"
 
     proofs = cert.get("proofs") or {}
     lines = [":badge:`certified: coq` *The derivation Coq checked* (lemmas of the Coq library in "
@@ -569,7 +611,7 @@ def _coq_derivation(cert: dict) -> list[str]:
         chain = p.get("chain") or {}
         if "lhs" in chain:
             lines += [f"- ``{name}`` — left side: {names(chain['lhs'])} ⟶ **symuat's normal form** "
-                      f"⟵ right side: {names(chain['rhs'])}; hence equal (``{chain['step']}``)."]
+                      f"⟵ right side: {names(chain['rhs'])}; hence equal ({_coq_name(chain['step'])})."]
         elif "direct" in chain and p.get("proof") == "certificate":
             lines += [f"- ``{name}`` — from symuat's certificate: {names(chain['direct'])}."]
         elif "direct" in chain:
@@ -1263,6 +1305,8 @@ def generate(app):
     order = {c.id: i for i, c in enumerate(claims)}
     sections = _sections(claims)
 
+    _COQ_LINKS.clear()
+    _COQ_LINKS.update(coq_library_pages(Path(app.outdir)))
     out = Path(app.srcdir) / "claims"
     out.mkdir(exist_ok=True)
     for stale in out.glob("*.rst"):
