@@ -97,7 +97,7 @@ def test_mistakes_check_fails_when_a_mutant_holds():
     from symuat.algebra import dims, mul
     from sympy import MatrixSymbol
     from symuat.kernel import decide
-    from symuat.kernel.mistakes import mistakes_refuted
+    from symuat.kernel.decide.mistakes import mistakes_refuted
 
     n = dims("n")
     A = MatrixSymbol("A", n, n)

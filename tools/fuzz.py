@@ -757,10 +757,10 @@ def fuzz_structured(pairs: int, seed: int = 0) -> dict:
 
 def fuzz_bands(pairs: int, seed: int = 0) -> list:
     """Random pairs of sliding-window conventions (offset bands in a symbolic ``w``): the kernel's
-    :func:`symuat.kernel.bands.check_same_mask` against materialised masks built here. Returns the
+    :func:`symuat.kernel.decide.bands.check_same_mask` against materialised masks built here. Returns the
     problems (a proved pair whose masks differ somewhere, a refuted one whose witness masks agree, a
     condition ``N ≤ b`` that the masks contradict)."""
-    from symuat.kernel import bands
+    from symuat.kernel.decide import bands
     from symuat.kernel.status import Status
 
     rng = random.Random(seed)
@@ -805,7 +805,7 @@ def fuzz_softcap(pairs: int, seed: int = 0) -> list:
     probabilities, ``numeric-only`` none (judged here with math.tanh and a softmax written out)."""
     import math
 
-    from symuat.kernel import softcap
+    from symuat.kernel.decide import softcap
     from symuat.kernel.status import Status
 
     rng = random.Random(seed)

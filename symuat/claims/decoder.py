@@ -25,6 +25,7 @@ from symuat.decoder import Diag, Hadamard, PairHeadMatrix, rotation
 from symuat.elementwise import Sigma
 from symuat.heads import BlockSymbol, HeadMatrix, HeadSum, Selector
 from symuat.kernel import decide, minimise
+from symuat.kernel.decide.steps import check_steps
 from symuat.kernel.registry import REGISTRY
 from symuat.kernel.status import Status, Verdict
 from symuat.vec import Vec
@@ -245,12 +246,11 @@ def _x2_every_width(convention: str):
     blocks = minimise.check_identity(mul(T(place(A)), place(B)), place(mul(T(A), B)))
     pair = decide.check_explicit(rope_relative("interleaved"), [{"d": 2}])
     out = decide.combine_all([blocks, pair], ["blocks, symbolic m", "one pair, d = 2"])
-    if out.status is Status.PROVED_AT_SIZES and blocks.status is Status.PROVED:
-        # the only "size" of the 2×2 lemma is the pair itself; its positions and θ are symbolic
-        out = Verdict(Status.PROVED, "the block lemma for a symbolic number m of pairs (" + blocks.method + "), and "
-                      "the one-pair lemma R(nθ)ᵀR(n'θ) = R((n'−n)θ) by expansion with symbolic n, n', θ "
-                      "(addition theorems): together every even width d = 2m", numeric=blocks.numeric)
-    return out
+    # the only "size" of the 2×2 lemma is the pair itself; its positions and θ are symbolic
+    return check_steps({"blocks": blocks, "pair": pair}, {"blocks": Status.PROVED, "pair": Status.PROVED_AT_SIZES},
+                       "the block lemma for a symbolic number m of pairs (" + blocks.method + "), and "
+                       "the one-pair lemma R(nθ)ᵀR(n'θ) = R((n'−n)θ) by expansion with symbolic n, n', θ "
+                       "(addition theorems): together every even width d = 2m", numeric=blocks.numeric, otherwise=out)
 
 
 for _conv, _tag in (("interleaved", "interleaved"), ("half", "rotate-half")):
@@ -460,54 +460,13 @@ _X0 = MatrixSymbol("X_0", _N, _M)  # another input: the output weight frozen the
 _frozen = mul(_down, Diag(mul(kron(Identity(_N), T(_Wu)), Vec(_X0, "row"))), _silu(_lin(_Wg)))
 def _x4_uat(ffn=None, frozen=None) -> Verdict:
     """X4.uat for silu itself: an exact witness X, X_0 at which the gated FFN differs from the
-    form with the output weight frozen at X_0, with σ the logistic sigmoid (silu(t) = tσ(t)).
-
-    The identity is first decided with σ opaque: if it held for every σ (say, frozen at the same
-    input), the negation is refuted. Otherwise the smallest instances (sizes first, entries 0/1
-    first) are evaluated with σ(t) = eᵗ/(1+eᵗ), exactly as rational functions of e; a nonzero
-    difference of rational functions of e with rational coefficients is a nonzero number since e is
-    transcendental (Lindemann), and float64 confirms it. No witness found: evidence only."""
-    import math
-
-    from symuat.kernel.softcap import E, sigmoid_in_e
-    from symuat.kernel.status import Counterexample
+    form with the output weight frozen at X_0, with σ the logistic sigmoid (silu(t) = tσ(t)),
+    decided by :func:`~symuat.kernel.decide.softcap.check_differs_with_sigmoid` (smallest sizes
+    first, up to 2)."""
+    from symuat.kernel.decide.softcap import check_differs_with_sigmoid
 
     ffn, frozen = (_ffn if ffn is None else ffn), (_frozen if frozen is None else frozen)
-    from symuat.kernel import certificates
-
-    # the witness with σ opaque is not what this check concludes (silu itself): not recorded for it
-    with certificates.listening(lambda kind, data: None):
-        opaque = decide.check_negation(ffn, frozen)
-    if opaque.status is not Status.PROVED:
-        return opaque  # the identity holds for every σ (refuted), or is undecided
-    logistic = lambda t: 1.0 / (1.0 + np.exp(-np.asarray(t, dtype=float)))  # noqa: E731
-    sigmoid = np.vectorize(sigmoid_in_e, otypes=[object])  # elementwise, exact: a rational function of e
-    for sizes, values in minimise.small_instances(ffn, frozen, largest={_N: 2, _M: 2, _F: 2}):
-        left, err_l = decide._evaluate(ffn, sizes, values, "exact", sigma=sigmoid)
-        right, err_r = decide._evaluate(frozen, sizes, values, "exact", sigma=sigmoid)
-        if err_l or err_r or left.shape != right.shape:
-            continue
-        for idx, a, b in ((i, x, y) for (i, x), y in zip(np.ndenumerate(left), right.flat)):
-            if sp.cancel(sp.sympify(a) - sp.sympify(b)) == 0:
-                continue
-            floats = {k: np.asarray(v, dtype=float) for k, v in values.items()}
-            fl, _ = decide._evaluate(ffn, sizes, floats, "float", sigma=logistic)
-            fr, _ = decide._evaluate(frozen, sizes, floats, "float", sigma=logistic)
-            fa, fb = (float(sp.sympify(x).subs(E, math.e)) for x in (a, b))
-            if abs(float(fl[idx]) - fa) > 1e-12 * max(1, abs(fa)) or abs(float(fr[idx]) - fb) > 1e-12 * max(1, abs(fb)):
-                raise decide.KernelInconsistencyError("X4.uat: the exact silu witness disagrees with float64")
-            res = abs(fa - fb) / max(1.0, abs(fa), abs(fb))
-            cex = Counterexample(
-                {str(k): int(v) for k, v in sizes.items()}, values, lhs=str(sp.factor(a)), rhs=str(sp.factor(b)),
-                reason=f"entry {idx} differs with silu itself (σ the logistic sigmoid, σ(t) = eᵗ/(1+eᵗ))",
-                exact_recheck="exact: the difference is a nonzero rational function of e, which is transcendental "
-                              "(Lindemann), so a nonzero number",
-                numeric_recheck=f"float64 (σ by numpy.exp): relative residual {res:.3g} > 1e-12")
-            return Verdict(Status.PROVED, "exact witness with silu itself (σ the logistic sigmoid; values rational "
-                           "in e), smallest sizes and entries first; re-checked in float64",
-                           quantities={"witness": cex.as_dict()})
-    return Verdict(Status.NUMERIC_ONLY, "no instance with silu itself differs at the sizes tried (the identity "
-                   "fails for some σ: " + opaque.method + ")", quantities=dict(opaque.quantities))
+    return check_differs_with_sigmoid(ffn, frozen, {_N: 2, _M: 2, _F: 2})
 
 
 X4.check("uat", ("alpha(x)", "static"),

@@ -10,7 +10,7 @@ r"""Claim X10 (spec §8, an extension): soft-capping, :math:`\mathrm{cap}_c(z)=c
   :math:`\kappa=\mathrm{cap}_c(\ell)/\ell` frozen at the model's own pre-cap logit
   :math:`\ell=\sum_kt_k` (any exact decomposition: DUAT's terms, the residual view's),
   :math:`\mathrm{cap}_c(\ell)=\sum_k\kappa\,t_k` — proved for a symbolic number of terms
-  (:func:`symuat.kernel.softcap.check_capped_sum`). The two tempting splits are refuted with exact
+  (:func:`symuat.kernel.decide.softcap.check_capped_sum`). The two tempting splits are refuted with exact
   counterexamples (every tanh a rational function of the transcendental :math:`e^{1/c}`): capping each
   term, :math:`\sum_k\mathrm{cap}_c(t_k)`, and ignoring the cap, :math:`\sum_kt_k`. ``X10.explain``
   runs the model's own ``explain`` on random soft-capped decoders: both views add up to the capped logit.
@@ -27,8 +27,9 @@ from functools import partial
 import numpy as np
 import sympy as sp
 
-from symuat.kernel import decide, minimise, softcap
-from symuat.kernel.mistakes import mistakes_refuted
+from symuat.kernel import decide, minimise
+from symuat.kernel.decide import softcap
+from symuat.kernel.decide.mistakes import mistakes_refuted
 from symuat.kernel.registry import REGISTRY
 from symuat.kernel.status import Corrected
 

@@ -20,6 +20,7 @@ from symuat.algebra import add, dims, mul
 from symuat.elementwise import Sigma
 from symuat.kernel import decide, minimise
 from symuat.kernel.decide import Statement
+from symuat.kernel.decide.witness import refute_with_exact_witness
 from symuat.kernel.registry import REGISTRY
 from symuat.kernel.status import Corrected, Counterexample, Status, Verdict
 from symuat.heads import HeadMatrix, HeadSum
@@ -473,23 +474,20 @@ def _rules_check(form: str, reading: dict) -> Verdict:
     flayers = [to_f(l) for l in inst.layers]
     fnet = flayers if form == "eq20" else [RawLayer(l.W1, l.W2 @ l.W1, l.b2, l.W3, l.b3) for l in flayers]
     fx0 = np.asarray(inst.x0, dtype=float)
-    for sigma_name, sigma in (("tanh", np.tanh), ("t³ − 2t + 1", lambda v: v * v * v - 2 * v + 1)):
-        flt = numpy_algebra(exact=False)
-        flt.sigma = sigma
-        res = decide._residual(paper_rules(flt, flayers, fx0, reading, fx0 * 0).evaluate(flt), forward(flt, fnet, fx0))
-        if res > decide.TOLERANCE:
-            break
-    else:
-        raise decide.KernelInconsistencyError("T8 counterexample not confirmed in float64")
-    cex = Counterexample(
-        {"L": L, "D": inst.D, "F": inst.F}, values, lhs=fail["got"], rhs=fail["want"],
-        reason=f"the rules' unrolled form differs from the forward pass at depth {L}",
-        exact_recheck="exact: integer entries, σ(t) = t³ − 2t + 1",
-        numeric_recheck=f"float64, same parameters, σ = {sigma_name}: relative residual {res:.3g} > tolerance {decide.TOLERANCE}",
-    )
+
+    def float_rechecks():
+        for sigma_name, sigma in (("tanh", np.tanh), ("t³ − 2t + 1", lambda v: v * v * v - 2 * v + 1)):
+            flt = numpy_algebra(exact=False)
+            flt.sigma = sigma
+            yield (f"same parameters, σ = {sigma_name}",
+                   decide._residual(paper_rules(flt, flayers, fx0, reading, fx0 * 0).evaluate(flt), forward(flt, fnet, fx0)))
+
     quantities["float64 error at the first failing depth (tanh, random weights)"] = f"{_float_error(form, reading, L):.3g}"
-    return Verdict(Status.REFUTED, "exact evaluation at depths 1..5", counterexample=cex, quantities=quantities,
-                   corrected=Corrected(T8_CORRECTED, _induction()))
+    return refute_with_exact_witness(
+        fail["got"], fail["want"], sizes={"L": L, "D": inst.D, "F": inst.F}, values=values,
+        reason=f"the rules' unrolled form differs from the forward pass at depth {L}",
+        exact_recheck="exact: integer entries, σ(t) = t³ − 2t + 1", float_rechecks=float_rechecks(),
+        method="exact evaluation at depths 1..5", quantities=quantities, corrected=Corrected(T8_CORRECTED, _induction()))
 
 
 for _form in ("eq20", "eq30"):

@@ -37,6 +37,22 @@ reader checks one procedure at a time:
 :mod:`~symuat.kernel.decide.reference`
     :func:`check_matches_reference` (a formula against a reference computation on listed
     instances), :func:`check_numeric`, :func:`check_instances`.
+:mod:`~symuat.kernel.decide.steps`
+    :func:`~symuat.kernel.decide.steps.check_steps`: a statement proved in named parts by other
+    procedures, each required to reach a stated status (the conjunction).
+:mod:`~symuat.kernel.decide.witness`
+    :func:`~symuat.kernel.decide.witness.refute_with_exact_witness`: a witness found by a claim's
+    own evaluation, refuted only when its sides differ exactly and float64 confirms it.
+:mod:`~symuat.kernel.decide.mistakes`
+    :func:`~symuat.kernel.decide.mistakes.mistakes_refuted`: a shipped mistake must come back
+    refuted with an exact witness.
+:mod:`~symuat.kernel.decide.rotations`
+    RoPE statements on true rotations (rational cos/sin) and the 2×2 block lemma at symbolic angles.
+:mod:`~symuat.kernel.decide.softcap`
+    logit shifts under (soft-capped) softmax, capped sums and sigmoid witnesses, exact through the
+    transcendence of :math:`e` and :math:`e^{1/c}`.
+:mod:`~symuat.kernel.decide.bands`
+    banded (sliding-window) masks for symbolic sequence length and window.
 
 Bad input is an error, not a verdict: a node the kernel has no rule for
 (:class:`~symuat.errors.UnsupportedExpressionError`), two leaves with one name and two shapes
