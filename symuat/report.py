@@ -139,7 +139,6 @@ def summary_line(results: list[Result]) -> str:
     order = ["proved", "proved-at-sizes", "numeric-only", "refuted", "informal", "definition", "error"]
     parts = [f"{counts[s]} {s}" for s in order if counts[s]]
     total = sum(r.seconds for r in results)
-    from symuat.verdicts import agrees_with_paper
 
     return f"{plural(len(results), 'check')}: " + ", ".join(parts) + f" ({total:.1f} s)"
 

@@ -63,7 +63,6 @@ def test_every_cited_mistake_is_refuted_with_an_exact_counterexample(registry, w
         assert v.counterexample is not None and v.counterexample.exact_recheck, key
         assert not wp_results[key].check.admitted  # shown, not carrying the bottom line itself
     for cid in WP:
-        keys = [c.key for c in registry.claims[cid].checks]
         if any(not c.admitted for c in registry.claims[cid].checks):
             assert wp_results[f"{cid}.mistakes"].verdict.status is Status.PROVED, cid
 

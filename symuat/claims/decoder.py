@@ -102,7 +102,7 @@ def _x1_operator_trial(sizes, seed):
     res = max(np.abs(op @ U.reshape(-1) - dense @ U.reshape(-1)).max(),
               np.abs(Y - X + ffn - fwd).max()) / max(1.0, np.abs(fwd).max())
     causal = all(np.all(np.triu(op.H[i], 1) == 0.0) for i in range(c.heads))
-    return res <= decide.TOLERANCE and causal, f"residual {res:.2e} ≤ 1e-12; H_i exactly lower triangular", \
+    return res <= decide.TOLERANCE and causal, f"residual {res:.2e} ≤ {decide.TOLERANCE}; H_i exactly lower triangular", \
         {"residual": res}
 
 
@@ -111,7 +111,7 @@ X1.check("operator", ("std", "causal"),
          lambda: decide.check_numeric(_x1_operator_trial, [{"N": 5, "M": 8, "h": 4, "g": 2},
                                                           {"N": 6, "M": 12, "h": 6, "g": 3},
                                                           {"N": 4, "M": 8, "h": 4, "g": 1}],
-                                      what="float64, random decoders; relative residual ≤ 1e-12"),
+                                      what=f"float64, random decoders; relative residual ≤ {decide.TOLERANCE}"),
          note="symuat.models.llama.GQAOperator (matrix-free, one value projection per group) against the dense "
               "Kronecker sum and the layer's forward pass (a float64 confirmation of the implementation beside "
               "X1.exist's proof)", polarity=None, role="confirmation")
@@ -348,14 +348,14 @@ def _x2_trial(sizes, seed):
             val = Q[:, n] @ Rrel.T @ K[:, n2].T
             worst = max(worst, float(np.abs(np.diagonal(val) - S[:, n, n2]).max()))
     res = worst / max(1.0, np.abs(S).max())
-    return res <= decide.TOLERANCE, f"relative residual {res:.2e} ≤ 1e-12 ({conv})", {"residual": res}
+    return res <= decide.TOLERANCE, f"relative residual {res:.2e} ≤ {decide.TOLERANCE} ({conv})", {"residual": res}
 
 
 X2.check("numeric", ("interleaved", "rotate-half"),
          r"(\mathbf R_n\mathbf q_n)^{T}(\mathbf R_{n'}\mathbf k_{n'})=\mathbf q_n^{T}\mathbf R_{n'-n}\mathbf k_{n'}\ \text{(float64)}",
          lambda: decide.check_numeric(_x2_trial, [{"N": 5, "M": 8, "h": 2, "conv": "interleaved"},
                                                  {"N": 7, "M": 12, "h": 2, "conv": "half"}],
-                                      what="float64 scores of a random layer; relative residual ≤ 1e-12"),
+                                      what=f"float64 scores of a random layer; relative residual ≤ {decide.TOLERANCE}"),
          note="symuat.models.llama.apply_rope, both conventions, against the relative form (a float64 "
               "confirmation of the implementation beside X2.scores.all)", polarity=None, role="confirmation")
 
@@ -488,7 +488,7 @@ def _x4_trial(sizes, seed):
     states = m.hidden_states(ids)
     d = llama_duat(m, states[0])
     res = max(relative_error(a, b) for a, b in zip(d.states, states))
-    return res <= decide.TOLERANCE, f"worst relative error over the states {res:.2e} ≤ 1e-12", {"residual": res}
+    return res <= decide.TOLERANCE, f"worst relative error over the states {res:.2e} ≤ {decide.TOLERANCE}", {"residual": res}
 
 
 def gated_layer_statement(mutant: str | None = None, *, sandwich: bool = False):
@@ -544,7 +544,7 @@ X4.check("recursion", ("alpha(x)",),
 X4.check("recursion", ("numeric",),
          r"\|\text{llama\_duat}(x'_0)-\text{forward}(x'_0)\|\le10^{-12}\|\text{forward}(x'_0)\|",
          lambda: decide.check_numeric(_x4_trial, [{"N": 5, "M": 8, "F": 12, "L": 3}, {"N": 3, "M": 12, "F": 10, "L": 4}],
-                                      what="float64, random decoders; relative error ≤ 1e-12"),
+                                      what=f"float64, random decoders; relative error ≤ {decide.TOLERANCE}"),
          note="symuat.models.llama.llama_duat on random decoders (GQA, RoPE, SwiGLU, RMSNorm): a float64 "
               "confirmation of the implementation beside the proof (X4.recursion[alpha(x)])",
          polarity=None, role="confirmation")
@@ -586,7 +586,7 @@ def _x5_trial(sizes, seed):
     states = m.hidden_states(ids)
     d = llama_duat(m, states[0])
     res = relative_error(d.logits, m.logits(states[-1]))
-    return res <= decide.TOLERANCE, f"logits from the combined parameters: relative error {res:.2e} ≤ 1e-12", \
+    return res <= decide.TOLERANCE, f"logits from the combined parameters: relative error {res:.2e} ≤ {decide.TOLERANCE}", \
         {"residual": res}
 
 
@@ -629,7 +629,7 @@ X5.check("combined", None, r"\text{logits}'=(I_N\otimes W_E)S_f\Big(A_Lx'_0+c_L+
                             "V_j, e_j", **EXT)
 X5.check("combined", ("numeric",), r"\|\text{logits from the combined parameters}-\text{logits}\|\le10^{-12}\|\text{logits}\|",
          lambda: decide.check_numeric(_x5_trial, [{"N": 4, "M": 8, "L": 2, "V": 30}, {"N": 6, "M": 12, "L": 3, "V": 17}],
-                                      what="float64, random decoders; relative error ≤ 1e-12"),
+                                      what=f"float64, random decoders; relative error ≤ {decide.TOLERANCE}"),
          note="symuat.models.llama.llama_duat's logits on random decoders: a float64 confirmation of the "
               "implementation beside the proof (X5.combined)", polarity=None, role="confirmation")
 
@@ -673,7 +673,7 @@ def logit_decomposition_trial(sizes, seed, *, mutant: str | None = None):
         dec = ll.decompose_logit(m, ids)
     total = dec.total - (dec.linear if mutant == "no-linear" else 0.0)
     res = abs(total - dec.logit) / max(1.0, abs(dec.logit))
-    return res <= decide.TOLERANCE, f"|Σ terms − logit| / max(1, |logit|) = {res:.2e} ≤ 1e-12", {"residual": res}
+    return res <= decide.TOLERANCE, f"|Σ terms − logit| / max(1, |logit|) = {res:.2e} ≤ {decide.TOLERANCE}", {"residual": res}
 
 
 def _x6_telescope():
@@ -837,7 +837,7 @@ def sandwich_trial(sizes, seed, *, mutant: str | None = None):
         mine = (W1 @ x + p.b3 + p.W3 @ p.sigma(p.W2 @ x + p.b2)).reshape(X.shape)
         worst = max(worst, relative_error(mine, out))
         X = out
-    msg = f"x + D_post F(D_pre x) as Eq. 20 vs the forward, every layer: relative error {worst:.2e} (tolerance 1e-12)"
+    msg = f"x + D_post F(D_pre x) as Eq. 20 vs the forward, every layer: relative error {worst:.2e} (tolerance {decide.TOLERANCE})"
     return worst <= decide.TOLERANCE, msg, {"residual": worst}
 
 
@@ -852,7 +852,7 @@ X3.check("sandwich", None, _SANDWICH_TEX,
               "unrolling and T7's recursion read unchanged with these parameters", **EXT)
 X3.check("sandwich", ("numeric",), _SANDWICH_TEX,
          lambda: decide.check_numeric(sandwich_trial, [{"N": 5, "M": 8, "L": 6}, {"N": 9, "M": 8, "L": 6}],
-                                      what="float64, random Gemma 3 layers; relative error ≤ 1e-12"),
+                                      what=f"float64, random Gemma 3 layers; relative error ≤ {decide.TOLERANCE}"),
          note="symuat.models.gemma3 on random layers: a float64 confirmation of the implementation beside the proof "
               "(X3.sandwich)", polarity=None, role="confirmation")
 
@@ -876,14 +876,14 @@ def window_trial(sizes, seed, *, window_offset: int = 0):
     res = relative_error(A.apply(U), (direct @ (U @ layer.WV)[None]).transpose(1, 0, 2).reshape(U.shape[0], -1)
                          @ layer.WO)
     ok = zeros and res <= decide.TOLERANCE
-    return ok, f"W'_HVO vec(U) vs windowed attention (a loop): relative error {res:.2e} (tolerance 1e-12); exact " \
+    return ok, f"W'_HVO vec(U) vs windowed attention (a loop): relative error {res:.2e} (tolerance {decide.TOLERANCE}); exact " \
                f"zeros off the band: {zeros}", {"residual": res, "band_zeros": zeros}
 
 
 X1.check("window", None, r"\text{local layer: }\mathring H'=\Big(\sum_i\mathbf H_i\otimes\mathbf B_i^{T}\Big)\mathbf x',"
          r"\ (\mathbf H_i)_{nn'}=0\text{ unless }0\le n-n'<w",
          lambda: decide.check_numeric(window_trial, [{"N": 7, "M": 8, "w": 3}, {"N": 10, "M": 8, "w": 4}],
-                                      what="float64, random Gemma 3 local layers, N > w; relative error ≤ 1e-12"),
+                                      what=f"float64, random Gemma 3 local layers, N > w; relative error ≤ {decide.TOLERANCE}"),
          note="Gemma 3's sliding-window layers: H5's form unchanged, the patterns banded causal (exact zeros "
               "outside the band); global layers are the causal case. A float64 confirmation of the "
               "implementation beside the proof: X1.exist holds for every H_i, banded ones included",

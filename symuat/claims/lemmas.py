@@ -451,7 +451,7 @@ def _main_exact_numeric():
         blocks = [Block.random(rng, M=sizes["M"], heads=2, F=2 * sizes["M"], ln=sizes["ln"]) for _ in range(sizes["L"])]
         X0n = rng.standard_normal((sizes["N"], sizes["M"]))
         res = decide._residual(to_duat(blocks, X0n).evaluate(), tf_forward(blocks, X0n)[-1])
-        return res <= 1e-12, f"relative residual {res:.2e} ≤ 1e-12 (float64, depth {sizes['L']})", {"residual": res}
+        return res <= decide.TOLERANCE, f"relative residual {res:.2e} ≤ {decide.TOLERANCE} (float64, depth {sizes['L']})", {"residual": res}
 
     sizes = [{"N": 5, "M": 8, "L": L, "ln": ln} for L in (1, 6, 24) for ln in ("none", "pre", "post")]
     return decide.check_numeric(trial, sizes, seeds=(0, 1),
@@ -460,7 +460,7 @@ def _main_exact_numeric():
 
 L2.check("main.exact", ("numeric",), r"\|\text{to\_duat}(\mathbf x_0)-\text{forward}(\mathbf x_0)\|\le10^{-12}\|\text{forward}(\mathbf x_0)\|,\ L\le 24",
          _main_exact_numeric, role="confirmation",
-         note="tolerance 1e-12 relative: float64 rounding of O(L) chained products; a confirmation beside the "
+         note=f"tolerance {decide.TOLERANCE} relative: float64 rounding of O(L) chained products; a confirmation beside the "
               "proof by induction (L2.main.exact[induction]): it does not lower the headline")
 def _l2_form_d2():
     verdict = decide.check_dependence(_U3.e[1], "x_0", depends=False)

@@ -11,7 +11,7 @@ from functools import partial
 
 import numpy as np
 import sympy as sp
-from sympy import Identity, MatrixSymbol, OneMatrix
+from sympy import MatrixSymbol, OneMatrix
 
 from symuat.algebra import T, add, dims, kron, mul
 from symuat.diamond import Diamond

@@ -84,14 +84,14 @@ def _layer_trial(sizes, seed, *, cap_in_patterns: bool = True):
     uncapped = SoftcapLayer(**{f.name: getattr(base, f.name) for f in fields(base)}, attn_softcap=None)
     gap = row_errors(uncapped.step(X)[1], layer.forward(X))[0]
     ok = res <= decide.TOLERANCE and gap > 1e-6
-    return ok, f"rewrite vs forward {res:.2e} ≤ 1e-12; without the cap in H_i off by {gap:.2g}", {"residual": res}
+    return ok, f"rewrite vs forward {res:.2e} ≤ {decide.TOLERANCE}; without the cap in H_i off by {gap:.2g}", {"residual": res}
 
 
 X10.check("layer", ("causal",),
           r"\text{soft-capped layer: }x'_{\rm next}=W1\,x'+W3\,\sigma(W2\,x')\text{ with }H_i\text{ capped and frozen}",
           lambda: decide.check_numeric(_layer_trial, [{"N": 7, "M": 8}, {"N": 5, "M": 8}],
                                        what="float64, random soft-capped layers (c = 0.5, scores ×3); relative "
-                                            "error ≤ 1e-12, and > 1e-6 without the cap in the patterns"),
+                                            f"error ≤ {decide.TOLERANCE}, and > 1e-6 without the cap in the patterns"),
           note="symuat.models.softcap.SoftcapLayer (Gemma 2's attention) through the shared decoder's duat_step",
           **EXT)
 

@@ -41,7 +41,6 @@ from symuat.elementwise import Sigma
 from symuat.heads import BlockSymbol, HeadMatrix, HeadSum, Selector
 from symuat.kernel import decide
 from symuat.kernel.decide import bands, softcap
-from symuat.kernel.decide import Statement
 from symuat.kernel.head_maps import (AxisBlock, fused_to_separate, per_group_split, repeat_interleave_map, rope_permutation,
                                      tile_map)
 from symuat.kernel.hypotheses import LineSums

@@ -26,6 +26,7 @@ import numpy as np
 import sympy as sp
 
 from symuat.kernel.rotary import rotation_leaves
+from symuat.kernel.status import Verdict
 
 # --------------------------------------------------------------------------------------------
 # refutation on true rotations
@@ -119,7 +120,7 @@ def block(angle) -> sp.Matrix:
 _ANGLES = (sp.pi / 2, sp.pi / 3, sp.pi / 4, sp.pi / 6, sp.pi)
 
 
-def check_block_lemma(lhs: sp.Matrix, rhs: sp.Matrix, angles) -> "Verdict":
+def check_block_lemma(lhs: sp.Matrix, rhs: sp.Matrix, angles) -> Verdict:
     """Decide ``lhs = rhs`` for 2×2 matrices of trigonometric polynomials in symbolic ``angles``.
 
     ``proved`` when the difference expands to 0 after :func:`sympy.expand_trig` (the addition

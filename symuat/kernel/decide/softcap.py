@@ -246,7 +246,7 @@ def check_differs_with_sigmoid(lhs, rhs, largest: dict) -> Verdict:
         opaque = decide.check_negation(lhs, rhs)
     if opaque.status is not Status.PROVED:
         return opaque  # the identity holds for every σ (refuted), or is undecided
-    logistic = lambda t: 1.0 / (1.0 + np.exp(-np.asarray(t, dtype=float)))  # noqa: E731
+    logistic = lambda t: 1.0 / (1.0 + np.exp(-np.asarray(t, dtype=float)))
     sigmoid = np.vectorize(sigmoid_in_e, otypes=[object])  # elementwise, exact: a rational function of e
     for sizes, values in minimise.small_instances(lhs, rhs, largest=largest):
         left, err_l = decide._evaluate(lhs, sizes, values, "exact", sigma=sigmoid)
