@@ -679,8 +679,8 @@ def _h9_lin_trial(sizes, seed):
     (a, _), (b, _), (c, _) = (exact_mha(Z, *params, h) for Z in (X + Y, X, Y))
     diff = [(idx, v) for idx, v in np.ndenumerate(a - b - c) if v != 0]
     fa, fb, fc = (_float_mha(Z, *params, h)[0] for Z in (X + Y, X, Y))
-    agree = max(decide._residual(_as_float(e), f) for e, f in ((a, fa), (b, fb), (c, fc)))
-    res = decide._residual(fa, fb + fc)
+    agree = max(decide.relative_residual(_as_float(e), f) for e, f in ((a, fa), (b, fb), (c, fc)))
+    res = decide.relative_residual(fa, fb + fc)
     numeric = (f"float64 forward pass (W_Q = ln2·√M·W̃_Q) on the same instance: matches the exact values to "
                f"{agree:.1e}; MHA(X+Y) vs MHA(X)+MHA(Y) relative residual {res:.3g}")
     if diff and (agree > decide.TOLERANCE or res <= decide.TOLERANCE):
@@ -723,7 +723,7 @@ def _h9_dep_trial(sizes, seed):
     diff = [(idx, v) for idx, v in np.ndenumerate(W(H1_) - W(H2_)) if v != 0]
     f1, f2 = (_float_mha(Z, *params, h)[1] for Z in (X1, X2))
     fW = lambda H: MHAOperator(H, np.asarray(params[2], dtype=float), np.asarray(params[3], dtype=float)).dense()
-    res = decide._residual(fW(f1), fW(f2))
+    res = decide.relative_residual(fW(f1), fW(f2))
     numeric = f"float64 (W_Q = ln2·√M·W̃_Q): relative difference {res:.3g} (tolerance {decide.TOLERANCE})"
     if diff and res <= decide.TOLERANCE:
         raise decide.KernelInconsistencyError("H9.dep: the float64 re-check disagrees with the exact witness")

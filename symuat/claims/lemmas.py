@@ -450,7 +450,7 @@ def _main_exact_numeric():
         rng = np.random.default_rng(seed)
         blocks = [Block.random(rng, M=sizes["M"], heads=2, F=2 * sizes["M"], ln=sizes["ln"]) for _ in range(sizes["L"])]
         X0n = rng.standard_normal((sizes["N"], sizes["M"]))
-        res = decide._residual(to_duat(blocks, X0n).evaluate(), tf_forward(blocks, X0n)[-1])
+        res = decide.relative_residual(to_duat(blocks, X0n).evaluate(), tf_forward(blocks, X0n)[-1])
         return res <= decide.TOLERANCE, f"relative residual {res:.2e} ≤ {decide.TOLERANCE} (float64, depth {sizes['L']})", {"residual": res}
 
     sizes = [{"N": 5, "M": 8, "L": L, "ln": ln} for L in (1, 6, 24) for ln in ("none", "pre", "post")]

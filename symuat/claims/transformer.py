@@ -480,7 +480,7 @@ def _rules_check(form: str, reading: dict) -> Verdict:
             flt = numpy_algebra(exact=False)
             flt.sigma = sigma
             yield (f"same parameters, σ = {sigma_name}",
-                   decide._residual(paper_rules(flt, flayers, fx0, reading, fx0 * 0).evaluate(flt), forward(flt, fnet, fx0)))
+                   decide.relative_residual(paper_rules(flt, flayers, fx0, reading, fx0 * 0).evaluate(flt), forward(flt, fnet, fx0)))
 
     quantities["float64 error at the first failing depth (tanh, random weights)"] = f"{_float_error(form, reading, L):.3g}"
     return refute_with_exact_witness(
@@ -540,7 +540,7 @@ def _dependence_sets(L: int):
     X1, X2 = rng.standard_normal((4, 6)), rng.standard_normal((4, 6))
     d1, d2 = to_duat(blocks, X1), to_duat(blocks, X2)
     probe = rng.standard_normal(24)
-    diff = lambda a, b: decide._residual(a, b) > decide.TOLERANCE
+    diff = lambda a, b: decide.relative_residual(a, b) > decide.TOLERANCE
     deps = {f"W'_{{{L},1}}": diff(d1.A @ probe, d2.A @ probe), "b_{L,1}": diff(d1.c, d2.c)}
     for j in range(L):
         probe_h = rng.standard_normal(d1.V[j].shape[0])
@@ -824,7 +824,7 @@ def _t12_dep(kind, refined=False):
         X1, X2 = rng.standard_normal((4, 6)), rng.standard_normal((4, 6))
         p1, p2 = blk.eq20(X1), blk.eq20(X2)
         v, hv = rng.standard_normal(24), rng.standard_normal(p1.W3.shape[1])
-        diff = lambda a, b: decide._residual(a, b) > decide.TOLERANCE
+        diff = lambda a, b: decide.relative_residual(a, b) > decide.TOLERANCE
         observed = {"W1": diff(p1.W1 @ v, p2.W1 @ v), "W2": diff(p1.W2 @ v, p2.W2 @ v), "b2": diff(p1.b2, p2.b2),
                     "W3": diff(p1.W3 @ hv, p2.W3 @ hv), "b3": diff(p1.b3, p2.b3)}
         depends = ", ".join(k for k, d in observed.items() if d) or "none"

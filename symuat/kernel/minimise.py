@@ -6,7 +6,7 @@ opposite: the smallest instance that still fails. :func:`minimal_counterexample`
 sizes in order of their sum (then lexicographically), and at each size entries drawn from
 {0, 1}, then {−1, 0, 1}, then −2..2, … up to ``max_entry`` (10 by default), and returns the first
 failing instance, re-checked exactly and in float64 by the same re-check as every other
-counterexample (:func:`symuat.kernel.decide._recheck`). :func:`minimised` puts it in place of a
+counterexample (:func:`symuat.kernel.decide.recheck`). :func:`minimised` puts it in place of a
 verdict's counterexample when it is smaller; :func:`check_identity` is
 :func:`~symuat.kernel.decide.check_identity` followed by :func:`minimised`.
 
@@ -104,8 +104,8 @@ def minimal_counterexample(lhs, rhs, *, largest: dict | None = None, max_entry: 
         budget[0] -= 1
         for sym in scalars:  # a nonzero scalar, smallest first
             values[sym.name] = 1
-        left, err_l = decide._evaluate(lhs, sizes, values, "exact", sigma)
-        right, err_r = decide._evaluate(rhs, sizes, values, "exact", sigma)
+        left, err_l = decide.evaluate_at(lhs, sizes, values, "exact", sigma)
+        right, err_r = decide.evaluate_at(rhs, sizes, values, "exact", sigma)
         if err_l and err_r:
             return None
         if err_l or err_r:
@@ -114,11 +114,11 @@ def minimal_counterexample(lhs, rhs, *, largest: dict | None = None, max_entry: 
         if left.shape != right.shape:
             return True, left, right, f"shapes differ: {left.shape} against {right.shape}"
         return (not values_equal(left, right, "exact")
-                and decide._exact_relative(left, right) > decide.TOLERANCE), left, right, "values differ"
+                and decide.exact_relative(left, right) > decide.TOLERANCE), left, right, "values differ"
 
     def shapes_at(sizes):
         try:
-            return {name: decide._shape_at(shape, sizes) for name, shape in shapes_sym.items()}
+            return {name: decide.shape_at(shape, sizes) for name, shape in shapes_sym.items()}
         except TypeError:
             return None
 
@@ -145,8 +145,8 @@ def minimal_counterexample(lhs, rhs, *, largest: dict | None = None, max_entry: 
             again = fails(sizes, ones)
             if again and again[0] and again[3] != "values differ":
                 values, out = ones, again
-            cex = Counterexample(decide._named_sizes(sizes), values, out[1], out[2], reason=out[3])
-            return decide._recheck(cex, lhs, rhs, sizes, sigma)
+            cex = Counterexample(decide.named_sizes(sizes), values, out[1], out[2], reason=out[3])
+            return decide.recheck(cex, lhs, rhs, sizes, sigma)
         rng = np.random.default_rng(0)  # pass 2: the smallest entries at these sizes
         for i, level in enumerate(levels):
             best = None
@@ -165,8 +165,8 @@ def minimal_counterexample(lhs, rhs, *, largest: dict | None = None, max_entry: 
                         best = ({k: (v.copy() if hasattr(v, "copy") else v) for k, v in values.items()}, out, key)
             if best is not None:
                 values, out = best[0], best[1]
-                cex = Counterexample(decide._named_sizes(sizes), values, out[1], out[2], reason=out[3])
-                return decide._recheck(cex, lhs, rhs, sizes, sigma)
+                cex = Counterexample(decide.named_sizes(sizes), values, out[1], out[2], reason=out[3])
+                return decide.recheck(cex, lhs, rhs, sizes, sigma)
         return None
     return None
 
@@ -196,7 +196,7 @@ def small_instances(lhs, rhs, *, largest: dict | None = None, top: int = 2, max_
     shapes_sym = decide.leaf_shapes(lhs, rhs)
     for sizes in size_order(decide.dimension_symbols(lhs, rhs), largest, top):
         try:
-            shapes = {name: decide._shape_at(shape, sizes) for name, shape in shapes_sym.items()}
+            shapes = {name: decide.shape_at(shape, sizes) for name, shape in shapes_sym.items()}
         except TypeError:
             continue
         rng = np.random.default_rng(0)

@@ -60,7 +60,9 @@ Bad input is an error, not a verdict: a node the kernel has no rule for
 (:class:`~symuat.errors.UnsatisfiableHypothesesError`). A disagreement between the kernel's own
 methods raises :class:`~symuat.errors.KernelInconsistencyError` (a bug, never a verdict).
 
-Every name this package had as one module is importable from it unchanged.
+Every public name of the procedures is importable from this package (``decide.check_identity``);
+the procedures' helpers are private to their modules (``tests/test_kernel_trust.py`` checks that
+the package exports none).
 """
 
 from __future__ import annotations
@@ -77,19 +79,10 @@ from symuat.kernel.decide.instances import (  # noqa: F401
     SEEDS,
     TOLERANCE,
     TOLERANCE_REASON,
-    _SUPPORTED,
-    _UNDEFINED,
-    _confirm_or_raise,
-    _confirmation_grid,
-    _defined_sizes,
-    _dimension_symbols,
-    _evaluate,
-    _has_sigma,
-    _leaf_shapes,
-    _named_sizes,
-    _residual,
-    _shape_at,
-    _short,
+    evaluate_at,
+    named_sizes,
+    relative_residual,
+    shape_at,
     check_supported,
     dimension_symbols,
     leaf_shapes,
@@ -108,16 +101,8 @@ from symuat.kernel.decide.identity import (  # noqa: F401
     NODE_COST,
     PROBE_BUDGET,
     Statement,
-    _bounds_text,
-    _check_corrected,
-    _check_identity,
-    _cost,
-    _exact_relative,
-    _explicit_refuted,
-    _irrational_coefficients,
-    _lazy,
-    _recheck,
-    _witness_for,
+    exact_relative,
+    recheck,
     at_listed_sizes,
     check_chain,
     check_explicit,
@@ -149,14 +134,6 @@ from symuat.kernel.decide.reference import (  # noqa: F401
     check_numeric,
 )
 from symuat.kernel.decide.implication import (  # noqa: F401
-    _as_constraints,
-    _holds_exact,
-    _holds_float,
-    _limit_right,
-    _linear_coeffs,
-    _negate,
-    _pick,
-    _sign_cases,
     check_real_implication,
     check_vanishing,
     fourier_motzkin,

@@ -89,10 +89,10 @@ from symuat.kernel.decide.instances import (
     _confirm_or_raise,
     _confirmation_grid,
     _defined_sizes,
-    _evaluate,
+    evaluate_at,
     _has_sigma,
-    _named_sizes,
-    _residual,
+    named_sizes,
+    relative_residual,
     check_supported,
     dimension_symbols,
     leaf_shapes,
@@ -308,34 +308,34 @@ def find_counterexample(lhs, rhs, grid: list[dict] | None = None, seeds=SEEDS,
     for sizes in grid:
         for seed in seeds:
             values = random_values(syms, sizes, np.random.default_rng(seed), "exact", scalars)
-            left, err_l = _evaluate(lhs, sizes, values, "exact", sigma)
-            right, err_r = _evaluate(rhs, sizes, values, "exact", sigma)
+            left, err_l = evaluate_at(lhs, sizes, values, "exact", sigma)
+            right, err_r = evaluate_at(rhs, sizes, values, "exact", sigma)
             if err_l and err_r:
                 break  # undefined on both sides at these sizes: not a counterexample
             if err_l or err_r:
                 side = "right" if err_r else "left"
-                return _recheck(Counterexample(
-                    _named_sizes(sizes), values, left, right,
+                return recheck(Counterexample(
+                    named_sizes(sizes), values, left, right,
                     reason=f"the {side} side is undefined where the other is defined: {err_l or err_r}",
                 ), lhs, rhs, sizes, sigma)
             if left.shape != right.shape:
-                return _recheck(Counterexample(
-                    _named_sizes(sizes), values, left, right,
+                return recheck(Counterexample(
+                    named_sizes(sizes), values, left, right,
                     reason=f"shapes differ: {left.shape} against {right.shape}",
                 ), lhs, rhs, sizes, sigma)
             if not values_equal(left, right, "exact"):
-                cex = Counterexample(_named_sizes(sizes), values, left, right, reason="values differ")
-                if _exact_relative(left, right) > TOLERANCE:
-                    return _recheck(cex, lhs, rhs, sizes, sigma)
+                cex = Counterexample(named_sizes(sizes), values, left, right, reason="values differ")
+                if exact_relative(left, right) > TOLERANCE:
+                    return recheck(cex, lhs, rhs, sizes, sigma)
                 # a difference too small for float64 to see (σ compounds magnitudes): keep it,
                 # but look on for a witness that float64 can re-check too
                 fallback = fallback or (cex, sizes)
     if fallback is not None:
-        return _recheck(fallback[0], lhs, rhs, fallback[1], sigma)
+        return recheck(fallback[0], lhs, rhs, fallback[1], sigma)
     return None
 
 
-def _exact_relative(left, right) -> float:
+def exact_relative(left, right) -> float:
     """max|l − r| / max(1, |l|, |r|) of two exact arrays, as a float (0 when not comparable)."""
     if not any(isinstance(v, sp.Basic) for v in (*left.flat, *right.flat)):
         try:
@@ -351,7 +351,7 @@ def _exact_relative(left, right) -> float:
     return diff / scale
 
 
-def _recheck(cex: Counterexample, lhs, rhs, sizes, sigma=None) -> Counterexample:
+def recheck(cex: Counterexample, lhs, rhs, sizes, sigma=None) -> Counterexample:
     """Re-evaluate the counterexample exactly (fresh evaluator) and in float64, with the same σ."""
     if _has_sigma(lhs, rhs):
         from symuat.elementwise import SIGMA_WITNESS, sigma_exact
@@ -364,11 +364,11 @@ def _recheck(cex: Counterexample, lhs, rhs, sizes, sigma=None) -> Counterexample
     broken = violated(exact)
     if broken:  # instances are drawn on the hypotheses: a witness outside them is a kernel bug
         raise KernelInconsistencyError(f"counterexample violates the hypotheses: {'; '.join(broken)}")
-    left, err_l = _evaluate(lhs, sizes, exact, "exact", sigma)
-    right, err_r = _evaluate(rhs, sizes, exact, "exact", sigma)
+    left, err_l = evaluate_at(lhs, sizes, exact, "exact", sigma)
+    right, err_r = evaluate_at(rhs, sizes, exact, "exact", sigma)
     floats = {k: np.asarray(v, dtype=float) for k, v in cex.values.items()}
-    fl, ferr_l = _evaluate(lhs, sizes, floats, "float", sigma)
-    fr, ferr_r = _evaluate(rhs, sizes, floats, "float", sigma)
+    fl, ferr_l = evaluate_at(lhs, sizes, floats, "float", sigma)
+    fr, ferr_r = evaluate_at(rhs, sizes, floats, "float", sigma)
     if err_l or err_r:
         if (err_l is None) == (err_r is None):
             raise KernelInconsistencyError(f"counterexample did not re-check: {cex.reason}")
@@ -388,8 +388,8 @@ def _recheck(cex: Counterexample, lhs, rhs, sizes, sigma=None) -> Counterexample
     cex.exact_recheck = f"exact: entry {idx} differs by {d} ({len(diff)} of {left.size} entries differ)"
     if isinstance(d, sp.Basic) and not d.is_Rational and not d.free_symbols:
         cex.exact_recheck += "; " + zero_status(d)[1]  # a closed-form constant: certified nonzero
-    res = _residual(fl, fr)
-    exact_rel = _exact_relative(left, right)
+    res = relative_residual(fl, fr)
+    exact_rel = exact_relative(left, right)
     if np.isnan(res):  # float64 overflows (σ compounds magnitudes): a limit of float64, not a verdict
         cex.numeric_recheck = ("float64: not finite at these values (overflow); the exact re-check stands")
         return cex
@@ -434,7 +434,7 @@ def explicit_expansion(lhs, rhs, sizes_list: list[dict]) -> tuple[list[dict], Co
             # the call fails (a listed size is never skipped)
             if _cost((lhs, rhs), sizes) > EXPANSION_LIMIT:
                 raise KernelInputError(
-                    f"explicit size {_named_sizes(sizes)} is beyond the expansion limit (estimated "
+                    f"explicit size {named_sizes(sizes)} is beyond the expansion limit (estimated "
                     f"{_cost((lhs, rhs), sizes):.3g} > {EXPANSION_LIMIT:.0e} operations) and "
                     "exact evaluation there is beyond the search budget too: it cannot be checked; "
                     "list smaller sizes")
@@ -442,8 +442,8 @@ def explicit_expansion(lhs, rhs, sizes_list: list[dict]) -> tuple[list[dict], Co
             if cex is not None:
                 return proved, cex
         values = random_values(syms, sizes, None, "symbolic", scalars)
-        left, err_l = _evaluate(lhs, sizes, values, "symbolic")
-        right, err_r = _evaluate(rhs, sizes, values, "symbolic")
+        left, err_l = evaluate_at(lhs, sizes, values, "symbolic")
+        right, err_r = evaluate_at(rhs, sizes, values, "symbolic")
         if err_l and err_r:
             continue
         if err_l or err_r or left.shape != right.shape:
@@ -532,7 +532,7 @@ def applied_sides(lhs, rhs, most: int = 240) -> tuple[str, str, str, str] | None
 def _check_satisfiable(hypotheses, lhs, rhs, explicit_sizes) -> None:
     """Hypotheses that cannot hold together make any statement vacuous (and their rules would
     rewrite a sum to two values): an error naming them, before anything is decided."""
-    from symuat.kernel.decide.instances import _shape_at
+    from symuat.kernel.decide.instances import shape_at
     from symuat.kernel.hypotheses import check_satisfiable
 
     shapes = leaf_shapes(lhs, rhs)
@@ -541,7 +541,7 @@ def _check_satisfiable(hypotheses, lhs, rhs, explicit_sizes) -> None:
         if name not in shapes:
             return None
         try:
-            return _shape_at(shapes[name], sizes)
+            return shape_at(shapes[name], sizes)
         except TypeError:
             return None
 
@@ -623,14 +623,14 @@ def _check_identity(lhs, rhs, explicit_sizes, corrected, construction, symbolic)
             raise KernelInputError(f"{describe(lhs)} = {describe(rhs)}: undefined at every size tried: the "
                                    "statement has no instance to check")
         witness = _confirm_or_raise(lhs, rhs, defined, "holds at every size tried")
-        probes = [_named_sizes(q) for q in probe_sizes(lhs, rhs)]
+        probes = [named_sizes(q) for q in probe_sizes(lhs, rhs)]
         plan = search_plan(lhs, rhs)
         return Verdict(
             Status.NUMERIC_ONLY,
             "holds at every size tried, not proved for symbolic dimensions: exact integer instances "
             f"(6 seeds at small sizes; 2 on the degree grid and past each dimension's degree bound "
             f"{_bounds_text(lhs, rhs)}; {plan.describe()}), float64 at {len(defined)} sizes" + differ,
-            sizes=[_named_sizes(q) for q in small] + probes,
+            sizes=[named_sizes(q) for q in small] + probes,
             numeric=witness,
             construction=construction,
             quantities={"counterexample search": plan.as_dict()},
@@ -641,12 +641,12 @@ def _check_identity(lhs, rhs, explicit_sizes, corrected, construction, symbolic)
         return refuted("explicit expansion found a nonzero entry; exact integer witness", cex)
     if not proved:
         raise KernelInputError(f"{describe(lhs)} = {describe(rhs)}: undefined at every listed size "
-                               f"{[_named_sizes(x) for x in sizes_list]}")
+                               f"{[named_sizes(x) for x in sizes_list]}")
     witness = _confirm_or_raise(lhs, rhs, proved[:4], "proved at sizes")
     return Verdict(
         Status.PROVED_AT_SIZES,
         "expansion of every entry with symbolic entries at explicit sizes" + differ,
-        sizes=[_named_sizes(s) for s in proved],
+        sizes=[named_sizes(s) for s in proved],
         numeric=witness,
         construction=construction,
     )
@@ -770,7 +770,7 @@ def _check_explicit(build, sizes_list, corrected_build, corrected_latex, constru
     for sizes in sorted(sizes_list, key=lambda s: sum(int(v) for v in s.values())):
         left, right = build(sizes)
         if left.shape != right.shape:
-            cex = Counterexample(_named_sizes(sizes), {}, reason=f"shapes {left.shape} ≠ {right.shape}",
+            cex = Counterexample(named_sizes(sizes), {}, reason=f"shapes {left.shape} ≠ {right.shape}",
                                  exact_recheck="shapes compared exactly",
                                  numeric_recheck="float64: shapes differ as well")
             return _explicit_refuted(cex, corrected_build, corrected_latex, sizes_list, construction)
@@ -779,11 +779,11 @@ def _check_explicit(build, sizes_list, corrected_build, corrected_latex, constru
             if not polynomial_is_zero(diff):
                 cex = _witness_for(diff, l, r, sizes, np.unravel_index(idx, left.shape))
                 return _explicit_refuted(cex, corrected_build, corrected_latex, sizes_list, construction)
-        proved.append(_named_sizes(sizes))
+        proved.append(named_sizes(sizes))
     return Verdict(
         Status.PROVED_AT_SIZES,
         "every entry expanded with symbolic entries at explicit sizes",
-        sizes=[_named_sizes(s) for s in sizes_list],
+        sizes=[named_sizes(s) for s in sizes_list],
         construction=construction,
     )
 
@@ -818,7 +818,7 @@ def _witness_for(diff, l, r, sizes, index) -> Counterexample:
                 numeric = (f"float64: residual {res:.3g} does not resolve the difference (exact relative "
                            f"size {exact_rel:.3g}); the exact re-check stands")
             return Counterexample(
-                _named_sizes(sizes), {str(k): v for k, v in assignment.items()},
+                named_sizes(sizes), {str(k): v for k, v in assignment.items()},
                 lhs=str(lv), rhs=str(rv),
                 reason=f"entry {tuple(int(i) for i in index)}: {sp.sstr(l)} ≠ {sp.sstr(r)}",
                 exact_recheck=f"exact: {lv} ≠ {rv}" + ("" if dv.is_Rational else "; " + zero_status(dv)[1]),
@@ -863,14 +863,14 @@ def check_shape(expr, claimed_shape: tuple, *, corrected_latex: str = "") -> Ver
     syms = leaf_shapes(expr)
     for sizes in size_grid(dims):
         values = random_values(syms, sizes, np.random.default_rng(0), "exact")
-        value, err = _evaluate(expr, sizes, values, "exact")
+        value, err = evaluate_at(expr, sizes, values, "exact")
         if err:
             continue
         want = tuple(int(c.subs(sizes)) for c in claimed)
         if value.shape != want:
-            fvalue, _ = _evaluate(expr, sizes, {k: v.astype(float) for k, v in values.items()}, "float")
+            fvalue, _ = evaluate_at(expr, sizes, {k: v.astype(float) for k, v in values.items()}, "float")
             cex = Counterexample(
-                _named_sizes(sizes), values, lhs=value, rhs=None,
+                named_sizes(sizes), values, lhs=value, rhs=None,
                 reason=f"the result has shape {value.shape}, the claim says {want}",
                 exact_recheck=f"exact evaluation has shape {value.shape}",
                 numeric_recheck=f"float64 evaluation has shape {fvalue.shape}",

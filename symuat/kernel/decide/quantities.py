@@ -44,7 +44,7 @@ from symuat.kernel import certificates
 from symuat.printing import latex
 
 from symuat.kernel.decide.instances import (
-    _named_sizes,
+    named_sizes,
     size_grid,
 )
 
@@ -96,7 +96,7 @@ def check_quantity(
         claim_value = sp.sympify(claimed).subs(sizes)
         if sp.Rational(exact.numerator, exact.denominator) != claim_value:
             cex = Counterexample(
-                _named_sizes(sizes), {}, lhs=str(exact), rhs=str(claim_value),
+                named_sizes(sizes), {}, lhs=str(exact), rhs=str(claim_value),
                 reason=f"{name} is {exact} (exact count), the claim gives {claim_value}",
                 exact_recheck=f"exact count on the materialised instance: {exact}",
                 numeric_recheck=f"float64: {float(exact):.6g} vs {float(claim_value):.6g}",
@@ -254,7 +254,7 @@ def check_rank(
     def refuted(sizes, values, rk, b, c):
         fl = int(np.linalg.matrix_rank(np.asarray(values[0], dtype=float)))
         cex = Counterexample(
-            _named_sizes(sizes), values[1], lhs=rk, rhs=c,
+            named_sizes(sizes), values[1], lhs=rk, rhs=c,
             reason=(f"an exact instance has {name} = {rk} (the bound {b} is {'attained' if rk == b else 'not exceeded'})"
                     f", the claim gives {c}"),
             exact_recheck=f"exact rank over ℚ (Gaussian elimination on fractions): {rk}",
@@ -278,7 +278,7 @@ def check_rank(
             raise KernelInconsistencyError(f"{name}: witness of rank {rk} exceeds the proved bound {b} at {sizes}")
         if wrong(rk, b, c):
             return refuted(sizes, (matrix, values), rk, b, c)
-        attained.append({**_named_sizes(sizes), "rank": rk, "bound": b})
+        attained.append({**named_sizes(sizes), "rank": rk, "bound": b})
     quantities["exact witnesses"] = attained
     diff = sp.simplify(claimed - bound)
 
@@ -329,7 +329,7 @@ def check_rank(
             try:
                 matrix, values = witness(sizes)
             except Exception as exc:  # the witness family is not defined there: not evidence
-                quantities.setdefault("sizes without a witness", []).append(f"{_named_sizes(sizes)}: {exc}")
+                quantities.setdefault("sizes without a witness", []).append(f"{named_sizes(sizes)}: {exc}")
                 continue
             rk = exact_rank(matrix)
             if rk > b:
@@ -343,4 +343,4 @@ def check_rank(
                    f"{name} {relation} {claimed}: agrees with the exact witnesses at the sizes tried, but the claim "
                    f"is not the structural bound {latex(bound)} as a formula and no witness decided it "
                    f"({tried} further sizes tried where they differ)",
-                   sizes=[_named_sizes(s) for s in grid], quantities=quantities)
+                   sizes=[named_sizes(s) for s in grid], quantities=quantities)

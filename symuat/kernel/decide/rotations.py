@@ -68,15 +68,15 @@ def refute_with_rotations(lhs, rhs, sizes_list: list[dict], seeds=range(6)):
             values = decide.random_values(syms, sizes, rng, "exact")
             for name, e in rot.items():
                 values[name] = _rational_rotations(int(sp.sympify(e).subs(sizes)), rng)
-            left, err_l = decide._evaluate(lhs, sizes, values, "exact")
-            right, err_r = decide._evaluate(rhs, sizes, values, "exact")
+            left, err_l = decide.evaluate_at(lhs, sizes, values, "exact")
+            right, err_r = decide.evaluate_at(rhs, sizes, values, "exact")
             if err_l or err_r:
                 continue
             tried.append(sizes)
             if left.shape != right.shape or any(a != b for a, b in zip(left.flat, right.flat)):
-                fl, _ = decide._evaluate(lhs, sizes, {k: np.asarray(v, dtype=float) for k, v in values.items()}, "float")
-                fr, _ = decide._evaluate(rhs, sizes, {k: np.asarray(v, dtype=float) for k, v in values.items()}, "float")
-                res = decide._residual(fl, fr) if fl.shape == fr.shape else float("inf")
+                fl, _ = decide.evaluate_at(lhs, sizes, {k: np.asarray(v, dtype=float) for k, v in values.items()}, "float")
+                fr, _ = decide.evaluate_at(rhs, sizes, {k: np.asarray(v, dtype=float) for k, v in values.items()}, "float")
+                res = decide.relative_residual(fl, fr) if fl.shape == fr.shape else float("inf")
                 if not res > decide.TOLERANCE:
                     from symuat.errors import KernelInconsistencyError
 

@@ -195,8 +195,8 @@ def refute_with_sigmoid(lhs, rhs, sizes_list: list[dict], seeds=range(4)):
         for seed in seeds:
             rng = np.random.default_rng(seed)
             values = decide.random_values(syms, sizes, rng, "exact")
-            left, err_l = decide._evaluate(lhs, sizes, values, "exact", sigma=sigmoid_in_e)
-            right, err_r = decide._evaluate(rhs, sizes, values, "exact", sigma=sigmoid_in_e)
+            left, err_l = decide.evaluate_at(lhs, sizes, values, "exact", sigma=sigmoid_in_e)
+            right, err_r = decide.evaluate_at(rhs, sizes, values, "exact", sigma=sigmoid_in_e)
             if err_l or err_r or left.shape != right.shape:
                 continue
             for idx, (a, b) in enumerate(zip(left.flat, right.flat)):
@@ -249,16 +249,16 @@ def check_differs_with_sigmoid(lhs, rhs, largest: dict) -> Verdict:
     logistic = lambda t: 1.0 / (1.0 + np.exp(-np.asarray(t, dtype=float)))
     sigmoid = np.vectorize(sigmoid_in_e, otypes=[object])  # elementwise, exact: a rational function of e
     for sizes, values in minimise.small_instances(lhs, rhs, largest=largest):
-        left, err_l = decide._evaluate(lhs, sizes, values, "exact", sigma=sigmoid)
-        right, err_r = decide._evaluate(rhs, sizes, values, "exact", sigma=sigmoid)
+        left, err_l = decide.evaluate_at(lhs, sizes, values, "exact", sigma=sigmoid)
+        right, err_r = decide.evaluate_at(rhs, sizes, values, "exact", sigma=sigmoid)
         if err_l or err_r or left.shape != right.shape:
             continue
         for idx, a, b in ((i, x, y) for (i, x), y in zip(np.ndenumerate(left), right.flat)):
             if sp.cancel(sp.sympify(a) - sp.sympify(b)) == 0:
                 continue
             floats = {k: np.asarray(v, dtype=float) for k, v in values.items()}
-            fl, _ = decide._evaluate(lhs, sizes, floats, "float", sigma=logistic)
-            fr, _ = decide._evaluate(rhs, sizes, floats, "float", sigma=logistic)
+            fl, _ = decide.evaluate_at(lhs, sizes, floats, "float", sigma=logistic)
+            fr, _ = decide.evaluate_at(rhs, sizes, floats, "float", sigma=logistic)
             fa, fb = (float(sp.sympify(x).subs(E, math.e)) for x in (a, b))
             if (abs(float(fl[idx]) - fa) > TOLERANCE * max(1, abs(fa))
                     or abs(float(fr[idx]) - fb) > TOLERANCE * max(1, abs(fb))):
