@@ -24,7 +24,7 @@ from symuat.algebra import T, dims, kron, mul
 from symuat.decoder import Diag, Hadamard, PairHeadMatrix, rotation
 from symuat.elementwise import Sigma
 from symuat.heads import BlockSymbol, HeadMatrix, HeadSum, Selector
-from symuat.kernel import decide, minimise
+from symuat.kernel import decide
 from symuat.kernel.decide.steps import check_steps
 from symuat.kernel.registry import REGISTRY
 from symuat.kernel.status import Status, Verdict
@@ -76,7 +76,7 @@ for _o in ("row", "col"):
                  r"\operatorname{vec}(\mathrm{GQA}(X))=\sum_{a,b}\mathbf H_{ab}\otimes\mathbf B_{ab}^{T}\operatorname{vec}(X)"
                  if _o == "row" else
                  r"\operatorname{vec}_c(\mathrm{GQA}(X))=\sum_{a,b}\mathbf B_{ab}^{T}\otimes\mathbf H_{ab}\operatorname{vec}_c(X)",
-                 partial(minimise.check_identity, _l, _r), **EXT)
+                 partial(decide.check_identity, _l, _r), **EXT)
 
 
 def _x1_operator_trial(sizes, seed):
@@ -236,14 +236,14 @@ def _x2_layout_all():
     """P R^int_n Pᵀ = R^half_n for every even width (pairs (2k, 2k+1) moved to (k, k+m))."""
     perm, A, _ = rope_blocks("interleaved", permuted=True)
     half, A2, _ = rope_blocks("half")
-    return minimise.check_identity(perm(A), half(A2))
+    return decide.check_identity(perm(A), half(A2))
 
 
 def _x2_every_width(convention: str):
     """R_nᵀR_{n'} = R_{n'-n} for every even width: the block lemma for symbolic m, and the 2×2 lemma
     (symbolic positions and frequency: a statement with no dimension left)."""
     place, A, B = rope_blocks(convention)
-    blocks = minimise.check_identity(mul(T(place(A)), place(B)), place(mul(T(A), B)))
+    blocks = decide.check_identity(mul(T(place(A)), place(B)), place(mul(T(A), B)))
     pair = decide.check_explicit(rope_relative("interleaved"), [{"d": 2}])
     out = decide.combine_all([blocks, pair], ["blocks, symbolic m", "one pair, d = 2"])
     # the only "size" of the 2×2 lemma is the pair itself; its positions and θ are symbolic
@@ -264,7 +264,7 @@ def _x2_scores_all(tag: str):
     d = dims("d")
     R1, R2 = MatrixSymbol("R_n", d, d), MatrixSymbol("R_n'", d, d)
     q, kk = MatrixSymbol("q", d, 1), MatrixSymbol("k", d, 1)
-    step = minimise.check_identity(mul(T(mul(R1, q)), mul(R2, kk)), mul(T(q), mul(T(R1), R2), kk))
+    step = decide.check_identity(mul(T(mul(R1, q)), mul(R2, kk)), mul(T(q), mul(T(R1), R2), kk))
     return decide.combine_all([step, REGISTRY.verdict(f"X2.rel.all[{tag}]")],
                               ["(R_n q)ᵀ(R_n' k) = qᵀ(R_nᵀR_n')k", f"X2.rel.all[{tag}]"])
 
@@ -393,9 +393,9 @@ for _o in ("row", "col"):
     X3.check("lift", (_o,), r"T_D(\operatorname{diag}(s)Z\operatorname{diag}(\gamma))="
              + (r"(\operatorname{diag}(s)\otimes\operatorname{diag}(\gamma))" if _o == "row"
                 else r"(\operatorname{diag}(\gamma)\otimes\operatorname{diag}(s))") + r"T_D(Z)",
-             partial(minimise.check_identity, _l, _r), **EXT)
+             partial(decide.check_identity, _l, _r), **EXT)
 X3.check("diag", ("row",), r"\operatorname{diag}(s)\otimes\operatorname{diag}(\gamma)=\operatorname{diag}(\operatorname{vec}_r(s\gamma^{T}))",
-         partial(minimise.check_identity, kron(Diag(_s), Diag(_g)), Diag(Vec(mul(_s, T(_g)), "row"))),
+         partial(decide.check_identity, kron(Diag(_s), Diag(_g)), Diag(Vec(mul(_s, T(_g)), "row"))),
          note="the lift is diagonal: no centring, so no token-internal mixing", **EXT)
 
 # --------------------------------------------------------------------------------------------
@@ -453,7 +453,7 @@ for _reading, _tex in (("alpha(x)", r"W'_{\rm down}\operatorname{diag}(W_u'x')\,
                        ("gate-as-sigma", r"W'_{\rm down}\operatorname{diag}(W_g'x'\odot W_u'x')\,\sigma(W_g'x')"),
                        ("gate-as-weight", r"W'_{\rm down}\operatorname{diag}(\mathrm{silu}(W_g'x'))\,W_u'x'")):
     _l, _r = swiglu_form(_reading)
-    X4.check("duat", (_reading,), r"T_D(\mathrm{FFN}(X))=" + _tex, partial(minimise.check_identity, _l, _r),
+    X4.check("duat", (_reading,), r"T_D(\mathrm{FFN}(X))=" + _tex, partial(decide.check_identity, _l, _r),
              note="D6: the parameters in front of σ (or the linear map) depend on x'", **EXT)
 
 _X0 = MatrixSymbol("X_0", _N, _M)  # another input: the output weight frozen there
@@ -524,7 +524,7 @@ def _x4_recursion():
     """One gated layer is Eq. 20 (index calculus, symbolic N, M, F), so T7's recursion, proved by induction
     for arbitrary per-layer parameters and an opaque elementwise σ (L2.main.exact[induction]), gives every
     state from the combined parameters, with σ = silu and the dynamic W3_j."""
-    step = minimise.check_identity(*gated_layer_statement(),
+    step = decide.check_identity(*gated_layer_statement(),
                                    construction=r"W1=I+\textstyle\sum_i(H_i\otimes B_i^{T})S_1,\ W2=W_g'S_2W1,\ "
                                    r"W3=W'_{\rm down}\operatorname{diag}(W_u'S_2W1x'),\ b2=b3=0")
     out = decide.combine_all([step, REGISTRY.verdict("L2.main.exact[induction]")],
@@ -570,10 +570,10 @@ _XL = MatrixSymbol("X_L", _N, _M)
 _Tok = MatrixSymbol("T", _N, _V)
 X5.check("head", ("row",), r"T_D(\operatorname{diag}(s)X_L\operatorname{diag}(\gamma_f)W_E^{T})="
          r"(\mathbf I_N\otimes\mathbf W_E)(\operatorname{diag}(s)\otimes\operatorname{diag}(\gamma_f))x'_L",
-         partial(minimise.check_identity, Vec(mul(Diag(_s), _XL, Diag(_g), T(_WE)), "row"),
+         partial(decide.check_identity, Vec(mul(Diag(_s), _XL, Diag(_g), T(_WE)), "row"),
                  mul(kron(Identity(_N), _WE), kron(Diag(_s), Diag(_g)), Vec(_XL, "row"))), **EXT)
 X5.check("embed", ("row",), r"T_D(\mathbf T\mathbf W_E)=(\mathbf I_N\otimes\mathbf W_E^{T})T_D(\mathbf T)",
-         partial(minimise.check_identity, Vec(mul(_Tok, _WE), "row"), mul(kron(Identity(_N), T(_WE)), Vec(_Tok, "row"))),
+         partial(decide.check_identity, Vec(mul(_Tok, _WE), "row"), mul(kron(Identity(_N), T(_WE)), Vec(_Tok, "row"))),
          note="tied: the same W_E reads the tokens in and the logits out", **EXT)
 
 
@@ -614,7 +614,7 @@ def _x5_combined():
     """X5.head (the logits are P x'_L, P = (I_N⊗W_E)S_f), T7's form of x'_L for every depth
     (L2.main.exact[induction]) and the distribution of P over that form (index calculus, a symbolic number of
     σ-terms)."""
-    step = minimise.check_identity(*combined_logits_statement())
+    step = decide.check_identity(*combined_logits_statement())
     out = decide.combine_all([REGISTRY.verdict("X5.head[row]"), REGISTRY.verdict("L2.main.exact[induction]"), step],
                              ["X5.head[row]", "L2.main.exact[induction]", "P distributes over T7's form"])
     if out.status is Status.PROVED:
@@ -691,8 +691,8 @@ def _x6_telescope():
     U, V, e = MatrixSymbol("U_{L,j}", D, F), MatrixSymbol("V_j", F, D), MatrixSymbol("e_j", F, 1)
     term = mul(U, Sigma(add(mul(V, x0), e)))
     parts = [
-        minimise.check_identity(mul(T(rho), mul(W1, Mk)), mul(T(mul(T(W1), rho)), Mk)),
-        minimise.check_identity(mul(T(rho), add(mul(A, x0), c, term)),
+        decide.check_identity(mul(T(rho), mul(W1, Mk)), mul(T(mul(T(W1), rho)), Mk)),
+        decide.check_identity(mul(T(rho), add(mul(A, x0), c, term)),
                                 add(mul(T(rho), A, x0), mul(T(rho), c), mul(T(rho), term))),
         REGISTRY.verdict("L2.main.exact[induction]"),
     ]
@@ -844,7 +844,7 @@ def sandwich_trial(sizes, seed, *, mutant: str | None = None):
 _SANDWICH_TEX = (r"x+D_{\rm post}F(D_{\rm pre}x):\ W1=I+D_{\rm post}AD_{\rm in},\ "
                  r"W3=D_{\rm post\,ffw}(I_N\otimes W_{\rm down}^{T})\operatorname{diag}(\operatorname{vec}_r(ZW_u))")
 X3.check("sandwich", None, _SANDWICH_TEX,
-         lambda: minimise.check_identity(*gated_layer_statement(sandwich=True),
+         lambda: decide.check_identity(*gated_layer_statement(sandwich=True),
                                          construction=r"W1=I+D_{\rm post}\textstyle\sum_i(H_i\otimes B_i^{T})S_1,\ "
                                          r"W2=W_g'S_2W1,\ W3=D_{\rm post\,ffw}W'_{\rm down}\operatorname{diag}(W_u'S_2W1x')"),
          note="a Gemma 3 layer with its post-sublayer (sandwich) norms is Eq. 20, for symbolic N, M, F (two frozen "

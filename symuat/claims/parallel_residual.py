@@ -43,7 +43,7 @@ from sympy import Identity, MatrixSymbol
 from symuat.algebra import T, add, dims, kron, mul
 from symuat.decoder import Diag
 from symuat.elementwise import Sigma
-from symuat.kernel import decide, minimise
+from symuat.kernel import decide
 from symuat.kernel.registry import REGISTRY
 from symuat.kernel.status import Status
 from symuat.vec import Vec
@@ -130,7 +130,7 @@ _CONSTRUCTION = (r"W1=I+\textstyle\sum_i(H_i\otimes B_i^{T})S_1,\ W2=(I_N\otimes
 
 
 def _layer(mutant: str | None = None, sequential: bool = False):
-    return minimise.check_identity(*parallel_layer_statement(mutant, sequential=sequential),
+    return decide.check_identity(*parallel_layer_statement(mutant, sequential=sequential),
                                    construction=_CONSTRUCTION)
 
 

@@ -101,8 +101,6 @@ from symuat.kernel.decide.identity import (  # noqa: F401
     NODE_COST,
     PROBE_BUDGET,
     Statement,
-    exact_relative,
-    recheck,
     at_listed_sizes,
     check_chain,
     check_explicit,
@@ -118,6 +116,7 @@ from symuat.kernel.decide.identity import (  # noqa: F401
     probe_sizes,
     timed,
 )
+from symuat.kernel.decide.recheck import exact_relative, recheck  # noqa: F401
 from symuat.kernel.decide.quantities import (  # noqa: F401
     RankBound,
     check_quantity,
