@@ -57,7 +57,7 @@ ENTRY_MODULES = {"symuat.certify.cli", "symuat.models.command"}
 #: report, report → cli removed). A ratchet: lower it when you remove one; never raise it.
 UPWARD_IMPORTS = 2
 #: (modules on an import cycle, imports inside cycles) — main f323ef3: (42, 83). A ratchet, as above.
-CYCLES = (17, 22)
+CYCLES = (13, 18)
 
 
 # -- the import graph ---------------------------------------------------------------------------

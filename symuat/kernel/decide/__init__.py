@@ -17,7 +17,8 @@ reader checks one procedure at a time:
     polynomials, certified interval arithmetic at rising precision): never a verdict from float
     noise; an undecided difference caps the verdict at ``numeric-only``.
 :mod:`~symuat.kernel.decide.quantities`
-    :func:`check_quantity` (a formula against exact counts), :func:`exact_rank`,
+    :func:`check_quantity` (a formula against exact counts), :func:`exact_rank`
+    (:mod:`symuat.kernel.rank`),
     :func:`check_rank` (structural upper bound + exact witnesses).
 :mod:`~symuat.kernel.decide.rank_family`
     :func:`rank_lower_bound`: a parametric witness of selector blocks whose rank is known
@@ -117,11 +118,11 @@ from symuat.kernel.decide.identity import (  # noqa: F401
     timed,
 )
 from symuat.kernel.decide.recheck import exact_relative, recheck  # noqa: F401
+from symuat.kernel.rank import exact_rank  # noqa: F401
 from symuat.kernel.decide.quantities import (  # noqa: F401
     RankBound,
     check_quantity,
     check_rank,
-    exact_rank,
     rank_bound_of_product,
 )
 from symuat.kernel.decide.rank_family import BlockWitness, WitnessCase, nonneg, rank_lower_bound  # noqa: F401

@@ -78,9 +78,9 @@ from symuat.kernel.status import (
 from symuat.printing import latex
 
 from symuat.kernel.evaluate import sizes_key, values_equal
-from symuat.kernel.hypotheses import assuming, latex_list
+from symuat.kernel.hypotheses import assuming, implied_hypotheses, latex_list
 from symuat.kernel.index_calculus import EntryComparison, compare_entries
-from symuat.kernel.language import NoIndexRule, implied_hypotheses, rational_entries, sides_of
+from symuat.kernel.language import NoIndexRule, rational_entries, sides_of
 from symuat.kernel.minimise import small_assignments
 from symuat.kernel.constants import collect_undecided, polynomial_is_zero, zero_status
 from symuat.kernel.decide.recheck import exact_relative, recheck

@@ -32,7 +32,6 @@ from sympy.matrices.expressions import MatrixExpr
 from symuat.errors import (
     KernelInconsistencyError,
     KernelInputError,
-    NonFiniteError,
 )
 from symuat.kernel.status import (
     Corrected,
@@ -41,6 +40,7 @@ from symuat.kernel.status import (
     Verdict,
 )
 from symuat.kernel import certificates
+from symuat.kernel.rank import exact_rank
 from symuat.printing import latex
 
 from symuat.kernel.decide.instances import (
@@ -111,53 +111,6 @@ def check_quantity(
                 corrected=Corrected(f"{name} = {latex(sp.sympify(derived))}", corrected),
             )
     raise KernelInconsistencyError(f"{name}: claim differs symbolically but not at any tested size")
-
-
-def _fraction(x, where) -> Fraction:
-    """An exact rational from an entry (int, Fraction, SymPy rational, finite float), or an error
-    naming the entry."""
-    if isinstance(x, Fraction):
-        return x
-    if isinstance(x, (bool, np.bool_)):
-        return Fraction(int(x))
-    if isinstance(x, (int, np.integer)):
-        return Fraction(int(x))
-    if isinstance(x, sp.Basic):
-        if x.is_Rational:
-            return Fraction(int(x.p), int(x.q))
-        raise KernelInputError(f"exact_rank: entry {where} is {x}, not a rational number")
-    if isinstance(x, (float, np.floating)):
-        if not np.isfinite(x):
-            raise NonFiniteError(f"exact_rank: entry {where} is {x} (not finite)")
-        return Fraction(float(x))
-    if isinstance(x, (complex, np.complexfloating)):
-        raise KernelInputError(f"exact_rank: entry {where} is complex ({x}); the rank is over ℚ")
-    raise KernelInputError(f"exact_rank: entry {where} is {x!r} ({type(x).__name__}), not a number")
-
-
-def exact_rank(matrix) -> int:
-    """Rank over the rationals (Gaussian elimination on ``Fraction`` entries); a NaN, an infinity,
-    a complex or non-numeric entry is an error naming it.
-
-    >>> exact_rank([[1, 2], [2, 4]])
-    1
-    """
-    array = np.asarray(matrix, dtype=object)
-    if array.ndim != 2:
-        raise KernelInputError(f"exact_rank: a matrix (2 axes) is needed, not shape {array.shape}")
-    rows = [[_fraction(x, (i, j)) for j, x in enumerate(row)] for i, row in enumerate(array.tolist())]
-    rank, ncols = 0, len(rows[0]) if rows else 0
-    for col in range(ncols):
-        pivot = next((r for r in range(rank, len(rows)) if rows[r][col] != 0), None)
-        if pivot is None:
-            continue
-        rows[rank], rows[pivot] = rows[pivot], rows[rank]
-        for r in range(len(rows)):
-            if r != rank and rows[r][col] != 0:
-                f = rows[r][col] / rows[rank][col]
-                rows[r] = [a - f * b for a, b in zip(rows[r], rows[rank])]
-        rank += 1
-    return rank
 
 
 @dataclass
