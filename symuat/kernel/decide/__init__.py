@@ -38,6 +38,9 @@ reader checks one procedure at a time:
 :mod:`~symuat.kernel.decide.reference`
     :func:`check_matches_reference` (a formula against a reference computation on listed
     instances), :func:`check_numeric`, :func:`check_instances`.
+:mod:`~symuat.kernel.decide.recheck`
+    :func:`~symuat.kernel.decide.recheck.recheck`: every counterexample re-evaluated exactly (a fresh
+    evaluator) and in float64 before a refutation is returned.
 :mod:`~symuat.kernel.decide.steps`
     :func:`~symuat.kernel.decide.steps.check_steps`: a statement proved in named parts by other
     procedures, each required to reach a stated status (the conjunction).
@@ -64,6 +67,11 @@ methods raises :class:`~symuat.errors.KernelInconsistencyError` (a bug, never a 
 Every public name of the procedures is importable from this package (``decide.check_identity``);
 the procedures' helpers are private to their modules (``tests/test_kernel_trust.py`` checks that
 the package exports none).
+
+A new procedure is one module here — its soundness argument in the module docstring, a doctest or
+test that feeds it a false statement and sees ``refuted`` — and one entry in the list above
+(a re-export below when callers use it as ``decide.name``). ``tests/test_contracts.py`` checks
+that no status is produced anywhere else and that the kernel imports nothing above it.
 """
 
 from __future__ import annotations
