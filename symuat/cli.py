@@ -352,7 +352,6 @@ def main(argv: list[str] | None = None) -> int:
         print(f"symuat {args.command}: --jobs must be at least 1", file=sys.stderr)
         return 2
     if args.command == "report":
-
         results, verdicts = cached_report(checks, registry, jobs=jobs, fresh=args.fresh,
                                           sources=getattr(args, "sources", None))
         render = {"table": lambda v: report.verdict_table(v, wide=args.wide), "json": report.verdicts_json,

@@ -154,7 +154,6 @@ def sigma_split_statement(mutant: str | None = None):
 
 
 def _x6_split():
-
     lhs, rhs = sigma_split_statement()
     return decide.check_identity(lhs, rhs, construction=r"\sigma(u)=\operatorname{diag}(\mathrm{slope}(u))\,u,\ "
                                    r"\kappa_j=\operatorname{diag}(\mathrm{slope}(u_j))W3_j^{T}\rho_j")
