@@ -3,7 +3,8 @@ inside functions):
 
 * **only the kernel decides**: a :class:`~symuat.kernel.status.Verdict` is built, and a status set,
   only in :mod:`symuat.kernel.decide` (the decision procedures) and :mod:`symuat.kernel.status`
-  (the result types). A claim composes verdicts the procedures return; it never types a status in.
+  (the result types); a :class:`~symuat.kernel.status.Counterexample` only in the kernel. A claim
+  composes verdicts the procedures return; it never types a status or a witness in.
 * **layers**, bottom to top — a module imports only from its own layer or below:
 
   1. ``core``: the kernel (``symuat.kernel``) and what it builds on: ``errors``, ``interrupt``,
@@ -181,18 +182,21 @@ def kernel_violations(graph: dict[str, set[str]], package: str = "symuat") -> li
 
 def status_productions(root: Path, package: str = "symuat") -> list[str]:
     """``path:line what`` for every place outside :data:`DECIDERS` that builds a ``Verdict``, calls
-    ``Status(…)``, assigns ``….status`` or passes ``status=`` to ``replace``."""
+    ``Status(…)``, assigns ``….status`` or passes ``status=`` to ``replace``; and every place outside
+    the kernel that builds a ``Counterexample`` (the witness a refutation rests on)."""
     found = []
     for path in sorted((root / package).rglob("*.py")):
         rel = path.relative_to(root).as_posix()
         if rel.startswith(DECIDERS):
             continue
+        in_kernel = rel.startswith(f"{package}/kernel/")
         tree = ast.parse(path.read_text(), rel)
-        names = {"Verdict": "Verdict", "Status": "Status"}
+        produced = ("Verdict", "Status") + (() if in_kernel else ("Counterexample",))
+        names = {n: n for n in produced}
         for node in ast.walk(tree):
             if isinstance(node, ast.ImportFrom):
                 for a in node.names:
-                    if a.name in ("Verdict", "Status") and a.asname:
+                    if a.name in produced and a.asname:
                         names[a.asname] = a.name
         for node in ast.walk(tree):
             if isinstance(node, ast.Call):
@@ -263,17 +267,20 @@ def _tree(tmp_path: Path, files: dict[str, str]) -> Path:
     return tmp_path
 
 
-def test_a_verdict_built_in_a_claim_is_caught(tmp_path):
+def test_a_status_or_a_witness_built_outside_the_kernel_is_caught(tmp_path):
     root = _tree(tmp_path, {
         "symuat/claims/bad.py": "from symuat.kernel.status import Status, Verdict as V\n"
                                 "def f(v):\n    v.status = Status.PROVED\n    return V(Status.PROVED, 'typed in')\n",
         "symuat/claims/also_bad.py": "from dataclasses import replace\ndef g(v):\n    return replace(v, status='proved')\n",
+        "symuat/claims/witness.py": "from symuat.kernel import status\ndef w(v):\n"
+                                    "    v.counterexample = status.Counterexample({}, {}, reason='typed in')\n",
+        "symuat/kernel/minimise.py": "from symuat.kernel.status import Counterexample\nC = Counterexample({}, {})\n",
         "symuat/kernel/decide/fine.py": "from symuat.kernel.status import Status, Verdict\n"
                                         "def h():\n    return Verdict(Status.PROVED, 'decided')\n",
     })
     found = status_productions(root)
     assert found == ["symuat/claims/also_bad.py:3 replace(…, status=…)", "symuat/claims/bad.py:3 ….status = …",
-                     "symuat/claims/bad.py:4 Verdict(…)"]
+                     "symuat/claims/bad.py:4 Verdict(…)", "symuat/claims/witness.py:3 Counterexample(…)"]
 
 
 def test_a_kernel_import_that_climbs_a_layer_is_caught_even_inside_a_function(tmp_path):

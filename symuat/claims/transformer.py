@@ -20,9 +20,9 @@ from symuat.algebra import add, dims, mul
 from symuat.elementwise import Sigma
 from symuat.kernel import decide
 from symuat.kernel.decide import Statement
-from symuat.kernel.decide.witness import refute_with_exact_witness
+from symuat.kernel.decide.witness import refute_with_exact_witness, refuted_by_proof
 from symuat.kernel.registry import REGISTRY
-from symuat.kernel.status import Corrected, Counterexample, Status, Verdict
+from symuat.kernel.status import Corrected, Status, Verdict
 from symuat.heads import HeadMatrix, HeadSum
 from symuat.residual import (
     RawLayer,
@@ -850,12 +850,13 @@ def _t12_dep(kind, refined=False):
         proof = REGISTRY.verdict("T12.bias[pre,token-shared]") if kind == "pre" else None
         if wrong == ["b3"] and predicted["b3"] and proof is not None and proof.status is Status.PROVED:
             # the refutation, exactly: the prediction says b3 depends on the input; it is proved not to
-            verdict.counterexample = Counterexample(
-                {}, {}, reason="the prediction says b3 depends on the input (it has the factor W^mha); it does not: "
-                               "b3 = W^mha(1_N⊗β_1) + 1_N⊗(b_att + b_3) = 1_N⊗(Σ_i B_iᵀβ_1 + b_att + b_3), free of H_i",
-                exact_recheck="exact: T12.bias[pre,token-shared] proves it for symbolic N, h, d, d_v (" + proof.method + ")",
-                numeric_recheck="float64: " + verdict.counterexample.numeric_recheck + ", b3 equal at two random inputs")
-            verdict.method = "the prediction against a proof (T12.bias[pre,token-shared]), confirmed on two random inputs"
+            return refuted_by_proof(
+                verdict, proof,
+                reason="the prediction says b3 depends on the input (it has the factor W^mha); it does not: "
+                       "b3 = W^mha(1_N⊗β_1) + 1_N⊗(b_att + b_3) = 1_N⊗(Σ_i B_iᵀβ_1 + b_att + b_3), free of H_i",
+                proved="T12.bias[pre,token-shared] proves it for symbolic N, h, d, d_v",
+                numeric_recheck="float64: " + verdict.counterexample.numeric_recheck + ", b3 equal at two random inputs",
+                method="the prediction against a proof (T12.bias[pre,token-shared]), confirmed on two random inputs")
     return verdict
 
 

@@ -14,6 +14,12 @@ Two equal values, or no float64 re-computation above the tolerance, are a
 :class:`~symuat.errors.KernelInconsistencyError` (the search and the kernel disagree: a bug, never a
 verdict). The procedure never returns a positive status.
 
+:func:`refuted_by_proof` is the same boundary for a refutation whose witness is a theorem: a
+numeric refutation (a prediction that float64 contradicts) whose contradiction another check
+*proves*. It returns ``refuted`` only when it is given a ``refuted`` verdict and a ``proved`` one
+(anything else is a :class:`ValueError`: the caller has no such witness), keeps everything of the
+refutation but its witness and method, and states the proof as the exact re-check.
+
 >>> import numpy as np
 >>> v = refute_with_exact_witness(np.array([1, 2]), np.array([1, 3]), sizes={"n": 2}, values={},
 ...     reason="entry 1 differs", exact_recheck="exact integers",
@@ -29,6 +35,7 @@ symuat.errors.KernelInconsistencyError: m: the witness's two sides are equal in 
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any, Iterable
 
 import numpy as np
@@ -57,3 +64,28 @@ def refute_with_exact_witness(lhs, rhs, *, sizes: dict[str, int], values: dict[s
     )
     return Verdict(Status.REFUTED, method, counterexample=cex, quantities=dict(quantities or {}),
                    corrected=corrected)
+
+
+def refuted_by_proof(refuted: Verdict, proof: Verdict, *, reason: str, proved: str, numeric_recheck: str,
+                     method: str) -> Verdict:
+    """``refuted`` with the proved statement as its witness: ``reason`` (what the refuted
+    prediction says and what is proved instead), exact re-check ``exact: {proved} ({proof's
+    method})``; the rest of ``refuted`` (corrected statement, numeric witness, sizes) unchanged.
+
+    >>> from symuat.kernel.status import Status, Verdict
+    >>> v = refuted_by_proof(Verdict(Status.REFUTED, "float64"), Verdict(Status.PROVED, "normal form"),
+    ...     reason="b is constant", proved="L proves it", numeric_recheck="float64: equal", method="by L")
+    >>> v.status, v.counterexample.exact_recheck
+    (<Status.REFUTED: 'refuted'>, 'exact: L proves it (normal form)')
+    >>> refuted_by_proof(Verdict(Status.NUMERIC_ONLY, "m"), Verdict(Status.PROVED, "p"), reason="", proved="",
+    ...     numeric_recheck="", method="")
+    Traceback (most recent call last):
+    ...
+    ValueError: refuted_by_proof needs a refuted verdict and a proved one, not numeric-only and proved
+    """
+    if refuted.status is not Status.REFUTED or proof.status is not Status.PROVED:
+        raise ValueError("refuted_by_proof needs a refuted verdict and a proved one, "
+                         f"not {refuted.status} and {proof.status}")
+    cex = Counterexample({}, {}, reason=reason, exact_recheck=f"exact: {proved} ({proof.method})",
+                         numeric_recheck=numeric_recheck)
+    return replace(refuted, counterexample=cex, method=method)
