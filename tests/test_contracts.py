@@ -244,11 +244,15 @@ def test_import_cycles_only_go_down(graph):
     assert size[0] <= CYCLES[0] and size[1] <= CYCLES[1], f"cycles grew to {size} from {CYCLES}:\n{comps}"
 
 
-def test_ruff_is_clean():
+def _ruff() -> str:
     ruff = shutil.which("ruff") or shutil.which("ruff", path=str(Path(sys.executable).parent))
     if ruff is None:
         pytest.skip("ruff is not installed (pip install -e .[test] installs it)")
-    run = subprocess.run([ruff, "check", "--no-cache", "--output-format", "concise", "."], cwd=ROOT,
+    return ruff
+
+
+def test_ruff_is_clean():
+    run = subprocess.run([_ruff(), "check", "--no-cache", "--output-format", "concise", "."], cwd=ROOT,
                          capture_output=True, text=True)
     assert run.returncode == 0, run.stdout + run.stderr
 
@@ -306,3 +310,11 @@ def test_a_new_cycle_is_caught(tmp_path):
     (tmp_path / "symuat/kernel/b.py").write_text("def f():\n    from symuat.kernel.a import b\n")
     assert cycle_size(import_graph(tmp_path)) == (2, 2)
     assert cycles(import_graph(tmp_path)) == [{"symuat.kernel.a", "symuat.kernel.b"}]
+
+
+def test_ruff_with_the_project_rules_fails_on_an_unused_import_and_a_stale_noqa(tmp_path):
+    bad = tmp_path / "bad.py"
+    bad.write_text("import os\nimport sys  # noqa: E731\n\nprint(sys.argv)\n")
+    run = subprocess.run([_ruff(), "check", "--no-cache", "--config", str(ROOT / "pyproject.toml"),
+                          "--output-format", "concise", str(bad)], capture_output=True, text=True)
+    assert run.returncode == 1 and "F401" in run.stdout and "RUF100" in run.stdout, run.stdout + run.stderr
