@@ -21,12 +21,12 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
-import common  # noqa: E402  (sets OPENBLAS_NUM_THREADS before numpy)
+import common  # sets OPENBLAS_NUM_THREADS before numpy
 
-import numpy as np  # noqa: E402
+import numpy as np
 
-from symuat import attention_sizes as strategies  # noqa: E402
-from symuat.attention import MHAOperator, attention_patterns, mha_fixed_pattern, mha_forward  # noqa: E402
+from symuat import attention_sizes as strategies
+from symuat.attention import MHAOperator, attention_patterns, mha_fixed_pattern, mha_forward
 
 BUDGET = 60.0
 
@@ -58,7 +58,7 @@ def part_a(quick: bool) -> list[str]:
             + " | largest NM within 60 s |", "|---|---|" + "---|" * len(sizes) + "---|"]
     t_index, ok = clock(strategies.prove_index)
     assert ok
-    rows.append(f"| index (symbolic N,h,d,d_v) | proved | " + " | ".join(f"{t_index:.3f} s" for _ in sizes)
+    rows.append("| index (symbolic N,h,d,d_v) | proved | " + " | ".join(f"{t_index:.3f} s" for _ in sizes)
                 + " | every NM (one proof) |")
     gives = {"poly": "proved-at-sizes", "naive": "proved-at-sizes", "pit": "none (cross-check)"}
     for name in strategies.STRATEGIES:

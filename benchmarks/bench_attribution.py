@@ -28,15 +28,15 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
-import common  # noqa: E402  (first: OPENBLAS_NUM_THREADS=1 before numpy)
+import common  # first: OPENBLAS_NUM_THREADS=1 before numpy
 
-import argparse  # noqa: E402
+import argparse
 
-import numpy as np  # noqa: E402
+import numpy as np
 
-from symuat.models import attribution as at  # noqa: E402
-from symuat.models import llama as ll  # noqa: E402
-from symuat.models.formats import ModelError  # noqa: E402
+from symuat.models import attribution as at
+from symuat.models import llama as ll
+from symuat.models.formats import ModelError
 
 TEXT = ("Every morning the old fisherman walked down to the harbour, checked the ropes of his small blue boat, "
         "and listened to the gulls arguing over scraps while the tide came in. ") * 6

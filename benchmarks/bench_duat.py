@@ -20,9 +20,9 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
-import common  # noqa: E402  (sets OPENBLAS_NUM_THREADS before numpy)
+import common  # sets OPENBLAS_NUM_THREADS before numpy
 
-import numpy as np  # noqa: E402
+import numpy as np
 
 BUDGET = 60.0
 #: calls per timing sample in (b): one call takes a few ms, too short to time alone on a busy machine

@@ -24,9 +24,9 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
-import common  # noqa: E402  (first: sets OPENBLAS_NUM_THREADS before numpy)
+import common  # first: sets OPENBLAS_NUM_THREADS before numpy
 
-import numpy as np  # noqa: E402
+import numpy as np
 
 TEXT = ("The capital of France is Paris. It lies on the Seine, and its museums, cafés and bridges draw visitors "
         "from everywhere; ") * 40

@@ -17,14 +17,14 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
-import common  # noqa: E402  (sets OPENBLAS_NUM_THREADS before numpy)
+import common  # sets OPENBLAS_NUM_THREADS before numpy
 
-from sympy import Identity, MatrixSymbol  # noqa: E402
+from sympy import Identity, MatrixSymbol
 
-from symuat.algebra import dims, kron, mul  # noqa: E402
-from symuat.kernel.decide import explicit_expansion  # noqa: E402
-from symuat.kernel.index_calculus import compare_entries  # noqa: E402
-from symuat.vec import Vec  # noqa: E402
+from symuat.algebra import dims, kron, mul
+from symuat.kernel.decide import explicit_expansion
+from symuat.kernel.index_calculus import compare_entries
+from symuat.vec import Vec
 
 N, M = dims("N M")
 W, X = MatrixSymbol("W", N, N), MatrixSymbol("X", N, M)

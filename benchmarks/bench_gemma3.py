@@ -25,9 +25,9 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
-import common  # noqa: E402  (first: sets OPENBLAS_NUM_THREADS before numpy)
+import common  # first: sets OPENBLAS_NUM_THREADS before numpy
 
-import numpy as np  # noqa: E402
+import numpy as np
 
 
 def run(quick: bool = False) -> str:
@@ -53,7 +53,7 @@ def run(quick: bool = False) -> str:
         ids = base[:N]
         tid = torch.tensor(ids[None])
 
-        def hf_call(tid=tid):
+        def hf_call(tid=tid, hf=hf):
             with torch.no_grad():
                 return hf(input_ids=tid, output_hidden_states=True, use_cache=False)
 

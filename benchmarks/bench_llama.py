@@ -30,16 +30,16 @@ import os
 
 os.environ["OPENBLAS_NUM_THREADS"] = "1"
 
-import argparse  # noqa: E402
-import statistics  # noqa: E402
-import sys  # noqa: E402
-import time  # noqa: E402
-import tracemalloc  # noqa: E402
-from pathlib import Path  # noqa: E402
+import argparse
+import statistics
+import sys
+import time
+import tracemalloc
+from pathlib import Path
 
-import numpy as np  # noqa: E402
+import numpy as np
 
-from symuat.models import llama as ll  # noqa: E402
+from symuat.models import llama as ll
 
 
 def forward(model, ids):

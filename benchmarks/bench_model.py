@@ -25,13 +25,13 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
-import common  # noqa: E402  (sets OPENBLAS_NUM_THREADS before numpy)
+import common  # sets OPENBLAS_NUM_THREADS before numpy
 
-import numpy as np  # noqa: E402
+import numpy as np
 
-from symuat.models import BertNumpy, load_bert  # noqa: E402
-from symuat.models.bert import model_path, relative_error  # noqa: E402
-from symuat.transformer import to_duat  # noqa: E402
+from symuat.models import BertNumpy, load_bert
+from symuat.models.bert import model_path, relative_error
+from symuat.transformer import to_duat
 
 
 #: the full Jacobian is formed at this size only: D = 4·384 = 1536 and it already takes ~20 s

@@ -24,7 +24,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
-import common  # noqa: E402
+import common
 
 #: the last commit before issue 14 (main at the time the work started)
 BASELINE = "01e8088"

@@ -14,14 +14,14 @@ os.environ["OPENBLAS_NUM_THREADS"] = "1"
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 
-import datetime  # noqa: E402
-import platform  # noqa: E402
-import statistics  # noqa: E402
-import sys  # noqa: E402
-import time  # noqa: E402
-import tracemalloc  # noqa: E402
-from pathlib import Path  # noqa: E402
-from typing import Callable  # noqa: E402
+import datetime
+import platform
+import statistics
+import sys
+import time
+import tracemalloc
+from pathlib import Path
+from typing import Callable
 
 RESULTS = Path(__file__).with_name("results")
 ROOT = Path(__file__).resolve().parents[1]
@@ -94,7 +94,7 @@ def stamp(how: str) -> list[str]:
         f"- load average when the file was written: {load()} — the machine is shared, so absolute "
         "times are noisy; the ratios, taken from interleaved rounds in one process, are the figures",
         f"- how: {how}",
-        f"- regenerate: `python benchmarks/run.py` (`--quick` for a short run)",
+        "- regenerate: `python benchmarks/run.py` (`--quick` for a short run)",
     ]
 
 

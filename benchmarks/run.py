@@ -17,17 +17,17 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
-import common  # noqa: E402  (first: sets OPENBLAS_NUM_THREADS before numpy)
+import common  # first: sets OPENBLAS_NUM_THREADS before numpy
 
-import bench_attention  # noqa: E402
-import bench_budget  # noqa: E402
-import bench_cli  # noqa: E402
-import bench_duat  # noqa: E402
-import bench_families  # noqa: E402
-import bench_foundation  # noqa: E402
-import bench_gemma3  # noqa: E402
-import bench_model  # noqa: E402
-import bench_prove  # noqa: E402
+import bench_attention
+import bench_budget
+import bench_cli
+import bench_duat
+import bench_families
+import bench_foundation
+import bench_gemma3
+import bench_model
+import bench_prove
 
 BENCHMARKS = {
     "prove": bench_prove.run,

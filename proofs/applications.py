@@ -11,7 +11,7 @@ import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from _common import main  # noqa: E402
+from _common import main
 
 if __name__ == "__main__":
     sys.exit(main(["A1", "A2", "A3", "A4", "A5", "A6"]))

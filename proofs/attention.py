@@ -8,7 +8,7 @@ import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from _common import main  # noqa: E402
+from _common import main
 
 if __name__ == "__main__":
     sys.exit(main(["H0", "H1", "H2", "H3", "H4", "H5", "H6", "H7", "H8", "H9"]))

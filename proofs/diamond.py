@@ -9,7 +9,7 @@ import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from _common import main  # noqa: E402
+from _common import main
 
 if __name__ == "__main__":
     sys.exit(main(["D4", "D5", "P1", "P2", "P3", "P4", "P5", "P6"]))

@@ -8,7 +8,7 @@ import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from _common import main  # noqa: E402
+from _common import main
 
 if __name__ == "__main__":
     sys.exit(main(["D1", "D2", "D3", "D6", "L1", "L2"]))

@@ -22,6 +22,7 @@ import re
 import sys
 
 from symuat.errors import UnknownClaimError
+from symuat.readings import READINGS
 
 
 def _registry():
@@ -87,9 +88,6 @@ EXIT_CODES = ("exit status: 0 every check ran (a refutation is a result, not a f
 KEYS = ("IDs: P5 (a claim: every check of it), P5.f (one step), P5.f[C-col,LR,square] (one reading of "
         "it), P5.f[C-col] (every reading with these tags); case does not matter (p5 is P5). "
         "symuat list names every claim.")
-#: the reading syntax, where readings are printed (``report``, ``prove --group``, ``show``)
-READINGS = ("readings: tags joined by ',' make one reading (one choice per axis, e.g. C-col,LR); "
-            "';' separates readings; a|b on an axis: either value (nnz-frac,col|row is two readings)")
 EPILOG = "\n".join((KEYS, EXIT_CODES))
 STATUSES = ("proved", "proved-at-sizes", "numeric-only", "refuted", "informal", "definition", "error")
 CERTIFY = ("Export every symbolic `proved` of the core groups (D, P, M, H, X1, X3) to Coq theorems, "
@@ -354,8 +352,6 @@ def main(argv: list[str] | None = None) -> int:
         print(f"symuat {args.command}: --jobs must be at least 1", file=sys.stderr)
         return 2
     if args.command == "report":
-        from symuat.verdicts import claim_verdicts
-
         results, verdicts = cached_report(checks, registry, jobs=jobs, fresh=args.fresh,
                                           sources=getattr(args, "sources", None))
         render = {"table": lambda v: report.verdict_table(v, wide=args.wide), "json": report.verdicts_json,

@@ -9,11 +9,11 @@ def describe(expr, limit: int = 80) -> str:
     there — the message about the problem must not crash on the problem."""
     try:
         text = str(expr)
-    except Exception:  # noqa: BLE001 - any printer failure falls back to the structure
+    except Exception:  # any printer failure falls back to the structure
         try:
             args = ", ".join(describe(a, limit) for a in getattr(expr, "args", ()))
             text = f"{type(expr).__name__}({args})"
-        except Exception:  # noqa: BLE001
+        except Exception:
             text = type(expr).__name__
     return text if len(text) <= limit else text[: limit - 3] + "..."
 

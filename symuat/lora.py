@@ -41,6 +41,7 @@ import numpy as np
 
 from symuat.errors import ShapeMismatchError
 from symuat.kernel.decide import exact_rank  # noqa: F401  (rank over ℚ, re-exported: lora.exact_rank)
+from symuat.kernel.decide.instances import TOLERANCE
 from symuat.residual import RawLayer, forward as raw_forward, numpy_algebra, reading_grid, unroll
 from symuat.residual import reading_tags  # noqa: F401  (the tags of a reading, as for T8)
 
@@ -384,7 +385,7 @@ def changed_parameters(base: Form, ft: Form, probe_seed: int = 0) -> dict[str, b
         return v
 
     D = base.x0.shape[0]
-    diff = (lambda a, b: not (a == b).all()) if exact else (lambda a, b: np.abs(a - b).max() > 1e-12 * max(1, np.abs(a).max()))
+    diff = (lambda a, b: not (a == b).all()) if exact else (lambda a, b: np.abs(a - b).max() > TOLERANCE * max(1, np.abs(a).max()))
     out = {}
     v = probe(D)
     out[f"W'_{{{base.L},1}}"] = diff(base.A(v), ft.A(v))

@@ -15,6 +15,10 @@ last — the last member of P5's printed preamble: W12x = W₁₂x
 
 from __future__ import annotations
 
+#: the reading syntax, where readings are printed (``report``, ``prove --group``, ``show``)
+READINGS = ("readings: tags joined by ',' make one reading (one choice per axis, e.g. C-col,LR); "
+            "';' separates readings; a|b on an axis: either value (nnz-frac,col|row is two readings)")
+
 #: axis → (its question, {value: meaning}); the axes of symuat.verdicts.AXES and the keyed ones
 AXIS_TEXT: dict[str, tuple[str, dict[str, str]]] = {
     "flattening": ("how a token matrix is flattened into a vector (T_D)",

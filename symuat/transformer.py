@@ -344,9 +344,9 @@ class Block:
         sigma = ACTIVATIONS[self.activation]
         row_att = self.attention_bias_row()
         L1, L2 = RowMap(self.W1, N), RowMap(self.W2, N)
-        f1 = lambda: np.tile(self.b1, N)  # noqa: E731  (the bias vectors, for b2/b3 when asked for)
-        f2 = lambda: np.tile(self.b2, N)  # noqa: E731
-        b_att = lambda: np.tile(row_att, N)  # noqa: E731
+        f1 = lambda: np.tile(self.b1, N)  # the bias vectors, for b2/b3 when asked for
+        f2 = lambda: np.tile(self.b2, N)
+        b_att = lambda: np.tile(row_att, N)
         I = Identity(N * M)
 
         def ffn_in(y, bias):  # [V_j x0, e_j]: W1 of the FFN applied to [a-part, (c+R)-part + bias]
@@ -396,7 +396,7 @@ class Block:
             nxt = token_affine(u, s2, g2)
             nxt[1] += beta2
             Ly = Composed([S1, skip])  # y = Ly x + l_y
-            ly = lambda: S1 @ b_att() + np.tile(beta1, N)  # noqa: E731
+            ly = lambda: S1 @ b_att() + np.tile(beta1, N)
             p = Eq20(W1=Composed([S2, Ly]), W2=Composed([L1, Ly]), b2=lambda: L1 @ ly() + f1(),
                      W3=Composed([S2, L2]), b3=lambda: S2 @ (ly() + f2()) + np.tile(beta2, N), sigma=sigma)
             return p, nxt, pre

@@ -2,7 +2,7 @@ r"""How an exact value is shown: one line of Unicode for the terminal, LaTeX for
 
 Counterexamples carry exact values: integers, rationals (``"p/q"`` in JSON), and closed forms
 that SymPy writes in Python syntax (``288*e**12/((e**4 + 1)*(e**8 - e**4 + 1))``, where ``e`` is
-Euler's number kept as a transcendental symbol, :mod:`symuat.kernel.softcap`). A reader wants
+Euler's number kept as a transcendental symbol, :mod:`symuat.kernel.decide.softcap`). A reader wants
 ``288·e¹²/((e⁴ + 1)(e⁸ − e⁴ + 1))`` in a terminal and :math:`\frac{288 e^{12}}{\dots}` on a page,
 and a rational of 47 digits shown by its size, not its digits.
 

@@ -2,7 +2,7 @@ import os
 
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
-import pytest  # noqa: E402
+import pytest
 
 #: the slow tiers: deselected by the README's plain ``pytest``, run by ``pytest --all-tiers`` (CI)
 TIERS = {

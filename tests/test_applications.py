@@ -9,6 +9,7 @@ import sympy as sp
 from symuat import lora, pruning, smallness
 from symuat.errors import KernelInconsistencyError
 from symuat.kernel import decide
+from symuat.kernel.decide import implication
 from symuat.kernel.status import Status
 
 S1, S2, f, eps, delta = pruning.S1, pruning.S2, pruning.f, pruning.eps, pruning.delta
@@ -50,7 +51,7 @@ def test_a1_tighter_bounds_are_refuted():
 def test_fourier_motzkin_strictness():
     x, y = sp.symbols("x y")
     # x > 0, y > 0, x + y < 1 is satisfiable; x ≥ 1, y ≥ 0, x + y < 1 is not
-    lin = lambda rels: [(*decide._linear_coeffs(e, [x, y]), s) for r in rels for e, s in decide._as_constraints(r)]
+    lin = lambda rels: [(*implication._linear_coeffs(e, [x, y]), s) for r in rels for e, s in implication._as_constraints(r)]
     model = decide.fourier_motzkin(lin([x > 0, y > 0, x + y < 1]), [x, y])
     assert model is not None and model[x] > 0 and model[y] > 0 and model[x] + model[y] < 1
     assert decide.fourier_motzkin(lin([x >= 1, y >= 0, x + y < 1]), [x, y]) is None

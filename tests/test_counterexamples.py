@@ -29,7 +29,7 @@ def _identity_refutations(registry, all_results):
     and came back refuted with an exact counterexample."""
     for c in registry.all_checks():
         proc, r = c.procedure, all_results.get(c.key)
-        if not (isinstance(proc, partial) and proc.func in (decide.check_identity, minimise.check_identity)
+        if not (isinstance(proc, partial) and proc.func in (decide.check_identity, decide.check_identity)
                 and len(proc.args) == 2 and not proc.keywords.get("hypotheses") and r and r.verdict
                 and r.verdict.status is Status.REFUTED and r.verdict.counterexample is not None
                 and r.verdict.counterexample.exact_recheck.startswith(minimise.MINIMISABLE)):

@@ -359,7 +359,7 @@ def test_the_tokenizer_fit_is_decided_exactly_by_its_rule(seed):
 
 @pytest.mark.parametrize("seed", range(3))
 def test_wide_and_empty_bands_get_a_verdict_the_masks_confirm(seed):
-    from symuat.kernel import bands
+    from symuat.kernel.decide import bands
 
     rng = random.Random(seed)
     w = bands.WINDOW
@@ -385,7 +385,7 @@ def test_wide_and_empty_bands_get_a_verdict_the_masks_confirm(seed):
 def test_softcap_with_large_logits_is_decided_exactly_and_agrees_with_high_precision(seed):
     import mpmath
 
-    from symuat.kernel import softcap
+    from symuat.kernel.decide import softcap
 
     rng = random.Random(seed)
     for _ in range(4):

@@ -87,7 +87,8 @@ import sympy as sp  # noqa: E402
 from sympy import OneMatrix  # noqa: E402
 
 from symuat.errors import KernelInputError, UnsupportedExpressionError  # noqa: E402
-from symuat.kernel import bands, decide, softcap  # noqa: E402
+from symuat.kernel import decide  # noqa: E402
+from symuat.kernel.decide import bands, softcap  # noqa: E402
 from symuat.kernel.decide.printed_sums import check_printed_sum, check_printed_terms  # noqa: E402
 from symuat.kernel.status import Status, Verdict  # noqa: E402
 

@@ -6,7 +6,7 @@ import pytest
 import sympy as sp
 
 from symuat.errors import KernelInconsistencyError
-from symuat.kernel import softcap
+from symuat.kernel.decide import softcap
 from symuat.kernel.registry import REGISTRY
 from symuat.kernel.status import Status
 

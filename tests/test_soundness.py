@@ -8,7 +8,7 @@ clear error is due.
 import numpy as np
 import pytest
 import sympy as sp
-from sympy import Identity, MatrixSymbol, OneMatrix, Symbol, Trace, ZeroMatrix, sqrt
+from sympy import Identity, MatrixSymbol, Symbol, Trace, ZeroMatrix, sqrt
 
 from symuat.algebra import T, add, dims, kron, mul
 from symuat.diamond import Diamond

@@ -110,10 +110,9 @@ def test_block_algebra_agrees_with_materialised_products():
 @pytest.mark.parametrize("mutant", ["no-bias", "no-slope"])
 def test_x6_split_refutes_its_mutants(mutant):
     from symuat.claims.attribution import sigma_split_statement
-    from symuat.kernel import minimise
 
-    assert minimise.check_identity(*sigma_split_statement()).status is Status.PROVED
-    v = minimise.check_identity(*sigma_split_statement(mutant))
+    assert decide.check_identity(*sigma_split_statement()).status is Status.PROVED
+    v = decide.check_identity(*sigma_split_statement(mutant))
     assert v.status is Status.REFUTED and v.counterexample is not None
 
 
@@ -134,20 +133,18 @@ def test_x6_sigma_split_is_a_confirmation_beside_the_proof():
 @pytest.mark.parametrize("mutant", ["gate-before-attention", "up-before-attention", "no-skip"])
 def test_x4_gated_layer_is_eq20_and_its_mutants_are_refuted(mutant):
     from symuat.claims import decoder as dc
-    from symuat.kernel import minimise
 
-    assert minimise.check_identity(*dc.gated_layer_statement()).status is Status.PROVED
-    v = minimise.check_identity(*dc.gated_layer_statement(mutant))
+    assert decide.check_identity(*dc.gated_layer_statement()).status is Status.PROVED
+    v = decide.check_identity(*dc.gated_layer_statement(mutant))
     assert v.status is Status.REFUTED and v.counterexample is not None
 
 
 @pytest.mark.parametrize("mutant", ["no-bias", "unmapped-U"])
 def test_x5_combined_refutes_its_mutants(mutant):
     from symuat.claims import decoder as dc
-    from symuat.kernel import minimise
 
-    assert minimise.check_identity(*dc.combined_logits_statement()).status is Status.PROVED
-    v = minimise.check_identity(*dc.combined_logits_statement(mutant))
+    assert decide.check_identity(*dc.combined_logits_statement()).status is Status.PROVED
+    v = decide.check_identity(*dc.combined_logits_statement(mutant))
     assert v.status is Status.REFUTED and v.counterexample is not None
 
 
@@ -280,13 +277,12 @@ def test_basis_vector_is_a_fixed_position_and_undefined_beyond_its_length():
 
     from symuat.algebra import dims, mul
     from symuat.basis import Basis
-    from symuat.kernel import minimise
 
     N = dims("N")
     W = MatrixSymbol("W", N, N)
     # W e_1 is column 1, not column 2: refuted
-    assert minimise.check_identity(mul(W, Basis(0, N)), mul(W, Basis(1, N))).status is Status.REFUTED
-    assert minimise.check_identity(mul(W, Basis(1, N)), mul(W, Basis(1, N))).status is Status.PROVED
+    assert decide.check_identity(mul(W, Basis(0, N)), mul(W, Basis(1, N))).status is Status.REFUTED
+    assert decide.check_identity(mul(W, Basis(1, N)), mul(W, Basis(1, N))).status is Status.PROVED
 
 
 # --------------------------------------------------------------------------------------------
@@ -297,12 +293,11 @@ def test_basis_vector_is_a_fixed_position_and_undefined_beyond_its_length():
 def test_a4_eq20_holding_reading_is_proved_and_its_mutants_refuted():
     import symuat.claims  # noqa: F401  (registration)
     from symuat.claims import applications as ap
-    from symuat.kernel import minimise
     from symuat.kernel.registry import REGISTRY
 
     assert REGISTRY.verdict("A4.eq20[Δ=induced,b2=recomputed,idx=j,op=times]").status is Status.PROVED
     for mutant in ("b2=kept", "idx=j+1"):
-        v = minimise.check_identity(*ap.a4_eq20_statement(mutant))
+        v = decide.check_identity(*ap.a4_eq20_statement(mutant))
         assert v.status is Status.REFUTED and v.counterexample is not None, mutant
 
 
@@ -320,8 +315,7 @@ def test_a4_eq20_independence_step_can_fail():
 @pytest.mark.parametrize("mutant", ["no-post", "gate-before-attention"])
 def test_x3_sandwich_layer_is_eq20_and_its_mutants_are_refuted(mutant):
     from symuat.claims import decoder as dc
-    from symuat.kernel import minimise
 
-    assert minimise.check_identity(*dc.gated_layer_statement(sandwich=True)).status is Status.PROVED
-    v = minimise.check_identity(*dc.gated_layer_statement(mutant, sandwich=True))
+    assert decide.check_identity(*dc.gated_layer_statement(sandwich=True)).status is Status.PROVED
+    v = decide.check_identity(*dc.gated_layer_statement(mutant, sandwich=True))
     assert v.status is Status.REFUTED and v.counterexample is not None

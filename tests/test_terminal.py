@@ -257,8 +257,6 @@ def test_a_near_sub_command_or_choice_gets_a_suggestion(capsys):
 def test_list_and_show_have_json_and_report_json_carries_the_headline(capsys):
     import json
 
-    from symuat.headline import headline
-
     assert cli.main(["list", "--format", "json"]) == 0
     listed = json.loads(capsys.readouterr().out)
     assert {"id", "title", "group", "checks"} <= set(listed[0]) and any(c["id"] == "P5" for c in listed)

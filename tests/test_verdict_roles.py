@@ -18,8 +18,8 @@ from symuat.verdicts import claim_verdicts, correction_defects, roll_up
 
 n = symbols("n", integer=True, positive=True)
 A = MatrixSymbol("A", n, n)
-TRUE = lambda: decide.check_identity(A, A)  # noqa: E731
-FALSE = lambda: decide.check_identity(A, T(A))  # noqa: E731
+TRUE = lambda: decide.check_identity(A, A)
+FALSE = lambda: decide.check_identity(A, T(A))
 
 
 def FALSE_CORRECTED():

@@ -18,8 +18,8 @@ from symuat.verdicts import VERDICTS, agrees_with_paper, claim_verdicts, roll_up
 
 n = symbols("n", integer=True, positive=True)
 A = MatrixSymbol("A", n, n)
-TRUE = lambda: decide.check_identity(A, A)  # noqa: E731  proved
-FALSE = lambda: decide.check_identity(A, T(A))  # noqa: E731  refuted, with a counterexample
+TRUE = lambda: decide.check_identity(A, A)  # proved
+FALSE = lambda: decide.check_identity(A, T(A))  # refuted, with a counterexample
 
 
 def _roll(claim):

@@ -10,13 +10,15 @@ from sympy import Identity, MatrixSymbol, OneMatrix
 from symuat.algebra import T, add, dims, kron, mul
 from symuat.decoder import Diag
 from symuat.heads import BlockSymbol, HeadMatrix, HeadSum
-from symuat.kernel import bands, decide, softcap
+from symuat.kernel import decide
+from symuat.kernel.decide import bands, softcap
 from symuat.kernel.evaluate import Evaluator
 from symuat.kernel.head_maps import (fused_column_order, fused_to_separate, llama_cpp_permute, llama_cpp_unpermute,
                                      repeat_interleave_index, repeat_interleave_map, rope_permutation, tile_index,
                                      tile_map)
 from symuat.kernel.hypotheses import LineSums
-from symuat.kernel.rotary import PairRotation, refute_with_rotations, rotation_blocks
+from symuat.kernel.decide.rotations import refute_with_rotations
+from symuat.kernel.rotary import PairRotation, rotation_blocks
 from symuat.kernel.status import Status
 
 g, r, e, h, c, d, M, N = dims("g r e h c d M N")
@@ -225,7 +227,7 @@ def test_completeness_of_blocks_is_not_claimed():
 
 
 def test_block_lemma_for_symbolic_angles():
-    from symuat.kernel.rotary import block, check_block_lemma
+    from symuat.kernel.decide.rotations import block, check_block_lemma
 
     a, b = sp.symbols("alpha beta", real=True)
     assert check_block_lemma(block(a).T * block(b), block(b - a), (a, b)).status is Status.PROVED
@@ -242,7 +244,7 @@ def test_partial_rotary_structure_is_proved_and_a_wrong_split_refuted():
     p = dims("p")
     J, Jp = AxisBlock(2 * e + p, 0, (2, e)), AxisBlock(2 * e + p, 2 * e, p)
     A, B = PairRotation("rho", e, "half"), PairRotation("rho2", e, "half")
-    part = lambda X: add(mul(J, X, T(J)), mul(Jp, T(Jp)))  # noqa: E731
+    part = lambda X: add(mul(J, X, T(J)), mul(Jp, T(Jp)))
     assert decide.check_identity(mul(T(part(A)), part(B)), part(mul(T(A), B))).status is Status.PROVED
     v = decide.check_identity(mul(T(part(A)), part(B)), part(mul(A, T(B))))  # the product in the wrong order
     assert v.status is Status.REFUTED

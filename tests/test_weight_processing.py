@@ -63,7 +63,6 @@ def test_every_cited_mistake_is_refuted_with_an_exact_counterexample(registry, w
         assert v.counterexample is not None and v.counterexample.exact_recheck, key
         assert not wp_results[key].check.admitted  # shown, not carrying the bottom line itself
     for cid in WP:
-        keys = [c.key for c in registry.claims[cid].checks]
         if any(not c.admitted for c in registry.claims[cid].checks):
             assert wp_results[f"{cid}.mistakes"].verdict.status is Status.PROVED, cid
 
@@ -97,7 +96,7 @@ def test_mistakes_check_fails_when_a_mutant_holds():
     from symuat.algebra import dims, mul
     from sympy import MatrixSymbol
     from symuat.kernel import decide
-    from symuat.kernel.mistakes import mistakes_refuted
+    from symuat.kernel.decide.mistakes import mistakes_refuted
 
     n = dims("n")
     A = MatrixSymbol("A", n, n)

@@ -56,6 +56,7 @@ from symuat.elementwise import Sigma  # noqa: E402
 from symuat.heads import BlockSymbol, HeadMatrix, HeadSum, Selector  # noqa: E402
 from symuat.vec import Commutation, Unvec, Vec  # noqa: E402
 from symuat.decoder import Diag  # noqa: E402
+from symuat.kernel.decide.instances import TOLERANCE  # noqa: E402
 from symuat.kernel.head_maps import AxisBlock, repeat_interleave_map, rope_permutation, tile_map  # noqa: E402
 from symuat.kernel.rotary import PairRotation  # noqa: E402
 
@@ -680,7 +681,7 @@ def structured_pair(rng: random.Random, equal: bool, kind: str | None = None):
         outer = rng.choice([(), (h,)])
         wrap = (lambda E: KroneckerProduct(Identity(_len(outer)), E)) if outer else (lambda E: E)
         Eq, Ek, Ev = AxisBlock(r + 2, 0, r), AxisBlock(r + 2, r, 1), AxisBlock(r + 2, r + 1, 1)
-        leaf = lambda name, cols: BlockSymbol(name, (K,), outer + cols) if outer else MatrixSymbol(name, K, _len(cols))  # noqa: E731
+        leaf = lambda name, cols: BlockSymbol(name, (K,), outer + cols) if outer else MatrixSymbol(name, K, _len(cols))
         Q, Kk, V = leaf("Yq" + tag[-2:], (r,)), leaf("Yk" + tag[-2:], ()), leaf("Yv" + tag[-2:], ())
         F = MatAdd(MatMul(Q, Transpose(wrap(Eq))), MatMul(Kk, Transpose(wrap(Ek))), MatMul(V, Transpose(wrap(Ev))))
         if equal:
@@ -730,7 +731,7 @@ def structured_pair(rng: random.Random, equal: bool, kind: str | None = None):
         e, pp = _pick2(rng)
         J, Jp = AxisBlock(2 * e + pp, 0, (2, e)), AxisBlock(2 * e + pp, 2 * e, pp)
         A, B = PairRotation("rho", e, "half"), PairRotation("rho2", e, "half")
-        part = lambda X: MatAdd(MatMul(J, X, Transpose(J)), MatMul(Jp, Transpose(Jp)))  # noqa: E731
+        part = lambda X: MatAdd(MatMul(J, X, Transpose(J)), MatMul(Jp, Transpose(Jp)))
         if equal:
             return MatMul(Transpose(part(A)), part(B)), part(MatMul(Transpose(A), B)), "RᵀR' blockwise"
         return rng.choice([(MatMul(Transpose(part(A)), part(B)), part(MatMul(A, Transpose(B))), "product reversed"),
@@ -757,10 +758,10 @@ def fuzz_structured(pairs: int, seed: int = 0) -> dict:
 
 def fuzz_bands(pairs: int, seed: int = 0) -> list:
     """Random pairs of sliding-window conventions (offset bands in a symbolic ``w``): the kernel's
-    :func:`symuat.kernel.bands.check_same_mask` against materialised masks built here. Returns the
+    :func:`symuat.kernel.decide.bands.check_same_mask` against materialised masks built here. Returns the
     problems (a proved pair whose masks differ somewhere, a refuted one whose witness masks agree, a
     condition ``N ≤ b`` that the masks contradict)."""
-    from symuat.kernel import bands
+    from symuat.kernel.decide import bands
     from symuat.kernel.status import Status
 
     rng = random.Random(seed)
@@ -805,7 +806,7 @@ def fuzz_softcap(pairs: int, seed: int = 0) -> list:
     probabilities, ``numeric-only`` none (judged here with math.tanh and a softmax written out)."""
     import math
 
-    from symuat.kernel import softcap
+    from symuat.kernel.decide import softcap
     from symuat.kernel.status import Status
 
     rng = random.Random(seed)
@@ -822,7 +823,7 @@ def fuzz_softcap(pairs: int, seed: int = 0) -> list:
         v = softcap.check_capped_shift(z, shift, c)
         cap = (lambda t: t) if c is None else (lambda t: c * math.tanh(t / c))
         gap = max(abs(a - b) for a, b in zip(probs([cap(t - shift) for t in z]), probs([cap(t) for t in z])))
-        if v.status is Status.REFUTED and not gap > 1e-12:
+        if v.status is Status.REFUTED and not gap > TOLERANCE:
             problems.append((k, "refuted, yet float64 sees no difference", z, shift, c))
         if v.status is not Status.REFUTED and gap > 1e-9:
             problems.append((k, f"{v.status}, yet the probabilities differ by {gap:.3g}", z, shift, c))
@@ -847,7 +848,7 @@ def run_pair(lhs, rhs, equal: bool, seed: int) -> tuple[str, str]:
         return "crash", f"KernelInconsistencyError: {str(exc)[:200]} | {lhs} vs {rhs}"
     except SymuatError as exc:  # a clear error about the input (named operands), not a crash
         return "clear-error", f"{type(exc).__name__}: {str(exc)[:120]}"
-    except Exception as exc:  # noqa: BLE001 - every other exception is a crash to report
+    except Exception as exc:  # every other exception is a crash to report
         return "crash", f"{type(exc).__name__}: {str(exc)[:200]} | {lhs} vs {rhs}"
     status = verdict.status
     positive = status in (Status.PROVED, Status.PROVED_AT_SIZES, Status.NUMERIC_ONLY)

@@ -29,7 +29,7 @@ from symuat.attention import MASKS, PROJECTIONS, mha_symbols
 from symuat.elementwise import Sigma
 from symuat.heads import BlockSymbol
 from symuat.claims import _named as named
-from symuat.kernel import decide, minimise
+from symuat.kernel import decide
 from symuat.kernel.registry import REGISTRY
 from symuat.kernel.status import Status
 from symuat.kernel.structure import generic_density, generic_support
@@ -227,14 +227,14 @@ _W0, _B, _A = MatrixSymbol("W_0", _p, _q), MatrixSymbol("B", _p, _r), MatrixSymb
 _xq, _X = MatrixSymbol("x", _q, 1), MatrixSymbol("X", _N, _p)
 _dW = mul(_B, _A)
 A3.check("eq", None, r"\mathbf W_0\mathbf x+\Delta\mathbf W\mathbf x=(\mathbf W_0+\Delta\mathbf W)\mathbf x",
-         partial(minimise.check_identity, add(mul(_W0, _xq), mul(_dW, _xq)), mul(add(_W0, _dW), _xq)))
+         partial(decide.check_identity, add(mul(_W0, _xq), mul(_dW, _xq)), mul(add(_W0, _dW), _xq)))
 for _o in ("col", "row"):
     A3.check("lift", (_o,), r"(\mathbf W_0+\Delta\mathbf W)'=\mathbf W_0'+\Delta\mathbf W'",
-             partial(minimise.check_identity, lift_right(add(_W0, _dW), _N, _o),
+             partial(decide.check_identity, lift_right(add(_W0, _dW), _N, _o),
                      add(lift_right(_W0, _N, _o), lift_right(_dW, _N, _o))),
              note=f"lift of X ↦ XW: {latex(lift_right(_W0, _N, _o))}")
     A3.check("lift.apply", (_o,), r"T_D(X(\mathbf W_0+\Delta\mathbf W))=\mathbf W_0'T_D(X)+\Delta\mathbf W'T_D(X)",
-             partial(minimise.check_identity, Vec(mul(_X, add(_W0, _dW)), _o),
+             partial(decide.check_identity, Vec(mul(_X, add(_W0, _dW)), _o),
                      add(mul(lift_right(_W0, _N, _o), Vec(_X, _o)), mul(lift_right(_dW, _N, _o), Vec(_X, _o)))),
              role="step")
 
@@ -346,7 +346,7 @@ def _a4_corrected_symbolic():
     e_k = add(mul(Rn.W2, add(c_, R_)), Rn.b2)
     form = add(add(mul(Rn.W1, A_, X0), add(mul(Rn.W1, c_), Rn.b3)), mul(Rn.W1, R_),
                mul(add(Rn.W3, d3), Sigma(add(mul(add(mul(Rn.W2, A_), mul(d2, A_)), X0), add(e_k, mul(d2, add(c_, R_)))))))
-    step = minimise.check_identity(lemmas.layer(tuned, hyp), form)
+    step = decide.check_identity(lemmas.layer(tuned, hyp), form)
     induction = REGISTRY.verdict("T7.exact[eq30,B-both,W1=id+mha]")
     out = decide.combine_all([step, induction], ["tuned layer k (symbolic index)", "T7.exact (induction)"])
     out.method = ("the fine-tuned network unrolls by T7's induction; the tuned layer's step, for a symbolic layer index and "
@@ -566,7 +566,7 @@ def _a4_eq20_symbolic():
     Ap, cp, b3 = MatrixSymbol("A_{L-1}", D, D), MatrixSymbol("c_{L-1}", D, 1), MatrixSymbol("b3_L", D, 1)
     fixed = [decide.check_dependence(expr, name, depends=False)
              for expr in (mul(W1, Ap), add(mul(W1, cp), b3)) for name in (W2.name, W3.name)]
-    step = minimise.check_identity(*a4_eq20_statement())
+    step = decide.check_identity(*a4_eq20_statement())
     out = decide.combine_all([REGISTRY.verdict("L2.main.exact[induction]"), *fixed, step],
                              ["L2.main.exact[induction]", "A_L ⊥ W2", "A_L ⊥ W3", "c_L ⊥ W2", "c_L ⊥ W3",
                               "Eq. 18 = the fine-tuned form"])

@@ -26,7 +26,7 @@ from symuat.attention import (
 from symuat.diamond import MM_DEFINITIONS, PARSES, Diamond, DiamondChain, resolve
 from symuat.heads import BlockSymbol, HeadMatrix, HeadSum, Selector
 from symuat.claims import _named as named
-from symuat.kernel import decide, minimise
+from symuat.kernel import decide
 from symuat.kernel.decide import Statement
 from symuat.kernel.hypotheses import LineSums
 from symuat.kernel.registry import REGISTRY
@@ -130,33 +130,33 @@ _H1_SIZED_NOTE = {
 for _o in ORDERS:
     _h = _head_objects(_o)
     H1.check("exist", (_o,), r"(\mathbf W'_{HVi})^{T}\mathbf x'_i=\hat{\mathbf H}'_i",
-             partial(minimise.check_identity, _h["target"], mul(T(_h["HVd"]), _h["xp"]),
+             partial(decide.check_identity, _h["target"], mul(T(_h["HVd"]), _h["xp"]),
                      construction=r"\mathbf W'_{HVi}=" + latex(_h["HVd"])))
     for _shape in ("conf", "square", "sized"):
         _h = _head_objects(_o, _shape)
         H1.check("d3", (_o, _shape), r"[\mathbf H'_i\mathbf W'_{Vi}]^{T}\mathbf x'_i=\hat{\mathbf H}'_i",
-                 partial(minimise.check_identity, mul(T(mul(_h["Hd_in"], _h["Wd"])), _h["xp"]), _h["target"],
+                 partial(decide.check_identity, mul(T(mul(_h["Hd_in"], _h["Wd"])), _h["xp"]), _h["target"],
                          corrected=Statement(mul(T(mul(_h["Wd"], _h["Hd"])), _h["xp"]), _h["target"])),
                  note=_H1_SIZED_NOTE[_shape], admitted=_shape != "conf", role="step")
         if _shape != "sized":  # d4 has one H' only: sized = conf
             H1.check("d4", (_o, _shape), r"(\mathbf H'_i)^{T}[(\mathbf W'_{Vi})^{T}\mathbf x'_i]=\hat{\mathbf H}'_i",
-                     partial(minimise.check_identity, mul(T(_h["Hd"]), mul(T(_h["Wd"]), _h["xp"])), _h["target"]),
+                     partial(decide.check_identity, mul(T(_h["Hd"]), mul(T(_h["Wd"]), _h["xp"])), _h["target"]),
                      role="step", note="DUAT Fig. 1.d.4 as printed")
         H1.check("d3to4", ("lifts", _o, _shape),
                  r"[\mathbf H'_i\mathbf W'_{Vi}]^{T}\mathbf x'_i=(\mathbf H'_i)^{T}[(\mathbf W'_{Vi})^{T}\mathbf x'_i]",
-                 partial(minimise.check_identity, mul(T(mul(_h["Hd_in"], _h["Wd"])), _h["xp"]),
+                 partial(decide.check_identity, mul(T(mul(_h["Hd_in"], _h["Wd"])), _h["xp"]),
                          mul(T(_h["Hd"]), mul(T(_h["Wd"]), _h["xp"]))),
                  note=_H1_SIZED_NOTE[_shape], admitted=_shape != "conf", role="step")
     _h = _head_objects(_o)
     H1.check("d5", (_o,), r"(\mathbf W'_{HVi})^{T}\mathbf x'_i=(\hat{\mathbf H}'_i)^{T}",
-             partial(minimise.check_identity, mul(T(_h["HVd"]), _h["xp"]), T(_h["target"]),
+             partial(decide.check_identity, mul(T(_h["HVd"]), _h["xp"]), T(_h["target"]),
                      corrected=Statement(mul(T(_h["HVd"]), _h["xp"]), _h["target"])),
              role="step", note="DUAT Fig. 1.d.5: the printed right side is a row vector")
 
 _n = dims("n")
 _An, _Bn, _vn = MatrixSymbol("A", _n, _n), MatrixSymbol("B", _n, _n), MatrixSymbol("x", _n, 1)
 H1.check("d3to4", ("arbitrary",), r"[\mathbf A\mathbf B]^{T}\mathbf x=\mathbf A^{T}[\mathbf B^{T}\mathbf x]",
-         partial(minimise.check_identity, mul(T(mul(_An, _Bn)), _vn), mul(T(_An), mul(T(_Bn), _vn)),
+         partial(decide.check_identity, mul(T(mul(_An, _Bn)), _vn), mul(T(_An), mul(T(_Bn), _vn)),
                  corrected=Statement(mul(T(mul(_An, _Bn)), _vn), mul(T(_Bn), mul(T(_An), _vn)))),
          note="read as an identity for arbitrary conformable (here square) matrices", role="step")
 
@@ -211,7 +211,7 @@ for _o in ORDERS:
     for _proj in PROJECTIONS:
         _s = mha_symbols(_proj)
         H2.check("exist", (_o, _proj), r"T_D(\hat{\mathbf H})=W'_{HV}\,T_D(\mathbf x)\ (\texttt{duat}\text{ sense})",
-                 partial(minimise.check_identity, Vec(_s.concat(), _o), mul(_s.W_HV(_o), Vec(_s.X, _o)),
+                 partial(decide.check_identity, Vec(_s.concat(), _o), mul(_s.W_HV(_o), Vec(_s.X, _o)),
                          construction=r"W'_{HV}=" + latex(_s.W_HV(_o))),
                  note="split: the papers' per-head slices x_i of x; std: standard full-width projections, "
                       "the usual MHA the papers cite; both admitted")
@@ -230,7 +230,7 @@ _FORMS = {
 for _form, (_lhs, _rhs, _tex) in _FORMS.items():
     for _sense in ("dia", "duat"):
         _W = T(_s.W_HV("row")) if _sense == "dia" else _s.W_HV("row")
-        H2.check("forms", (_form, _sense), _tex, partial(minimise.check_identity, _lhs(_W), _rhs),
+        H2.check("forms", (_form, _sense), _tex, partial(decide.check_identity, _lhs(_W), _rhs),
                  note=f"W'_HV in the {_sense} sense; split, row flattening; a printed form of the "
                       "existence claim (H2.exist carries the bottom line)", role="step")
 for _mask in MASKS:
@@ -259,10 +259,10 @@ H3 = REGISTRY.claim(
 _Hh = BlockSymbol("Hhat", (_s.N,), (_s.h, _s.dv))
 for _o in ORDERS:
     H3.check("exist", (_o,), r"(\mathbf W'_O)^{T}\hat{\mathbf H}'=\mathring{\mathbf H}'",
-             partial(minimise.check_identity, Vec(mul(_Hh, _s.WO), _o), mul(_s.W_O(_o), Vec(_Hh, _o)),
+             partial(decide.check_identity, Vec(mul(_Hh, _s.WO), _o), mul(_s.W_O(_o), Vec(_Hh, _o)),
                      construction=r"(\mathbf W'_O)^{T}=" + latex(_s.W_O(_o))))
 H3.check("uat", None, r"\hat{\mathbf H}'\diamond\mathbf W'_O=\mathring{\mathbf H}'",
-         partial(minimise.check_identity, Diamond(Vec(_Hh, "row"), T(_s.W_O("row"))), Vec(mul(_Hh, _s.WO), "row")),
+         partial(decide.check_identity, Diamond(Vec(_Hh, "row"), T(_s.W_O("row"))), Vec(mul(_Hh, _s.WO), "row")),
          note="vector ⋄ matrix as D4 defines it (P2[mv]); W'_O in the dia sense; row flattening",
          role="step")
 H3.check("density", None, r"\operatorname{density}(\mathbf W'_O)=\frac{\#\{\text{nonzero entries}\}}{\#\{\text{entries}\}}",
@@ -296,13 +296,13 @@ def _h4(which, reading, shape="conf"):
     if which == "duat":
         if reading == "transposed":
             W = mul(Od, HVd)
-            return minimise.check_identity(mul(T(W), xp), target,
+            return decide.check_identity(mul(T(W), xp), target,
                                          corrected=Statement(mul(T(mul(HVd, Od)), xp), target,
                                                              r"\mathbf W'_{HVO}=\mathbf W'_{HV}\mathbf W'_O\ (\text{transposed sense})"))
         W = mul(s.W_O("row"), s.W_HV("row"))
-        return minimise.check_identity(mul(W, xp), target)
+        return decide.check_identity(mul(W, xp), target)
     W = Diamond(T(HVd), Od, reading)
-    return minimise.check_identity(mul(T(W), xp), target,
+    return decide.check_identity(mul(T(W), xp), target,
                                  corrected=Statement(mul(T(Diamond(T(HVd), Od, "C-col")), xp), target,
                                                      r"\mathbf W'_{HVO}=\mathbf W'^{T}_{HV}\diamond\mathbf W'_O\ (\texttt{C-col})"))
 
@@ -341,7 +341,7 @@ for _o in ORDERS:
     for _proj in PROJECTIONS:
         _s = mha_symbols(_proj)
         H5.check("exist", (_o, _proj), r"\mathring{\mathbf H}'=(\mathbf W'_{HVO})^{T}\mathbf x'",
-                 partial(minimise.check_identity, Vec(_s.mha(), _o), mul(_s.W_HVO(_o), Vec(_s.X, _o)),
+                 partial(decide.check_identity, Vec(_s.mha(), _o), mul(_s.W_HVO(_o), Vec(_s.X, _o)),
                          construction=r"(\mathbf W'_{HVO})^{T}=" + latex(_s.W_HVO(_o))
                          + r",\ B_i=S_iW_{Vi}E_i^{T}W_O"))
 
@@ -351,7 +351,7 @@ def _h5_entry(order):
     WOi = mul(T(s.E), s.WO)  # the rows of W_O that head i uses
     formula = HeadSum(HEAD, s.h, kron(s.H, T(mul(s.S, s.WV, WOi)))) if order == "row" else \
         HeadSum(HEAD, s.h, kron(T(mul(s.S, s.WV, WOi)), s.H))
-    return minimise.check_identity(s.W_HVO(order), formula)
+    return decide.check_identity(s.W_HVO(order), formula)
 
 
 for _o in ORDERS:
@@ -363,7 +363,7 @@ for _o in ORDERS:
 for _proj in PROJECTIONS:
     _s = mha_symbols(_proj)
     H5.check("head", (_proj,), r"\mathring{\mathbf H}=\sum_i\mathbf H_i\mathbf x_i\mathbf W_{Vi}\mathbf W_{O,i}",
-             partial(minimise.check_identity, _s.mha(),
+             partial(decide.check_identity, _s.mha(),
                      HeadSum(HEAD, _s.h, mul(_s.H, _s.X, _s.S, _s.WV, mul(T(_s.E), _s.WO)))),
              note="UAT end of §3.4: per-head parameters acting on the head slices")
 
@@ -373,7 +373,7 @@ def _h5_eq8(xread, lhsread):
     W = s.W_HVO("row")
     x = Vec(MatrixSymbol("x_i", s.N, s.d), "row") if xread == "slice" else Vec(s.X, "row")
     lhs = s.mha() if lhsread == "matrix" else Vec(s.mha(), "row")
-    return minimise.check_identity(lhs, mul(W, x),
+    return decide.check_identity(lhs, mul(W, x),
                                  corrected=Statement(Vec(s.mha(), "row"), mul(W, Vec(s.X, "row")),
                                                      r"\mathring{\mathbf H}'=(\mathbf W'_{HVO})^{T}\mathbf x'"))
 
@@ -499,13 +499,13 @@ def token_shared(mask: str = "bidir", order: str = "row", name: str = "gamma"):
 
 def _h7(order, mask):
     lhs, rhs, bias = h7_sides(order, mask)
-    verdict = minimise.check_identity(lhs, rhs, hypotheses=[rows_sum_to_one(mask)])
+    verdict = decide.check_identity(lhs, rhs, hypotheses=[rows_sum_to_one(mask)])
     verdict.quantities["b_MHA"] = r"T_D(1_N(\sum_i b_{Vi}^T W_{O,i} + b_O^T))"
     verdict.quantities["b_MHA depends on the input"] = (
         "yes" if "X" in decide.leaf_shapes(bias) or "H" in decide.leaf_shapes(bias)
         else "no: neither X nor H_i occurs in it")
     verdict.quantities["the same identity without rows of H_i summing to 1"] = str(
-        minimise.check_identity(lhs, rhs).status)
+        decide.check_identity(lhs, rhs).status)
     return verdict
 
 
@@ -532,7 +532,7 @@ _Nq, _dq, _dk = dims("N d d_k")
 _xq, _WQ, _WK = MatrixSymbol("x_i", _Nq, _dq), MatrixSymbol("W_Qi", _dq, _dk), MatrixSymbol("W_Ki", _dq, _dk)
 _WQK = mul(_WQ, T(_WK))
 H8.check("1", None, r"\mathbf x_i\mathbf W_{Qi}(\mathbf x_i\mathbf W_{Ki})^{T}=\mathbf x_i\mathbf W_{Qi}\mathbf W_{Ki}^{T}\mathbf x_i^{T}",
-         partial(minimise.check_identity, mul(_xq, _WQ, T(mul(_xq, _WK))), mul(_xq, _WQ, T(_WK), T(_xq))),
+         partial(decide.check_identity, mul(_xq, _WQ, T(mul(_xq, _WK))), mul(_xq, _WQ, T(_WK), T(_xq))),
          note="grouping (symuat's decision): Eq. 35 line 1 prints softmax(\\frac{x_iW_{Qi}(x_iW_{Ki})^T)}{\\sqrt M}) "
               "with one unmatched ')'. The ')' sits inside the \\frac numerator, so it cannot close softmax "
               "before the division; symuat drops it and reads softmax((x_iW_{Qi}(x_iW_{Ki})^T)/√M), the transpose "
@@ -540,7 +540,7 @@ H8.check("1", None, r"\mathbf x_i\mathbf W_{Qi}(\mathbf x_i\mathbf W_{Ki})^{T}=\
               "the step is the equality of the scores checked here")
 _WQKsym = MatrixSymbol("W_QKi", _dq, _dq)
 H8.check("2", None, r"\mathbf x_i\mathbf W_{Qi}\mathbf W_{Ki}^{T}\mathbf x_i^{T}=\mathbf x_i\mathbf W_{QKi}\mathbf x_i^{T},\ \mathbf W_{QKi}:=\mathbf W_{Qi}\mathbf W_{Ki}^{T}",
-         partial(minimise.check_identity, mul(_xq, _WQ, T(_WK), T(_xq)), mul(_xq, _WQK, T(_xq))))
+         partial(decide.check_identity, mul(_xq, _WQ, T(_WK), T(_xq)), mul(_xq, _WQK, T(_xq))))
 _half = sp.Rational(1, 2)
 _Wsym, _Wskew = mul(_half, add(_WQK, T(_WQK))), mul(_half, add(_WQK, mul(sp.Integer(-1), T(_WQK))))
 _H8_BILINEAR = [
@@ -554,7 +554,7 @@ _H8_BILINEAR = [
 
 
 def _h8_cov():
-    verdict = minimise.check_identity(mul(_xq, _WQK, T(_xq)), T(mul(_xq, _WQK, T(_xq))), corrected=_H8_BILINEAR)
+    verdict = decide.check_identity(mul(_xq, _WQK, T(_xq)), T(mul(_xq, _WQK, T(_xq))), corrected=_H8_BILINEAR)
     if verdict.corrected is not None:
         verdict.corrected.statement = (
             r"\text{the scores are a bilinear form of the tokens, }(\mathbf x_i\mathbf W_{QKi}\mathbf x_i^{T})_{nn'}"
@@ -679,11 +679,11 @@ def _h9_lin_trial(sizes, seed):
     (a, _), (b, _), (c, _) = (exact_mha(Z, *params, h) for Z in (X + Y, X, Y))
     diff = [(idx, v) for idx, v in np.ndenumerate(a - b - c) if v != 0]
     fa, fb, fc = (_float_mha(Z, *params, h)[0] for Z in (X + Y, X, Y))
-    agree = max(decide._residual(_as_float(e), f) for e, f in ((a, fa), (b, fb), (c, fc)))
-    res = decide._residual(fa, fb + fc)
+    agree = max(decide.relative_residual(_as_float(e), f) for e, f in ((a, fa), (b, fb), (c, fc)))
+    res = decide.relative_residual(fa, fb + fc)
     numeric = (f"float64 forward pass (W_Q = ln2·√M·W̃_Q) on the same instance: matches the exact values to "
                f"{agree:.1e}; MHA(X+Y) vs MHA(X)+MHA(Y) relative residual {res:.3g}")
-    if diff and (agree > 1e-12 or res <= decide.TOLERANCE):
+    if diff and (agree > decide.TOLERANCE or res <= decide.TOLERANCE):
         raise decide.KernelInconsistencyError("H9.lin: the float64 re-check disagrees with the exact witness")
     return not diff, (f"MHA(X+Y) ≠ MHA(X)+MHA(Y): entry {diff[0][0]} differs by {diff[0][1]} (exact)" if diff
                       else "equal on this instance"), {
@@ -703,7 +703,7 @@ _s = mha_symbols("split")
 _Y = BlockSymbol("Y", (_s.N,), (_s.h, _s.d))
 _mha_of = lambda Z: mul(HeadSum(HEAD, _s.h, mul(_s.H, Z, _s.S, _s.WV, T(_s.E))), _s.WO)
 H9.check("lin-fixed", None, r"\mathbf H_i\text{ fixed}:\ \mathring{\mathbf H}(X+Y)=\mathring{\mathbf H}(X)+\mathring{\mathbf H}(Y)",
-         partial(minimise.check_identity, _mha_of(add(_s.X, _Y)), add(_mha_of(_s.X), _mha_of(_Y))),
+         partial(decide.check_identity, _mha_of(add(_s.X, _Y)), add(_mha_of(_s.X), _mha_of(_Y))),
          note="UAT §3.4: with H_i as parameters, MHA is “a specialised form of linear transformation”")
 
 
@@ -723,7 +723,7 @@ def _h9_dep_trial(sizes, seed):
     diff = [(idx, v) for idx, v in np.ndenumerate(W(H1_) - W(H2_)) if v != 0]
     f1, f2 = (_float_mha(Z, *params, h)[1] for Z in (X1, X2))
     fW = lambda H: MHAOperator(H, np.asarray(params[2], dtype=float), np.asarray(params[3], dtype=float)).dense()
-    res = decide._residual(fW(f1), fW(f2))
+    res = decide.relative_residual(fW(f1), fW(f2))
     numeric = f"float64 (W_Q = ln2·√M·W̃_Q): relative difference {res:.3g} (tolerance {decide.TOLERANCE})"
     if diff and res <= decide.TOLERANCE:
         raise decide.KernelInconsistencyError("H9.dep: the float64 re-check disagrees with the exact witness")

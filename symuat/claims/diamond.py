@@ -18,7 +18,7 @@ from sympy import MatrixSymbol
 
 from symuat.algebra import T, add, dims, mul
 from symuat.diamond import MM_DEFINITIONS, PARSES, Diamond, DiamondChain, ambiguities, resolve
-from symuat.kernel import decide, minimise
+from symuat.kernel import decide
 from symuat.printing import latex
 from symuat.kernel.decide import Statement
 from symuat.kernel.registry import REGISTRY
@@ -136,7 +136,7 @@ def _eq4_row_symbolic(label, printed=None):
     explicit = printed or [(k, _wi[tuple(val.get(a, a) for a in ij)] * _xi[k]) for ij, k in terms] + [
         (val.get(lk, lk), _wi[val.get(li, li), val.get(lj, lj)] * _xi[val.get(lk, lk)])]
     general = sp.Lambda(_k, _wi[_k, row] * _xi[_k])
-    definition = minimise.check_identity(Diamond(_W, _x), mul(T(_W), _x))
+    definition = decide.check_identity(Diamond(_W, _x), mul(T(_W), _x))
     from symuat.kernel.decide.printed_sums import check_printed_sum
 
     def entry(sizes):
@@ -204,7 +204,7 @@ for _mm, _meaning in (("C-col", mul(T(_A), _B)), ("C-prod", mul(_A, _Bp))):
     D5.check(
         "ext", (_mm,),
         r"(\mathbf A\diamond\mathbf B)\mathbf u=\mathbf A\diamond(\mathbf B\mathbf u)\ \ \forall\mathbf u",
-        partial(minimise.check_identity, mul(Diamond(_A, _rhs_b, _mm), _u),
+        partial(decide.check_identity, mul(Diamond(_A, _rhs_b, _mm), _u),
                 Diamond(_A, mul(_rhs_b, _u))),
         note="whether the candidate agrees with D4 on every column (symuat's question: the papers "
              "define no matrix ⋄ matrix)",
@@ -220,14 +220,14 @@ P1 = REGISTRY.claim(
     statement=r"\mathbf W\diamond\mathbf x=\mathbf W^{T}\mathbf x", group="diamond",
 )
 P1.check(None, None, r"\mathbf W\diamond\mathbf x=\mathbf W^{T}\mathbf x",
-         partial(minimise.check_identity, Diamond(_W, _x), mul(T(_W), _x)))
+         partial(decide.check_identity, Diamond(_W, _x), mul(T(_W), _x)))
 
 P2 = REGISTRY.claim(
     "P2", "x ⋄ W = W ⋄ x", where="UAT §3.2; AAAI §3.2",
     statement=r"\mathbf W\diamond\mathbf x=\mathbf x\diamond\mathbf W", group="diamond",
 )
 P2.check(None, ("mv",), r"\mathbf W\diamond\mathbf x=\mathbf x\diamond\mathbf W",
-         partial(minimise.check_identity, Diamond(_W, _x), Diamond(_x, _W)))
+         partial(decide.check_identity, Diamond(_W, _x), Diamond(_x, _W)))
 _An = MatrixSymbol("A", n, n)
 _Bn = MatrixSymbol("B", n, n)
 for _mm in MM_DEFINITIONS:
@@ -237,7 +237,7 @@ for _mm in MM_DEFINITIONS:
              Statement(Diamond(_An, _Bn, _mm), T(Diamond(T(_Bn), T(_An), _mm)),
                        r"\mathbf A\diamond\mathbf B=(\mathbf B^{T}\diamond\mathbf A^{T})^{T}"))
     P2.check(None, ("mm", _mm, "square"), r"\mathbf A\diamond\mathbf B=\mathbf B\diamond\mathbf A",
-             partial(minimise.check_identity, Diamond(_An, _Bn, _mm), Diamond(_Bn, _An, _mm),
+             partial(decide.check_identity, Diamond(_An, _Bn, _mm), Diamond(_Bn, _An, _mm),
                      corrected=_corr),
              admitted=False,
              note="the text states the swap for a (matrix, vector) pair (mv); applying it to two matrices, "
@@ -337,7 +337,7 @@ def _resolved(expr, mm, parse):
 
 
 def _identity_check(lhs, rhs, mm, parse, corrected=None):
-    return minimise.check_identity(_resolved(lhs, mm, parse), _resolved(rhs, mm, parse),
+    return decide.check_identity(_resolved(lhs, mm, parse), _resolved(rhs, mm, parse),
                                  corrected=corrected)
 
 
@@ -443,7 +443,7 @@ for _last, _tex in (("W12", r"\mathbf W_{12}"), ("W12x", r"\mathbf W_{12}\mathbf
 
 def _p5_c_aaai(shape):
     members, extra = _p5_members(shape)
-    return minimise.check_identity(
+    return decide.check_identity(
         members["c"], extra["W12dia"],
         corrected=Statement(members["c"], Diamond(T(extra["W12"]), extra["x"]),
                             r"\mathbf W_1^{T}\mathbf W_2^{T}\mathbf x=\mathbf W_{12}\mathbf x=\mathbf W_{12}^{T}\diamond\mathbf x"),

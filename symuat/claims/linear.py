@@ -11,13 +11,13 @@ from functools import partial
 
 import numpy as np
 import sympy as sp
-from sympy import Identity, MatrixSymbol, OneMatrix
+from sympy import MatrixSymbol, OneMatrix
 
 from symuat.algebra import T, add, dims, kron, mul
 from symuat.diamond import Diamond
 from symuat.elementwise import Sigma
 from symuat.claims import _named as named
-from symuat.kernel import decide, minimise
+from symuat.kernel import decide
 from symuat.printing import latex
 from symuat.kernel.decide import Statement
 from symuat.kernel.registry import REGISTRY
@@ -63,7 +63,7 @@ _LEMMAS = {
 }
 for _name, (_l, _r) in _LEMMAS.items():
     LEMMA.check(_name, None, f"{latex(_l)} = {latex(_r)}",
-                partial(minimise.check_identity, _l, _r), polarity=None, role="extension",
+                partial(decide.check_identity, _l, _r), polarity=None, role="extension",
                 note="a textbook vec/Kronecker lemma symuat proves once and uses everywhere")
 
 # --------------------------------------------------------------------------------------------
@@ -86,7 +86,7 @@ def _m1_exist(order, sense):
     Wp = in_sense(lift_left(_W, M, order), sense)
     lhs = Vec(mul(_W, _Xi), order)
     rhs = Diamond(Wp, Vec(_Xi, order)) if sense == "dia" else mul(Wp, Vec(_Xi, order))
-    return minimise.check_identity(lhs, rhs, construction=f"W' = {latex(Wp)}")
+    return decide.check_identity(lhs, rhs, construction=f"W' = {latex(Wp)}")
 
 
 for _order in ORDERS:
@@ -138,7 +138,7 @@ def m1_pic_symbolic(sense: str, *, shift: int = 1, first_row: int = 0):
     col = lambda j: mul(Wp, kron(Basis(0, N), Basis(j, M)))
     printed = lambda j: kron(mul(T(_W), Basis(first_row, N)), Basis(j, M))
     sides = [(col(0), printed(0)), (col(1), printed(shift))]
-    parts = [minimise.check_identity(*pair) for pair in sides]
+    parts = [decide.check_identity(*pair) for pair in sides]
     out = decide.combine_all(parts, ["column 1", "column 2 = shift₁(column 1)"])
     if out.status is Status.PROVED:
         from symuat.kernel import certificates
@@ -253,7 +253,7 @@ def _m3(side, order):
     lifted = add(mul(W2p, Sigma(add(mul(W1p, Vec(X, order)), b1p))), b2p)
     construction = (f"W_1' = {latex(W1p)},\\ b_1' = {latex(b1p)},\\ "
                     f"W_2' = {latex(W2p)},\\ b_2' = {latex(b2p)}")
-    return minimise.check_identity(Vec(plain, order), lifted, construction=construction)
+    return decide.check_identity(Vec(plain, order), lifted, construction=construction)
 
 
 for _side in ("left", "right"):
@@ -285,7 +285,7 @@ def _m4(second, first):
     if second != first:
         K = Commutation(N, M) if second == "row" else T(Commutation(N, M))
         corrected = Statement(mul(lift_left(_W2, M, second), K, lift_left(_W1, M, first), T(K)), rhs)
-    return minimise.check_identity(lhs, rhs, corrected=corrected)
+    return decide.check_identity(lhs, rhs, corrected=corrected)
 
 
 for _second in ORDERS:
@@ -316,7 +316,7 @@ def _m5_conv(order):
     from symuat.vec import Vec
 
     conv, lift, X = conv1d_symbols()
-    verdict = minimise.check_identity(
+    verdict = decide.check_identity(
         Vec(conv, order), mul(lift(order), Vec(X, order)),
         construction=(r"W'=\sum_{t=-r}^{r}S_t\otimes K_t^{T}" if order == "row"
                       else r"W'=\sum_{t=-r}^{r}K_t^{T}\otimes S_t")

@@ -26,7 +26,7 @@ Checks (all ``polarity=None``, ``role="extension"``):
 * ``X9.unrolling`` — the layer identity and L2.main.exact[induction] combined: every depth of a stack of
   parallel layers is :math:`A_Lx'_0+c_L+\sum_jU_{L,j}\sigma(V_jx'_0+e_j)` with these parameters;
 * ``X9.layer[numeric]`` — :mod:`symuat.models.ln_decoder`'s parallel layer (LayerNorm, biases, partial RoPE):
-  its Eq. 20 parameters reproduce its forward to ≤ 1e-12, a confirmation beside the proof.
+  its Eq. 20 parameters reproduce its forward to ≤ decide.TOLERANCE (1e-12), a confirmation beside the proof.
 
 >>> from symuat.kernel import decide
 >>> decide.check_identity(*parallel_layer_statement()).status.value
@@ -43,7 +43,7 @@ from sympy import Identity, MatrixSymbol
 from symuat.algebra import T, add, dims, kron, mul
 from symuat.decoder import Diag
 from symuat.elementwise import Sigma
-from symuat.kernel import decide, minimise
+from symuat.kernel import decide
 from symuat.kernel.registry import REGISTRY
 from symuat.kernel.status import Status
 from symuat.vec import Vec
@@ -130,7 +130,7 @@ _CONSTRUCTION = (r"W1=I+\textstyle\sum_i(H_i\otimes B_i^{T})S_1,\ W2=(I_N\otimes
 
 
 def _layer(mutant: str | None = None, sequential: bool = False):
-    return minimise.check_identity(*parallel_layer_statement(mutant, sequential=sequential),
+    return decide.check_identity(*parallel_layer_statement(mutant, sequential=sequential),
                                    construction=_CONSTRUCTION)
 
 
@@ -167,7 +167,7 @@ def parallel_trial(sizes, seed, *, mutant: str | None = None):
     x = X.reshape(-1)
     mine = (p.W1 @ x + p.b3 + p.W3 @ p.sigma(W2 @ x + p.b2)).reshape(X.shape)
     err = relative_error(mine, layer.forward(X))
-    return err <= decide.TOLERANCE, f"Eq. 20 vs the forward: relative error {err:.2e} (tolerance 1e-12)", \
+    return err <= decide.TOLERANCE, f"Eq. 20 vs the forward: relative error {err:.2e} (tolerance {decide.TOLERANCE})", \
         {"residual": err}
 
 
@@ -188,7 +188,7 @@ X9.check("unrolling", None,
               "induction holds for any per-layer parameters (L2.main.exact[induction])", **EXT)
 X9.check("layer", ("numeric",), r"\|W1x'+b3+W3\sigma(W2x'+b2)-\text{forward}(x')\|\le10^{-12}\|\text{forward}(x')\|",
          lambda: decide.check_numeric(parallel_trial, [{"N": 5, "M": 8, "F": 12}, {"N": 9, "M": 12, "F": 8}],
-                                      what="float64, random parallel LayerNorm layers; relative error ≤ 1e-12"),
+                                      what=f"float64, random parallel LayerNorm layers; relative error ≤ {decide.TOLERANCE}"),
          note="symuat.models.ln_decoder's parallel layer (LayerNorm, biases, partial RoPE) on random weights: a "
               "float64 "
               "confirmation of the implementation beside the proof (X9.layer)", polarity=None, role="confirmation")

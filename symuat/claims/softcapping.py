@@ -10,7 +10,7 @@ r"""Claim X10 (spec §8, an extension): soft-capping, :math:`\mathrm{cap}_c(z)=c
   :math:`\kappa=\mathrm{cap}_c(\ell)/\ell` frozen at the model's own pre-cap logit
   :math:`\ell=\sum_kt_k` (any exact decomposition: DUAT's terms, the residual view's),
   :math:`\mathrm{cap}_c(\ell)=\sum_k\kappa\,t_k` — proved for a symbolic number of terms
-  (:func:`symuat.kernel.softcap.check_capped_sum`). The two tempting splits are refuted with exact
+  (:func:`symuat.kernel.decide.softcap.check_capped_sum`). The two tempting splits are refuted with exact
   counterexamples (every tanh a rational function of the transcendental :math:`e^{1/c}`): capping each
   term, :math:`\sum_k\mathrm{cap}_c(t_k)`, and ignoring the cap, :math:`\sum_kt_k`. ``X10.explain``
   runs the model's own ``explain`` on random soft-capped decoders: both views add up to the capped logit.
@@ -27,8 +27,9 @@ from functools import partial
 import numpy as np
 import sympy as sp
 
-from symuat.kernel import decide, minimise, softcap
-from symuat.kernel.mistakes import mistakes_refuted
+from symuat.kernel import decide
+from symuat.kernel.decide import softcap
+from symuat.kernel.decide.mistakes import mistakes_refuted
 from symuat.kernel.registry import REGISTRY
 from symuat.kernel.status import Corrected
 
@@ -60,7 +61,7 @@ def _pattern_statement():
 X10.check("pattern", ("causal",),
           r"\operatorname{vec}(\mathrm{GQA}_{c}(X))=\sum_{a,b}\mathbf H_{ab}\otimes\mathbf B_{ab}^{T}\operatorname{vec}(X)"
           r"\quad(\mathbf H_{ab}\text{ any causal pattern, the capped ones included})",
-          lambda: minimise.check_identity(*_pattern_statement()),
+          lambda: decide.check_identity(*_pattern_statement()),
           note="X1.exist with the capped patterns: the identity holds for every H_ab, so freezing the capped "
                "pattern at the input keeps the attention exactly X1's form", **EXT)
 
@@ -83,14 +84,14 @@ def _layer_trial(sizes, seed, *, cap_in_patterns: bool = True):
     uncapped = SoftcapLayer(**{f.name: getattr(base, f.name) for f in fields(base)}, attn_softcap=None)
     gap = row_errors(uncapped.step(X)[1], layer.forward(X))[0]
     ok = res <= decide.TOLERANCE and gap > 1e-6
-    return ok, f"rewrite vs forward {res:.2e} ≤ 1e-12; without the cap in H_i off by {gap:.2g}", {"residual": res}
+    return ok, f"rewrite vs forward {res:.2e} ≤ {decide.TOLERANCE}; without the cap in H_i off by {gap:.2g}", {"residual": res}
 
 
 X10.check("layer", ("causal",),
           r"\text{soft-capped layer: }x'_{\rm next}=W1\,x'+W3\,\sigma(W2\,x')\text{ with }H_i\text{ capped and frozen}",
           lambda: decide.check_numeric(_layer_trial, [{"N": 7, "M": 8}, {"N": 5, "M": 8}],
                                        what="float64, random soft-capped layers (c = 0.5, scores ×3); relative "
-                                            "error ≤ 1e-12, and > 1e-6 without the cap in the patterns"),
+                                            f"error ≤ {decide.TOLERANCE}, and > 1e-6 without the cap in the patterns"),
           note="symuat.models.softcap.SoftcapLayer (Gemma 2's attention) through the shared decoder's duat_step",
           **EXT)
 

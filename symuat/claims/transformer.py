@@ -18,10 +18,11 @@ from sympy import Identity, MatrixSymbol, OneMatrix, ZeroMatrix
 
 from symuat.algebra import add, dims, mul
 from symuat.elementwise import Sigma
-from symuat.kernel import decide, minimise
+from symuat.kernel import decide
 from symuat.kernel.decide import Statement
+from symuat.kernel.decide.witness import refute_with_exact_witness, refuted_by_proof
 from symuat.kernel.registry import REGISTRY
-from symuat.kernel.status import Corrected, Counterexample, Status, Verdict
+from symuat.kernel.status import Corrected, Status, Verdict
 from symuat.heads import HeadMatrix, HeadSum
 from symuat.residual import (
     RawLayer,
@@ -79,9 +80,9 @@ T1 = REGISTRY.claim("T1", "MHA sub-layer (Eq. 28)", where="DUAT App. B.3 Eq. 28;
                     remarks="W^{mha}_{k} is the lifted attention matrix of layer k at its own input (H5); "
                     "by the index convention of Eq. 20, the layer that reads x_i is layer i+1.")
 T1.check(None, ("index=i",), r"MHA_{i+1}(\mathbf x_i)'=\mathbf W'_{i,1}\mathbf x'_i",
-         partial(minimise.check_identity, mul(Wm, x_i), mul(Wm_prev, x_i)))
+         partial(decide.check_identity, mul(Wm, x_i), mul(Wm_prev, x_i)))
 T1.check(None, ("index=i+1",), r"MHA_{i+1}(\mathbf x_i)'=\mathbf W'_{i+1,1}\mathbf x'_i",
-         partial(minimise.check_identity, mul(Wm, x_i), mul(Wm, x_i)),
+         partial(decide.check_identity, mul(Wm, x_i), mul(Wm, x_i)),
          note="with W'_{i+1,1} = (W'_HVO)ᵀ(x_i), whose existence is H5.exist")
 
 T2 = REGISTRY.claim("T2", "FFN sub-layer (Eq. 29)", where="DUAT App. B.3 Eq. 29; AAAI App. C.2",
@@ -116,12 +117,12 @@ def eq30_line2(W1, x):
 for _b in ("B-both", "B-ffn"):
     for _w in ("mha", "id+mha"):
         T3.check("1", (_b, f"W1={_w}"), latex(block(_b, x_i)) + " = " + latex(eq30_line1(W1_of(_w), x_i)),
-                 partial(minimise.check_identity, block(_b, x_i), eq30_line1(W1_of(_w), x_i)),
+                 partial(decide.check_identity, block(_b, x_i), eq30_line1(W1_of(_w), x_i)),
                  note=f"the block {_b} (left) against Eq. 30 line 1 with W'_{{i+1,1}} = "
                       + ("W^mha" if _w == "mha" else "I + W^mha") + "; raw layer symbols W_{i+1,k}, b_{i+1,k}")
 for _w in ("mha", "id+mha"):
     T3.check("2", (f"W1={_w}",), latex(eq30_line1(W1_of(_w), x_i)) + " = " + latex(eq30_line2(W1_of(_w), x_i)),
-             partial(minimise.check_identity, eq30_line1(W1_of(_w), x_i), eq30_line2(W1_of(_w), x_i)),
+             partial(decide.check_identity, eq30_line1(W1_of(_w), x_i), eq30_line2(W1_of(_w), x_i)),
              note="Eq. 30, line 1 = line 2")
 
 T4 = REGISTRY.claim(
@@ -140,12 +141,12 @@ def eq31(W3, x):
 _b2form = eq31(W3f, x_i)  # the quoted B.2 form
 for _idx, _W3 in (("i", W3prev), ("i+1", W3f)):
     T4.check("eq", (f"W3={_idx}",), latex(eq30_line2(_W1, x_i)) + " = " + latex(eq31(_W3, x_i)),
-             partial(minimise.check_identity, eq30_line2(_W1, x_i), eq31(_W3, x_i)),
+             partial(decide.check_identity, eq30_line2(_W1, x_i), eq31(_W3, x_i)),
              note="Eq. 30 line 2 = Eq. 31 (with W'_{i+1,2} absorbed)")
     T4.check("same", (f"W3={_idx}",), latex(eq31(_W3, x_i)) + " = " + latex(_b2form),
-             partial(minimise.check_identity, eq31(_W3, x_i), _b2form), note="Eq. 31 = the quoted B.2 form")
+             partial(decide.check_identity, eq31(_W3, x_i), _b2form), note="Eq. 31 = the quoted B.2 form")
 T4.check("match", None, latex(eq30_line2(_W1, x_i)) + r" = (\mathbf W'_{i+1,1}\mathbf x'_i+\mathbf b'_{i+1,3})+\mathbf W'_{i+1,3}\sigma(\mathbf W'_{i+1,2}\mathbf x'_i+\mathbf b'_{i+1,2})",
-         partial(minimise.check_identity, eq30_line2(_W1, x_i), _b2form))
+         partial(decide.check_identity, eq30_line2(_W1, x_i), _b2form))
 
 # --------------------------------------------------------------------------------------------
 # T5, T6 — the inductive step as printed
@@ -163,14 +164,14 @@ T5 = REGISTRY.claim(
 )
 for _idx, _W3 in (("i", W3prev), ("i+1", W3f)):
     T5.check("1", (f"W3={_idx}",), r"\mathbf x'_{i+1}=" + latex(eq31(_W3, x_i)),
-             partial(minimise.check_identity, block("B-both", x_i), eq31(_W3, x_i)))
+             partial(decide.check_identity, block("B-both", x_i), eq31(_W3, x_i)))
 
 
 def _t5_2(b_reading):
     b_used = c if b_reading == "one" else b_i1
     x_sub = add(add(mul(A, X0), b_used), R)
     line2 = add(add(mul(_W1, x_sub), b3f), mul(W3f, Sigma(add(mul(_W2abs, x_sub), b2f))))
-    return minimise.check_identity(eq31(W3f, hyp), line2)
+    return decide.check_identity(eq31(W3f, hyp), line2)
 
 
 for _br in ("one", "two"):
@@ -182,7 +183,7 @@ for _br in ("one", "two"):
 _t5_line3 = add(add(mul(_W1, A, X0), add(mul(_W1, c), b3f)), mul(_W1, R),
                 mul(W3f, Sigma(add(mul(_W2abs, A, X0), add(mul(_W2abs, c), b2f), mul(_W2abs, R)))))
 T5.check("3", None, latex(eq31(W3f, hyp)) + " = " + latex(_t5_line3),
-         partial(minimise.check_identity, eq31(W3f, hyp), _t5_line3),
+         partial(decide.check_identity, eq31(W3f, hyp), _t5_line3),
          note="Eq. 32, step 3 (grouping); the stray bracket read as grouping")
 
 T6 = REGISTRY.claim(
@@ -205,7 +206,7 @@ def _t6(order, w3, w2):
         vals[name] = rule()
     W3 = W3f if w3 == "i+1" else W3prev
     result = add(add(mul(vals["W1"], X0), vals["b3"]), vals["R"], mul(W3, Sigma(add(mul(vals["W2"], X0), vals["b2"]))))
-    return minimise.check_identity(block("B-both", hyp), result)
+    return decide.check_identity(block("B-both", hyp), result)
 
 
 for _order in ("seq", "sim"):
@@ -269,7 +270,7 @@ def _t7_bias_raw():
     layers = _symbolic_layers(2)
     u = unroll(ALG, layers, X0, Identity(D), ZeroMatrix(D, 1))
     u.c = layers[-1].b3
-    return minimise.check_identity(forward(ALG, layers, X0), u.evaluate(ALG),
+    return decide.check_identity(forward(ALG, layers, X0), u.evaluate(ALG),
                                  corrected=Statement(forward(ALG, layers, X0),
                                                      unroll(ALG, layers, X0, Identity(D), ZeroMatrix(D, 1)).evaluate(ALG),
                                                      r"\mathbf b_{i+1,1}=\mathbf b_{i+1,3}=c_{i+1}=W_{i+1,1}c_i+b_{i+1,3}"))
@@ -394,7 +395,7 @@ def _same_state(paper: Unrolled, rec: Unrolled, labels: str, forms: list) -> Ver
             pairs.append((f"e[{forms[k]}]", wrap(a), wrap(b)))
     if len(paper.V) != len(rec.V) or len(paper.e) != len(rec.e):
         raise decide.KernelInconsistencyError(f"{labels}: the states have different lengths")
-    return decide.combine_all([minimise.check_identity(a, b) for _, a, b in pairs], [f"{labels} {n}" for n, _, _ in pairs])
+    return decide.combine_all([decide.check_identity(a, b) for _, a, b in pairs], [f"{labels} {n}" for n, _, _ in pairs])
 
 
 _STEP_CACHE: dict = {}
@@ -456,7 +457,7 @@ def _rules_check(form: str, reading: dict) -> Verdict:
             layers = _symbolic_layers(L)
             net = layers if form == "eq20" else [RawLayer(l.W1, mul(l.W2, l.W1), l.b2, l.W3, l.b3) for l in layers]
             got = paper_rules(ALG, layers, X0, reading, ZeroMatrix(D, 1)).evaluate(ALG)
-            verdicts.append(minimise.check_identity(forward(ALG, net, X0), got))
+            verdicts.append(decide.check_identity(forward(ALG, net, X0), got))
             sizes.append({"L": L})
         out = decide.at_listed_sizes(verdicts, sizes, "depth")
         out.quantities.update(quantities)
@@ -473,23 +474,20 @@ def _rules_check(form: str, reading: dict) -> Verdict:
     flayers = [to_f(l) for l in inst.layers]
     fnet = flayers if form == "eq20" else [RawLayer(l.W1, l.W2 @ l.W1, l.b2, l.W3, l.b3) for l in flayers]
     fx0 = np.asarray(inst.x0, dtype=float)
-    for sigma_name, sigma in (("tanh", np.tanh), ("t³ − 2t + 1", lambda v: v * v * v - 2 * v + 1)):
-        flt = numpy_algebra(exact=False)
-        flt.sigma = sigma
-        res = decide._residual(paper_rules(flt, flayers, fx0, reading, fx0 * 0).evaluate(flt), forward(flt, fnet, fx0))
-        if res > decide.TOLERANCE:
-            break
-    else:
-        raise decide.KernelInconsistencyError("T8 counterexample not confirmed in float64")
-    cex = Counterexample(
-        {"L": L, "D": inst.D, "F": inst.F}, values, lhs=fail["got"], rhs=fail["want"],
-        reason=f"the rules' unrolled form differs from the forward pass at depth {L}",
-        exact_recheck="exact: integer entries, σ(t) = t³ − 2t + 1",
-        numeric_recheck=f"float64, same parameters, σ = {sigma_name}: relative residual {res:.3g} > tolerance {decide.TOLERANCE}",
-    )
+
+    def float_rechecks():
+        for sigma_name, sigma in (("tanh", np.tanh), ("t³ − 2t + 1", lambda v: v * v * v - 2 * v + 1)):
+            flt = numpy_algebra(exact=False)
+            flt.sigma = sigma
+            yield (f"same parameters, σ = {sigma_name}",
+                   decide.relative_residual(paper_rules(flt, flayers, fx0, reading, fx0 * 0).evaluate(flt), forward(flt, fnet, fx0)))
+
     quantities["float64 error at the first failing depth (tanh, random weights)"] = f"{_float_error(form, reading, L):.3g}"
-    return Verdict(Status.REFUTED, "exact evaluation at depths 1..5", counterexample=cex, quantities=quantities,
-                   corrected=Corrected(T8_CORRECTED, _induction()))
+    return refute_with_exact_witness(
+        fail["got"], fail["want"], sizes={"L": L, "D": inst.D, "F": inst.F}, values=values,
+        reason=f"the rules' unrolled form differs from the forward pass at depth {L}",
+        exact_recheck="exact: integer entries, σ(t) = t³ − 2t + 1", float_rechecks=float_rechecks(),
+        method="exact evaluation at depths 1..5", quantities=quantities, corrected=Corrected(T8_CORRECTED, _induction()))
 
 
 for _form in ("eq20", "eq30"):
@@ -518,7 +516,7 @@ for _form in ("eq20", "eq30"):
                          partial(_rules_check, _form, _r))
 _e1 = unroll(ALG, _symbolic_layers(1), X0, Identity(D), ZeroMatrix(D, 1)).e[0]
 T9.check("range", None, r"j=1:\ \mathbf b'_{1,2}=\mathbf W'_{1,2}\mathbf b'_{0,3}+\mathbf b'_{1,2}+\mathbf W'_{1,2}\textstyle\sum_{\emptyset}=\mathbf b'_{1,2}",
-         partial(minimise.check_identity, _e1, lemmas.raw(1).b2),
+         partial(decide.check_identity, _e1, lemmas.raw(1).b2),
          note="with b'_{0,3} := 0 and the empty sum, the ranges j ≥ 1 and j ≥ 2 give the same biases")
 
 # --------------------------------------------------------------------------------------------
@@ -542,7 +540,7 @@ def _dependence_sets(L: int):
     X1, X2 = rng.standard_normal((4, 6)), rng.standard_normal((4, 6))
     d1, d2 = to_duat(blocks, X1), to_duat(blocks, X2)
     probe = rng.standard_normal(24)
-    diff = lambda a, b: decide._residual(a, b) > decide.TOLERANCE
+    diff = lambda a, b: decide.relative_residual(a, b) > decide.TOLERANCE
     deps = {f"W'_{{{L},1}}": diff(d1.A @ probe, d2.A @ probe), "b_{L,1}": diff(d1.c, d2.c)}
     for j in range(L):
         probe_h = rng.standard_normal(d1.V[j].shape[0])
@@ -641,7 +639,7 @@ def _t10_symuat():
     u = unroll(ALG, _symbolic_layers(L), X0, Identity(D), ZeroMatrix(D, 1))
     parts = [decide.check_instances("exists", members, [{"L": L}], seeds=range(3),
                                     what="L = 3, rational row-stochastic attention, two exact inputs"),
-             minimise.check_identity(u.U[-1], lemmas.raw(L).W3), minimise.check_identity(u.e[0], lemmas.raw(1).b2),
+             decide.check_identity(u.U[-1], lemmas.raw(L).W3), decide.check_identity(u.e[0], lemmas.raw(1).b2),
              REGISTRY.verdict("T10.c[token-shared]")]
     return decide.combine_all(parts, ["members depend", "U_{L,L} = W3_L", "e_1 = b2_1", "T10.c[token-shared]"])
 
@@ -746,7 +744,7 @@ for _o in ("col", "row"):
     _lift = (_kron(_S, _T(mul(_C, _G))) if _o == "row" else _kron(_T(mul(_C, _G)), _S))
     _bias = _kron(OneMatrix(_N, 1), _beta) if _o == "row" else _kron(_beta, OneMatrix(_N, 1))
     T12.check("ln", (_o,), r"T_D(\mathrm{LN}(Z))=W'_{\rm LN}(Z)\,T_D(Z)+b'_{\rm LN}",
-              partial(minimise.check_identity, Vec(_ln, _o), add(mul(_lift, Vec(_Z, _o)), _bias),
+              partial(decide.check_identity, Vec(_ln, _o), add(mul(_lift, Vec(_Z, _o)), _bias),
                       construction=f"W'_{{LN}} = {latex(_lift)}"),
               polarity=None, role="extension", note="not in the papers: LayerNorm per token in matrix-vector form")
 
@@ -783,7 +781,7 @@ def _t12_params(kind):
 def _t12(kind):
     out, p = _t12_params(kind)
     form = add(add(mul(p["W1"], x_i), p["b3"]), mul(p["W3"], Sigma(add(mul(p["W2"], x_i), p["b2"]))))
-    return minimise.check_identity(out, form, construction=",\\ ".join(f"{k} = {latex(v)}" for k, v in p.items()))
+    return decide.check_identity(out, form, construction=",\\ ".join(f"{k} = {latex(v)}" for k, v in p.items()))
 
 
 for _k in ("pre", "post"):
@@ -826,7 +824,7 @@ def _t12_dep(kind, refined=False):
         X1, X2 = rng.standard_normal((4, 6)), rng.standard_normal((4, 6))
         p1, p2 = blk.eq20(X1), blk.eq20(X2)
         v, hv = rng.standard_normal(24), rng.standard_normal(p1.W3.shape[1])
-        diff = lambda a, b: decide._residual(a, b) > decide.TOLERANCE
+        diff = lambda a, b: decide.relative_residual(a, b) > decide.TOLERANCE
         observed = {"W1": diff(p1.W1 @ v, p2.W1 @ v), "W2": diff(p1.W2 @ v, p2.W2 @ v), "b2": diff(p1.b2, p2.b2),
                     "W3": diff(p1.W3 @ hv, p2.W3 @ hv), "b3": diff(p1.b3, p2.b3)}
         depends = ", ".join(k for k, d in observed.items() if d) or "none"
@@ -852,12 +850,13 @@ def _t12_dep(kind, refined=False):
         proof = REGISTRY.verdict("T12.bias[pre,token-shared]") if kind == "pre" else None
         if wrong == ["b3"] and predicted["b3"] and proof is not None and proof.status is Status.PROVED:
             # the refutation, exactly: the prediction says b3 depends on the input; it is proved not to
-            verdict.counterexample = Counterexample(
-                {}, {}, reason="the prediction says b3 depends on the input (it has the factor W^mha); it does not: "
-                               "b3 = W^mha(1_N⊗β_1) + 1_N⊗(b_att + b_3) = 1_N⊗(Σ_i B_iᵀβ_1 + b_att + b_3), free of H_i",
-                exact_recheck="exact: T12.bias[pre,token-shared] proves it for symbolic N, h, d, d_v (" + proof.method + ")",
-                numeric_recheck="float64: " + verdict.counterexample.numeric_recheck + ", b3 equal at two random inputs")
-            verdict.method = "the prediction against a proof (T12.bias[pre,token-shared]), confirmed on two random inputs"
+            return refuted_by_proof(
+                verdict, proof,
+                reason="the prediction says b3 depends on the input (it has the factor W^mha); it does not: "
+                       "b3 = W^mha(1_N⊗β_1) + 1_N⊗(b_att + b_3) = 1_N⊗(Σ_i B_iᵀβ_1 + b_att + b_3), free of H_i",
+                proved="T12.bias[pre,token-shared] proves it for symbolic N, h, d, d_v",
+                numeric_recheck="float64: " + verdict.counterexample.numeric_recheck + ", b3 equal at two random inputs",
+                method="the prediction against a proof (T12.bias[pre,token-shared]), confirmed on two random inputs")
     return verdict
 
 
@@ -904,7 +903,7 @@ T13 = REGISTRY.claim(
 _u2 = unroll(ALG, _symbolic_layers(2), X0, Identity(D), ZeroMatrix(D, 1))
 _u3 = unroll(ALG, _symbolic_layers(3), X0, Identity(D), ZeroMatrix(D, 1))
 T13.check("dep", None, r"A_3=W_{3,1}A_2",
-          partial(minimise.check_identity, _u3.A, mul(lemmas.raw(3).W1, _u2.A)))
+          partial(decide.check_identity, _u3.A, mul(lemmas.raw(3).W1, _u2.A)))
 _W = [lemmas.raw(k).W1 for k in (1, 2, 3, 4)]
 T13.check("cost", None, r"W_{4,1}(W_{3,1}(W_{2,1}W_{1,1}))\neq(W_{4,1}W_{3,1})(W_{2,1}W_{1,1})\ (\text{“only serially”})",
           partial(decide.check_negation, mul(_W[3], mul(_W[2], mul(_W[1], _W[0]))),

@@ -39,15 +39,16 @@ from symuat.attention import CausalHeadMatrix
 from symuat.decoder import Diag, Hadamard, PairHeadMatrix, rotation
 from symuat.elementwise import Sigma
 from symuat.heads import BlockSymbol, HeadMatrix, HeadSum, Selector
-from symuat.kernel import bands, decide, softcap
-from symuat.kernel.decide import Statement
+from symuat.kernel import decide
+from symuat.kernel.decide import bands, softcap
 from symuat.kernel.head_maps import (AxisBlock, fused_to_separate, per_group_split, repeat_interleave_map, rope_permutation,
                                      tile_map)
 from symuat.kernel.hypotheses import LineSums
-from symuat.kernel.mistakes import mistakes_refuted
+from symuat.kernel.decide.mistakes import mistakes_refuted
 from symuat.kernel.registry import REGISTRY
-from symuat.kernel.rotary import PairRotation, check_block_lemma, refute_with_rotations
-from symuat.kernel.rotary import block as rot_block
+from symuat.kernel.decide.rotations import block as rot_block
+from symuat.kernel.decide.rotations import check_block_lemma, refute_with_rotations
+from symuat.kernel.rotary import PairRotation
 from symuat.kernel.status import Corrected
 from symuat.vec import Commutation
 
@@ -527,7 +528,8 @@ def _wp8_relative():
     two :class:`PairRotation` is block-diagonal with blocks :math:`\rho_k^T\sigma_k` (their
     definition: the engine's entry :math:`\delta_{kk'}\sum_t\rho_k[t,\cdot]\sigma_k[t,\cdot]`), and
     SymPy proves :math:`\rho(n\theta_k)^T\rho(m\theta_k)=\rho((m-n)\theta_k)` for symbolic angles."""
-    from symuat.kernel.status import Status, Verdict
+    from symuat.kernel.decide.steps import check_steps
+    from symuat.kernel.status import Status
 
     A, B = PairRotation("rho_n", _e8, "half"), PairRotation("rho_m", _e8, "half")
     structure = decide.check_identity(mul(T(_partial(A)), _partial(B)),
@@ -538,15 +540,10 @@ def _wp8_relative():
     steps = {"structure (index engine, symbolic e, p)": structure, "per pair (SymPy, symbolic angles)": rotary_block_lemma,
              "cross-check: 10000^(-2k/r) written out at (d, r) = (4, 2), (8, 4), (6, 4)": written}
     want = {k: Status.PROVED for k in steps} | {list(steps)[2]: Status.PROVED_AT_SIZES}
-    failed = [(k, v) for k, v in steps.items() if v.status is not want[k]]
-    if failed:
-        k, v = failed[0]
-        return Verdict(v.status, f"{k}: {v.method}", counterexample=v.counterexample, numeric=v.numeric,
-                       sizes=v.sizes)
-    return Verdict(Status.PROVED, "index-level normal form, symbolic dimensions (e, p: r = 2e, d = 2e + p) for the "
-                   "block structure, with generic 2×2 blocks; SymPy for one block at symbolic angles "
-                   "(addition formulas only): holds at every position and every frequency θ_k",
-                   quantities={k: v.method for k, v in steps.items()})
+    return check_steps(steps, want, "index-level normal form, symbolic dimensions (e, p: r = 2e, d = 2e + p) for the "
+                       "block structure, with generic 2×2 blocks; SymPy for one block at symbolic angles "
+                       "(addition formulas only): holds at every position and every frequency θ_k",
+                       quantities={k: v.method for k, v in steps.items()})
 
 
 WP8.check("relative", None, r"(R^{(r)}_n)^TR^{(r)}_m=R^{(r)}_{m-n},\quad R^{(r)}_n=JA_nJ^T+J'J'^T,\ "
@@ -566,7 +563,7 @@ _mistakes(WP8, ["freq-over-d", "contiguous-pairs"])
 WP9 = _claim(
     "WP9", "Sliding-window masks",
     r"0\le n-n'<w\ \overset?=\ n-n'\le w\ \overset?=\ \texttt{window\_size=(w, w)}",
-    r"To examine. A window is a band of offsets $n-n'$ (`symuat.kernel.bands`): two bands are the same "
+    r"To examine. A window is a band of offsets $n-n'$ (`symuat.kernel.decide.bands`): two bands are the same "
     r"$N\times N$ mask iff their symmetric difference lies beyond $\pm(N-1)$ — decided for symbolic $N,w$, "
     r"cross-checked on materialised masks. $n-n'<w$ ($w$ keys, the token itself included) and $n-n'\le w$ "
     r"($w+1$ keys) agree iff $N\le w$: every test shorter than the window passes. flash-attention's "

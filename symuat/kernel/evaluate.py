@@ -102,7 +102,7 @@ def _shape_at_sizes(expr, sizes: tuple):
     cached — a node's symbolic shape (a head family's, a Kronecker product's) is dear to compute."""
     try:
         rows, cols = size_at(expr.rows, sizes), size_at(expr.cols, sizes)
-    except Exception:  # noqa: BLE001 - no shape at these sizes: the evaluation itself says why
+    except Exception:  # no shape at these sizes: the evaluation itself says why
         return None
     return None if rows is None or cols is None else (rows, cols)
 

@@ -608,3 +608,12 @@ def check_satisfiable(hypotheses, shapes: dict, sizes_list) -> None:
 
 def latex_list(hypotheses) -> list[str]:
     return [h.latex() for h in hypotheses]
+
+
+def implied_hypotheses(lhs, rhs, given) -> tuple:
+    """:class:`Invertible` for every matrix the statement inverts (not already given)."""
+    from symuat.kernel.language import InverseOf
+
+    names = sorted({node.arg.name for e in (lhs, rhs) for node in sp.preorder_traversal(e)
+                    if isinstance(node, InverseOf)})
+    return tuple(Invertible(x) for x in names if Invertible(x) not in tuple(given))

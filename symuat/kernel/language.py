@@ -553,16 +553,6 @@ def sides_of(lhs, rhs):
     return lhs, rhs
 
 
-def implied_hypotheses(lhs, rhs, given) -> tuple:
-    """:class:`~symuat.kernel.hypotheses.Invertible` for every matrix the statement inverts (not
-    already given)."""
-    from symuat.kernel.hypotheses import Invertible
-
-    names = sorted({node.arg.name for e in (lhs, rhs) for node in sp.preorder_traversal(e)
-                    if isinstance(node, InverseOf)})
-    return tuple(Invertible(x) for x in names if Invertible(x) not in tuple(given))
-
-
 def rational_entries(*exprs) -> bool:
     """Whether the statement has an inverse or a determinant: entries not polynomial in the sizes."""
     return any(isinstance(node, (InverseOf, DetOf, ExplicitMatrix)) for e in exprs

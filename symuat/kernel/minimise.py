@@ -6,9 +6,9 @@ opposite: the smallest instance that still fails. :func:`minimal_counterexample`
 sizes in order of their sum (then lexicographically), and at each size entries drawn from
 {0, 1}, then {−1, 0, 1}, then −2..2, … up to ``max_entry`` (10 by default), and returns the first
 failing instance, re-checked exactly and in float64 by the same re-check as every other
-counterexample (:func:`symuat.kernel.decide._recheck`). :func:`minimised` puts it in place of a
-verdict's counterexample when it is smaller; :func:`check_identity` is
-:func:`~symuat.kernel.decide.check_identity` followed by :func:`minimised`.
+counterexample (:func:`symuat.kernel.decide.recheck`). :func:`minimised` puts it in place of a
+verdict's counterexample when it is smaller (:func:`~symuat.kernel.decide.check_identity` calls it
+on every refutation).
 
 The search is sound in the only direction that matters: it never turns a proof into a
 refutation (it runs only on verdicts already refuted, and its result is re-checked exactly), and
@@ -89,11 +89,14 @@ def minimal_counterexample(lhs, rhs, *, largest: dict | None = None, max_entry: 
     Two passes: the smallest sizes at which some of a few random draws (entries −3..3) fails,
     then, at those sizes, the smallest entries ({0, 1} exhaustively when there are few patterns,
     then −k..k for growing k)."""
-    from symuat.kernel import decide
+    # inside the function: importing symuat.kernel.decide runs its package, which imports identity, which
+    # imports this module
+    from symuat.kernel.decide import instances
+    from symuat.kernel.decide.recheck import exact_relative, recheck
 
-    shapes_sym = decide.leaf_shapes(lhs, rhs)
-    dims = decide.dimension_symbols(lhs, rhs)
-    scalars = decide.scalar_symbols(lhs, rhs)
+    shapes_sym = instances.leaf_shapes(lhs, rhs)
+    dims = instances.dimension_symbols(lhs, rhs)
+    scalars = instances.scalar_symbols(lhs, rhs)
     levels = [lv for lv in ENTRY_LEVELS if lv <= max_entry]
     budget = [BUDGET]
 
@@ -104,8 +107,8 @@ def minimal_counterexample(lhs, rhs, *, largest: dict | None = None, max_entry: 
         budget[0] -= 1
         for sym in scalars:  # a nonzero scalar, smallest first
             values[sym.name] = 1
-        left, err_l = decide._evaluate(lhs, sizes, values, "exact", sigma)
-        right, err_r = decide._evaluate(rhs, sizes, values, "exact", sigma)
+        left, err_l = instances.evaluate_at(lhs, sizes, values, "exact", sigma)
+        right, err_r = instances.evaluate_at(rhs, sizes, values, "exact", sigma)
         if err_l and err_r:
             return None
         if err_l or err_r:
@@ -114,11 +117,11 @@ def minimal_counterexample(lhs, rhs, *, largest: dict | None = None, max_entry: 
         if left.shape != right.shape:
             return True, left, right, f"shapes differ: {left.shape} against {right.shape}"
         return (not values_equal(left, right, "exact")
-                and decide._exact_relative(left, right) > decide.TOLERANCE), left, right, "values differ"
+                and exact_relative(left, right) > instances.TOLERANCE), left, right, "values differ"
 
     def shapes_at(sizes):
         try:
-            return {name: decide._shape_at(shape, sizes) for name, shape in shapes_sym.items()}
+            return {name: instances.shape_at(shape, sizes) for name, shape in shapes_sym.items()}
         except TypeError:
             return None
 
@@ -145,8 +148,8 @@ def minimal_counterexample(lhs, rhs, *, largest: dict | None = None, max_entry: 
             again = fails(sizes, ones)
             if again and again[0] and again[3] != "values differ":
                 values, out = ones, again
-            cex = Counterexample(decide._named_sizes(sizes), values, out[1], out[2], reason=out[3])
-            return decide._recheck(cex, lhs, rhs, sizes, sigma)
+            cex = Counterexample(instances.named_sizes(sizes), values, out[1], out[2], reason=out[3])
+            return recheck(cex, lhs, rhs, sizes, sigma)
         rng = np.random.default_rng(0)  # pass 2: the smallest entries at these sizes
         for i, level in enumerate(levels):
             best = None
@@ -165,8 +168,8 @@ def minimal_counterexample(lhs, rhs, *, largest: dict | None = None, max_entry: 
                         best = ({k: (v.copy() if hasattr(v, "copy") else v) for k, v in values.items()}, out, key)
             if best is not None:
                 values, out = best[0], best[1]
-                cex = Counterexample(decide._named_sizes(sizes), values, out[1], out[2], reason=out[3])
-                return decide._recheck(cex, lhs, rhs, sizes, sigma)
+                cex = Counterexample(instances.named_sizes(sizes), values, out[1], out[2], reason=out[3])
+                return recheck(cex, lhs, rhs, sizes, sigma)
         return None
     return None
 
@@ -191,12 +194,12 @@ def small_instances(lhs, rhs, *, largest: dict | None = None, top: int = 2, max_
     ``largest[d]`` or ``top``), then entries {0, 1} (every pattern when few), then −k..k; yields
     ``(sizes, values)`` for a caller that judges them with its own σ (:func:`symuat.claims.decoder`'s
     X4.uat with σ the logistic sigmoid, whose values are rational functions of e)."""
-    from symuat.kernel import decide
+    from symuat.kernel.decide import instances
 
-    shapes_sym = decide.leaf_shapes(lhs, rhs)
-    for sizes in size_order(decide.dimension_symbols(lhs, rhs), largest, top):
+    shapes_sym = instances.leaf_shapes(lhs, rhs)
+    for sizes in size_order(instances.dimension_symbols(lhs, rhs), largest, top):
         try:
-            shapes = {name: decide._shape_at(shape, sizes) for name, shape in shapes_sym.items()}
+            shapes = {name: instances.shape_at(shape, sizes) for name, shape in shapes_sym.items()}
         except TypeError:
             continue
         rng = np.random.default_rng(0)
@@ -249,9 +252,9 @@ def minimised(verdict: Verdict, lhs, rhs, *, sigma=None) -> Verdict:
     if verdict.status is not Status.REFUTED or cex is None or not cex.exact_recheck.startswith(MINIMISABLE) \
             or verdict.hypotheses:
         return verdict
-    from symuat.kernel import decide
+    from symuat.kernel.decide import instances
 
-    largest = {d: cex.sizes.get(d.name, 4) for d in decide.dimension_symbols(lhs, rhs)}
+    largest = {d: cex.sizes.get(d.name, 4) for d in instances.dimension_symbols(lhs, rhs)}
     if _weight(cex) <= (len(largest), 1) and (cex.lhs is None or cex.rhs is None or _biggest(cex.lhs, cex.rhs) <= 10):
         return verdict  # every size 1, entries 0/1, small sides: nothing smaller exists
     better = minimal_counterexample(lhs, rhs, largest=largest, sigma=sigma)
@@ -261,8 +264,3 @@ def minimised(verdict: Verdict, lhs, rhs, *, sigma=None) -> Verdict:
     return verdict
 
 
-def check_identity(lhs, rhs, **kwargs) -> Verdict:
-    """:func:`symuat.kernel.decide.check_identity`, with a refutation's counterexample minimised."""
-    from symuat.kernel import decide
-
-    return decide.check_identity(lhs, rhs, **kwargs)  # minimises since #19: this name stays for callers

@@ -93,6 +93,17 @@ class Check:
         return Result(self, verdict, time.perf_counter() - start, error)
 
 
+#: how a check's certificate is looked up: key → the certify tier's record of it, or None. The
+#: kernel reads no record itself (it imports nothing above it); :mod:`symuat.report` installs the
+#: certify tier's reader (:func:`install_certification`) when it is imported.
+_CERTIFICATION: list[Callable[[str], dict | None]] = [lambda key: None]
+
+
+def install_certification(lookup: Callable[[str], dict | None]) -> None:
+    """Make :meth:`Result.as_dict` report ``certified`` / ``coq_compiled`` from ``lookup(key)``."""
+    _CERTIFICATION[0] = lookup
+
+
 @dataclass
 class Result:
     check: Check
@@ -122,9 +133,7 @@ class Result:
         why = why_line(self.check, self.verdict)
         if why:
             out["why"] = why
-        from symuat.certify.record import certification  # the certify tier's record, if current
-
-        cert = certification(self.check.key)
+        cert = _CERTIFICATION[0](self.check.key)  # installed from above (the certify tier's record)
         if cert is not None and self.check.coq_states:  # the theorems state less than the check
             out["coq_compiled"] = {**cert, "states": self.check.coq_states}
         elif cert is not None:

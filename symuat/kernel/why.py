@@ -26,6 +26,7 @@ import re
 import numpy as np
 
 from symuat.kernel.status import Status, Verdict
+from symuat.plain_text import pretty
 from symuat.values import readable, show_array, show_value
 
 #: a why line longer than this is cut (the full account follows in ``show``)
@@ -77,8 +78,6 @@ def derived_why(verdict: Verdict | None, reading_meaning: str = "") -> str | Non
     prefix = f"link {link[1]}: " if link else ""
     sides = getattr(verdict, "sides", None)
     if sides:
-        from symuat.report import pretty
-
         left, left_applied, right, right_applied = (pretty(x) for x in sides)
         prefix += (f"under {reading_meaning}, " if reading_meaning else "") + (
             f"{left} = {left_applied}" if left != left_applied else left) + ", but " + (
@@ -88,9 +87,7 @@ def derived_why(verdict: Verdict | None, reading_meaning: str = "") -> str | Non
         words = verdict.method
         if verdict.corrected is not None and verdict.corrected.verdict is not None \
                 and verdict.corrected.verdict.status is Status.PROVED:
-            from symuat.report import pretty
-
-            words += f": {pretty(verdict.corrected.statement)} is proved"
+                words += f": {pretty(verdict.corrected.statement)} is proved"
         return _cut(prefix + words)
     recheck = cex.exact_recheck or ""
     where = _sizes(cex.sizes)

@@ -17,7 +17,8 @@ reader checks one procedure at a time:
     polynomials, certified interval arithmetic at rising precision): never a verdict from float
     noise; an undecided difference caps the verdict at ``numeric-only``.
 :mod:`~symuat.kernel.decide.quantities`
-    :func:`check_quantity` (a formula against exact counts), :func:`exact_rank`,
+    :func:`check_quantity` (a formula against exact counts), :func:`exact_rank`
+    (:mod:`symuat.kernel.rank`),
     :func:`check_rank` (structural upper bound + exact witnesses).
 :mod:`~symuat.kernel.decide.rank_family`
     :func:`rank_lower_bound`: a parametric witness of selector blocks whose rank is known
@@ -37,6 +38,25 @@ reader checks one procedure at a time:
 :mod:`~symuat.kernel.decide.reference`
     :func:`check_matches_reference` (a formula against a reference computation on listed
     instances), :func:`check_numeric`, :func:`check_instances`.
+:mod:`~symuat.kernel.decide.recheck`
+    :func:`~symuat.kernel.decide.recheck.recheck`: every counterexample re-evaluated exactly (a fresh
+    evaluator) and in float64 before a refutation is returned.
+:mod:`~symuat.kernel.decide.steps`
+    :func:`~symuat.kernel.decide.steps.check_steps`: a statement proved in named parts by other
+    procedures, each required to reach a stated status (the conjunction).
+:mod:`~symuat.kernel.decide.witness`
+    :func:`~symuat.kernel.decide.witness.refute_with_exact_witness`: a witness found by a claim's
+    own evaluation, refuted only when its sides differ exactly and float64 confirms it.
+:mod:`~symuat.kernel.decide.mistakes`
+    :func:`~symuat.kernel.decide.mistakes.mistakes_refuted`: a shipped mistake must come back
+    refuted with an exact witness.
+:mod:`~symuat.kernel.decide.rotations`
+    RoPE statements on true rotations (rational cos/sin) and the 2×2 block lemma at symbolic angles.
+:mod:`~symuat.kernel.decide.softcap`
+    logit shifts under (soft-capped) softmax, capped sums and sigmoid witnesses, exact through the
+    transcendence of :math:`e` and :math:`e^{1/c}`.
+:mod:`~symuat.kernel.decide.bands`
+    banded (sliding-window) masks for symbolic sequence length and window.
 
 Bad input is an error, not a verdict: a node the kernel has no rule for
 (:class:`~symuat.errors.UnsupportedExpressionError`), two leaves with one name and two shapes
@@ -44,7 +64,14 @@ Bad input is an error, not a verdict: a node the kernel has no rule for
 (:class:`~symuat.errors.UnsatisfiableHypothesesError`). A disagreement between the kernel's own
 methods raises :class:`~symuat.errors.KernelInconsistencyError` (a bug, never a verdict).
 
-Every name this package had as one module is importable from it unchanged.
+Every public name of the procedures is importable from this package (``decide.check_identity``);
+the procedures' helpers are private to their modules (``tests/test_kernel_trust.py`` checks that
+the package exports none).
+
+A new procedure is one module here — its soundness argument in the module docstring, a doctest or
+test that feeds it a false statement and sees ``refuted`` — and one entry in the list above
+(a re-export below when callers use it as ``decide.name``). ``tests/test_contracts.py`` checks
+that no status is produced anywhere else and that the kernel imports nothing above it.
 """
 
 from __future__ import annotations
@@ -61,19 +88,10 @@ from symuat.kernel.decide.instances import (  # noqa: F401
     SEEDS,
     TOLERANCE,
     TOLERANCE_REASON,
-    _SUPPORTED,
-    _UNDEFINED,
-    _confirm_or_raise,
-    _confirmation_grid,
-    _defined_sizes,
-    _dimension_symbols,
-    _evaluate,
-    _has_sigma,
-    _leaf_shapes,
-    _named_sizes,
-    _residual,
-    _shape_at,
-    _short,
+    evaluate_at,
+    named_sizes,
+    relative_residual,
+    shape_at,
     check_supported,
     dimension_symbols,
     leaf_shapes,
@@ -92,16 +110,6 @@ from symuat.kernel.decide.identity import (  # noqa: F401
     NODE_COST,
     PROBE_BUDGET,
     Statement,
-    _bounds_text,
-    _check_corrected,
-    _check_identity,
-    _cost,
-    _exact_relative,
-    _explicit_refuted,
-    _irrational_coefficients,
-    _lazy,
-    _recheck,
-    _witness_for,
     at_listed_sizes,
     check_chain,
     check_explicit,
@@ -117,11 +125,12 @@ from symuat.kernel.decide.identity import (  # noqa: F401
     probe_sizes,
     timed,
 )
+from symuat.kernel.decide.recheck import exact_relative, recheck  # noqa: F401
+from symuat.kernel.rank import exact_rank  # noqa: F401
 from symuat.kernel.decide.quantities import (  # noqa: F401
     RankBound,
     check_quantity,
     check_rank,
-    exact_rank,
     rank_bound_of_product,
 )
 from symuat.kernel.decide.rank_family import BlockWitness, WitnessCase, nonneg, rank_lower_bound  # noqa: F401
@@ -133,14 +142,6 @@ from symuat.kernel.decide.reference import (  # noqa: F401
     check_numeric,
 )
 from symuat.kernel.decide.implication import (  # noqa: F401
-    _as_constraints,
-    _holds_exact,
-    _holds_float,
-    _limit_right,
-    _linear_coeffs,
-    _negate,
-    _pick,
-    _sign_cases,
     check_real_implication,
     check_vanishing,
     fourier_motzkin,

@@ -24,9 +24,9 @@ from symuat.kernel.status import (
 from symuat.kernel.evaluate import values_equal
 from symuat.kernel.hypotheses import assuming, latex_list
 from symuat.kernel.decide.instances import (
-    _evaluate,
-    _named_sizes,
-    _residual,
+    evaluate_at,
+    named_sizes,
+    relative_residual,
     dimension_symbols,
     leaf_shapes,
     random_values,
@@ -42,19 +42,19 @@ def _small_dependence_witness(expr, var: str, leaves, budget: int = 400):
     from symuat.kernel.minimise import small_instances
 
     for sizes, values in itertools.islice(small_instances(expr, expr, top=3, max_entry=1), budget):
-        a, err = _evaluate(expr, sizes, values, "exact")
+        a, err = evaluate_at(expr, sizes, values, "exact")
         if err:
             continue
         other = dict(values)
         other[var] = (1 - np.asarray(values[var], dtype=object)).astype(object)
-        b, err_b = _evaluate(expr, sizes, other, "exact")
+        b, err_b = evaluate_at(expr, sizes, other, "exact")
         if err_b or values_equal(a, b, "exact"):
             continue
         return Counterexample(
-            _named_sizes(sizes), {"first": values, f"second {var}": other[var]}, lhs=a, rhs=b,
+            named_sizes(sizes), {"first": values, f"second {var}": other[var]}, lhs=a, rhs=b,
             reason=f"changing only {var} changes the value",
             exact_recheck="exact integer evaluation of both",
-            numeric_recheck=f"float64: relative difference {_residual(a.astype(float), b.astype(float)):.3g}",
+            numeric_recheck=f"float64: relative difference {relative_residual(a.astype(float), b.astype(float)):.3g}",
         )
     return None
 
@@ -98,18 +98,18 @@ def check_dependence(expr, var: str, *, depends: bool, equal_to=None, hypotheses
         for sizes in size_grid(dims, (2, 3), 8):
             rng = np.random.default_rng(1)
             values = random_values(leaves, sizes, rng, "exact")
-            a, err = _evaluate(expr, sizes, values, "exact")
+            a, err = evaluate_at(expr, sizes, values, "exact")
             if err:
                 continue
             other = dict(values)
             other[var] = random_values({var: leaves[var]}, sizes, np.random.default_rng(7), "exact")[var]
-            b, _ = _evaluate(expr, sizes, other, "exact")
+            b, _ = evaluate_at(expr, sizes, other, "exact")
             if not values_equal(a, b, "exact"):
                 witness = Counterexample(
-                    _named_sizes(sizes), {"first": values, f"second {var}": other[var]}, lhs=a, rhs=b,
+                    named_sizes(sizes), {"first": values, f"second {var}": other[var]}, lhs=a, rhs=b,
                     reason=f"changing only {var} changes the value",
                     exact_recheck="exact integer evaluation of both",
-                    numeric_recheck=f"float64: relative difference {_residual(a.astype(float), b.astype(float)):.3g}",
+                    numeric_recheck=f"float64: relative difference {relative_residual(a.astype(float), b.astype(float)):.3g}",
                 )
                 break
     if not occurs:

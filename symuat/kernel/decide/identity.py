@@ -77,22 +77,22 @@ from symuat.kernel.status import (
 )
 from symuat.printing import latex
 
-from symuat.kernel.evaluate import exact_equal, sizes_key, values_equal
-from symuat.kernel.hypotheses import assuming, latex_list
+from symuat.kernel.evaluate import sizes_key, values_equal
+from symuat.kernel.hypotheses import assuming, implied_hypotheses, latex_list
 from symuat.kernel.index_calculus import EntryComparison, compare_entries
-from symuat.kernel.language import NoIndexRule, implied_hypotheses, rational_entries, sides_of
+from symuat.kernel.language import NoIndexRule, rational_entries, sides_of
 from symuat.kernel.minimise import small_assignments
-from symuat.kernel.constants import collect_undecided, magnitude, polynomial_is_zero, zero_status
+from symuat.kernel.constants import collect_undecided, polynomial_is_zero, zero_status
+from symuat.kernel.decide.recheck import exact_relative, recheck
 from symuat.kernel.decide.instances import (
     SEEDS,
     TOLERANCE,
     _confirm_or_raise,
     _confirmation_grid,
     _defined_sizes,
-    _evaluate,
+    evaluate_at,
     _has_sigma,
-    _named_sizes,
-    _residual,
+    named_sizes,
     check_supported,
     dimension_symbols,
     leaf_shapes,
@@ -308,100 +308,31 @@ def find_counterexample(lhs, rhs, grid: list[dict] | None = None, seeds=SEEDS,
     for sizes in grid:
         for seed in seeds:
             values = random_values(syms, sizes, np.random.default_rng(seed), "exact", scalars)
-            left, err_l = _evaluate(lhs, sizes, values, "exact", sigma)
-            right, err_r = _evaluate(rhs, sizes, values, "exact", sigma)
+            left, err_l = evaluate_at(lhs, sizes, values, "exact", sigma)
+            right, err_r = evaluate_at(rhs, sizes, values, "exact", sigma)
             if err_l and err_r:
                 break  # undefined on both sides at these sizes: not a counterexample
             if err_l or err_r:
                 side = "right" if err_r else "left"
-                return _recheck(Counterexample(
-                    _named_sizes(sizes), values, left, right,
+                return recheck(Counterexample(
+                    named_sizes(sizes), values, left, right,
                     reason=f"the {side} side is undefined where the other is defined: {err_l or err_r}",
                 ), lhs, rhs, sizes, sigma)
             if left.shape != right.shape:
-                return _recheck(Counterexample(
-                    _named_sizes(sizes), values, left, right,
+                return recheck(Counterexample(
+                    named_sizes(sizes), values, left, right,
                     reason=f"shapes differ: {left.shape} against {right.shape}",
                 ), lhs, rhs, sizes, sigma)
             if not values_equal(left, right, "exact"):
-                cex = Counterexample(_named_sizes(sizes), values, left, right, reason="values differ")
-                if _exact_relative(left, right) > TOLERANCE:
-                    return _recheck(cex, lhs, rhs, sizes, sigma)
+                cex = Counterexample(named_sizes(sizes), values, left, right, reason="values differ")
+                if exact_relative(left, right) > TOLERANCE:
+                    return recheck(cex, lhs, rhs, sizes, sigma)
                 # a difference too small for float64 to see (σ compounds magnitudes): keep it,
                 # but look on for a witness that float64 can re-check too
                 fallback = fallback or (cex, sizes)
     if fallback is not None:
-        return _recheck(fallback[0], lhs, rhs, fallback[1], sigma)
+        return recheck(fallback[0], lhs, rhs, fallback[1], sigma)
     return None
-
-
-def _exact_relative(left, right) -> float:
-    """max|l − r| / max(1, |l|, |r|) of two exact arrays, as a float (0 when not comparable)."""
-    if not any(isinstance(v, sp.Basic) for v in (*left.flat, *right.flat)):
-        try:
-            diff = max((abs(x - y) for x, y in zip(left.flat, right.flat)), default=0)
-            scale = max([1] + [abs(x) for x in left.flat] + [abs(y) for y in right.flat])
-            return float(sp.Rational(diff) / sp.Rational(scale))
-        except (TypeError, ValueError):
-            return 1.0
-    # closed-form constants: certified magnitudes (interval arithmetic), never SymPy's ordering of
-    # two radicals (undecidable at its precision) nor a 15-digit evalf of a cancellation
-    diff = max((magnitude(sp.sympify(x) - sp.sympify(y)) for x, y in zip(left.flat, right.flat)), default=0.0)
-    scale = max([1.0] + [magnitude(v) for v in (*left.flat, *right.flat)])
-    return diff / scale
-
-
-def _recheck(cex: Counterexample, lhs, rhs, sizes, sigma=None) -> Counterexample:
-    """Re-evaluate the counterexample exactly (fresh evaluator) and in float64, with the same σ."""
-    if _has_sigma(lhs, rhs):
-        from symuat.elementwise import SIGMA_WITNESS, sigma_exact
-
-        used = SIGMA_WITNESS if sigma in (None, sigma_exact) else getattr(sigma, "__doc__", None) or "σ"
-        cex.reason += f" (the opaque σ evaluated as {used}: a counterexample for one σ refutes a claim for every σ)"
-    exact = {k: (v.astype(object) if isinstance(v, np.ndarray) else v) for k, v in cex.values.items()}
-    from symuat.kernel.hypotheses import violated
-
-    broken = violated(exact)
-    if broken:  # instances are drawn on the hypotheses: a witness outside them is a kernel bug
-        raise KernelInconsistencyError(f"counterexample violates the hypotheses: {'; '.join(broken)}")
-    left, err_l = _evaluate(lhs, sizes, exact, "exact", sigma)
-    right, err_r = _evaluate(rhs, sizes, exact, "exact", sigma)
-    floats = {k: np.asarray(v, dtype=float) for k, v in cex.values.items()}
-    fl, ferr_l = _evaluate(lhs, sizes, floats, "float", sigma)
-    fr, ferr_r = _evaluate(rhs, sizes, floats, "float", sigma)
-    if err_l or err_r:
-        if (err_l is None) == (err_r is None):
-            raise KernelInconsistencyError(f"counterexample did not re-check: {cex.reason}")
-        cex.exact_recheck = f"exact: {'right' if err_r else 'left'} side undefined ({err_l or err_r})"
-        if (ferr_l is None) == (ferr_r is None):
-            raise KernelInconsistencyError("float64 re-check disagrees on definedness")
-        cex.numeric_recheck = f"float64: {'right' if ferr_r else 'left'} side undefined as well"
-        return cex
-    if left.shape != right.shape:
-        cex.exact_recheck = f"exact: shapes {left.shape} ≠ {right.shape}"
-        cex.numeric_recheck = f"float64: shapes {fl.shape} ≠ {fr.shape}"
-        return cex
-    diff = [(idx, x - y) for (idx, x), y in zip(np.ndenumerate(left), right.flat) if not exact_equal(x, y)]
-    if not diff:
-        raise KernelInconsistencyError("counterexample did not re-check exactly")
-    idx, d = diff[0]
-    cex.exact_recheck = f"exact: entry {idx} differs by {d} ({len(diff)} of {left.size} entries differ)"
-    if isinstance(d, sp.Basic) and not d.is_Rational and not d.free_symbols:
-        cex.exact_recheck += "; " + zero_status(d)[1]  # a closed-form constant: certified nonzero
-    res = _residual(fl, fr)
-    exact_rel = _exact_relative(left, right)
-    if np.isnan(res):  # float64 overflows (σ compounds magnitudes): a limit of float64, not a verdict
-        cex.numeric_recheck = ("float64: not finite at these values (overflow); the exact re-check stands")
-        return cex
-    if not res > TOLERANCE:
-        if exact_rel > 1e-6:  # float64 would see a difference this large: the evaluators disagree
-            raise KernelInconsistencyError("counterexample not confirmed in float64")
-        cex.numeric_recheck = (
-            f"float64: the difference (exact relative size {exact_rel:.3g}) is below what float64 "
-            f"resolves at these magnitudes (residual {res:.3g}); the exact re-check stands")
-        return cex
-    cex.numeric_recheck = f"float64: relative residual {res:.3g} > tolerance {TOLERANCE}"
-    return cex
 
 
 # --------------------------------------------------------------------------------------------
@@ -434,7 +365,7 @@ def explicit_expansion(lhs, rhs, sizes_list: list[dict]) -> tuple[list[dict], Co
             # the call fails (a listed size is never skipped)
             if _cost((lhs, rhs), sizes) > EXPANSION_LIMIT:
                 raise KernelInputError(
-                    f"explicit size {_named_sizes(sizes)} is beyond the expansion limit (estimated "
+                    f"explicit size {named_sizes(sizes)} is beyond the expansion limit (estimated "
                     f"{_cost((lhs, rhs), sizes):.3g} > {EXPANSION_LIMIT:.0e} operations) and "
                     "exact evaluation there is beyond the search budget too: it cannot be checked; "
                     "list smaller sizes")
@@ -442,8 +373,8 @@ def explicit_expansion(lhs, rhs, sizes_list: list[dict]) -> tuple[list[dict], Co
             if cex is not None:
                 return proved, cex
         values = random_values(syms, sizes, None, "symbolic", scalars)
-        left, err_l = _evaluate(lhs, sizes, values, "symbolic")
-        right, err_r = _evaluate(rhs, sizes, values, "symbolic")
+        left, err_l = evaluate_at(lhs, sizes, values, "symbolic")
+        right, err_r = evaluate_at(rhs, sizes, values, "symbolic")
         if err_l and err_r:
             continue
         if err_l or err_r or left.shape != right.shape:
@@ -532,7 +463,7 @@ def applied_sides(lhs, rhs, most: int = 240) -> tuple[str, str, str, str] | None
 def _check_satisfiable(hypotheses, lhs, rhs, explicit_sizes) -> None:
     """Hypotheses that cannot hold together make any statement vacuous (and their rules would
     rewrite a sum to two values): an error naming them, before anything is decided."""
-    from symuat.kernel.decide.instances import _shape_at
+    from symuat.kernel.decide.instances import shape_at
     from symuat.kernel.hypotheses import check_satisfiable
 
     shapes = leaf_shapes(lhs, rhs)
@@ -541,7 +472,7 @@ def _check_satisfiable(hypotheses, lhs, rhs, explicit_sizes) -> None:
         if name not in shapes:
             return None
         try:
-            return _shape_at(shapes[name], sizes)
+            return shape_at(shapes[name], sizes)
         except TypeError:
             return None
 
@@ -623,14 +554,14 @@ def _check_identity(lhs, rhs, explicit_sizes, corrected, construction, symbolic)
             raise KernelInputError(f"{describe(lhs)} = {describe(rhs)}: undefined at every size tried: the "
                                    "statement has no instance to check")
         witness = _confirm_or_raise(lhs, rhs, defined, "holds at every size tried")
-        probes = [_named_sizes(q) for q in probe_sizes(lhs, rhs)]
+        probes = [named_sizes(q) for q in probe_sizes(lhs, rhs)]
         plan = search_plan(lhs, rhs)
         return Verdict(
             Status.NUMERIC_ONLY,
             "holds at every size tried, not proved for symbolic dimensions: exact integer instances "
             f"(6 seeds at small sizes; 2 on the degree grid and past each dimension's degree bound "
             f"{_bounds_text(lhs, rhs)}; {plan.describe()}), float64 at {len(defined)} sizes" + differ,
-            sizes=[_named_sizes(q) for q in small] + probes,
+            sizes=[named_sizes(q) for q in small] + probes,
             numeric=witness,
             construction=construction,
             quantities={"counterexample search": plan.as_dict()},
@@ -641,12 +572,12 @@ def _check_identity(lhs, rhs, explicit_sizes, corrected, construction, symbolic)
         return refuted("explicit expansion found a nonzero entry; exact integer witness", cex)
     if not proved:
         raise KernelInputError(f"{describe(lhs)} = {describe(rhs)}: undefined at every listed size "
-                               f"{[_named_sizes(x) for x in sizes_list]}")
+                               f"{[named_sizes(x) for x in sizes_list]}")
     witness = _confirm_or_raise(lhs, rhs, proved[:4], "proved at sizes")
     return Verdict(
         Status.PROVED_AT_SIZES,
         "expansion of every entry with symbolic entries at explicit sizes" + differ,
-        sizes=[_named_sizes(s) for s in proved],
+        sizes=[named_sizes(s) for s in proved],
         numeric=witness,
         construction=construction,
     )
@@ -770,7 +701,7 @@ def _check_explicit(build, sizes_list, corrected_build, corrected_latex, constru
     for sizes in sorted(sizes_list, key=lambda s: sum(int(v) for v in s.values())):
         left, right = build(sizes)
         if left.shape != right.shape:
-            cex = Counterexample(_named_sizes(sizes), {}, reason=f"shapes {left.shape} ≠ {right.shape}",
+            cex = Counterexample(named_sizes(sizes), {}, reason=f"shapes {left.shape} ≠ {right.shape}",
                                  exact_recheck="shapes compared exactly",
                                  numeric_recheck="float64: shapes differ as well")
             return _explicit_refuted(cex, corrected_build, corrected_latex, sizes_list, construction)
@@ -779,11 +710,11 @@ def _check_explicit(build, sizes_list, corrected_build, corrected_latex, constru
             if not polynomial_is_zero(diff):
                 cex = _witness_for(diff, l, r, sizes, np.unravel_index(idx, left.shape))
                 return _explicit_refuted(cex, corrected_build, corrected_latex, sizes_list, construction)
-        proved.append(_named_sizes(sizes))
+        proved.append(named_sizes(sizes))
     return Verdict(
         Status.PROVED_AT_SIZES,
         "every entry expanded with symbolic entries at explicit sizes",
-        sizes=[_named_sizes(s) for s in sizes_list],
+        sizes=[named_sizes(s) for s in sizes_list],
         construction=construction,
     )
 
@@ -818,7 +749,7 @@ def _witness_for(diff, l, r, sizes, index) -> Counterexample:
                 numeric = (f"float64: residual {res:.3g} does not resolve the difference (exact relative "
                            f"size {exact_rel:.3g}); the exact re-check stands")
             return Counterexample(
-                _named_sizes(sizes), {str(k): v for k, v in assignment.items()},
+                named_sizes(sizes), {str(k): v for k, v in assignment.items()},
                 lhs=str(lv), rhs=str(rv),
                 reason=f"entry {tuple(int(i) for i in index)}: {sp.sstr(l)} ≠ {sp.sstr(r)}",
                 exact_recheck=f"exact: {lv} ≠ {rv}" + ("" if dv.is_Rational else "; " + zero_status(dv)[1]),
@@ -863,14 +794,14 @@ def check_shape(expr, claimed_shape: tuple, *, corrected_latex: str = "") -> Ver
     syms = leaf_shapes(expr)
     for sizes in size_grid(dims):
         values = random_values(syms, sizes, np.random.default_rng(0), "exact")
-        value, err = _evaluate(expr, sizes, values, "exact")
+        value, err = evaluate_at(expr, sizes, values, "exact")
         if err:
             continue
         want = tuple(int(c.subs(sizes)) for c in claimed)
         if value.shape != want:
-            fvalue, _ = _evaluate(expr, sizes, {k: v.astype(float) for k, v in values.items()}, "float")
+            fvalue, _ = evaluate_at(expr, sizes, {k: v.astype(float) for k, v in values.items()}, "float")
             cex = Counterexample(
-                _named_sizes(sizes), values, lhs=value, rhs=None,
+                named_sizes(sizes), values, lhs=value, rhs=None,
                 reason=f"the result has shape {value.shape}, the claim says {want}",
                 exact_recheck=f"exact evaluation has shape {value.shape}",
                 numeric_recheck=f"float64 evaluation has shape {fvalue.shape}",

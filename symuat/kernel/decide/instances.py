@@ -209,7 +209,7 @@ def size_grid(dims: list, values=(1, 2, 3, 4), limit: int = 80) -> list[dict]:
     return grid[:limit]
 
 
-def _shape_at(shape: tuple, sizes: dict) -> tuple[int, ...]:
+def shape_at(shape: tuple, sizes: dict) -> tuple[int, ...]:
     key = sizes_key(sizes)
     out = []
     for d in shape:
@@ -236,7 +236,7 @@ def random_values(syms: dict, sizes: dict, rng, mode: str, scalars=()) -> dict[s
     from symuat.kernel.evaluate import check_entries
 
     for name, shape_exprs in syms.items():
-        shape = _shape_at(shape_exprs, sizes)
+        shape = shape_at(shape_exprs, sizes)
         check_entries(name, shape, mode, sizes)  # before the leaf is drawn
         if mode == "float":
             values[name] = rng.standard_normal(shape)
@@ -250,7 +250,7 @@ def random_values(syms: dict, sizes: dict, rng, mode: str, scalars=()) -> dict[s
     return impose_all(values, mode)  # instances on the statement's hypotheses, if any
 
 
-def _evaluate(expr, sizes, values, mode, sigma=None):
+def evaluate_at(expr, sizes, values, mode, sigma=None):
     """Evaluate; ``values`` holds arrays for leaves and 0-d values for scalar symbols."""
     leaves = {k: v for k, v in values.items() if np.ndim(v) > 0}
     scalars = {k: (v.item() if isinstance(v, np.ndarray) else v)
@@ -269,11 +269,11 @@ def _has_sigma(*exprs) -> bool:
     return any(isinstance(node, Sigma) for e in exprs for node in sp.preorder_traversal(e))
 
 
-def _named_sizes(sizes: dict) -> dict[str, int]:
+def named_sizes(sizes: dict) -> dict[str, int]:
     return {str(k): int(v) for k, v in sizes.items()}
 
 
-def _residual(a: np.ndarray, b: np.ndarray) -> float:
+def relative_residual(a: np.ndarray, b: np.ndarray) -> float:
     """Relative residual; ``nan`` when either side is not finite (never silently small)."""
     a = np.asarray(a, dtype=float)
     b = np.asarray(b, dtype=float)
@@ -299,20 +299,20 @@ def numeric_confirmation(lhs, rhs, sizes_list: list[dict], seeds=SEEDS) -> Numer
         for seed in seeds:
             rng = np.random.default_rng(seed)
             values = random_values(syms, sizes, rng, "float", scalars)
-            left, err_l = _evaluate(lhs, sizes, values, "float")
-            right, err_r = _evaluate(rhs, sizes, values, "float")
+            left, err_l = evaluate_at(lhs, sizes, values, "float")
+            right, err_r = evaluate_at(rhs, sizes, values, "float")
             if err_l or err_r:
                 raise KernelInconsistencyError(
                     f"numeric confirmation at {sizes}: a side is undefined ({err_l or err_r})"
                 )
             if left.shape != right.shape:
                 raise KernelInconsistencyError(f"numeric confirmation at {sizes}: shapes differ")
-            res = _residual(left, right)
-            measured.append({"sizes": _named_sizes(sizes), "seed": int(seed), "residual": res})
+            res = relative_residual(left, right)
+            measured.append({"sizes": named_sizes(sizes), "seed": int(seed), "residual": res})
             worst = res if not np.isfinite(res) else max(worst, res)  # NaN must not be skipped
             if not np.isfinite(worst):
                 break
-        used.append(_named_sizes(sizes))
+        used.append(named_sizes(sizes))
     return NumericWitness(used, list(seeds), worst, TOLERANCE, TOLERANCE_REASON, instances=measured)
 
 
@@ -336,8 +336,8 @@ def _defined_sizes(lhs, rhs, grid: Iterable[dict], want: int = 3) -> list[dict]:
     out = []
     for sizes in grid:
         values = random_values(syms, sizes, np.random.default_rng(0), "exact", scalars)
-        left, err_l = _evaluate(lhs, sizes, values, "exact")
-        right, err_r = _evaluate(rhs, sizes, values, "exact")
+        left, err_l = evaluate_at(lhs, sizes, values, "exact")
+        right, err_r = evaluate_at(rhs, sizes, values, "exact")
         if err_l is None and err_r is None and left.shape == right.shape:
             out.append(sizes)
         if len(out) >= want:

@@ -32,7 +32,6 @@ from sympy.matrices.expressions import MatrixExpr
 from symuat.errors import (
     KernelInconsistencyError,
     KernelInputError,
-    NonFiniteError,
 )
 from symuat.kernel.status import (
     Corrected,
@@ -41,10 +40,11 @@ from symuat.kernel.status import (
     Verdict,
 )
 from symuat.kernel import certificates
+from symuat.kernel.rank import exact_rank
 from symuat.printing import latex
 
 from symuat.kernel.decide.instances import (
-    _named_sizes,
+    named_sizes,
     size_grid,
 )
 
@@ -96,7 +96,7 @@ def check_quantity(
         claim_value = sp.sympify(claimed).subs(sizes)
         if sp.Rational(exact.numerator, exact.denominator) != claim_value:
             cex = Counterexample(
-                _named_sizes(sizes), {}, lhs=str(exact), rhs=str(claim_value),
+                named_sizes(sizes), {}, lhs=str(exact), rhs=str(claim_value),
                 reason=f"{name} is {exact} (exact count), the claim gives {claim_value}",
                 exact_recheck=f"exact count on the materialised instance: {exact}",
                 numeric_recheck=f"float64: {float(exact):.6g} vs {float(claim_value):.6g}",
@@ -111,53 +111,6 @@ def check_quantity(
                 corrected=Corrected(f"{name} = {latex(sp.sympify(derived))}", corrected),
             )
     raise KernelInconsistencyError(f"{name}: claim differs symbolically but not at any tested size")
-
-
-def _fraction(x, where) -> Fraction:
-    """An exact rational from an entry (int, Fraction, SymPy rational, finite float), or an error
-    naming the entry."""
-    if isinstance(x, Fraction):
-        return x
-    if isinstance(x, (bool, np.bool_)):
-        return Fraction(int(x))
-    if isinstance(x, (int, np.integer)):
-        return Fraction(int(x))
-    if isinstance(x, sp.Basic):
-        if x.is_Rational:
-            return Fraction(int(x.p), int(x.q))
-        raise KernelInputError(f"exact_rank: entry {where} is {x}, not a rational number")
-    if isinstance(x, (float, np.floating)):
-        if not np.isfinite(x):
-            raise NonFiniteError(f"exact_rank: entry {where} is {x} (not finite)")
-        return Fraction(float(x))
-    if isinstance(x, (complex, np.complexfloating)):
-        raise KernelInputError(f"exact_rank: entry {where} is complex ({x}); the rank is over ℚ")
-    raise KernelInputError(f"exact_rank: entry {where} is {x!r} ({type(x).__name__}), not a number")
-
-
-def exact_rank(matrix) -> int:
-    """Rank over the rationals (Gaussian elimination on ``Fraction`` entries); a NaN, an infinity,
-    a complex or non-numeric entry is an error naming it.
-
-    >>> exact_rank([[1, 2], [2, 4]])
-    1
-    """
-    array = np.asarray(matrix, dtype=object)
-    if array.ndim != 2:
-        raise KernelInputError(f"exact_rank: a matrix (2 axes) is needed, not shape {array.shape}")
-    rows = [[_fraction(x, (i, j)) for j, x in enumerate(row)] for i, row in enumerate(array.tolist())]
-    rank, ncols = 0, len(rows[0]) if rows else 0
-    for col in range(ncols):
-        pivot = next((r for r in range(rank, len(rows)) if rows[r][col] != 0), None)
-        if pivot is None:
-            continue
-        rows[rank], rows[pivot] = rows[pivot], rows[rank]
-        for r in range(len(rows)):
-            if r != rank and rows[r][col] != 0:
-                f = rows[r][col] / rows[rank][col]
-                rows[r] = [a - f * b for a, b in zip(rows[r], rows[rank])]
-        rank += 1
-    return rank
 
 
 @dataclass
@@ -254,7 +207,7 @@ def check_rank(
     def refuted(sizes, values, rk, b, c):
         fl = int(np.linalg.matrix_rank(np.asarray(values[0], dtype=float)))
         cex = Counterexample(
-            _named_sizes(sizes), values[1], lhs=rk, rhs=c,
+            named_sizes(sizes), values[1], lhs=rk, rhs=c,
             reason=(f"an exact instance has {name} = {rk} (the bound {b} is {'attained' if rk == b else 'not exceeded'})"
                     f", the claim gives {c}"),
             exact_recheck=f"exact rank over ℚ (Gaussian elimination on fractions): {rk}",
@@ -278,7 +231,7 @@ def check_rank(
             raise KernelInconsistencyError(f"{name}: witness of rank {rk} exceeds the proved bound {b} at {sizes}")
         if wrong(rk, b, c):
             return refuted(sizes, (matrix, values), rk, b, c)
-        attained.append({**_named_sizes(sizes), "rank": rk, "bound": b})
+        attained.append({**named_sizes(sizes), "rank": rk, "bound": b})
     quantities["exact witnesses"] = attained
     diff = sp.simplify(claimed - bound)
 
@@ -329,7 +282,7 @@ def check_rank(
             try:
                 matrix, values = witness(sizes)
             except Exception as exc:  # the witness family is not defined there: not evidence
-                quantities.setdefault("sizes without a witness", []).append(f"{_named_sizes(sizes)}: {exc}")
+                quantities.setdefault("sizes without a witness", []).append(f"{named_sizes(sizes)}: {exc}")
                 continue
             rk = exact_rank(matrix)
             if rk > b:
@@ -343,4 +296,4 @@ def check_rank(
                    f"{name} {relation} {claimed}: agrees with the exact witnesses at the sizes tried, but the claim "
                    f"is not the structural bound {latex(bound)} as a formula and no witness decided it "
                    f"({tried} further sizes tried where they differ)",
-                   sizes=[_named_sizes(s) for s in grid], quantities=quantities)
+                   sizes=[named_sizes(s) for s in grid], quantities=quantities)

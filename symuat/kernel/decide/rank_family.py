@@ -23,7 +23,7 @@ case* shows generic rank ≥ bound for all sizes the cases cover. Coverage is de
 each case ``x = y + p`` (``p ≥ 0``) stands for the condition :math:`x-y\ge0`, and the conjunction of
 the negated conditions with every size ≥ 1 must be infeasible over the rationals (exact
 Fourier–Motzkin, :func:`~symuat.kernel.decide.implication.fourier_motzkin`). Each case is also
-materialised at small sizes and its exact rank (:func:`~symuat.kernel.decide.quantities.exact_rank`)
+materialised at small sizes and its exact rank (:func:`~symuat.kernel.rank.exact_rank`)
 must equal the structural one (a disagreement is a kernel error).
 
 >>> import sympy as sp
@@ -202,7 +202,7 @@ def rank_lower_bound(expr, bound, cases: list[WitnessCase], *, check_sizes=(1, 2
             reasons.append(f"case {cond}: no structural rank rule for the witness (two blocks in one block row/column)")
             continue
         # cross-check the structural rank against exact Gaussian elimination at small sizes
-        from symuat.kernel.decide.quantities import exact_rank
+        from symuat.kernel.rank import exact_rank
 
         free = sorted({s for x in value.rows + value.cols for s in x.free_symbols}, key=str)
         for n in check_sizes:

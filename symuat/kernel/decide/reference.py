@@ -38,8 +38,8 @@ from symuat.kernel.decide.instances import (
     SEEDS,
     TOLERANCE,
     TOLERANCE_REASON,
-    _named_sizes,
-    _residual,
+    named_sizes,
+    relative_residual,
 )
 
 
@@ -107,14 +107,14 @@ def check_instances(kind: str, trial: Callable, sizes_list: list[dict], *, seeds
             decisive = (not holds) if kind == "forall" else holds
             if not decisive:
                 continue
-            cex = Counterexample(_named_sizes(sizes), values, reason=description,
+            cex = Counterexample(named_sizes(sizes), values, reason=description,
                                  exact_recheck=f"exact rational arithmetic, seed {seed}",
                                  numeric_recheck=numeric)
             if kind == "forall":
                 return Verdict(Status.REFUTED, f"exact instance ({what})", counterexample=cex)
             return Verdict(Status.PROVED, f"exact witness ({what})", quantities={"witness": cex.as_dict()})
     return Verdict(Status.NUMERIC_ONLY, f"{what}: not decided on the exact instances tried",
-                   sizes=[_named_sizes(s) for s in sizes_list])
+                   sizes=[named_sizes(s) for s in sizes_list])
 
 # --------------------------------------------------------------------------------------------
 # a formula against a reference computation on listed instances (A4)
@@ -161,7 +161,7 @@ def check_matches_reference(instances: list[Instance], *, what: str, corrected: 
                            corrected=Corrected(corrected[0], corrected[1]()) if corrected else None)
         if inst.exact:
             diff = [(idx, x - y) for (idx, x), y in zip(np.ndenumerate(got), np.asarray(want).flat) if x != y]
-            err = _residual(np.asarray(got, dtype=float), np.asarray(want, dtype=float))
+            err = relative_residual(np.asarray(got, dtype=float), np.asarray(want, dtype=float))
             errors[inst.name] = "0 (exact)" if not diff else (
                 f"{err:.3g} (relative; exact: max |Δ| = {float(max(abs(d) for _, d in diff)):.6g}, a nonzero rational)")
             if diff and failure is None:
@@ -187,7 +187,7 @@ def check_matches_reference(instances: list[Instance], *, what: str, corrected: 
             got, want = np.asarray(got, dtype=float), np.asarray(want, dtype=float)
             if not (np.all(np.isfinite(got)) and np.all(np.isfinite(want))):
                 raise KernelInconsistencyError(f"{inst.name}: non-finite value")
-            err = _residual(got, want)
+            err = relative_residual(got, want)
             measured.append({"instance": inst.name, "sizes": inst.sizes, "residual": err})
             errors[inst.name] = f"{err:.3g} (float64, relative)"
             if err > TOLERANCE and float_failure is None:

@@ -27,6 +27,7 @@ import numpy as np
 import sympy as sp
 
 from symuat.errors import KernelInconsistencyError
+from symuat.kernel.decide.instances import TOLERANCE
 from symuat.kernel.status import Counterexample, NumericWitness, Status, Verdict
 
 U = sp.Symbol("u", positive=True)  # u = e^{1/c}
@@ -150,7 +151,7 @@ def check_capped_shift(z: list[int], k: int, c: int | None) -> Verdict:
         gap = change(z[a]) - change(z[0])
         res = abs(c * ((math.tanh((z[a] - k) / c) - math.tanh(z[a] / c))
                        - (math.tanh((z[0] - k) / c) - math.tanh(z[0] / c))))
-        numeric = (f"float64: |gap| = {res:.6g} > 1e-12" if res > 1e-12 else
+        numeric = (f"float64: |gap| = {res:.6g} > {TOLERANCE}" if res > TOLERANCE else
                    f"float64: |gap| = {res:.3g} does not resolve it; " + _interval_recheck(gap))
         cex = Counterexample(
             {"V": len(z)}, {"z": list(z), "k": k, "c": c},
@@ -194,8 +195,8 @@ def refute_with_sigmoid(lhs, rhs, sizes_list: list[dict], seeds=range(4)):
         for seed in seeds:
             rng = np.random.default_rng(seed)
             values = decide.random_values(syms, sizes, rng, "exact")
-            left, err_l = decide._evaluate(lhs, sizes, values, "exact", sigma=sigmoid_in_e)
-            right, err_r = decide._evaluate(rhs, sizes, values, "exact", sigma=sigmoid_in_e)
+            left, err_l = decide.evaluate_at(lhs, sizes, values, "exact", sigma=sigmoid_in_e)
+            right, err_r = decide.evaluate_at(rhs, sizes, values, "exact", sigma=sigmoid_in_e)
             if err_l or err_r or left.shape != right.shape:
                 continue
             for idx, (a, b) in enumerate(zip(left.flat, right.flat)):
@@ -203,7 +204,7 @@ def refute_with_sigmoid(lhs, rhs, sizes_list: list[dict], seeds=range(4)):
                 if gap != 0:
                     fa, fb = (float(sp.sympify(x).subs(E, math.e)) for x in (a, b))
                     res = abs(fa - fb) / max(1.0, abs(fa), abs(fb))
-                    if not res > 1e-12:
+                    if not res > TOLERANCE:
                         raise KernelInconsistencyError("sigmoid witness not confirmed in float64")
                     where = tuple(int(i) for i in np.unravel_index(idx, left.shape))
                     cex = Counterexample(
@@ -211,10 +212,69 @@ def refute_with_sigmoid(lhs, rhs, sizes_list: list[dict], seeds=range(4)):
                         reason=f"entry {where} differs with σ the logistic sigmoid (silu = t·σ(t))",
                         exact_recheck="exact: the difference is a nonzero rational function of e, which is "
                                       "transcendental (Lindemann), so a nonzero number",
-                        numeric_recheck=f"float64: relative residual {res:.3g} > 1e-12")
+                        numeric_recheck=f"float64: relative residual {res:.3g} > {TOLERANCE}")
                     return Verdict(Status.REFUTED, "exact counterexample with σ the logistic sigmoid (values "
                                    "rational in e), integer weights; re-checked in float64", counterexample=cex)
     return Verdict(Status.NUMERIC_ONLY, "no instance with σ the sigmoid differs (exact)")
+
+
+def check_differs_with_sigmoid(lhs, rhs, largest: dict) -> Verdict:
+    """Decide “``lhs`` and ``rhs`` differ for σ the logistic sigmoid” (silu(t) = tσ(t) itself, not a
+    stand-in): ``proved`` with an exact witness, ``refuted`` when they agree for every σ.
+
+    The identity is first decided with σ opaque (:func:`~symuat.kernel.decide.check_negation`): if
+    it held for every σ, the claim that the sides differ is refuted. Otherwise the smallest instances
+    (:func:`~symuat.kernel.minimise.small_instances`, sizes up to ``largest``, entries 0/1 first) are
+    evaluated with σ(t) = eᵗ/(1+eᵗ), exactly as rational functions of e; a nonzero difference of
+    rational functions of e with rational coefficients is a nonzero number since e is transcendental
+    (Lindemann), and float64 confirms it (a disagreement is a
+    :class:`~symuat.errors.KernelInconsistencyError`). No witness found: ``numeric-only``, evidence
+    only.
+
+    >>> from sympy import MatrixSymbol
+    >>> from symuat.algebra import dims
+    >>> from symuat.elementwise import Sigma
+    >>> n = dims("n")
+    >>> X = MatrixSymbol("X", n, n)
+    >>> check_differs_with_sigmoid(Sigma(X), Sigma(X), {n: 2}).status
+    <Status.REFUTED: 'refuted'>
+    """
+    from symuat.kernel import certificates, decide, minimise
+
+    # the witness with σ opaque is not what this check concludes (σ the sigmoid): not recorded for it
+    with certificates.listening(lambda kind, data: None):
+        opaque = decide.check_negation(lhs, rhs)
+    if opaque.status is not Status.PROVED:
+        return opaque  # the identity holds for every σ (refuted), or is undecided
+    logistic = lambda t: 1.0 / (1.0 + np.exp(-np.asarray(t, dtype=float)))
+    sigmoid = np.vectorize(sigmoid_in_e, otypes=[object])  # elementwise, exact: a rational function of e
+    for sizes, values in minimise.small_instances(lhs, rhs, largest=largest):
+        left, err_l = decide.evaluate_at(lhs, sizes, values, "exact", sigma=sigmoid)
+        right, err_r = decide.evaluate_at(rhs, sizes, values, "exact", sigma=sigmoid)
+        if err_l or err_r or left.shape != right.shape:
+            continue
+        for idx, a, b in ((i, x, y) for (i, x), y in zip(np.ndenumerate(left), right.flat)):
+            if sp.cancel(sp.sympify(a) - sp.sympify(b)) == 0:
+                continue
+            floats = {k: np.asarray(v, dtype=float) for k, v in values.items()}
+            fl, _ = decide.evaluate_at(lhs, sizes, floats, "float", sigma=logistic)
+            fr, _ = decide.evaluate_at(rhs, sizes, floats, "float", sigma=logistic)
+            fa, fb = (float(sp.sympify(x).subs(E, math.e)) for x in (a, b))
+            if (abs(float(fl[idx]) - fa) > TOLERANCE * max(1, abs(fa))
+                    or abs(float(fr[idx]) - fb) > TOLERANCE * max(1, abs(fb))):
+                raise KernelInconsistencyError("the exact sigmoid witness disagrees with float64")
+            res = abs(fa - fb) / max(1.0, abs(fa), abs(fb))
+            cex = Counterexample(
+                {str(k): int(v) for k, v in sizes.items()}, values, lhs=str(sp.factor(a)), rhs=str(sp.factor(b)),
+                reason=f"entry {idx} differs with silu itself (σ the logistic sigmoid, σ(t) = eᵗ/(1+eᵗ))",
+                exact_recheck="exact: the difference is a nonzero rational function of e, which is transcendental "
+                              "(Lindemann), so a nonzero number",
+                numeric_recheck=f"float64 (σ by numpy.exp): relative residual {res:.3g} > {TOLERANCE}")
+            return Verdict(Status.PROVED, "exact witness with silu itself (σ the logistic sigmoid; values rational "
+                           "in e), smallest sizes and entries first; re-checked in float64",
+                           quantities={"witness": cex.as_dict()})
+    return Verdict(Status.NUMERIC_ONLY, "no instance with silu itself differs at the sizes tried (the identity "
+                   "fails for some σ: " + opaque.method + ")", quantities=dict(opaque.quantities))
 
 
 # --------------------------------------------------------------------------------------------
@@ -268,14 +328,14 @@ def check_capped_sum(lhs_build, rhs_build, *, instances=CAPPED_SUM_INSTANCES) ->
         u = math.exp(1.0 / cc)
         fl, fr = (float(s.subs(U, u)) for s in (left, right))
         res = abs(fl - fr) / max(1.0, abs(fl), abs(fr))
-        if not res > 1e-12:
+        if not res > TOLERANCE:
             raise KernelInconsistencyError("capped sum: a nonzero exact gap that float64 does not see")
         cex = Counterexample({"n": nn}, {"t": list(values), "c": cc}, lhs=str(sp.factor(left)),
                              rhs=str(sp.factor(right)),
                              reason=f"the sides differ by {sp.factor(gap)} with u = e^(1/{cc})",
                              exact_recheck=f"exact: a nonzero rational function of u = e^(1/{cc}), which is "
                                            "transcendental (Lindemann–Weierstrass), so a nonzero number",
-                             numeric_recheck=f"float64: {fl:.15g} vs {fr:.15g}, relative residual {res:.3g} > 1e-12")
+                             numeric_recheck=f"float64: {fl:.15g} vs {fr:.15g}, relative residual {res:.3g} > {TOLERANCE}")
         return Verdict(Status.REFUTED, "exact counterexample: integer terms, tanh of integers/c as rational "
                        "functions of e^(1/c); re-checked in float64", counterexample=cex)
     raise KernelInconsistencyError(f"capped sum: {sp.sstr(diff)} is not 0 and no listed instance differs")

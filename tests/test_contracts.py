@@ -1,0 +1,320 @@
+"""Architecture contracts, read off the source with :mod:`ast` (every import counts, also the ones
+inside functions):
+
+* **only the kernel decides**: a :class:`~symuat.kernel.status.Verdict` is built, and a status set,
+  only in :mod:`symuat.kernel.decide` (the decision procedures) and :mod:`symuat.kernel.status`
+  (the result types); a :class:`~symuat.kernel.status.Counterexample` only in the kernel. A claim
+  composes verdicts the procedures return; it never types a status or a witness in.
+* **layers**, bottom to top — a module imports only from its own layer or below:
+
+  1. ``core``: the kernel (``symuat.kernel``) and what it builds on: ``errors``, ``interrupt``,
+     ``values``, ``printing``, ``plain_text`` and the papers' objects as SymPy nodes (``algebra``,
+     ``elementwise``, ``diamond``, ``vec``, ``kron``, ``heads``, ``decoder``, ``linear``,
+     ``attention``, ``attention_sizes``, ``residual``, ``transformer``, ``lora``, ``pruning``,
+     ``smallness``, ``basis``, ``operators``);
+  2. ``numeric``: the real models' NumPy twins (``symuat.models`` but its command) and ``figures``;
+  3. ``catalogue``: the claims (``symuat.claims``);
+  4. ``verdicts``: the roll-up (``verdicts``, ``headline``, ``readings``, ``cache``);
+  5. ``certify``: the Coq tier (``symuat.certify`` but its command);
+  6. ``render``: ``report``;
+  7. ``entry``: the commands (``cli``, ``__main__``, ``symuat.certify.cli``,
+     ``symuat.models.command``) and the package's root (``symuat/__init__``).
+
+  The kernel imports nothing above ``core`` and lies on no import cycle (strict); across all layers the count of imports
+  that climb is pinned (:data:`UPWARD_IMPORTS`) and can only go down. A module in no layer fails.
+* **cycles**: the modules on an import cycle and the imports inside cycles (strongly connected
+  components of the module graph) are pinned (:data:`CYCLES`) and can only go down.
+* **lint**: ``ruff check`` (the rule set in ``pyproject.toml``) is clean, when ruff is installed.
+
+Each checker is also run on a small planted tree (``tmp_path``), where it must fail.
+"""
+
+from __future__ import annotations
+
+import ast
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+
+#: where a status may be produced (paths relative to the package's parent)
+DECIDERS = ("symuat/kernel/decide/", "symuat/kernel/status.py")
+
+CORE = {"kernel", "errors", "interrupt", "values", "printing", "plain_text", "algebra", "elementwise", "diamond",
+        "vec", "kron", "heads", "decoder", "linear", "attention", "attention_sizes", "residual", "transformer",
+        "lora", "pruning", "smallness", "basis", "operators"}
+#: layer name → the top-level names under ``symuat`` in it, bottom first
+LAYERS = (("core", CORE), ("numeric", {"models", "figures"}), ("catalogue", {"claims"}),
+          ("verdicts", {"verdicts", "headline", "readings", "cache"}), ("certify", {"certify"}),
+          ("render", {"report"}), ("entry", {"cli", "__main__", ""}))
+#: commands living inside a lower package: the entry layer
+ENTRY_MODULES = {"symuat.certify.cli", "symuat.models.command"}
+
+#: imports that climb a layer (main f323ef3: 5; kernel.registry → certify.record, kernel.why →
+#: report, report → cli removed). A ratchet: lower it when you remove one; never raise it.
+UPWARD_IMPORTS = 2
+#: (modules on an import cycle, imports inside cycles) — main f323ef3: (42, 83); the 6 cycles left are
+#: in models, certify and the commands. A ratchet, as above.
+CYCLES = (13, 18)
+
+
+# -- the import graph ---------------------------------------------------------------------------
+
+
+def modules(root: Path, package: str = "symuat") -> dict[str, Path]:
+    """``{dotted name: path}`` of every module of ``package`` under ``root``."""
+    out = {}
+    for path in sorted((root / package).rglob("*.py")):
+        parts = list(path.relative_to(root).with_suffix("").parts)
+        if parts[-1] == "__init__":
+            parts = parts[:-1]
+        out[".".join(parts)] = path
+    return out
+
+
+def import_graph(root: Path, package: str = "symuat") -> dict[str, set[str]]:
+    """Module → the package's modules it imports (at any depth of the file: in functions too).
+    ``from p import name`` is an import of ``p.name`` when that is a module, else of ``p``."""
+    mods = modules(root, package)
+
+    def resolve(name: str) -> str | None:
+        while name and name not in mods:
+            name = name.rpartition(".")[0]
+        return name or None
+
+    graph = {}
+    for name, path in mods.items():
+        targets = set()
+        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+            if isinstance(node, ast.Import):
+                wanted = [a.name for a in node.names]
+            elif isinstance(node, ast.ImportFrom):
+                base = node.module or ""
+                if node.level:
+                    parent = name.split(".") if path.name == "__init__.py" else name.split(".")[:-1]
+                    parent = parent[:len(parent) - (node.level - 1)]
+                    base = ".".join(parent + ([base] if base else []))
+                wanted = [f"{base}.{a.name}" if f"{base}.{a.name}" in mods else base for a in node.names]
+            else:
+                continue
+            targets |= {r for w in wanted if w.split(".")[0] == package and (r := resolve(w)) and r != name}
+        graph[name] = targets
+    return graph
+
+
+def cycles(graph: dict[str, set[str]]) -> list[set[str]]:
+    """The strongly connected components with more than one module (Tarjan, iterative)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on: set[str] = set()
+    out = []
+    for start in graph:
+        if start in index:
+            continue
+        work = [(start, iter(sorted(graph[start])))]
+        index[start] = low[start] = len(index)
+        stack.append(start)
+        on.add(start)
+        while work:
+            v, it = work[-1]
+            w = next(it, None)
+            if w is not None:
+                if w not in index:
+                    index[w] = low[w] = len(index)
+                    stack.append(w)
+                    on.add(w)
+                    work.append((w, iter(sorted(graph.get(w, ())))))
+                elif w in on:
+                    low[v] = min(low[v], index[w])
+                continue
+            work.pop()
+            if work:
+                low[work[-1][0]] = min(low[work[-1][0]], low[v])
+            if low[v] == index[v]:
+                comp = set()
+                while True:
+                    w = stack.pop()
+                    on.discard(w)
+                    comp.add(w)
+                    if w == v:
+                        break
+                if len(comp) > 1:
+                    out.append(comp)
+    return out
+
+
+def cycle_size(graph: dict[str, set[str]]) -> tuple[int, int]:
+    """(modules on a cycle, imports between modules of one cycle)."""
+    comps = cycles(graph)
+    return (sum(map(len, comps)), sum(1 for c in comps for v in c for w in graph[v] if w in c))
+
+
+def layer_of(module: str) -> int:
+    if module in ENTRY_MODULES:
+        return len(LAYERS) - 1
+    parts = module.split(".")
+    top = parts[1] if len(parts) > 1 else ""
+    for i, (_, names) in enumerate(LAYERS):
+        if top in names:
+            return i
+    raise AssertionError(f"{module} is in no layer: add symuat.{top} to a layer of tests/test_contracts.py")
+
+
+def upward_imports(graph: dict[str, set[str]]) -> list[tuple[str, str]]:
+    """Every import from a module into a higher layer."""
+    return sorted((m, t) for m, ts in graph.items() for t in ts if layer_of(t) > layer_of(m))
+
+
+def kernel_violations(graph: dict[str, set[str]], package: str = "symuat") -> list[tuple[str, str]]:
+    """Imports from the kernel into any layer above ``core``."""
+    kernel = f"{package}.kernel"
+    return sorted((m, t) for m, ts in graph.items() if m == kernel or m.startswith(kernel + ".")
+                  for t in ts if layer_of(t) > 0)
+
+
+# -- who produces a status ----------------------------------------------------------------------
+
+
+def status_productions(root: Path, package: str = "symuat") -> list[str]:
+    """``path:line what`` for every place outside :data:`DECIDERS` that builds a ``Verdict``, calls
+    ``Status(…)``, assigns ``….status`` or passes ``status=`` to ``replace``; and every place outside
+    the kernel that builds a ``Counterexample`` (the witness a refutation rests on)."""
+    found = []
+    for path in sorted((root / package).rglob("*.py")):
+        rel = path.relative_to(root).as_posix()
+        if rel.startswith(DECIDERS):
+            continue
+        in_kernel = rel.startswith(f"{package}/kernel/")
+        tree = ast.parse(path.read_text(), rel)
+        produced = ("Verdict", "Status") + (() if in_kernel else ("Counterexample",))
+        names = {n: n for n in produced}
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom):
+                for a in node.names:
+                    if a.name in produced and a.asname:
+                        names[a.asname] = a.name
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Call):
+                f = node.func
+                called = f.id if isinstance(f, ast.Name) else f.attr if isinstance(f, ast.Attribute) else None
+                if called in names:
+                    found.append(f"{rel}:{node.lineno} {names[called]}(…)")
+                elif called == "replace" and any(k.arg == "status" for k in node.keywords):
+                    found.append(f"{rel}:{node.lineno} replace(…, status=…)")
+            elif isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
+                targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+                if any(isinstance(t, ast.Attribute) and t.attr == "status" for t in targets):
+                    found.append(f"{rel}:{node.lineno} ….status = …")
+    return found
+
+
+# -- the contracts on symuat ----------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def graph():
+    return import_graph(ROOT)
+
+
+def test_only_the_decision_procedures_produce_a_status():
+    assert status_productions(ROOT) == []
+
+
+def test_the_kernel_imports_nothing_above_it(graph):
+    assert kernel_violations(graph) == []
+
+
+def test_every_module_is_in_a_layer_and_upward_imports_only_go_down(graph):
+    up = upward_imports(graph)
+    assert len(up) <= UPWARD_IMPORTS, "imports that climb a layer:\n" + "\n".join(f"{a} -> {b}" for a, b in up)
+
+
+def test_the_kernel_has_no_import_cycle(graph):
+    assert [sorted(c) for c in cycles(graph) if any(m.startswith("symuat.kernel") for m in c)] == []
+
+
+def test_import_cycles_only_go_down(graph):
+    size = cycle_size(graph)
+    comps = "\n".join(str(sorted(c)) for c in cycles(graph))
+    assert size[0] <= CYCLES[0] and size[1] <= CYCLES[1], f"cycles grew to {size} from {CYCLES}:\n{comps}"
+
+
+def _ruff() -> str:
+    ruff = shutil.which("ruff") or shutil.which("ruff", path=str(Path(sys.executable).parent))
+    if ruff is None:
+        pytest.skip("ruff is not installed (pip install -e .[test] installs it)")
+    return ruff
+
+
+def test_ruff_is_clean():
+    run = subprocess.run([_ruff(), "check", "--no-cache", "--output-format", "concise", "."], cwd=ROOT,
+                         capture_output=True, text=True)
+    assert run.returncode == 0, run.stdout + run.stderr
+
+
+# -- each checker fails on a planted violation ----------------------------------------------------
+
+
+def _tree(tmp_path: Path, files: dict[str, str]) -> Path:
+    for rel, text in files.items():
+        path = tmp_path / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+    for rel in ("symuat", "symuat/kernel", "symuat/kernel/decide", "symuat/claims"):
+        (tmp_path / rel).mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel / "__init__.py").touch()
+    return tmp_path
+
+
+def test_a_status_or_a_witness_built_outside_the_kernel_is_caught(tmp_path):
+    root = _tree(tmp_path, {
+        "symuat/claims/bad.py": "from symuat.kernel.status import Status, Verdict as V\n"
+                                "def f(v):\n    v.status = Status.PROVED\n    return V(Status.PROVED, 'typed in')\n",
+        "symuat/claims/also_bad.py": "from dataclasses import replace\ndef g(v):\n    return replace(v, status='proved')\n",
+        "symuat/claims/witness.py": "from symuat.kernel import status\ndef w(v):\n"
+                                    "    v.counterexample = status.Counterexample({}, {}, reason='typed in')\n",
+        "symuat/kernel/minimise.py": "from symuat.kernel.status import Counterexample\nC = Counterexample({}, {})\n",
+        "symuat/kernel/decide/fine.py": "from symuat.kernel.status import Status, Verdict\n"
+                                        "def h():\n    return Verdict(Status.PROVED, 'decided')\n",
+    })
+    found = status_productions(root)
+    assert found == ["symuat/claims/also_bad.py:3 replace(…, status=…)", "symuat/claims/bad.py:3 ….status = …",
+                     "symuat/claims/bad.py:4 Verdict(…)", "symuat/claims/witness.py:3 Counterexample(…)"]
+
+
+def test_a_kernel_import_that_climbs_a_layer_is_caught_even_inside_a_function(tmp_path):
+    root = _tree(tmp_path, {
+        "symuat/report.py": "X = 1\n",
+        "symuat/kernel/why.py": "from symuat import errors\ndef f():\n    from symuat.report import X\n    return X\n",
+        "symuat/errors.py": "",
+    })
+    graph = import_graph(root)
+    assert kernel_violations(graph) == [("symuat.kernel.why", "symuat.report")]
+    assert upward_imports(graph) == [("symuat.kernel.why", "symuat.report")]
+
+
+def test_a_module_in_no_layer_is_an_error(tmp_path):
+    root = _tree(tmp_path, {"symuat/newthing.py": "", "symuat/kernel/a.py": "from symuat import newthing\n"})
+    with pytest.raises(AssertionError, match="symuat.newthing is in no layer"):
+        upward_imports(import_graph(root))
+
+
+def test_a_new_cycle_is_caught(tmp_path):
+    files = {"symuat/kernel/a.py": "from symuat.kernel import b\n", "symuat/kernel/b.py": "X = 1\n"}
+    assert cycle_size(import_graph(_tree(tmp_path, files))) == (0, 0)
+    (tmp_path / "symuat/kernel/b.py").write_text("def f():\n    from symuat.kernel.a import b\n")
+    assert cycle_size(import_graph(tmp_path)) == (2, 2)
+    assert cycles(import_graph(tmp_path)) == [{"symuat.kernel.a", "symuat.kernel.b"}]
+
+
+def test_ruff_with_the_project_rules_fails_on_an_unused_import_and_a_stale_noqa(tmp_path):
+    bad = tmp_path / "bad.py"
+    bad.write_text("import os\nimport sys  # noqa: E731\n\nprint(sys.argv)\n")
+    run = subprocess.run([_ruff(), "check", "--no-cache", "--config", str(ROOT / "pyproject.toml"),
+                          "--output-format", "concise", str(bad)], capture_output=True, text=True)
+    assert run.returncode == 1 and "F401" in run.stdout and "RUF100" in run.stdout, run.stdout + run.stderr
