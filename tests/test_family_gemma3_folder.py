@@ -5,12 +5,10 @@ refused naming its vision part."""
 
 import json
 
-import numpy as np
 import pytest
 
 from symuat import cli
 from symuat.models import compare
-from symuat.models.formats import ModelError
 from test_families import _need, _randomise, _save
 
 TOL = 1e-12

@@ -140,5 +140,5 @@ def test_a_shard_that_disagrees_with_the_weight_map_is_refused(tmp_path):
     data["weight_map"][name] = next(v for v in sorted(set(data["weight_map"].values()))
                                     if v != data["weight_map"][name])
     index.write_text(json.dumps(data))
-    with pytest.raises(ModelError, match=rf"the shard (holds|lacks) tensor .*against the weight_map"):
+    with pytest.raises(ModelError, match=r"the shard (holds|lacks) tensor .*against the weight_map"):
         folder_tensors(tmp_path / "s")

@@ -66,9 +66,9 @@ def write_tiny_gemma3(path: Path, *, extra_key=None, window=4, seed=7, layers=6)
     w.add_unk_token_id(3)
     w.add_pad_token_id(0)
     w.add_add_bos_token(True)
-    lin = lambda o, i: (rng.standard_normal((o, i)) / np.sqrt(i)).astype(np.float32)  # noqa: E731
+    lin = lambda o, i: (rng.standard_normal((o, i)) / np.sqrt(i)).astype(np.float32)
     # norm weights as llama.cpp stores them: 1 + w, w a bfloat16 number
-    norm = lambda n: (1.0 + (rng.standard_normal(n) * 0.3).astype(np.float32).view(np.uint32)  # noqa: E731
+    norm = lambda n: (1.0 + (rng.standard_normal(n) * 0.3).astype(np.float32).view(np.uint32)
                       .__and__(0xFFFF0000).view(np.float32)).astype(np.float32)
     w.add_tensor("token_embd.weight", rng.standard_normal((V, M)).astype(np.float32))
     w.add_tensor("output_norm.weight", norm(M))

@@ -28,7 +28,7 @@ def _need(module: str, flag: str):
 
 def _tiny_bert(folder: Path, seed: int = 0, drop: str | None = None, bad_shape: str | None = None) -> Path:
     """A random BERT checkpoint with M=8, 2 heads, 2 layers, vocabulary 30."""
-    safetensors = _need("safetensors", "SYMUAT_REQUIRE_MODEL")
+    _need("safetensors", "SYMUAT_REQUIRE_MODEL")
     from safetensors.numpy import save_file
 
     rng = np.random.default_rng(seed)

@@ -729,7 +729,7 @@ def _first_failing_depth(r) -> str:
 
 
 def bottom_line(cv) -> list[str]:
-    from symuat.headline import WORDS, display_word
+    from symuat.headline import display_word
 
     word = display_word(cv)
     head = f"**Bottom line:** :verdict:`{word}`"

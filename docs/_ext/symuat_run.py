@@ -43,7 +43,7 @@ def missing(needs: list[str]) -> list[str]:
     for name in needs:
         try:
             paths[name]()
-        except Exception:  # noqa: BLE001 - any failure to find the package means "not installed"
+        except Exception:  # any failure to find the package means "not installed"
             gone.append(name)
     return gone
 
@@ -67,7 +67,7 @@ def run(code: str, namespace: dict, where: str) -> str:
     """Execute ``code`` in ``namespace``; return what it printed."""
     buf = io.StringIO()
     with contextlib.redirect_stdout(buf):
-        exec(compile(code, where, "exec"), namespace)  # noqa: S102 - the project's own documented examples
+        exec(compile(code, where, "exec"), namespace)  # the project's own documented examples
     return buf.getvalue()
 
 
