@@ -83,56 +83,98 @@ def check(texts: list[str], where="minilm", *, reference: bool = True, progress:
     return _check_decoder(model, texts, str(where), reference, say)
 
 
-def _check_decoder(net, texts, name, reference, say) -> dict:
-    from symuat.models import reference as ref_mod
-    from symuat.models.rewrite import rewrite
+#: logit rows formed at a time by ``check`` (every family): never an N × vocab array
+LOGIT_CHUNK = 64
 
+
+def _check_decoder(net, texts, name, reference, say, chunk: int | None = None) -> dict:
+    """Streamed: the forward's states are kept (:math:`O(LNM)`), the rewrite's are compared as the
+    one pass produces them (:func:`symuat.models.rewrite.rewrite_states`: one layer's patterns
+    alive at a time) and the logits — of the forward, of the DUAT form through the head frozen at
+    its last state (X5), of the reference — are formed ``chunk`` rows at a time."""
+    from symuat.models import reference as ref_mod
+    from symuat.models.rewrite import rewrite_states
+
+    chunk = chunk or LOGIT_CHUNK
     reports, ref_ok = [], False
     for k, text in enumerate(texts):
         ids = net.tokenize(text)
-        say(f"text {k + 1}/{len(texts)}: {ids.size} tokens, forward")
-        with np.errstate(all="ignore"):
-            states = net.hidden_states(ids)
-            fwd_logits = net.logits(states[-1])
-            say(f"text {k + 1}/{len(texts)}: the DUAT rewrite")
-            duat = rewrite(net, states[0], progress=say)
+        tag = f"text {k + 1}/{len(texts)}"
         ref = stock = None
         if reference:
-            say(f"text {k + 1}/{len(texts)}: reference (transformers, float64)")
-            ref = ref_mod.decoder_reference(net, ids, faithful=True)
+            say(f"{tag}: reference (transformers, float64)")
+            ref = ref_mod.decoder_reference(net, ids, faithful=True, logits=False)
             if ref is not None:
                 ref_ok = True
-                stock = ref_mod.decoder_reference(net, ids, faithful=False)
+                stock = ref_mod.decoder_reference(net, ids, faithful=False, logits=False)
+        say(f"{tag}: {ids.size} tokens, forward")
+        with np.errstate(all="ignore"):
+            states = net.hidden_states(ids)
         last = len(states) - 1
-        rows = []
-        for s in range(len(states)):
-            row = {"state": s}
-            _cmp(row, "rewrite_vs_forward", duat.states[s], states[s])
-            mine, fwd = (duat.states[s], states[s]) if s < last else (net.final_norm(duat.states[s]),
-                                                                      net.final_norm(states[s]))
-            r = ref["hidden_states"][s] if ref is not None else None
-            _cmp(row, "rewrite_vs_reference", mine, r)
-            _cmp(row, "forward_vs_reference", fwd, r)
-            rows.append(row)
-        row = {"state": "logits"}
-        _cmp(row, "rewrite_vs_forward", duat.logits, fwd_logits)
-        _cmp(row, "rewrite_vs_reference", duat.logits, ref["logits"] if ref is not None else None)
-        _cmp(row, "forward_vs_reference", fwd_logits, ref["logits"] if ref is not None else None)
-        rows.append(row)
-        finite = bool(np.isfinite(fwd_logits).all())
-        entry = {"text": text, "tokens": int(ids.size), "padded_to": int(ids.size), "states": rows, "finite": finite,
-                 "prediction": net.decode(int(np.argmax(fwd_logits[-1]))) if finite else None}
-        if stock is not None:
+        entry = {"text": text, "tokens": int(ids.size), "padded_to": int(ids.size)}
+        if stock is not None:  # the gap of stock HF float64; then only its last state is kept (its logits)
             gaps = [relative_error(stock["hidden_states"][s], states[s] if s < last else net.final_norm(states[s]))
                     for s in range(len(states))]
-            entry["stock_hf_float64_gap"] = {"worst_state": max(gaps), "logits": relative_error(stock["logits"],
-                                                                                               fwd_logits)}
+            stock["hidden_states"] = None
+        say(f"{tag}: the DUAT rewrite")
+        rows, mine_last = [], None
+        with np.errstate(all="ignore"):
+            for s, mine in enumerate(rewrite_states(net, states[0], progress=say)):
+                row = {"state": s}
+                _cmp(row, "rewrite_vs_forward", mine, states[s])
+                normed, fwd = (mine, states[s]) if s < last else (net.final_norm(mine), net.final_norm(states[s]))
+                r = ref["hidden_states"][s] if ref is not None else None
+                _cmp(row, "rewrite_vs_reference", normed, r)
+                _cmp(row, "forward_vs_reference", fwd, r)
+                rows.append(row)
+                mine_last = mine
+        say(f"{tag}: logits, {chunk} rows at a time")
+        acc = {key: [] for key in ("rewrite_vs_forward", "rewrite_vs_reference", "forward_vs_reference", "stock")}
+        finite, pred = True, None
+        with np.errstate(all="ignore"):
+            for i in range(0, ids.size, chunk):
+                idx = np.arange(i, min(i + chunk, ids.size))
+                X = mine_last[idx]
+                d_rows = (net.head(X) @ X.reshape(-1)).reshape(idx.size, -1)  # the head frozen at x'_L's rows
+                f_rows = net.logits(states[-1][idx])
+                finite = finite and bool(np.isfinite(f_rows).all())
+                acc["rewrite_vs_forward"].append(row_errors(d_rows, f_rows))
+                if ref is not None:
+                    r_rows = ref["logit_rows"](idx)
+                    acc["rewrite_vs_reference"].append(row_errors(d_rows, r_rows))
+                    acc["forward_vs_reference"].append(row_errors(f_rows, r_rows))
+                if stock is not None:
+                    acc["stock"].append(row_errors(stock["logit_rows"](idx), f_rows))
+                if idx[-1] == ids.size - 1 and np.isfinite(f_rows[-1]).all():
+                    pred = net.decode(int(np.argmax(f_rows[-1])))
+        row = {"state": "logits"}
+        for key in ("rewrite_vs_forward", "rewrite_vs_reference", "forward_vs_reference"):
+            row[key], row[key + "_abs"] = worst_of(acc[key]) if acc[key] else (None, None)
+        rows.append(row)
+        entry.update({"states": rows, "finite": finite, "prediction": pred if finite else None})
+        if stock is not None:
+            entry["stock_hf_float64_gap"] = {"worst_state": max(gaps), "logits": worst_of(acc["stock"])[0]}
         reports.append(entry)
+        del states, ref, stock, mine_last
     out = {"model": name, "family": net.family, "source": str(net.source), "reference": ref_ok, "texts": reports,
            "error_definition": ERROR_DEFINITION}
     if ref_ok:
         out["reference_definition"] = _reference_note(net)
     return out
+
+
+def worst_of(errors: list[tuple[float, float]]) -> tuple[float, float]:
+    """The worst (rel, abs) of the chunks' :func:`row_errors` (``nan`` wins: non-finite is an error).
+
+    >>> worst_of([(1e-15, 1e-13), (2e-15, 5e-14)])
+    (2e-15, 1e-13)
+    >>> worst_of([(1e-15, 1e-13), (float("nan"), float("nan"))])
+    (nan, nan)
+    """
+    rel, ab = zip(*errors)
+    if not all(math.isfinite(v) for v in rel + ab):
+        return float("nan"), float("nan")
+    return max(rel), max(ab)
 
 
 def _reference_note(model) -> str:

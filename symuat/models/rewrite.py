@@ -76,6 +76,34 @@ def rewrite(model, X0: np.ndarray, *, layers=None, keep_sigma: bool = False,
     return out
 
 
+def rewrite_states(model, X0: np.ndarray, *, layers=None, progress: Callable[[str], None] | None = None):
+    r"""The states :math:`x'_0, x'_1, \dots, x'_L` of :func:`rewrite`, streamed: the same one pass
+    (each layer's ``duat_step`` frozen at the parts :math:`[A_kx'_0,\ c_k,\ R_k]` the pass has just
+    produced, the state their sum), but each layer's frozen operators — its :math:`(h, N, N)`
+    patterns — are dropped once the layer has advanced the parts, so memory is one layer's working
+    set plus the parts, :math:`O(hN^2 + NM)`, not :math:`O(L\,hN^2)`. The states are bit for bit
+    :func:`rewrite`'s (the same operations in the same order).
+
+    >>> from symuat.models.llama import random_llama
+    >>> net = random_llama(np.random.default_rng(0), layers=3, vocab=16)
+    >>> X0 = net.embed([1, 2, 3, 4])
+    >>> all(np.array_equal(a, b) for a, b in zip(rewrite_states(net, X0), rewrite(net, X0).states))
+    True
+    """
+    from symuat.transformer import duat_step_from_step
+
+    X0 = np.asarray(X0, dtype=float)
+    blocks = list(model.layers if layers is None else layers)
+    parts = np.stack([X0, np.zeros_like(X0), np.zeros_like(X0)])  # [A_0 x0, c_0, R_0] = [x0, 0, 0]
+    yield parts.sum(axis=0)
+    for k, block in enumerate(blocks):
+        if progress:
+            progress(f"  layer {k + 1}/{len(blocks)}")
+        step = getattr(block, "duat_step", None)
+        _, parts, _ = step(parts) if step is not None else duat_step_from_step(block, parts)
+        yield parts.sum(axis=0)
+
+
 class _Announce:
     """A layer that says when the recursion reaches it (progress on long runs)."""
 
