@@ -101,6 +101,24 @@ class LayerTrace:
     bg: np.ndarray | None = None  # (F,) gate bias
     bd: np.ndarray | None = None  # (M,) down-projection bias
     affine: bool = False  # a bias acts on the residual stream (b_V, b_O, b_g, b_u or b_d): Golden's map is affine
+    #: long texts: ``H``, ``gate``, ``up``, ``slope`` are not kept (``None``); ``recompute(name)`` forms
+    #: them again from the layer's frozen input, by the same expressions (bit for bit), when a view needs them
+    recompute: Callable[[str], np.ndarray] | None = None
+    H_last: np.ndarray | None = None  # (h, N) the last query's pattern row (what the residual view reads)
+
+    def patterns(self) -> np.ndarray:
+        """``H`` ``(h, N, N)``: kept, or formed again (one layer's at a time, never all layers')."""
+        return self.H if self.H is not None else self.recompute("H")
+
+    def mlp_inputs(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """``(gate, up, slope)``, each ``(N, F)``: kept, or formed again."""
+        if self.gate is not None:
+            return self.gate, self.up, self.slope
+        return self.recompute("gate"), self.recompute("up"), self.recompute("slope")
+
+    def last_row(self) -> np.ndarray:
+        """``H[:, N-1, :]`` ``(h, N)``: the patterns' row of the last query."""
+        return self.H[:, -1, :] if self.H is not None else self.H_last
 
     def attn_const(self) -> np.ndarray:
         """The part of the attention write that does not depend on the input, ``(N, M)``:
@@ -109,7 +127,7 @@ class LayerTrace:
         out = np.zeros((N, M))
         if self.bv is not None:
             rows = np.einsum("hd,hdM->hM", self.bv[self.group], self.WO)
-            out += self.H.sum(axis=2).T @ rows
+            out += self.patterns().sum(axis=2).T @ rows
         if self.bo is not None:
             out += self.bo
         return _post(out, self.post_attn)
@@ -122,11 +140,12 @@ class LayerTrace:
     @property
     def act(self) -> np.ndarray:
         """The gate activation act(Z W_g) (Golden freezes it)."""
-        return self.gate * self.slope
+        gate, _, slope = self.mlp_inputs()
+        return gate * slope
 
     @property
     def heads(self) -> int:
-        return self.H.shape[0]
+        return len(self.group)
 
 
 @dataclass
@@ -178,7 +197,18 @@ def _erf(x):
     return erf(x)
 
 
-def trace_causal_lm(model, ids, states: list[np.ndarray] | None = None) -> Trace:
+#: a trace keeps every layer's patterns and MLP activations when they take at most this many bytes
+#: (short texts: the views read them several times); above it they are formed again per layer
+KEEP_BYTES = 256 * 2 ** 20
+
+
+def trace_bytes(model, N: int) -> int:
+    """What keeping every layer's patterns ``(h, N, N)`` and MLP activations (3 × ``(N, F)``) takes."""
+    c = model.config
+    return 8 * len(model.layers) * (c.heads * N * N + 3 * N * c.F)
+
+
+def trace_causal_lm(model, ids, states: list[np.ndarray] | None = None, *, keep: bool | None = None) -> Trace:
     """A :class:`Trace` of a :class:`~symuat.models.causal_lm.CausalLM` (every decoder family:
     Llama/SmolLM2, Qwen2, Gemma 3 — biases, sandwich norms, QK-norms and windows included).
 
@@ -186,6 +216,10 @@ def trace_causal_lm(model, ids, states: list[np.ndarray] | None = None) -> Trace
     ``DecoderLayer.forward`` in the same order (its patterns from the layer's own ``patterns``),
     so every state equals ``model.hidden_states`` bit for bit (tested) and the logit the views add
     up to is the plain forward's. With ``states`` each layer is re-entered at the given state.
+
+    ``keep`` (default: when :func:`trace_bytes` ≤ :data:`KEEP_BYTES`): keep every layer's patterns
+    and MLP activations; otherwise only the last query's pattern row is kept and the rest is
+    formed again, one layer at a time, from the layer's kept input (:meth:`LayerTrace.patterns`).
     """
     from symuat.models.causal_lm import _affine
     from symuat.models.lifts import rms_scales
@@ -199,6 +233,8 @@ def trace_causal_lm(model, ids, states: list[np.ndarray] | None = None) -> Trace
     X = model.embed(ids) if states is None else states[0]
     x0 = X
     N, M, d, g = X.shape[0], c.M, c.head_dim, c.kv_heads
+    if keep is None:
+        keep = trace_bytes(model, N) <= KEEP_BYTES
     layers = []
     for k, layer in enumerate(model.layers):
         if states is not None:
@@ -230,6 +266,11 @@ def trace_causal_lm(model, ids, states: list[np.ndarray] | None = None) -> Trace
             Wd=layer.Wd, gate=gate, up=up, slope=slope_of(gate), mlp=mlp, post_attn=post_attn, post_mlp=post_mlp,
             Wu=layer.Wu, bv=None if layer.bv is None else layer.bv.reshape(g, d), bo=layer.bo, bg=layer.bg,
             bd=layer.bd, affine=affine))
+        if not keep:
+            lt = layers[-1]
+            lt.H, lt.gate, lt.up, lt.slope, lt.H_last = None, None, None, None, H[:, -1, :].copy()
+            lt.recompute = _recompute(layer, X, s1, attn, s2, slope_of)
+        del H, gate, up
         X = Y + mlp
     xL = X if states is None else states[-1]
     logits = model.logits(xL[-1:])[0]
@@ -238,11 +279,28 @@ def trace_causal_lm(model, ids, states: list[np.ndarray] | None = None) -> Trace
                  model.norm, lambda t: model.lm_head[int(t)], logits, decode)
 
 
+def _recompute(layer, X, s1, attn, s2, slope_of) -> Callable[[str], np.ndarray]:
+    """A layer's patterns and MLP activations formed again from its kept input, by
+    :func:`trace_causal_lm`'s own expressions (so bit for bit the numbers it dropped)."""
+    from symuat.models.causal_lm import _affine
+
+    def recompute(name: str) -> np.ndarray:
+        if name == "H":
+            return layer.patterns(X * s1[:, None] * layer.g1)
+        Z = (X + attn) * s2[:, None] * layer.g2
+        if name == "up":
+            return _affine(Z, layer.Wu, layer.bu)
+        gate = _affine(Z, layer.Wg, layer.bg)
+        return gate if name == "gate" else slope_of(gate)
+
+    return recompute
+
+
 #: family adapters, by the model class's name (a new family adds one line)
 ADAPTERS: dict[str, Callable] = {"CausalLM": trace_causal_lm}
 
 
-def trace(model, ids, states=None) -> Trace:
+def trace(model, ids, states=None, *, keep: bool | None = None) -> Trace:
     """The :class:`Trace` of ``model`` on ``ids`` through its family's adapter."""
     adapter = ADAPTERS.get(type(model).__name__)
     if adapter is None and getattr(model, "kind", None) == "encoder":
@@ -250,7 +308,7 @@ def trace(model, ids, states=None) -> Trace:
                          "this is an encoder")
     if adapter is None:
         raise ModelError(f"attribution has no adapter for {type(model).__name__} (known: {', '.join(ADAPTERS)})")
-    return adapter(model, ids, states)
+    return adapter(model, ids, states) if keep is None else adapter(model, ids, states, keep=keep)
 
 
 # --------------------------------------------------------------------------------------------
@@ -377,7 +435,7 @@ def residual_view(tr: Trace, tg: Target, tol: float = TOLERANCE) -> ResidualView
         ra = r if lt.post_attn is None else r * lt.post_attn[0][n] * lt.post_attn[1]
         q = lt.WO @ ra  # (h, d): W_O,i r per head
         vq = np.einsum("hmd,hd->hm", lt.V[lt.group], q)  # (U_m W_V,g(i) + b_V) · (W_O,i r)
-        heads[k] = lt.H[:, n, :] * vq
+        heads[k] = lt.last_row() * vq
         mlp[k] = r @ lt.mlp[n]
         if lt.bo is not None:
             bias[k] = ra @ lt.bo
@@ -442,9 +500,10 @@ def _per_head(G: np.ndarray, lt: LayerTrace) -> np.ndarray:
     return (G @ lt.WO.reshape(h * d, M).T).reshape(G.shape[0], h, d).transpose(1, 0, 2)
 
 
-def _attention_adjoint(lt: LayerTrace, G: np.ndarray) -> np.ndarray:
+def _attention_adjoint(lt: LayerTrace, G: np.ndarray, H: np.ndarray | None = None) -> np.ndarray:
     """:math:`(\\text{post}\\,A\\,S_1)^{\\top}G` for ``G`` ``(N, M)``: the frozen attention's adjoint."""
-    Gh = lt.H.transpose(0, 2, 1) @ _per_head(_post(G, lt.post_attn), lt)  # (h, N, d)
+    H = lt.patterns() if H is None else H
+    Gh = H.transpose(0, 2, 1) @ _per_head(_post(G, lt.post_attn), lt)  # (h, N, d)
     g, M, d = lt.WV.shape
     Gg = np.zeros((g,) + Gh.shape[1:])
     for i, k in enumerate(lt.group):
@@ -453,12 +512,13 @@ def _attention_adjoint(lt: LayerTrace, G: np.ndarray) -> np.ndarray:
     return (Gg.transpose(1, 0, 2).reshape(N, g * d) @ _flat_wv(lt).T) * lt.s1[:, None] * lt.g1
 
 
-def _attention_apply(lt: LayerTrace, X: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def _attention_apply(lt: LayerTrace, X: np.ndarray, H: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
     """(values per group ``(g, N, d)``, post A S_1 X): the frozen attention applied to any ``X``."""
     N, M = X.shape
     g, _, d = lt.WV.shape
     V = ((X * lt.s1[:, None] * lt.g1) @ _flat_wv(lt)).reshape(N, g, d).transpose(1, 0, 2)
-    O = (lt.H @ V[lt.group]).transpose(1, 0, 2).reshape(N, -1) @ lt.WO.reshape(-1, M)
+    H = lt.patterns() if H is None else H
+    O = (H @ V[lt.group]).transpose(1, 0, 2).reshape(N, -1) @ lt.WO.reshape(-1, M)
     return V, _post(O, lt.post_attn)
 
 
@@ -487,23 +547,27 @@ def duat_view(tr: Trace, tg: Target, tol: float = TOLERANCE) -> DUATView:
         sigma[j] = float((rho * (lt.mlp if m_const is None else lt.mlp - m_const)).sum())
         if lt.affine:
             b_out[j] = float((rho * (a_const + m_const)).sum())
-        kappa = (rm @ lt.Wd.T) * lt.up * lt.slope  # (N, F)
+        _, up, slope = lt.mlp_inputs()
+        kappa = (rm @ lt.Wd.T) * up * slope  # (N, F)
+        del up, slope
+        H = lt.patterns()  # this layer's only (formed again on a long text)
         q = (kappa @ lt.Wg.T) * lt.s2[:, None] * lt.g2  # σ-term = Σ q ⊙ (x_{j-1} + attn_j)
         R = lt.X - a_in[j]
         sk_a[j], sk_r[j] = float((q * a_in[j]).sum()), float((q * R).sum())
         Gh = _per_head(_post(q, lt.post_attn), lt)  # (h, N, d)
         Vall = (lt.V if lt.bv is None else lt.V - lt.bv[:, None, :])[lt.group]  # the linear part of the values
         Vlin = Va[j][lt.group]
-        P_all = Gh @ Vall.transpose(0, 2, 1)  # (h, N, N): [i, n, m] = G_i[n] · V_i[m]
-        P_lin = Gh @ Vlin.transpose(0, 2, 1)
-        hd_all = (lt.H * P_all).sum(axis=1)  # Σ_n H_i[n, m] P[i, n, m]
-        hd_a[j] = (lt.H * P_lin).sum(axis=1)
+        hd_all = np.empty((h, N))
+        for i in range(h):  # one head's (N, N) products at a time
+            hd_all[i] = (H[i] * (Gh[i] @ Vall[i].T)).sum(axis=0)  # Σ_n H_i[n, m] G_i[n] · V_i[m]
+            hd_a[j, i] = (H[i] * (Gh[i] @ Vlin[i].T)).sum(axis=0)
         hd_r[j] = hd_all - hd_a[j]
         if lt.affine:
             b_in[j] = float((q * a_const).sum()) + (float(kappa.sum(axis=0) @ lt.bg) if lt.bg is not None else 0.0)
         parts = [sk_a[j], sk_r[j], b_in[j], math.fsum(hd_all.ravel().tolist())]
         split_errs.append(abs(math.fsum(parts) - sigma[j]) / max(tg.scale, np.finfo(float).tiny))
-        rho = rho + _attention_adjoint(lt, rho)  # ρ_{j-1} = W1_j^T ρ_j
+        rho = rho + _attention_adjoint(lt, rho, H)  # ρ_{j-1} = W1_j^T ρ_j
+        del H
     lin = (rho * tr.x0).sum(axis=1)
     total, err, rel, ok = _exactness([lin, sigma, b_out], tg.value, tg.scale, tol)
     split_err = max(split_errs) if all(math.isfinite(e) for e in split_errs) else math.nan  # NaN is sticky
@@ -744,10 +808,10 @@ def pattern(tr: Trace, layer: int, head: int) -> np.ndarray:
     L = len(tr.layers)
     if not 0 <= layer < L:
         raise ModelError(f"layer {layer} is outside [0, {L}) (layers are 0-based)")
-    H = tr.layers[layer].H
-    if not 0 <= head < H.shape[0]:
-        raise ModelError(f"head {head} is outside [0, {H.shape[0]}) (heads are 0-based)")
-    return H[head]
+    lt = tr.layers[layer]
+    if not 0 <= head < lt.heads:
+        raise ModelError(f"head {head} is outside [0, {lt.heads}) (heads are 0-based)")
+    return lt.patterns()[head]
 
 
 def explain(model, ids, token: int | None = None, vs: int | None = None, *, states=None,

@@ -602,7 +602,7 @@ def check(texts: list[str], where="gemma3", *, reference: bool = True,
     """
     import hashlib
 
-    from symuat.transformer import to_duat
+    from symuat.models.rewrite import rewrite_states
 
     say = progress or (lambda msg: None)
     source = loaded.source if loaded is not None else resolve(where)
@@ -640,9 +640,7 @@ def check(texts: list[str], where="gemma3", *, reference: bool = True,
         with np.errstate(all="ignore"):
             states = net.hidden_states(ids)
             say(f"{tag}: the DUAT rewrite")
-            duat = to_duat(net.layers, states[0])
-            mine_states = [P.sum(axis=0) for P in duat.parts]
-        del duat  # the states are kept; the frozen operators are not needed for the logits
+            mine_states = list(rewrite_states(net, states[0], progress=say))  # one layer's patterns at a time
         last = len(states) - 1
         rows = []
         for s in range(len(states)):
