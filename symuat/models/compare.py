@@ -268,7 +268,7 @@ def explain(where, text: str, token: str | None = None, *, tolerance: float = 1e
     (report, the decomposition, the input tokens as text)."""
     from symuat.models import family as fam_mod
     from symuat.models import reference as ref_mod
-    from symuat.models.rewrite import decompose_logit, rewrite
+    from symuat.models.rewrite import decompose_logit
 
     net = loaded if loaded is not None else fam_mod.load(where)
     if getattr(net, "kind", "decoder") != "decoder":
@@ -286,11 +286,10 @@ def explain(where, text: str, token: str | None = None, *, tolerance: float = 1e
         tid = enc[0]
     with np.errstate(all="ignore"):
         states = net.hidden_states(ids)
-        logits = net.logits(states[-1])
-        duat = rewrite(net, states[0], keep_sigma=True)
-        dec = decompose_logit(net, ids, tid, duat=duat, states=states)
-    n = dec.position
-    scale = float(np.abs(logits[n]).max()) if np.isfinite(logits[n]).all() else float("nan")
+        dec = decompose_logit(net, ids, tid, states=states)  # streamed: one layer's patterns at a time
+        n = dec.position
+        logits_n = net.logits(states[-1][n:n + 1])[0]  # the position's logits only, never N × vocab
+    scale = float(np.abs(logits_n).max()) if np.isfinite(logits_n).all() else float("nan")
     scale = max(scale, np.finfo(float).tiny)
     checks = []
 
@@ -305,10 +304,10 @@ def explain(where, text: str, token: str | None = None, *, tolerance: float = 1e
     add("the rewrite's logit (DUAT form through the frozen head) = the forward's logit", dec.rewrite_logit, dec.logit)
     ref_used = False
     if reference:
-        ref = ref_mod.decoder_reference(net, ids, faithful=True)
+        ref = ref_mod.decoder_reference(net, ids, faithful=True, logits=False)
         if ref is not None:
             ref_used = True
-            r = float(ref["logits"][n, dec.token])
+            r = float(ref["logit_rows"]([n])[0, dec.token])
             add("the forward's logit = the reference's logit (transformers, float64)", dec.logit, r)
             add("sum of the terms = the reference's logit", dec.total, r)
     words = [net.decode(int(i)) for i in ids]
