@@ -122,3 +122,87 @@ def test_default_keeps_only_small_traces(monkeypatch):
     assert at.trace(m, ids).layers[0].H is not None
     monkeypatch.setattr(at, "KEEP_BYTES", 0)
     assert at.trace(m, ids).layers[0].H is None
+
+
+# --------------------------------------------------------------------------------------------
+# --max-memory, --text-file, progress
+# --------------------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def tiny(tmp_path):
+    from test_llama import write_tiny_gguf
+
+    return str(write_tiny_gguf(tmp_path / "tiny.gguf", context=64))
+
+
+def test_max_memory_refuses_a_run_that_cannot_fit_before_it_starts(tiny, capsys, monkeypatch):
+    from symuat.models import rewrite as rw
+
+    started = []
+    monkeypatch.setattr(rw, "rewrite_states", lambda *a, **k: started.append(1) or iter(()))
+    for cmd in ("check", "explain"):
+        assert cli.main(["model", cmd, "--model", tiny, "--text", "Hello there", "--no-reference",
+                         "--max-memory", "1M"]) == 2
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1 and "--max-memory 0.00 GiB" in err and "estimated peak" in err
+        assert "weights" in err and "Traceback" not in err
+    assert not started
+    assert cli.main(["model", "check", "--model", tiny, "--text", "Hi", "--max-memory", "eight"]) == 2
+    assert "--max-memory 'eight'" in capsys.readouterr().err
+
+
+def test_max_memory_plans_the_logit_rows(tiny, capsys):
+    assert cli.main(["model", "check", "--model", tiny, "--text", "Hello there", "--no-reference", "--max-memory",
+                     "4G", "--format", "json"]) == 0
+    rep = json.loads(capsys.readouterr().out)
+    assert rep["passed"] and rep["memory_plan"]["logit_rows"] == 64
+    assert rep["memory_plan"]["estimate_bytes"] <= rep["memory_plan"]["budget_bytes"]
+    assert cli.main(["model", "explain", "--model", tiny, "--text", "Hello there", "--max-memory", "4G",
+                     "--format", "json"]) == 0
+    rep = json.loads(capsys.readouterr().out)
+    assert rep["passed"] and rep["memory_plan"]["patterns_kept"] is True
+
+
+def test_plan_drops_rows_then_kept_patterns_as_the_budget_shrinks():
+    from symuat.models import plan as pl
+
+    m = _model(7)
+    big = pl.plan(m, 40, "explain", 2 ** 34, reference=False)
+    assert big.keep_patterns and big.rows == pl.MAX_ROWS
+    need = pl.estimate(m, 40, "explain", reference=False, keep_patterns=False)
+    tight = pl.plan(m, 40, "explain", int(sum(need.values()) / (1 - pl.MARGIN)) + 1, reference=False)
+    assert not tight.keep_patterns
+    rows = pl.plan(m, 40, "check", int(sum(pl.estimate(m, 40, "check", reference=False, rows=4).values())
+                                         / (1 - pl.MARGIN)) + 1, reference=False)
+    assert rows.rows == 4
+    with pytest.raises(pl.ModelError, match="estimated peak"):
+        pl.plan(m, 40, "check", 1000, reference=False)
+
+
+def test_text_file(tiny, tmp_path, capsys):
+    f = tmp_path / "prompt.txt"
+    f.write_text("Hello there, owls", encoding="utf-8")
+    assert cli.main(["model", "check", "--model", tiny, "--text-file", str(f), "--no-reference",
+                     "--format", "json"]) == 0
+    assert json.loads(capsys.readouterr().out)["texts"][0]["text"] == "Hello there, owls"
+    assert cli.main(["model", "explain", "--model", tiny, "--text-file", str(f), "--format", "json"]) == 0
+    assert json.loads(capsys.readouterr().out)["text"] == "Hello there, owls"
+    assert cli.main(["model", "check", "--model", tiny, "--text-file", str(tmp_path / "absent.txt")]) == 2
+    err = capsys.readouterr().err
+    assert "absent.txt" in err and err.count("\n") == 1
+
+
+def test_progress_only_on_a_terminal_and_never_with_json(monkeypatch):
+    from symuat.models import command
+
+    class Args:
+        format = "table"
+
+    monkeypatch.setattr("sys.stderr.isatty", lambda: True)
+    assert command._progress(Args())[1] is not None
+    Args.format = "json"
+    assert command._progress(Args()) == (False, None)
+    monkeypatch.setattr("sys.stderr.isatty", lambda: False)
+    Args.format = "table"
+    assert command._progress(Args()) == (False, None)

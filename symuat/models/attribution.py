@@ -815,9 +815,10 @@ def pattern(tr: Trace, layer: int, head: int) -> np.ndarray:
 
 
 def explain(model, ids, token: int | None = None, vs: int | None = None, *, states=None,
-            tol: float = TOLERANCE) -> Attribution:
-    """Both views of ``logit(token)`` (or ``logit(token) − logit(vs)``) at the last position."""
-    tr = trace(model, ids, states)
+            tol: float = TOLERANCE, keep: bool | None = None) -> Attribution:
+    """Both views of ``logit(token)`` (or ``logit(token) − logit(vs)``) at the last position
+    (``keep``: whether the trace keeps every layer's patterns, :func:`trace_causal_lm`)."""
+    tr = trace(model, ids, states, keep=keep)
     tg = target(tr, token, vs)
     return Attribution(tr, tg, residual_view(tr, tg, tol), duat_view(tr, tg, tol))
 
@@ -1152,11 +1153,25 @@ def run_explain(args, *, tolerance: float | None = None, say: Callable | None = 
         ids = net.tokenize(args.text)
         token = None if args.token is None else _one_token(net.tokenizer, args.token, "--token")
         vs = None if getattr(args, "vs", None) is None else _one_token(net.tokenizer, args.vs, "--vs")
+        keep, memory = None, None
+        if getattr(args, "max_memory", None) is not None:  # planned before anything runs; refused if it cannot fit
+            from symuat.models.plan import parse_size, plan
+
+            pl = plan(net, ids.size, "explain", parse_size(args.max_memory),
+                      reference=not getattr(args, "no_reference", True), view=view)
+            keep, memory = pl.keep_patterns, {"budget_bytes": pl.budget, "estimate_bytes": pl.total,
+                                              "patterns_kept": pl.keep_patterns, "estimate": pl.describe()}
+        if say:
+            say(f"{ids.size} tokens: the forward pass and both views")
         with np.errstate(all="ignore"):  # non-finite numbers are reported (null, FAIL), not warned about
-            att = explain(net, ids, token, vs, tol=tol)
+            att = explain(net, ids, token, vs, tol=tol, keep=keep)
         if vs is not None and att.target.token == vs:
             raise ModelError(f"--vs {args.vs!r} is the explained token itself; the difference is 0")
         rep = {"model": args.model, "text": args.text, **report(att, by=by, k=k, tol=tol)}
+        if memory is not None:
+            rep["memory_plan"] = memory
+        if say and view in ("duat", "both"):
+            say("the DUAT rewrite's own decomposition (streamed)")
         rep["checks"] = _rewrite_checks(net, ids, att, tol) if view in ("duat", "both") else []
         if not getattr(args, "no_reference", True):
             rep["checks"] += _reference_checks(net, ids, att, tol)

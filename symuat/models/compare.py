@@ -63,15 +63,30 @@ def check_tolerance(tolerance) -> float:
 
 
 def check(texts: list[str], where="minilm", *, reference: bool = True, progress: Callable[[str], None] | None = None,
-          loaded=None) -> dict:
-    """Every hidden state (and a decoder's logits) from its DUAT form, vs the forward pass and the reference."""
+          loaded=None, max_memory: int | None = None) -> dict:
+    """Every hidden state (and a decoder's logits) from its DUAT form, vs the forward pass and the reference.
+
+    ``max_memory`` (bytes): a decoder's run is planned (:func:`symuat.models.plan.plan`: logit rows
+    at a time) after its weights are loaded and before anything else runs, and refused
+    (:class:`ModelError`) when it cannot fit; the plan is reported under ``memory_plan``."""
     from symuat.models import family as fam_mod
 
     say = progress or (lambda msg: None)
     fam_module = fam_mod.resolve(where)[1] if loaded is None else importlib.import_module(
         {f.name: f.module for f, _ in fam_mod.families()}.get(loaded.family, __name__))
+    plan = None
+    if max_memory is not None and getattr(fam_mod.family_of(where) if loaded is None else loaded, "kind",
+                                          "decoder") == "decoder":
+        from symuat.models.plan import plan as make_plan
+
+        say("loading the checkpoint (to plan the memory)")
+        loaded = loaded if loaded is not None else fam_mod.load(where)
+        N = max(loaded.tokenize(t).size for t in texts)
+        plan = make_plan(loaded, N, "check", max_memory, reference=reference)
     if hasattr(fam_module, "check"):  # a family with its own memory plan (gemma3: the reference first, logits in chunks)
-        return fam_module.check(texts, where, reference=reference, progress=progress, loaded=loaded)
+        kw = {} if plan is None else {"chunk": plan.rows}
+        out = fam_module.check(texts, where, reference=reference, progress=progress, loaded=loaded, **kw)
+        return _with_plan(out, plan)
     say("loading the checkpoint")
     model = loaded if loaded is not None else fam_mod.load(where)
     if reference:
@@ -80,7 +95,14 @@ def check(texts: list[str], where="minilm", *, reference: bool = True, progress:
         ref_mod.refuse_blind(model)
     if getattr(model, "kind", "decoder") == "encoder":
         return _check_encoder(model, texts, str(where), reference, say)
-    return _check_decoder(model, texts, str(where), reference, say)
+    return _with_plan(_check_decoder(model, texts, str(where), reference, say, chunk=plan and plan.rows), plan)
+
+
+def _with_plan(report: dict, plan) -> dict:
+    if plan is not None:
+        report["memory_plan"] = {"budget_bytes": plan.budget, "estimate_bytes": plan.total, "logit_rows": plan.rows,
+                                 "estimate": plan.describe()}
+    return report
 
 
 #: logit rows formed at a time by ``check`` (every family): never an N × vocab array
