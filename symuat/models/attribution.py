@@ -1105,12 +1105,13 @@ def _reference_checks(net, ids, att: Attribution, tol: float) -> list[dict]:
              "abs_error": err, "passed": bool(err <= tol * max(tg.scale, np.finfo(float).tiny))}]
 
 
-def _rewrite_checks(net, ids, att: Attribution, tol: float) -> list[dict]:
+def _rewrite_checks(net, ids, att: Attribution, tol: float, dec=None) -> list[dict]:
     """The papers' DUAT rewrite itself (:func:`symuat.models.rewrite.decompose_logit`: every layer's
-    Eq. 20 parameters, the readout pulled back through them) against the explained token's logit."""
+    Eq. 20 parameters, the readout pulled back through them) against the explained token's logit
+    (``dec``: that decomposition, formed before the trace on a long text)."""
     from symuat.models.rewrite import decompose_logit
 
-    dec = decompose_logit(net, ids, att.target.token)
+    dec = decompose_logit(net, ids, att.target.token) if dec is None else dec
     value = float(att.trace.logits[att.target.token])
     scale = max(att.target.scale, abs(value), np.finfo(float).tiny)
     return [{"check": f"the DUAT rewrite's terms = the forward's {what}", "value": v,
@@ -1161,18 +1162,26 @@ def run_explain(args, *, tolerance: float | None = None, say: Callable | None = 
                       reference=not getattr(args, "no_reference", True), view=view)
             keep, memory = pl.keep_patterns, {"budget_bytes": pl.budget, "estimate_bytes": pl.total,
                                               "patterns_kept": pl.keep_patterns, "estimate": pl.describe()}
+        dec = None
+        if view in ("duat", "both"):  # first, streamed: its peak and the trace's are never at once
+            from symuat.models.rewrite import decompose_logit
+
+            if say:
+                say(f"{ids.size} tokens: the DUAT rewrite's own decomposition (streamed)")
+            with np.errstate(all="ignore"):
+                dec = decompose_logit(net, ids, token)
         if say:
             say(f"{ids.size} tokens: the forward pass and both views")
         with np.errstate(all="ignore"):  # non-finite numbers are reported (null, FAIL), not warned about
             att = explain(net, ids, token, vs, tol=tol, keep=keep)
+        if dec is not None and dec.token != att.target.token:  # the same forward, the same prediction
+            dec = None
         if vs is not None and att.target.token == vs:
             raise ModelError(f"--vs {args.vs!r} is the explained token itself; the difference is 0")
         rep = {"model": args.model, "text": args.text, **report(att, by=by, k=k, tol=tol)}
         if memory is not None:
             rep["memory_plan"] = memory
-        if say and view in ("duat", "both"):
-            say("the DUAT rewrite's own decomposition (streamed)")
-        rep["checks"] = _rewrite_checks(net, ids, att, tol) if view in ("duat", "both") else []
+        rep["checks"] = _rewrite_checks(net, ids, att, tol, dec) if view in ("duat", "both") else []
         if not getattr(args, "no_reference", True):
             rep["checks"] += _reference_checks(net, ids, att, tol)
         if rep["checks"]:

@@ -160,8 +160,12 @@ def decompose_logit(model, ids, token: int | None = None, *, duat: Rewrite | Non
     bit for bit — one layer's patterns alive at a time. Only the position's logits are formed.
     """
     ids = model.check_ids(ids)
-    if states is None:
-        states = model.hidden_states(ids)
+    if states is None:  # the forward's first and last states are all this reads: the others are not kept
+        X = model.embed(ids)
+        states = [X]
+        for layer in model.layers:
+            X = layer.forward(X)
+        states.append(X)
     N, M = states[0].shape
     n = N - 1 if position is None else int(position)
     if not 0 <= n < N:
