@@ -79,8 +79,7 @@ def prompt(model: str, n: int, folder: Path) -> Path:
     while len(tok.encode(text).ids) < n + 8:
         text = text + " " + gemma3.LONG_TEXT
     enc = tok.encode(text)
-    specials = sum(1 for o in enc.offsets[:8] if o == (0, 0))  # <bos> and the like: not in the text
-    cut = text[:enc.offsets[n - 1 - specials][1]]
+    cut = text[:enc.offsets[n - 1][1]]  # a <bos> the tokenizer adds counts as one of the n
     assert len(tok.encode(cut).ids) == n, (model, n, len(tok.encode(cut).ids))
     path = folder / f"{model}-{n}.txt"
     path.write_text(cut, encoding="utf-8")
