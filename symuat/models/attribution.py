@@ -105,6 +105,19 @@ class LayerTrace:
     #: them again from the layer's frozen input, by the same expressions (bit for bit), when a view needs them
     recompute: Callable[[str], np.ndarray] | None = None
     H_last: np.ndarray | None = None  # (h, N) the last query's pattern row (what the residual view reads)
+    mlp_last: np.ndarray | None = None  # (M,) the MLP write at the last position
+
+    def pattern_head(self, i: int) -> np.ndarray:
+        """``H[i]`` ``(N, N)``: kept, or formed again alone (the long-text views hold one head's at a time)."""
+        return self.H[i] if self.H is not None else self.recompute("H", i)
+
+    def mlp_write(self) -> np.ndarray:
+        """The MLP write ``(N, M)``: kept, or formed again."""
+        return self.mlp if self.mlp is not None else self.recompute("mlp")
+
+    def mlp_row(self) -> np.ndarray:
+        """The MLP write at the last position ``(M,)``."""
+        return self.mlp[-1] if self.mlp is not None else self.mlp_last
 
     def patterns(self) -> np.ndarray:
         """``H`` ``(h, N, N)``: kept, or formed again (one layer's at a time, never all layers')."""
@@ -235,7 +248,7 @@ def trace_causal_lm(model, ids, states: list[np.ndarray] | None = None, *, keep:
     N, M, d, g = X.shape[0], c.M, c.head_dim, c.kv_heads
     if keep is None:
         keep = trace_bytes(model, N) <= KEEP_BYTES
-    layers = []
+    layers, slot = [], {}  # slot: one layer's queries and keys, shared by the layers' recompute
     for k, layer in enumerate(model.layers):
         if states is not None:
             X = states[k]
@@ -269,7 +282,8 @@ def trace_causal_lm(model, ids, states: list[np.ndarray] | None = None, *, keep:
         if not keep:
             lt = layers[-1]
             lt.H, lt.gate, lt.up, lt.slope, lt.H_last = None, None, None, None, H[:, -1, :].copy()
-            lt.recompute = _recompute(layer, X, s1, attn, s2, slope_of)
+            lt.mlp, lt.mlp_last = None, mlp[-1].copy()
+            lt.recompute = _recompute(layer, X, s1, attn, s2, slope_of, slot)
         del H, gate, up
         X = Y + mlp
     xL = X if states is None else states[-1]
@@ -279,18 +293,30 @@ def trace_causal_lm(model, ids, states: list[np.ndarray] | None = None, *, keep:
                  model.norm, lambda t: model.lm_head[int(t)], logits, decode)
 
 
-def _recompute(layer, X, s1, attn, s2, slope_of) -> Callable[[str], np.ndarray]:
+def _recompute(layer, X, s1, attn, s2, slope_of, slot: dict) -> Callable[[str], np.ndarray]:
     """A layer's patterns and MLP activations formed again from its kept input, by
     :func:`trace_causal_lm`'s own expressions (so bit for bit the numbers it dropped)."""
     from symuat.models.causal_lm import _affine
+    from symuat.models.lifts import rms_scales
 
-    def recompute(name: str) -> np.ndarray:
+    def recompute(name: str, head: int | None = None) -> np.ndarray:
         if name == "H":
-            return layer.patterns(X * s1[:, None] * layer.g1)
+            U = X * s1[:, None] * layer.g1
+            if head is None:
+                return layer.patterns(U)
+            if slot.get("layer") is not layer:  # one layer's Q, K kept (O(N h d)): a head at a time costs one softmax
+                slot.clear()
+                slot.update(layer=layer, qk=layer.queries_keys(U))
+            return layer.patterns(U, [head], qk=slot["qk"])[0]
         Z = (X + attn) * s2[:, None] * layer.g2
         if name == "up":
             return _affine(Z, layer.Wu, layer.bu)
         gate = _affine(Z, layer.Wg, layer.bg)
+        if name == "mlp":
+            mraw = _affine(layer.sigma(gate) * _affine(Z, layer.Wu, layer.bu), layer.Wd, layer.bd)
+            if layer.post_ffn is None:
+                return mraw
+            return mraw * rms_scales(mraw, layer.config.eps)[:, None] * layer.post_ffn
         return gate if name == "gate" else slope_of(gate)
 
     return recompute
@@ -436,7 +462,7 @@ def residual_view(tr: Trace, tg: Target, tol: float = TOLERANCE) -> ResidualView
         q = lt.WO @ ra  # (h, d): W_O,i r per head
         vq = np.einsum("hmd,hd->hm", lt.V[lt.group], q)  # (U_m W_V,g(i) + b_V) · (W_O,i r)
         heads[k] = lt.last_row() * vq
-        mlp[k] = r @ lt.mlp[n]
+        mlp[k] = r @ lt.mlp_row()
         if lt.bo is not None:
             bias[k] = ra @ lt.bo
     total, err, rel, ok = _exactness([[emb], heads, mlp, bias], tg.value, tg.scale, tol)
@@ -500,25 +526,35 @@ def _per_head(G: np.ndarray, lt: LayerTrace) -> np.ndarray:
     return (G @ lt.WO.reshape(h * d, M).T).reshape(G.shape[0], h, d).transpose(1, 0, 2)
 
 
-def _attention_adjoint(lt: LayerTrace, G: np.ndarray, H: np.ndarray | None = None) -> np.ndarray:
+def _attention_adjoint(lt: LayerTrace, G: np.ndarray) -> np.ndarray:
     """:math:`(\\text{post}\\,A\\,S_1)^{\\top}G` for ``G`` ``(N, M)``: the frozen attention's adjoint."""
-    H = lt.patterns() if H is None else H
-    Gh = H.transpose(0, 2, 1) @ _per_head(_post(G, lt.post_attn), lt)  # (h, N, d)
+    Gh = lt.patterns().transpose(0, 2, 1) @ _per_head(_post(G, lt.post_attn), lt)  # (h, N, d)
+    return _adjoint_values(lt, Gh)
+
+
+def _adjoint_values(lt: LayerTrace, Gh: np.ndarray) -> np.ndarray:
+    """The rest of the adjoint after the patterns, from :math:`H_i^{\\top}G_i` ``(h, N, d)``."""
     g, M, d = lt.WV.shape
     Gg = np.zeros((g,) + Gh.shape[1:])
     for i, k in enumerate(lt.group):
         Gg[k] += Gh[i]
-    N = G.shape[0]
+    N = Gh.shape[1]
     return (Gg.transpose(1, 0, 2).reshape(N, g * d) @ _flat_wv(lt).T) * lt.s1[:, None] * lt.g1
 
 
-def _attention_apply(lt: LayerTrace, X: np.ndarray, H: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
-    """(values per group ``(g, N, d)``, post A S_1 X): the frozen attention applied to any ``X``."""
+def _attention_apply(lt: LayerTrace, X: np.ndarray, per_head: bool = False) -> tuple[np.ndarray, np.ndarray]:
+    """(values per group ``(g, N, d)``, post A S_1 X): the frozen attention applied to any ``X``
+    (``per_head``: one head's pattern at a time)."""
     N, M = X.shape
     g, _, d = lt.WV.shape
     V = ((X * lt.s1[:, None] * lt.g1) @ _flat_wv(lt)).reshape(N, g, d).transpose(1, 0, 2)
-    H = lt.patterns() if H is None else H
-    O = (H @ V[lt.group]).transpose(1, 0, 2).reshape(N, -1) @ lt.WO.reshape(-1, M)
+    if per_head:
+        O = np.empty((lt.heads, N, d))
+        for i, k in enumerate(lt.group):
+            O[i] = lt.pattern_head(i) @ V[k]
+    else:
+        O = lt.patterns() @ V[lt.group]
+    O = O.transpose(1, 0, 2).reshape(N, -1) @ lt.WO.reshape(-1, M)
     return V, _post(O, lt.post_attn)
 
 
@@ -529,7 +565,7 @@ def duat_view(tr: Trace, tg: Target, tol: float = TOLERANCE) -> DUATView:
     # the linear path a_j = A_j x'_0 entering every layer, and its values (forward)
     a_in, Va = [tr.x0], []
     for lt in tr.layers:
-        V, O = _attention_apply(lt, a_in[-1])
+        V, O = _attention_apply(lt, a_in[-1], per_head=True)
         Va.append(V)
         a_in.append(a_in[-1] + O)
     # the readout pulled back (reverse), each σ-term and its split
@@ -544,13 +580,14 @@ def duat_view(tr: Trace, tg: Target, tol: float = TOLERANCE) -> DUATView:
         rm = _post(rho, lt.post_mlp)
         a_const = lt.attn_const() if lt.affine else None
         m_const = lt.mlp_const() if lt.affine else None
-        sigma[j] = float((rho * (lt.mlp if m_const is None else lt.mlp - m_const)).sum())
+        mlp_j = lt.mlp_write()
+        sigma[j] = float((rho * (mlp_j if m_const is None else mlp_j - m_const)).sum())
+        del mlp_j
         if lt.affine:
             b_out[j] = float((rho * (a_const + m_const)).sum())
         _, up, slope = lt.mlp_inputs()
         kappa = (rm @ lt.Wd.T) * up * slope  # (N, F)
         del up, slope
-        H = lt.patterns()  # this layer's only (formed again on a long text)
         q = (kappa @ lt.Wg.T) * lt.s2[:, None] * lt.g2  # σ-term = Σ q ⊙ (x_{j-1} + attn_j)
         R = lt.X - a_in[j]
         sk_a[j], sk_r[j] = float((q * a_in[j]).sum()), float((q * R).sum())
@@ -558,16 +595,20 @@ def duat_view(tr: Trace, tg: Target, tol: float = TOLERANCE) -> DUATView:
         Vall = (lt.V if lt.bv is None else lt.V - lt.bv[:, None, :])[lt.group]  # the linear part of the values
         Vlin = Va[j][lt.group]
         hd_all = np.empty((h, N))
-        for i in range(h):  # one head's (N, N) products at a time
-            hd_all[i] = (H[i] * (Gh[i] @ Vall[i].T)).sum(axis=0)  # Σ_n H_i[n, m] G_i[n] · V_i[m]
-            hd_a[j, i] = (H[i] * (Gh[i] @ Vlin[i].T)).sum(axis=0)
+        P = _per_head(_post(rho, lt.post_attn), lt)  # for the adjoint ρ_{j-1} = W1_j^T ρ_j, below
+        Ht_P = np.empty_like(P)
+        for i in range(h):  # one head's pattern (formed again on a long text) and (N, N) products at a time
+            Hi = lt.pattern_head(i)
+            hd_all[i] = (Hi * (Gh[i] @ Vall[i].T)).sum(axis=0)  # Σ_n H_i[n, m] G_i[n] · V_i[m]
+            hd_a[j, i] = (Hi * (Gh[i] @ Vlin[i].T)).sum(axis=0)
+            Ht_P[i] = Hi.T @ P[i]
+            del Hi
         hd_r[j] = hd_all - hd_a[j]
         if lt.affine:
             b_in[j] = float((q * a_const).sum()) + (float(kappa.sum(axis=0) @ lt.bg) if lt.bg is not None else 0.0)
         parts = [sk_a[j], sk_r[j], b_in[j], math.fsum(hd_all.ravel().tolist())]
         split_errs.append(abs(math.fsum(parts) - sigma[j]) / max(tg.scale, np.finfo(float).tiny))
-        rho = rho + _attention_adjoint(lt, rho, H)  # ρ_{j-1} = W1_j^T ρ_j
-        del H
+        rho = rho + _adjoint_values(lt, Ht_P)  # ρ_{j-1} = W1_j^T ρ_j
     lin = (rho * tr.x0).sum(axis=1)
     total, err, rel, ok = _exactness([lin, sigma, b_out], tg.value, tg.scale, tol)
     split_err = max(split_errs) if all(math.isfinite(e) for e in split_errs) else math.nan  # NaN is sticky

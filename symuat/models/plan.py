@@ -12,9 +12,10 @@ layers, width :math:`M`, :math:`h` query heads, MLP width :math:`F`, vocabulary 
   :math:`6NM+4NF`; the logits, ``rows`` × :math:`V` for each of up to four sources. With the
   reference: transformers' float64 copy of the weights, its states (twice: faithful and stock)
   and its eager attention (:math:`3hN^2`: scores, mask, softmax);
-* ``explain``: the trace (per layer the input, attention and MLP writes, the values:
-  :math:`3NM+N\\,g\\,d`), the DUAT view's linear path :math:`(L+1)NM`, one layer's patterns and
-  per-head products; all layers' patterns and MLP activations when they are kept
+* ``explain``: the trace (per layer the input, the attention write, the values:
+  :math:`2NM+N\\,g\\,d`; the MLP write is formed again), the DUAT view's linear path
+  :math:`(L+1)NM`, one layer's patterns (the views then hold one head's at a time) and
+  products; all layers' patterns and MLP activations when they are kept
   (:func:`symuat.models.attribution.trace_bytes`).
 
 It is an estimate (NumPy's temporaries are not all counted; the measured peaks are in
@@ -114,8 +115,8 @@ def estimate(model, N: int, command: str, *, reference: bool, rows: int = MAX_RO
         parts["one layer"] = layer
         parts["logit rows"] = b * 4 * rows * V
     else:
-        parts["trace"] = b * L * (3 * N * M + N * gd) + b * (L + 1) * N * M
-        parts["one layer"] = layer + b * 2 * N * N
+        parts["trace"] = b * L * (2 * N * M + N * gd) + b * (L + 1) * N * M  # inputs, attention writes, values; a_j
+        parts["one layer"] = layer
         if keep_patterns:
             parts["kept patterns"] = b * L * (h * N * N + 3 * N * F)
         if view in ("duat", "both"):
