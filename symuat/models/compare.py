@@ -107,6 +107,8 @@ def _with_plan(report: dict, plan) -> dict:
 
 #: logit rows formed at a time by ``check`` (every family): never an N × vocab array
 LOGIT_CHUNK = 64
+#: from this many tokens on, ``check`` frees transformers' model once its reference states are taken
+LONG_TEXT = 1024
 
 
 def _check_decoder(net, texts, name, reference, say, chunk: int | None = None) -> dict:
@@ -129,6 +131,8 @@ def _check_decoder(net, texts, name, reference, say, chunk: int | None = None) -
             if ref is not None:
                 ref_ok = True
                 stock = ref_mod.decoder_reference(net, ids, faithful=False, logits=False)
+            if ids.size >= LONG_TEXT:
+                ref_mod.release(net)  # its float64 weights are as large as symuat's; its lm_head stays
         say(f"{tag}: {ids.size} tokens, forward")
         with np.errstate(all="ignore"):
             states = net.hidden_states(ids)

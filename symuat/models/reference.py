@@ -282,6 +282,15 @@ def decoder_reference(model, ids, *, faithful: bool = True, logits: bool = True)
     return {"hidden_states": [h[0].numpy() for h in out.hidden_states], "logits": out.logits[0].numpy()}
 
 
+def release(model) -> None:
+    """Drop the cached transformers model of ``model`` (a float64 copy of the weights): a long run
+    frees it once the reference's states are taken (the logit rows keep only its ``lm_head``)."""
+    import gc
+
+    _CACHE.pop((str(model.source), True), None)
+    gc.collect()
+
+
 def _reference_rows(model, hf, head, ids, faithful: bool) -> dict:
     import torch
 
