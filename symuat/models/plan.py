@@ -119,8 +119,8 @@ def estimate(model, N: int, command: str, *, reference: bool, rows: int = MAX_RO
         parts["one layer"] = layer
         if keep_patterns:
             parts["kept patterns"] = b * L * (h * N * N + 3 * N * F)
-        if view in ("duat", "both"):
-            parts["DUAT parts"] = b * 3 * (L + 1) * N * M
+        if view in ("duat", "both"):  # the rewrite's decomposition runs before the trace: the larger of the two
+            parts["DUAT parts"] = max(0, b * 3 * (L + 1) * N * M - parts["trace"])
         parts["logit rows"] = b * 2 * V
     if reference:
         parts["reference"] = w + b * 2 * (L + 1) * N * M + b * 3 * h * N * N + BASE
