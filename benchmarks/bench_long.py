@@ -72,9 +72,12 @@ print(len(ids), len(out.hidden_states), tuple(out.logits.shape))
 
 def prompt(model: str, n: int, folder: Path) -> Path:
     """A text of exactly ``n`` tokens of ``model``'s tokenizer, written to ``folder``."""
-    from symuat.models import family, gemma3
+    from symuat.models import family, formats, gemma3
 
-    tok = gemma3.load_tokenizer(gemma3.resolve("gemma3")) if model == "gemma3" else family.load(model).tokenizer
+    if model == "gemma3":
+        tok = gemma3.load_tokenizer(gemma3.resolve("gemma3"))
+    else:  # the GGUF's tokenizer alone (the weights are not loaded in this process)
+        tok = formats.gguf_tokenizer(formats.open_gguf(family.resolve(model)[3]))
     text = gemma3.LONG_TEXT
     while len(tok.encode(text).ids) < n + 8:
         text = text + " " + gemma3.LONG_TEXT
