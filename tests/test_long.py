@@ -85,7 +85,9 @@ def test_trace_without_kept_patterns_gives_every_view_bit_for_bit(biases, window
     m = _model(4, biases=biases, window=window, sandwich=sandwich)
     ids = np.array([2, 7, 1, 8, 2, 8, 1])
     kept, lazy = at.trace(m, ids, keep=True), at.trace(m, ids, keep=False)
-    assert all(lt.H is None and lt.gate is None for lt in lazy.layers)
+    assert all(lt.H is None and lt.gate is None and lt.mlp is None for lt in lazy.layers)
+    states = m.hidden_states(ids)  # the lazy trace is still the forward pass, bit for bit
+    assert all(np.array_equal(lt.X, S) for lt, S in zip(lazy.layers, states)) and np.array_equal(lazy.xL, states[-1])
     assert all(lt.H_last.shape == (6, ids.size) for lt in lazy.layers)
     tg = at.target(kept, None, 3)
     for view in (at.residual_view, at.duat_view):

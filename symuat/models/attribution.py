@@ -254,9 +254,17 @@ def trace_causal_lm(model, ids, states: list[np.ndarray] | None = None, *, keep:
             X = states[k]
         s1 = rms_scales(X, c.eps)
         U = X * s1[:, None] * layer.g1
-        H = layer.patterns(U)
         V = _affine(U, layer.WV, layer.bv).reshape(N, g, d).transpose(1, 0, 2)
-        raw = _affine((H @ V[c.group]).transpose(1, 0, 2).reshape(N, -1), layer.WO, layer.bo)
+        if keep:
+            H = layer.patterns(U)
+            O = H @ V[c.group]
+        else:  # one head's pattern at a time; its last row kept
+            qk, O, H = layer.queries_keys(U), np.empty((c.heads, N, d)), np.empty((c.heads, 1, N))
+            for i, kv in enumerate(c.group):
+                Hi = layer.patterns(U, [i], qk=qk)[0]
+                O[i], H[i, 0] = Hi @ V[kv], Hi[-1]
+            del qk, Hi
+        raw = _affine(O.transpose(1, 0, 2).reshape(N, -1), layer.WO, layer.bo)
         post_attn = None
         attn = raw
         if layer.post_attn is not None:
