@@ -112,11 +112,13 @@ def estimate(model, N: int, command: str, *, reference: bool, rows: int = MAX_RO
     parts = {"weights": w, "interpreter": BASE}
     if command == "check":
         parts["states"] = b * 2 * (L + 1) * N * M
-        parts["one layer"] = layer
+        # patterns one head at a time unless kept: a head's pattern and two (N, N) products, Q and K
+        parts["one layer"] = layer if keep_patterns else b * (3 * N * N + 6 * N * M + 4 * N * F + N * (h + 1) * gd)
         parts["logit rows"] = b * 4 * rows * V
     else:
         parts["trace"] = b * L * (2 * N * M + N * gd) + b * (L + 1) * N * M  # inputs, attention writes, values; a_j
-        parts["one layer"] = layer
+        # patterns one head at a time unless kept: a head's pattern and two (N, N) products, Q and K
+        parts["one layer"] = layer if keep_patterns else b * (3 * N * N + 6 * N * M + 4 * N * F + N * (h + 1) * gd)
         if keep_patterns:
             parts["kept patterns"] = b * L * (h * N * N + 3 * N * F)
         if view in ("duat", "both"):  # the rewrite's decomposition runs before the trace: the larger of the two
