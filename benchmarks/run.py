@@ -26,6 +26,7 @@ import bench_duat  # noqa: E402
 import bench_families  # noqa: E402
 import bench_foundation  # noqa: E402
 import bench_gemma3  # noqa: E402
+import bench_long  # noqa: E402
 import bench_model  # noqa: E402
 import bench_prove  # noqa: E402
 
@@ -39,6 +40,7 @@ BENCHMARKS = {
     "families": bench_families.run,
     "gemma3": bench_gemma3.run,
     "budget": bench_budget.run,
+    "long": bench_long.run,
 }
 
 

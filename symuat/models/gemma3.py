@@ -696,7 +696,7 @@ def check(texts: list[str], where="gemma3", *, reference: bool = True,
     """
     import hashlib
 
-    from symuat.transformer import to_duat
+    from symuat.models.rewrite import rewrite_states
 
     say = progress or (lambda msg: None)
     source = loaded.source if loaded is not None else resolve(where)
@@ -742,9 +742,7 @@ def check(texts: list[str], where="gemma3", *, reference: bool = True,
         with np.errstate(all="ignore"):
             states = net.hidden_states(ids)
             say(f"{tag}: the DUAT rewrite")
-            duat = to_duat(net.layers, states[0])
-            mine_states = [P.sum(axis=0) for P in duat.parts]
-        del duat  # the states are kept; the frozen operators are not needed for the logits
+            mine_states = list(rewrite_states(net, states[0], progress=say))  # one layer's patterns at a time
         last = len(states) - 1
         rows = []
         for s in range(len(states)):
@@ -959,7 +957,8 @@ def wp9_real_weights(net: CausalLM, states: list, ids: np.ndarray, hf_window: in
     checkpoint's own config (the GGUF's ``gemma3.attention.sliding_window``; transformers' config read
     from the same file when ``hf_window`` is given) and transformers' own mask function
     (``masking_utils.sliding_window_causal_mask_function``, which Gemma 3's local layers use), evaluated
-    on the ``N×N`` grid of the text (``N`` > window, so the conventions differ: WP9.same).
+    on the ``N×N`` grid of the text (``N`` > window, so the conventions differ: WP9.same; at most its
+    first ``2w`` tokens, which a causal model reads as the prefix alone, so a long text costs no more).
 
     ``passed`` (``None``: not established — the text is no longer than the window, or transformers is
     not installed): transformers' mask is exactly :math:`0\le i-j<w` and not :math:`0\le i-j\le w`, symuat's
@@ -968,7 +967,9 @@ def wp9_real_weights(net: CausalLM, states: list, ids: np.ndarray, hf_window: in
     edge), by the amount reported (``edge_effect``)."""
     from symuat.models.lifts import rms_scales, softmax_causal
 
-    N, w = int(ids.size), int(net.window)
+    w = int(net.window)
+    ids = ids[:2 * w]  # a causal model's first 2w rows are the prefix's own: the edge shows, N² stays small
+    N = int(ids.size)
     out = {"tokens": N, "window_gguf": w, "window_transformers_config": hf_window}
     if N <= w:  # not established (not failed): a text no longer than the window cannot tell the conventions apart
         return dict(out, passed=None, why=f"the text has {N} ≤ {w} tokens: every convention gives the same mask")
@@ -989,7 +990,7 @@ def wp9_real_weights(net: CausalLM, states: list, ids: np.ndarray, hf_window: in
                                     "0 <= i-j <= w" if np.array_equal(hf, le) else "neither")
     local = next(k for k, layer in enumerate(net.layers) if layer.window is not None)
     layer = net.layers[local]
-    X = np.asarray(states[local], dtype=float)
+    X = np.asarray(states[local][:N], dtype=float)
     U = X * rms_scales(X, net.config.eps)[:, None] * layer.g1
     H_lt = layer.patterns(U)
     layer.window = w + 1
