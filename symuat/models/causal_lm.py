@@ -139,8 +139,13 @@ class DecoderLayer:
         heads = range(c.heads) if heads is None else list(heads)
         H = np.empty((len(heads), N, N))
         for k, i in enumerate(heads):  # one head's scores at a time: peak (h + 2) N², not 3 h N²
-            H[k] = softmax_causal((Q[i] @ K[c.group[i]].T) * scale, self.window)
+            H[k] = self.head_pattern((Q[i] @ K[c.group[i]].T) * scale)
         return H
+
+    def head_pattern(self, S: np.ndarray) -> np.ndarray:
+        """One head's pattern from its scaled scores ``S`` ``(N, N)``: the causal (windowed) softmax
+        (a family with more between the scores and the softmax — a soft-cap — overrides this)."""
+        return softmax_causal(S, self.window)
 
     def attention_bias_row(self) -> np.ndarray:
         r""":math:`\sum_ib_{V,g(i)}^\top W_{O,i}+b_O`: what every token gets from the biases (rows of H sum to 1)."""

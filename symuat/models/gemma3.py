@@ -707,7 +707,7 @@ def check(texts: list[str], where="gemma3", *, reference: bool = True,
         net = loaded if loaded is not None else load_folder(source)
         if reference:
             ref_mod.refuse_blind(net)
-        return compare._check_decoder(net, texts, str(where), reference, say)
+        return compare._check_decoder(net, texts, str(where), reference, say, chunk=chunk)
     tok = loaded.tokenizer if loaded is not None else load_tokenizer(source)
     id_lists = []
     for text in texts:

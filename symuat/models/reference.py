@@ -249,6 +249,9 @@ class Float64Islands:
 #: hidden state and nothing else — for these the logits can be formed a chunk of rows at a time
 LM_HEAD_ONLY = ("LlamaForCausalLM", "Qwen2ForCausalLM", "Qwen3ForCausalLM", "MistralForCausalLM", "Olmo2ForCausalLM",
                 "Phi3ForCausalLM", "GPT2LMHeadModel", "GPTNeoXForCausalLM")
+#: the classes whose logits are their ``lm_head`` then ``final_logit_softcapping`` (when the config sets
+#: one: ``c·tanh(l/c)``, the same three torch operations as their ``forward``)
+SOFTCAP_HEAD = ("Gemma2ForCausalLM", "Gemma3ForCausalLM")
 
 
 def decoder_reference(model, ids, *, faithful: bool = True, logits: bool = True) -> dict | None:
@@ -259,13 +262,14 @@ def decoder_reference(model, ids, *, faithful: bool = True, logits: bool = True)
 
     ``logits=False`` (long texts): the N × vocab logits are not formed; ``logit_rows(idx)`` gives
     HF's own ``lm_head`` on those rows of its last hidden state (what its ``forward`` does, for the
-    classes of :data:`LM_HEAD_ONLY`; another class runs its whole ``forward`` and the rows are read
-    from its logits)."""
+    classes of :data:`LM_HEAD_ONLY`, and with the soft-cap for :data:`SOFTCAP_HEAD`; another class
+    runs its whole ``forward`` and the rows are read from its logits)."""
     if not logits and available():
         hf = family_hf_model(model)
         head = hf.get_output_embeddings()
-        if type(hf).__name__ in LM_HEAD_ONLY and getattr(head, "bias", None) is None:
-            return _reference_rows(model, hf, head, ids, faithful)
+        if type(hf).__name__ in LM_HEAD_ONLY + SOFTCAP_HEAD and getattr(head, "bias", None) is None:
+            cap = getattr(hf.config, "final_logit_softcapping", None) if type(hf).__name__ in SOFTCAP_HEAD else None
+            return _reference_rows(model, hf, head if cap is None else _capped(head, cap), ids, faithful)
         full = decoder_reference(model, ids, faithful=faithful)
         full["logit_rows"] = lambda idx, L=full["logits"]: L[np.asarray(idx)]
         return full
@@ -299,6 +303,13 @@ def release(model) -> None:
 
     _CACHE.pop((str(model.source), True), None)
     gc.collect()
+
+
+def _capped(head, cap: float):
+    """``head`` then the soft-cap of Gemma's ``forward``: ``tanh(l / cap) * cap``."""
+    import torch
+
+    return lambda h: torch.tanh(head(h) / cap) * cap
 
 
 def _reference_rows(model, hf, head, ids, faithful: bool) -> dict:
