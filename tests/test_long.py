@@ -208,3 +208,128 @@ def test_progress_only_on_a_terminal_and_never_with_json(monkeypatch):
     monkeypatch.setattr("sys.stderr.isatty", lambda: False)
     Args.format = "table"
     assert command._progress(Args()) == (False, None)
+
+
+# --------------------------------------------------------------------------------------------
+# every decoder family: patterns a head at a time, the long trace, an honest plan
+# --------------------------------------------------------------------------------------------
+
+
+def _as(cls, layer, **extra):
+    from dataclasses import fields
+
+    return cls(**{f.name: getattr(layer, f.name) for f in fields(layer)}, **extra)
+
+
+def _variant(kind):
+    """A tiny decoder (3 heads of width 4 sharing one key head, biases) whose layers are another family's
+    class with the same weights: Gemma 2's soft-capped scores, Phi-3's RoPE on 2 of 4 coordinates,
+    OLMo 2's QK-norm over the full projection."""
+    from symuat.models.partial_rotary import PartialRotaryLayer
+    from symuat.models.postnorm import PostNormLayer
+    from symuat.models.softcap import SoftcapLayer
+
+    m = ll.random_llama(np.random.default_rng(8), M=12, heads=3, kv_heads=1, F=17, layers=3, vocab=29, biases=True)
+    rng = np.random.default_rng(10)
+    if kind == "softcap":
+        m.layers = [_as(SoftcapLayer, lt, attn_softcap=0.7) for lt in m.layers]
+        for lt in m.layers:
+            lt.window = 4
+    elif kind == "partial_rotary":
+        m.layers = [_as(PartialRotaryLayer, lt, rotary_dim=2) for lt in m.layers]
+        for lt in m.layers:
+            lt.inv_freq = np.array([0.5])
+    else:
+        m.layers = [_as(PostNormLayer, lt, qk_width="full") for lt in m.layers]
+        for lt in m.layers:
+            lt.q_norm, lt.k_norm = 1 + 0.1 * rng.standard_normal(12), 1 + 0.1 * rng.standard_normal(4)
+    return m
+
+
+@pytest.mark.parametrize("kind", ["softcap", "partial_rotary", "postnorm"])
+def test_every_layer_class_forms_each_head_as_in_the_whole(kind):
+    m = _variant(kind)
+    U = np.random.default_rng(9).standard_normal((9, 12))
+    for lt in m.layers:
+        H, qk = lt.patterns(U), lt.queries_keys(U)
+        assert H.shape == (3, 9, 9) and np.allclose(H.sum(axis=-1), 1.0)
+        assert all(np.array_equal(lt.patterns(U, [i], qk=qk)[0], H[i]) for i in (2, 0, 1))
+
+
+def test_the_soft_cap_is_in_every_head_formed_alone():
+    """A soft-capped layer's head, formed alone, is capped: without the cap the same head differs."""
+    m = _variant("softcap")
+    U = np.random.default_rng(11).standard_normal((8, 12)) * 4
+    lt = m.layers[0]
+    capped = lt.patterns(U, [2])[0]
+    lt.attn_softcap = None
+    assert not np.allclose(capped, lt.patterns(U, [2])[0])
+
+
+@pytest.mark.parametrize("kind", ["softcap", "partial_rotary"])
+def test_long_trace_of_other_families_gives_every_view_bit_for_bit(kind):
+    m = _variant(kind)
+    ids = np.array([2, 7, 1, 8, 2, 8, 1])
+    kept, lazy = at.trace(m, ids, keep=True), at.trace(m, ids, keep=False)
+    states = m.hidden_states(ids)
+    assert all(np.array_equal(lt.X, S) for lt, S in zip(lazy.layers, states)) and np.array_equal(lazy.xL, states[-1])
+    tg = at.target(kept, None, 3)
+    for view in (at.residual_view, at.duat_view):
+        a, b = view(kept, tg), view(lazy, tg)
+        assert a.passed and b.passed
+        for name, value in vars(a).items():
+            if isinstance(value, np.ndarray):
+                assert np.array_equal(value, getattr(b, name)), (view.__name__, name)
+
+
+def test_layernorm_decoders_form_their_patterns_a_head_at_a_time_bit_for_bit():
+    from symuat.models.lifts import softmax_causal
+    from symuat.models.ln_decoder import _affine, apply_partial_rope, random_ln_layer, rope_angles
+
+    for rotary in (0, 2):
+        lt = random_ln_layer(np.random.default_rng(12), M=16, F=20, heads=4, rotary=rotary)
+        U = np.random.default_rng(13).standard_normal((11, 16))
+        Q, K = lt._split(_affine(U, lt.WQ, lt.bq)), lt._split(_affine(U, lt.WK, lt.bk))
+        if rotary:
+            ang = rope_angles(11, rotary, inv_freq=lt.config.inv_freq)
+            Q, K = apply_partial_rope(Q, ang, rotary, "half"), apply_partial_rope(K, ang, rotary, "half")
+        assert np.array_equal(lt.patterns(U), softmax_causal((Q @ K.transpose(0, 2, 1)) * lt.scale))
+
+
+def test_plan_counts_a_whole_layers_patterns_where_the_rewrite_holds_them():
+    """check and the DUAT decomposition freeze a layer's h patterns at once: the plan counts h N²."""
+    from symuat.models import plan as pl
+
+    m, N = _model(7), 200
+    h = m.config.heads
+    for command, view in (("check", "residual"), ("explain", "duat"), ("explain", "both")):
+        assert pl.estimate(m, N, command, reference=False, view=view)["one layer"] >= 8 * h * N * N
+    assert pl.estimate(m, N, "explain", reference=False)["one layer"] < 8 * h * N * N  # a head at a time
+
+
+def test_plan_of_a_family_explained_by_its_duat_terms(monkeypatch):
+    """OLMo 2 (no attribution adapter): its explain is planned as the DUAT terms run, and refused."""
+    from types import SimpleNamespace
+
+    from symuat.models import plan as pl
+    from symuat.models.olmo2 import random_olmo2
+
+    m = random_olmo2(np.random.default_rng(14), layers=2)
+    assert not pl.views_read(m)
+    parts = pl.estimate(m, 300, "explain", reference=False)
+    assert parts["DUAT parts"] == 8 * 3 * 3 * 300 * m.config.M and parts["one layer"] >= 8 * m.config.heads * 300 ** 2
+    assert not pl.plan(m, 30, "explain", 2 ** 33, reference=False).keep_patterns
+    monkeypatch.setattr(m, "tokenize", lambda text: np.arange(5))
+    ran = []
+    args = SimpleNamespace(model="olmo2", text="five", token=None, vs=None, by=None, view=None, top=None, rows=None,
+                           lens=False, figure=None, format="json", tolerance="1e-12", no_reference=True,
+                           max_memory="1M")
+    assert at.run_explain(args, load=lambda where: m, fallback=lambda net: ran.append(1) or 0) == 2
+    assert not ran
+    args.max_memory = "8G"
+    assert at.run_explain(args, load=lambda where: m, fallback=lambda net: ran.append(1) or 0) == 0 and ran
+
+
+def test_max_memory_refuses_an_encoder_it_does_not_plan():
+    with pytest.raises(compare.ModelError, match="--max-memory plans a decoder's run; minilm is an encoder"):
+        compare.check(["a cat"], "minilm", reference=False, max_memory=2 ** 33)

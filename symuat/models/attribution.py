@@ -1227,9 +1227,14 @@ def run_explain(args, *, tolerance: float | None = None, say: Callable | None = 
         if say:
             say("loading the checkpoint; the forward pass and both views")
         net = load(args.model)
-        if fallback is not None and type(net).__name__ not in ADAPTERS:
-            return fallback(net)  # a family the views do not read yet: the caller's DUAT-terms explain
         ids = net.tokenize(args.text)
+        if fallback is not None and type(net).__name__ not in ADAPTERS:
+            if getattr(args, "max_memory", None) is not None:  # planned as that explain runs; refused if it cannot fit
+                from symuat.models.plan import parse_size, plan
+
+                plan(net, ids.size, "explain", parse_size(args.max_memory),
+                     reference=not getattr(args, "no_reference", True), view="duat")
+            return fallback(net)  # a family the views do not read yet: the caller's DUAT-terms explain
         token = None if args.token is None else _one_token(net.tokenizer, args.token, "--token")
         vs = None if getattr(args, "vs", None) is None else _one_token(net.tokenizer, args.vs, "--vs")
         keep, memory = None, None

@@ -75,8 +75,11 @@ def check(texts: list[str], where="minilm", *, reference: bool = True, progress:
     fam_module = fam_mod.resolve(where)[1] if loaded is None else importlib.import_module(
         {f.name: f.module for f, _ in fam_mod.families()}.get(loaded.family, __name__))
     plan = None
-    if max_memory is not None and getattr(fam_mod.family_of(where) if loaded is None else loaded, "kind",
-                                          "decoder") == "decoder":
+    kind = getattr(fam_mod.family_of(where) if loaded is None else loaded, "kind", "decoder")
+    if max_memory is not None and kind != "decoder":  # not planned, so not promised
+        raise ModelError(f"--max-memory plans a decoder's run; {where} is an encoder (at most 512 tokens a "
+                         "text): run its check without --max-memory")
+    if max_memory is not None:
         from symuat.models.plan import plan as make_plan
 
         say("loading the checkpoint (to plan the memory)")

@@ -104,7 +104,10 @@ class LNDecoderLayer:
             ang = rope_angles(U.shape[0], self.rotary_dim, inv_freq=self.config.inv_freq)
             Q = apply_partial_rope(Q, ang, self.rotary_dim, "half")
             K = apply_partial_rope(K, ang, self.rotary_dim, "half")
-        return softmax_causal((Q @ K.transpose(0, 2, 1)) * self.scale)
+        H = np.empty((Q.shape[0], U.shape[0], U.shape[0]))
+        for i in range(Q.shape[0]):  # one head's scores at a time: peak (h + 2) N², not 3 h N²
+            H[i] = softmax_causal((Q[i] @ K[i].T) * self.scale)
+        return H
 
     def attention_bias_row(self) -> np.ndarray:
         r""":math:`b_VW_O+b_O`: what every token gets from the biases (each row of :math:`H_i` sums to one, H7)."""

@@ -8,15 +8,17 @@ layers, width :math:`M`, :math:`h` query heads, MLP width :math:`F`, vocabulary 
 * the weights, measured (every array the loaded model holds; a tied head counted once), and
   the interpreter with NumPy (and torch, for the reference): :data:`BASE` bytes;
 * ``check``: the forward's states and the rewrite's, :math:`2(L+1)NM`; one layer at a time —
-  its patterns :math:`hN^2` plus one head's scores :math:`2N^2`, its parts and MLP activations
-  :math:`6NM+4NF`; the logits, ``rows`` × :math:`V` for each of up to four sources. With the
+  its patterns :math:`hN^2` (every family forms them one head at a time) plus one head's scores
+  :math:`2N^2`, its parts and MLP activations :math:`6NM+4NF`; the logits, ``rows`` × :math:`V` for each of up to four sources. With the
   reference: transformers' float64 copy of the weights, its states (twice: faithful and stock)
   and its eager attention (:math:`3hN^2`: scores, mask, softmax);
 * ``explain``: the trace (per layer the input, the attention write, the values:
   :math:`2NM+N\\,g\\,d`; the MLP write is formed again), the DUAT view's linear path
   :math:`(L+1)NM`, one layer's patterns (the views then hold one head's at a time) and
-  products; all layers' patterns and MLP activations when they are kept
-  (:func:`symuat.models.attribution.trace_bytes`).
+  products (a layer's :math:`hN^2` when the DUAT decomposition runs); all layers' patterns and MLP
+  activations when they are kept (:func:`symuat.models.attribution.trace_bytes`); a family the
+  views do not read yet (its explain the sum of the DUAT terms): the states :math:`(L+1)NM`, the
+  decomposition's parts :math:`3(L+1)NM` and one layer.
 
 It is an estimate (NumPy's temporaries are not all counted; the measured peaks are in
 ``benchmarks/results/long.md``), so a plan leaves :data:`MARGIN` of the budget free.
@@ -112,9 +114,14 @@ def estimate(model, N: int, command: str, *, reference: bool, rows: int = MAX_RO
     parts = {"weights": w, "interpreter": BASE}
     if command == "check":
         parts["states"] = b * 2 * (L + 1) * N * M
-        # patterns one head at a time unless kept: a head's pattern and two (N, N) products, Q and K
-        parts["one layer"] = layer if keep_patterns else b * (3 * N * N + 6 * N * M + 4 * N * F + N * (h + 1) * gd)
+        # the forward and the rewrite's frozen operators hold a layer's h patterns (formed a head at a time)
+        parts["one layer"] = layer
         parts["logit rows"] = b * 4 * rows * V
+    elif not views_read(model):  # explain as the sum of the DUAT terms (compare.explain): states, parts, a layer
+        parts["states"] = b * (L + 1) * N * M
+        parts["DUAT parts"] = b * 3 * (L + 1) * N * M
+        parts["one layer"] = layer
+        parts["logit rows"] = b * 2 * V
     else:
         parts["trace"] = b * L * (2 * N * M + N * gd) + b * (L + 1) * N * M  # inputs, attention writes, values; a_j
         # patterns one head at a time unless kept: a head's pattern and two (N, N) products, Q and K
@@ -123,10 +130,19 @@ def estimate(model, N: int, command: str, *, reference: bool, rows: int = MAX_RO
             parts["kept patterns"] = b * L * (h * N * N + 3 * N * F)
         if view in ("duat", "both"):  # the rewrite's decomposition runs before the trace: the larger of the two
             parts["DUAT parts"] = max(0, b * 3 * (L + 1) * N * M - parts["trace"])
+            parts["one layer"] = layer  # its frozen operators hold a layer's h patterns
         parts["logit rows"] = b * 2 * V
     if reference:
         parts["reference"] = w + b * 2 * (L + 1) * N * M + b * 3 * h * N * N + BASE
     return parts
+
+
+def views_read(model) -> bool:
+    """Whether the attribution views read ``model`` (an adapter in
+    :data:`symuat.models.attribution.ADAPTERS`); otherwise ``explain`` is the sum of its DUAT terms."""
+    from symuat.models.attribution import ADAPTERS
+
+    return type(model).__name__ in ADAPTERS
 
 
 def plan(model, N: int, command: str, budget: int | None, *, reference: bool, view: str = "residual") -> Plan:
@@ -134,7 +150,7 @@ def plan(model, N: int, command: str, budget: int | None, *, reference: bool, vi
     kept when they fit); :class:`ModelError` naming the estimate when the smallest does not."""
     from symuat.models.attribution import KEEP_BYTES, trace_bytes
 
-    keep = command == "explain" and trace_bytes(model, N) <= KEEP_BYTES
+    keep = command == "explain" and views_read(model) and trace_bytes(model, N) <= KEEP_BYTES
     if budget is None:
         return Plan(MAX_ROWS, keep, estimate(model, N, command, reference=reference, keep_patterns=keep, view=view))
     room = budget * (1 - MARGIN)
