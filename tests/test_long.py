@@ -333,3 +333,24 @@ def test_plan_of_a_family_explained_by_its_duat_terms(monkeypatch):
 def test_max_memory_refuses_an_encoder_it_does_not_plan():
     with pytest.raises(compare.ModelError, match="--max-memory plans a decoder's run; minilm is an encoder"):
         compare.check(["a cat"], "minilm", reference=False, max_memory=2 ** 33)
+
+
+@pytest.mark.parametrize("token", [None, 5])
+def test_decomposition_without_the_forward_gives_the_same_terms_bit_for_bit(token, monkeypatch):
+    """explain's DUAT decomposition skips the plain forward (the trace runs it): every term, the
+    rewrite's logit and the token chosen are those of the decomposition with the forward."""
+    from symuat.models.rewrite import decompose_logit
+
+    m = _model(15, biases=True, window=3, sandwich=True)
+    ids = np.array([4, 8, 15, 16, 23, 4, 2])
+    a = decompose_logit(m, ids, token)
+    ran = []
+    for layer in m.layers:
+        monkeypatch.setattr(layer, "forward", lambda X, f=layer.forward: ran.append(1) or f(X))
+    b = decompose_logit(m, ids, token, forward=False)
+    assert not ran and a.token == b.token and a.rewrite_logit == b.rewrite_logit
+    assert (a.linear, a.bias) == (b.linear, b.bias)
+    assert np.array_equal(a.layers, b.layers) and np.array_equal(a.linear_per_token, b.linear_per_token)
+    assert b.logit == b.rewrite_logit and abs(b.logit - a.logit) <= 1e-12 * abs(a.logit)
+    with pytest.raises(compare.ModelError, match="outside the vocabulary"):
+        decompose_logit(m, ids, 10 ** 6, forward=False)

@@ -1252,7 +1252,7 @@ def run_explain(args, *, tolerance: float | None = None, say: Callable | None = 
             if say:
                 say(f"{ids.size} tokens: the DUAT rewrite's own decomposition (streamed)")
             with np.errstate(all="ignore"):
-                dec = decompose_logit(net, ids, token)
+                dec = decompose_logit(net, ids, token, forward=False)  # the trace runs the forward
         if say:
             say(f"{ids.size} tokens: the forward pass and both views")
         with np.errstate(all="ignore"):  # non-finite numbers are reported (null, FAIL), not warned about

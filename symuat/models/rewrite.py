@@ -148,7 +148,8 @@ class LogitDecomposition:
 
 
 def decompose_logit(model, ids, token: int | None = None, *, duat: Rewrite | None = None,
-                    states: list[np.ndarray] | None = None, position: int | None = None) -> LogitDecomposition:
+                    states: list[np.ndarray] | None = None, position: int | None = None,
+                    forward: bool = True) -> LogitDecomposition:
     """The chosen next-token logit at ``position`` (default: the last) as the exact sum of the DUAT terms.
 
     ``token`` defaults to the model's prediction. The readout row is pulled back through the
@@ -160,8 +161,14 @@ def decompose_logit(model, ids, token: int | None = None, *, duat: Rewrite | Non
     layer's input parts :math:`[A_kx'_0, c_k, R_k]` (:math:`O(LNM)`), and the reverse half freezes
     layer ``j`` again at its parts — the same ``duat_step``, so the same operators and σ-values,
     bit for bit — one layer's patterns alive at a time. Only the position's logits are formed.
+
+    ``forward=False`` (without ``duat`` and ``states``): the plain forward is not run — ``token``
+    defaults to the rewrite's own prediction and ``logit`` is the rewrite's (through the frozen head);
+    every term is the same, bit for bit (a caller that holds the forward's logit compares it).
     """
     ids = model.check_ids(ids)
+    if states is None and not forward and duat is None:  # the terms read x'_0 only
+        states = [model.embed(ids), None]
     if states is None:  # the forward's first and last states are all this reads: the others are not kept
         X = model.embed(ids)
         states = [X]
@@ -172,11 +179,16 @@ def decompose_logit(model, ids, token: int | None = None, *, duat: Rewrite | Non
     n = N - 1 if position is None else int(position)
     if not 0 <= n < N:
         raise ModelError(f"position {n} is outside the text's {N} tokens")
-    logits_n = model.logits(states[-1][n:n + 1])[0]
-    if token is None:
-        token = int(np.argmax(logits_n))
-    if not 0 <= token < model.config.vocab:
-        raise ModelError(f"token id {token} is outside the vocabulary [0, {model.config.vocab})")
+    logits_n = None if states[-1] is None else model.logits(states[-1][n:n + 1])[0]
+
+    def chosen(logits_n):
+        t = int(np.argmax(logits_n)) if token is None else token
+        if not 0 <= t < model.config.vocab:
+            raise ModelError(f"token id {t} is outside the vocabulary [0, {model.config.vocab})")
+        return t
+
+    if logits_n is not None or token is not None:  # a bad token is refused before the rewrite runs
+        token = chosen(logits_n)
     if duat is not None and duat.sigma_out:
         L, x0, xL = duat.L, duat.x0, duat.states[-1]
         layer_at = lambda j: (duat.raw[j], duat.sigma_out[j])  # noqa: E731
@@ -193,6 +205,12 @@ def decompose_logit(model, ids, token: int | None = None, *, duat: Rewrite | Non
             parts[j] = None
             return p, p.sigma(pre.sum(axis=0)).reshape(-1)
 
+    rewrite_row = model.head(xL[n:n + 1]) @ xL[n]  # the head frozen at x'_L's row n (X5)
+    if hasattr(model, "head_bias"):  # a final norm with a bias (LayerNorm's β): the head's constant
+        rewrite_row = rewrite_row + model.head_bias(xL[n:n + 1])[0]
+    if logits_n is None:  # no forward: the rewrite's own logits choose the token
+        logits_n = rewrite_row
+        token = chosen(logits_n)
     rho = model.readout(xL, n, token)  # logit = rho . x'_L, the head frozen at the rewrite's x'_L
     layer_terms = np.zeros(L)
     bias = 0.0
@@ -205,8 +223,5 @@ def decompose_logit(model, ids, token: int | None = None, *, duat: Rewrite | Non
     if hasattr(model, "readout_bias"):  # the final norm's β read by the head row: a bias term
         bias += model.readout_bias(n, token)
     per_token = (rho.reshape(N, M) * x0.reshape(N, M)).sum(axis=1)
-    rewrite_row = model.head(xL[n:n + 1]) @ xL[n]  # the head frozen at x'_L's row n (X5)
-    if hasattr(model, "head_bias"):  # a final norm with a bias (LayerNorm's β): the head's constant
-        rewrite_row = rewrite_row + model.head_bias(xL[n:n + 1])[0]
     return LogitDecomposition(token, model.decode(token), n, float(logits_n[token]), float(per_token.sum()),
                               per_token, layer_terms, float(bias), rewrite_logit=float(rewrite_row[token]))
