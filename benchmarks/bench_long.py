@@ -14,7 +14,7 @@ peak resident set size (the child's ``ru_maxrss``), with one BLAS thread and one
   hidden state and every row's logits from the DUAT form against the float64 forward (the
   reference is measured apart, below); its worst per-row error is reported;
 * explain — ``symuat model explain --model M --text-file F [--vs ' the'] --by head --view both
-  --no-reference --format json`` (``--vs`` for SmolLM2; Gemma: the prediction): the residual and the DUAT views, by head and by source token,
+  --no-reference --format json`` (``--vs ' the'``): the residual and the DUAT views, by head and by source token,
   the DUAT rewrite's own decomposition; whether every view adds up (within 1e-12);
 * HF float64 — transformers' ``AutoModelForCausalLM`` of the same file in float64 (its default
   ``sdpa`` attention), ``torch.no_grad``, every hidden state, the logits of the last row
@@ -42,9 +42,8 @@ LENGTHS = (512, 1024, 2048, 4096, 8192)
 QUICK = (512, 1024)
 MODELS = ("smollm2", "gemma3")
 TIMEOUT = 3600  # seconds per run
-#: the logit difference explained (Gemma: the prediction alone — on main, ``--vs`` counts Gemma's <bos>
-#: as a token of the answer, which the Gemma-3 work in progress fixes)
-VS = {"smollm2": ("--vs", " the")}
+#: the logit difference explained (main's explain no longer counts Gemma's <bos> as a token of the answer)
+VS = {"smollm2": ("--vs", " the"), "gemma3": ("--vs", " the")}
 
 HF_FORWARD = """
 import sys, torch
