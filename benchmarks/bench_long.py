@@ -14,7 +14,7 @@ peak resident set size (the child's ``ru_maxrss``), with one BLAS thread and one
   hidden state and every row's logits from the DUAT form against the float64 forward (the
   reference is measured apart, below); its worst per-row error is reported;
 * explain — ``symuat model explain --model M --text-file F [--vs ' the'] --by head --view both
-  --no-reference --format json`` (``--vs ' the'``): the residual and the DUAT views, by head and by source token,
+  --no-reference --format json``: the residual and the DUAT views, by head and by source token,
   the DUAT rewrite's own decomposition; whether every view adds up (within 1e-12);
 * HF float64 — transformers' ``AutoModelForCausalLM`` of the same file in float64 (its default
   ``sdpa`` attention), ``torch.no_grad``, every hidden state, the logits of the last row
