@@ -26,6 +26,7 @@ import bench_duat
 import bench_families
 import bench_foundation
 import bench_gemma3
+import bench_long
 import bench_model
 import bench_prove
 
@@ -39,6 +40,7 @@ BENCHMARKS = {
     "families": bench_families.run,
     "gemma3": bench_gemma3.run,
     "budget": bench_budget.run,
+    "long": bench_long.run,
 }
 
 

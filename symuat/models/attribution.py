@@ -57,13 +57,14 @@ True
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from pathlib import Path
 from typing import Callable
 
 import numpy as np
 
 from symuat.models import terms as terms_mod
-from symuat.models.checkpoint import ModelError
+from symuat.models.formats import ModelError
 
 TOLERANCE = 1e-12
 
@@ -101,6 +102,37 @@ class LayerTrace:
     bg: np.ndarray | None = None  # (F,) gate bias
     bd: np.ndarray | None = None  # (M,) down-projection bias
     affine: bool = False  # a bias acts on the residual stream (b_V, b_O, b_g, b_u or b_d): Golden's map is affine
+    #: long texts: ``H``, ``gate``, ``up``, ``slope`` are not kept (``None``); ``recompute(name)`` forms
+    #: them again from the layer's frozen input, by the same expressions (bit for bit), when a view needs them
+    recompute: Callable[[str], np.ndarray] | None = None
+    H_last: np.ndarray | None = None  # (h, N) the last query's pattern row (what the residual view reads)
+    mlp_last: np.ndarray | None = None  # (M,) the MLP write at the last position
+
+    def pattern_head(self, i: int) -> np.ndarray:
+        """``H[i]`` ``(N, N)``: kept, or formed again alone (the long-text views hold one head's at a time)."""
+        return self.H[i] if self.H is not None else self.recompute("H", i)
+
+    def mlp_write(self) -> np.ndarray:
+        """The MLP write ``(N, M)``: kept, or formed again."""
+        return self.mlp if self.mlp is not None else self.recompute("mlp")
+
+    def mlp_row(self) -> np.ndarray:
+        """The MLP write at the last position ``(M,)``."""
+        return self.mlp[-1] if self.mlp is not None else self.mlp_last
+
+    def patterns(self) -> np.ndarray:
+        """``H`` ``(h, N, N)``: kept, or formed again (one layer's at a time, never all layers')."""
+        return self.H if self.H is not None else self.recompute("H")
+
+    def mlp_inputs(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """``(gate, up, slope)``, each ``(N, F)``: kept, or formed again."""
+        if self.gate is not None:
+            return self.gate, self.up, self.slope
+        return self.recompute("gate"), self.recompute("up"), self.recompute("slope")
+
+    def last_row(self) -> np.ndarray:
+        """``H[:, N-1, :]`` ``(h, N)``: the patterns' row of the last query."""
+        return self.H[:, -1, :] if self.H is not None else self.H_last
 
     def attn_const(self) -> np.ndarray:
         """The part of the attention write that does not depend on the input, ``(N, M)``:
@@ -109,7 +141,7 @@ class LayerTrace:
         out = np.zeros((N, M))
         if self.bv is not None:
             rows = np.einsum("hd,hdM->hM", self.bv[self.group], self.WO)
-            out += self.H.sum(axis=2).T @ rows
+            out += self.patterns().sum(axis=2).T @ rows
         if self.bo is not None:
             out += self.bo
         return _post(out, self.post_attn)
@@ -122,11 +154,12 @@ class LayerTrace:
     @property
     def act(self) -> np.ndarray:
         """The gate activation act(Z W_g) (Golden freezes it)."""
-        return self.gate * self.slope
+        gate, _, slope = self.mlp_inputs()
+        return gate * slope
 
     @property
     def heads(self) -> int:
-        return self.H.shape[0]
+        return len(self.group)
 
 
 @dataclass
@@ -178,7 +211,18 @@ def _erf(x):
     return erf(x)
 
 
-def trace_causal_lm(model, ids, states: list[np.ndarray] | None = None) -> Trace:
+#: a trace keeps every layer's patterns and MLP activations when they take at most this many bytes
+#: (short texts: the views read them several times); above it they are formed again per layer
+KEEP_BYTES = 256 * 2 ** 20
+
+
+def trace_bytes(model, N: int) -> int:
+    """What keeping every layer's patterns ``(h, N, N)`` and MLP activations (3 × ``(N, F)``) takes."""
+    c = model.config
+    return 8 * len(model.layers) * (c.heads * N * N + 3 * N * c.F)
+
+
+def trace_causal_lm(model, ids, states: list[np.ndarray] | None = None, *, keep: bool | None = None) -> Trace:
     """A :class:`Trace` of a :class:`~symuat.models.causal_lm.CausalLM` (every decoder family:
     Llama/SmolLM2, Qwen2, Gemma 3 — biases, sandwich norms, QK-norms and windows included).
 
@@ -186,6 +230,10 @@ def trace_causal_lm(model, ids, states: list[np.ndarray] | None = None) -> Trace
     ``DecoderLayer.forward`` in the same order (its patterns from the layer's own ``patterns``),
     so every state equals ``model.hidden_states`` bit for bit (tested) and the logit the views add
     up to is the plain forward's. With ``states`` each layer is re-entered at the given state.
+
+    ``keep`` (default: when :func:`trace_bytes` ≤ :data:`KEEP_BYTES`): keep every layer's patterns
+    and MLP activations; otherwise only the last query's pattern row is kept and the rest is
+    formed again, one layer at a time, from the layer's kept input (:meth:`LayerTrace.patterns`).
     """
     from symuat.models.causal_lm import _affine
     from symuat.models.lifts import rms_scales
@@ -199,15 +247,25 @@ def trace_causal_lm(model, ids, states: list[np.ndarray] | None = None) -> Trace
     X = model.embed(ids) if states is None else states[0]
     x0 = X
     N, M, d, g = X.shape[0], c.M, c.head_dim, c.kv_heads
-    layers = []
+    if keep is None:
+        keep = trace_bytes(model, N) <= KEEP_BYTES
+    layers, slot = [], {}  # slot: one layer's queries and keys, shared by the layers' recompute
     for k, layer in enumerate(model.layers):
         if states is not None:
             X = states[k]
         s1 = rms_scales(X, c.eps)
         U = X * s1[:, None] * layer.g1
-        H = layer.patterns(U)
         V = _affine(U, layer.WV, layer.bv).reshape(N, g, d).transpose(1, 0, 2)
-        raw = _affine((H @ V[c.group]).transpose(1, 0, 2).reshape(N, -1), layer.WO, layer.bo)
+        if keep:
+            H = layer.patterns(U)
+            O = H @ V[c.group]
+        else:  # one head's pattern at a time; its last row kept
+            qk, O, H = layer.queries_keys(U), np.empty((c.heads, N, d)), np.empty((c.heads, 1, N))
+            for i, kv in enumerate(c.group):
+                Hi = layer.patterns(U, [i], qk=qk)[0]
+                O[i], H[i, 0] = Hi @ V[kv], Hi[-1]
+            del qk, Hi
+        raw = _affine(O.transpose(1, 0, 2).reshape(N, -1), layer.WO, layer.bo)
         post_attn = None
         attn = raw
         if layer.post_attn is not None:
@@ -230,6 +288,12 @@ def trace_causal_lm(model, ids, states: list[np.ndarray] | None = None) -> Trace
             Wd=layer.Wd, gate=gate, up=up, slope=slope_of(gate), mlp=mlp, post_attn=post_attn, post_mlp=post_mlp,
             Wu=layer.Wu, bv=None if layer.bv is None else layer.bv.reshape(g, d), bo=layer.bo, bg=layer.bg,
             bd=layer.bd, affine=affine))
+        if not keep:
+            lt = layers[-1]
+            lt.H, lt.gate, lt.up, lt.slope, lt.H_last = None, None, None, None, H[:, -1, :].copy()
+            lt.mlp, lt.mlp_last = None, mlp[-1].copy()
+            lt.recompute = _recompute(layer, X, s1, attn, s2, slope_of, slot)
+        del H, gate, up
         X = Y + mlp
     xL = X if states is None else states[-1]
     logits = model.logits(xL[-1:])[0]
@@ -238,11 +302,40 @@ def trace_causal_lm(model, ids, states: list[np.ndarray] | None = None) -> Trace
                  model.norm, lambda t: model.lm_head[int(t)], logits, decode)
 
 
+def _recompute(layer, X, s1, attn, s2, slope_of, slot: dict) -> Callable[[str], np.ndarray]:
+    """A layer's patterns and MLP activations formed again from its kept input, by
+    :func:`trace_causal_lm`'s own expressions (so bit for bit the numbers it dropped)."""
+    from symuat.models.causal_lm import _affine
+    from symuat.models.lifts import rms_scales
+
+    def recompute(name: str, head: int | None = None) -> np.ndarray:
+        if name == "H":
+            U = X * s1[:, None] * layer.g1
+            if head is None:
+                return layer.patterns(U)
+            if slot.get("layer") is not layer:  # one layer's Q, K kept (O(N h d)): a head at a time costs one softmax
+                slot.clear()
+                slot.update(layer=layer, qk=layer.queries_keys(U))
+            return layer.patterns(U, [head], qk=slot["qk"])[0]
+        Z = (X + attn) * s2[:, None] * layer.g2
+        if name == "up":
+            return _affine(Z, layer.Wu, layer.bu)
+        gate = _affine(Z, layer.Wg, layer.bg)
+        if name == "mlp":
+            mraw = _affine(layer.sigma(gate) * _affine(Z, layer.Wu, layer.bu), layer.Wd, layer.bd)
+            if layer.post_ffn is None:
+                return mraw
+            return mraw * rms_scales(mraw, layer.config.eps)[:, None] * layer.post_ffn
+        return gate if name == "gate" else slope_of(gate)
+
+    return recompute
+
+
 #: family adapters, by the model class's name (a new family adds one line)
 ADAPTERS: dict[str, Callable] = {"CausalLM": trace_causal_lm}
 
 
-def trace(model, ids, states=None) -> Trace:
+def trace(model, ids, states=None, *, keep: bool | None = None) -> Trace:
     """The :class:`Trace` of ``model`` on ``ids`` through its family's adapter."""
     adapter = ADAPTERS.get(type(model).__name__)
     if adapter is None and getattr(model, "kind", None) == "encoder":
@@ -250,7 +343,7 @@ def trace(model, ids, states=None) -> Trace:
                          "this is an encoder")
     if adapter is None:
         raise ModelError(f"attribution has no adapter for {type(model).__name__} (known: {', '.join(ADAPTERS)})")
-    return adapter(model, ids, states)
+    return adapter(model, ids, states) if keep is None else adapter(model, ids, states, keep=keep)
 
 
 # --------------------------------------------------------------------------------------------
@@ -403,8 +496,8 @@ def residual_view(tr: Trace, tg: Target, tol: float = TOLERANCE) -> ResidualView
         ra = r if lt.post_attn is None else r * lt.post_attn[0][n] * lt.post_attn[1]
         q = lt.WO @ ra  # (h, d): W_O,i r per head
         vq = np.einsum("hmd,hd->hm", lt.V[lt.group], q)  # (U_m W_V,g(i) + b_V) · (W_O,i r)
-        heads[k] = lt.H[:, n, :] * vq
-        mlp[k] = r @ lt.mlp[n]
+        heads[k] = lt.last_row() * vq
+        mlp[k] = r @ lt.mlp_row()
         if lt.bo is not None:
             bias[k] = ra @ lt.bo
     total, err, rel, ok = _exactness([[emb], heads, mlp, bias], tg.value, tg.scale, tol)
@@ -470,21 +563,33 @@ def _per_head(G: np.ndarray, lt: LayerTrace) -> np.ndarray:
 
 def _attention_adjoint(lt: LayerTrace, G: np.ndarray) -> np.ndarray:
     """:math:`(\\text{post}\\,A\\,S_1)^{\\top}G` for ``G`` ``(N, M)``: the frozen attention's adjoint."""
-    Gh = lt.H.transpose(0, 2, 1) @ _per_head(_post(G, lt.post_attn), lt)  # (h, N, d)
+    Gh = lt.patterns().transpose(0, 2, 1) @ _per_head(_post(G, lt.post_attn), lt)  # (h, N, d)
+    return _adjoint_values(lt, Gh)
+
+
+def _adjoint_values(lt: LayerTrace, Gh: np.ndarray) -> np.ndarray:
+    """The rest of the adjoint after the patterns, from :math:`H_i^{\\top}G_i` ``(h, N, d)``."""
     g, M, d = lt.WV.shape
     Gg = np.zeros((g,) + Gh.shape[1:])
     for i, k in enumerate(lt.group):
         Gg[k] += Gh[i]
-    N = G.shape[0]
+    N = Gh.shape[1]
     return (Gg.transpose(1, 0, 2).reshape(N, g * d) @ _flat_wv(lt).T) * lt.s1[:, None] * lt.g1
 
 
-def _attention_apply(lt: LayerTrace, X: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """(values per group ``(g, N, d)``, post A S_1 X): the frozen attention applied to any ``X``."""
+def _attention_apply(lt: LayerTrace, X: np.ndarray, per_head: bool = False) -> tuple[np.ndarray, np.ndarray]:
+    """(values per group ``(g, N, d)``, post A S_1 X): the frozen attention applied to any ``X``
+    (``per_head``: one head's pattern at a time)."""
     N, M = X.shape
     g, _, d = lt.WV.shape
     V = ((X * lt.s1[:, None] * lt.g1) @ _flat_wv(lt)).reshape(N, g, d).transpose(1, 0, 2)
-    O = (lt.H @ V[lt.group]).transpose(1, 0, 2).reshape(N, -1) @ lt.WO.reshape(-1, M)
+    if per_head:
+        O = np.empty((lt.heads, N, d))
+        for i, k in enumerate(lt.group):
+            O[i] = lt.pattern_head(i) @ V[k]
+    else:
+        O = lt.patterns() @ V[lt.group]
+    O = O.transpose(1, 0, 2).reshape(N, -1) @ lt.WO.reshape(-1, M)
     return V, _post(O, lt.post_attn)
 
 
@@ -495,7 +600,7 @@ def duat_view(tr: Trace, tg: Target, tol: float = TOLERANCE) -> DUATView:
     # the linear path a_j = A_j x'_0 entering every layer, and its values (forward)
     a_in, Va = [tr.x0], []
     for lt in tr.layers:
-        V, O = _attention_apply(lt, a_in[-1])
+        V, O = _attention_apply(lt, a_in[-1], per_head=True)
         Va.append(V)
         a_in.append(a_in[-1] + O)
     # the readout pulled back (reverse), each σ-term and its split
@@ -510,26 +615,35 @@ def duat_view(tr: Trace, tg: Target, tol: float = TOLERANCE) -> DUATView:
         rm = _post(rho, lt.post_mlp)
         a_const = lt.attn_const() if lt.affine else None
         m_const = lt.mlp_const() if lt.affine else None
-        sigma[j] = float((rho * (lt.mlp if m_const is None else lt.mlp - m_const)).sum())
+        mlp_j = lt.mlp_write()
+        sigma[j] = float((rho * (mlp_j if m_const is None else mlp_j - m_const)).sum())
+        del mlp_j
         if lt.affine:
             b_out[j] = float((rho * (a_const + m_const)).sum())
-        kappa = (rm @ lt.Wd.T) * lt.up * lt.slope  # (N, F)
+        _, up, slope = lt.mlp_inputs()
+        kappa = (rm @ lt.Wd.T) * up * slope  # (N, F)
+        del up, slope
         q = (kappa @ lt.Wg.T) * lt.s2[:, None] * lt.g2  # σ-term = Σ q ⊙ (x_{j-1} + attn_j)
         R = lt.X - a_in[j]
         sk_a[j], sk_r[j] = float((q * a_in[j]).sum()), float((q * R).sum())
         Gh = _per_head(_post(q, lt.post_attn), lt)  # (h, N, d)
         Vall = (lt.V if lt.bv is None else lt.V - lt.bv[:, None, :])[lt.group]  # the linear part of the values
         Vlin = Va[j][lt.group]
-        P_all = Gh @ Vall.transpose(0, 2, 1)  # (h, N, N): [i, n, m] = G_i[n] · V_i[m]
-        P_lin = Gh @ Vlin.transpose(0, 2, 1)
-        hd_all = (lt.H * P_all).sum(axis=1)  # Σ_n H_i[n, m] P[i, n, m]
-        hd_a[j] = (lt.H * P_lin).sum(axis=1)
+        hd_all = np.empty((h, N))
+        P = _per_head(_post(rho, lt.post_attn), lt)  # for the adjoint ρ_{j-1} = W1_j^T ρ_j, below
+        Ht_P = np.empty_like(P)
+        for i in range(h):  # one head's pattern (formed again on a long text) and (N, N) products at a time
+            Hi = lt.pattern_head(i)
+            hd_all[i] = (Hi * (Gh[i] @ Vall[i].T)).sum(axis=0)  # Σ_n H_i[n, m] G_i[n] · V_i[m]
+            hd_a[j, i] = (Hi * (Gh[i] @ Vlin[i].T)).sum(axis=0)
+            Ht_P[i] = Hi.T @ P[i]
+            del Hi
         hd_r[j] = hd_all - hd_a[j]
         if lt.affine:
             b_in[j] = float((q * a_const).sum()) + (float(kappa.sum(axis=0) @ lt.bg) if lt.bg is not None else 0.0)
         parts = [sk_a[j], sk_r[j], b_in[j], math.fsum(hd_all.ravel().tolist())]
         split_errs.append(abs(math.fsum(parts) - sigma[j]) / max(tg.scale, np.finfo(float).tiny))
-        rho = rho + _attention_adjoint(lt, rho)  # ρ_{j-1} = W1_j^T ρ_j
+        rho = rho + _adjoint_values(lt, Ht_P)  # ρ_{j-1} = W1_j^T ρ_j
     lin = (rho * tr.x0).sum(axis=1)
     total, err, rel, ok = _exactness([lin, sigma, b_out], tg.value, tg.scale, tol)
     split_err = max(split_errs) if all(math.isfinite(e) for e in split_errs) else math.nan  # NaN is sticky
@@ -770,16 +884,17 @@ def pattern(tr: Trace, layer: int, head: int) -> np.ndarray:
     L = len(tr.layers)
     if not 0 <= layer < L:
         raise ModelError(f"layer {layer} is outside [0, {L}) (layers are 0-based)")
-    H = tr.layers[layer].H
-    if not 0 <= head < H.shape[0]:
-        raise ModelError(f"head {head} is outside [0, {H.shape[0]}) (heads are 0-based)")
-    return H[head]
+    lt = tr.layers[layer]
+    if not 0 <= head < lt.heads:
+        raise ModelError(f"head {head} is outside [0, {lt.heads}) (heads are 0-based)")
+    return lt.patterns()[head]
 
 
 def explain(model, ids, token: int | None = None, vs: int | None = None, *, states=None,
-            tol: float = TOLERANCE) -> Attribution:
-    """Both views of ``logit(token)`` (or ``logit(token) − logit(vs)``) at the last position."""
-    tr = trace(model, ids, states)
+            tol: float = TOLERANCE, keep: bool | None = None) -> Attribution:
+    """Both views of ``logit(token)`` (or ``logit(token) − logit(vs)``) at the last position
+    (``keep``: whether the trace keeps every layer's patterns, :func:`trace_causal_lm`)."""
+    tr = trace(model, ids, states, keep=keep)
     tg = target(tr, token, vs)
     return Attribution(tr, tg, residual_view(tr, tg, tol), duat_view(tr, tg, tol))
 
@@ -1056,22 +1171,24 @@ def _reference_checks(net, ids, att: Attribution, tol: float) -> list[dict]:
     from symuat.models import reference
 
     reference.refuse_blind(net)
-    ref = reference.decoder_reference(net, ids, faithful=True)
+    ref = reference.decoder_reference(net, ids, faithful=True, logits=False)  # the last row's logits only
     if ref is None:
         return []
     tg, n = att.target, att.trace.N - 1
-    value = float(ref["logits"][n, tg.token] - (0.0 if tg.vs is None else ref["logits"][n, tg.vs]))
+    row = ref["logit_rows"]([n])[0]
+    value = float(row[tg.token] - (0.0 if tg.vs is None else row[tg.vs]))
     err = abs(value - tg.value)
     return [{"check": "the explained value = the reference's (transformers, float64)", "value": value,
              "abs_error": err, "passed": bool(err <= tol * max(tg.scale, np.finfo(float).tiny))}]
 
 
-def _rewrite_checks(net, ids, att: Attribution, tol: float) -> list[dict]:
+def _rewrite_checks(net, ids, att: Attribution, tol: float, dec=None) -> list[dict]:
     """The papers' DUAT rewrite itself (:func:`symuat.models.rewrite.decompose_logit`: every layer's
-    Eq. 20 parameters, the readout pulled back through them) against the explained token's logit."""
+    Eq. 20 parameters, the readout pulled back through them) against the explained token's logit
+    (``dec``: that decomposition, formed before the trace on a long text)."""
     from symuat.models.rewrite import decompose_logit
 
-    dec = decompose_logit(net, ids, att.target.token)
+    dec = decompose_logit(net, ids, att.target.token) if dec is None else dec
     value = float(att.trace.logits[att.target.token])
     scale = max(att.target.scale, abs(value), np.finfo(float).tiny)
     return [{"check": f"the DUAT rewrite's terms = the forward's {what}", "value": v,
@@ -1111,17 +1228,44 @@ def run_explain(args, *, tolerance: float | None = None, say: Callable | None = 
         if say:
             say("loading the checkpoint; the forward pass and both views")
         net = load(args.model)
-        if fallback is not None and type(net).__name__ not in ADAPTERS:
-            return fallback(net)  # a family the views do not read yet: the caller's DUAT-terms explain
         ids = net.tokenize(args.text)
+        if fallback is not None and type(net).__name__ not in ADAPTERS:
+            if getattr(args, "max_memory", None) is not None:  # planned as that explain runs; refused if it cannot fit
+                from symuat.models.plan import parse_size, plan
+
+                plan(net, ids.size, "explain", parse_size(args.max_memory),
+                     reference=not getattr(args, "no_reference", True), view="duat")
+            return fallback(net)  # a family the views do not read yet: the caller's DUAT-terms explain
         token = None if args.token is None else _one_token(net.tokenizer, args.token, "--token")
         vs = None if getattr(args, "vs", None) is None else _one_token(net.tokenizer, args.vs, "--vs")
+        keep, memory = None, None
+        if getattr(args, "max_memory", None) is not None:  # planned before anything runs; refused if it cannot fit
+            from symuat.models.plan import parse_size, plan
+
+            pl = plan(net, ids.size, "explain", parse_size(args.max_memory),
+                      reference=not getattr(args, "no_reference", True), view=view)
+            keep, memory = pl.keep_patterns, {"budget_bytes": pl.budget, "estimate_bytes": pl.total,
+                                              "patterns_kept": pl.keep_patterns, "estimate": pl.describe()}
+        dec = None
+        if view in ("duat", "both"):  # first, streamed: its peak and the trace's are never at once
+            from symuat.models.rewrite import decompose_logit
+
+            if say:
+                say(f"{ids.size} tokens: the DUAT rewrite's own decomposition (streamed)")
+            with np.errstate(all="ignore"):
+                dec = decompose_logit(net, ids, token, forward=False)  # the trace runs the forward
+        if say:
+            say(f"{ids.size} tokens: the forward pass and both views")
         with np.errstate(all="ignore"):  # non-finite numbers are reported (null, FAIL), not warned about
-            att = explain(net, ids, token, vs, tol=tol)
+            att = explain(net, ids, token, vs, tol=tol, keep=keep)
+        if dec is not None and dec.token != att.target.token:  # the same forward, the same prediction
+            dec = None
         if vs is not None and att.target.token == vs:
             raise ModelError(f"--vs {args.vs!r} is the explained token itself; the difference is 0")
         rep = {"model": args.model, "text": args.text, **report(att, by=by, k=k, tol=tol)}
-        rep["checks"] = _rewrite_checks(net, ids, att, tol) if view in ("duat", "both") else []
+        if memory is not None:
+            rep["memory_plan"] = memory
+        rep["checks"] = _rewrite_checks(net, ids, att, tol, dec) if view in ("duat", "both") else []
         if not getattr(args, "no_reference", True):
             rep["checks"] += _reference_checks(net, ids, att, tol)
         if rep["checks"]:

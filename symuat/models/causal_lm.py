@@ -23,7 +23,8 @@ diagonal lift, X3; :math:`S_a` the frozen sandwich norm), :math:`W2=(I_N\otimes 
 each row of :math:`H_i` sums to one, H7) and :math:`b2=(I_N\otimes W_g^\top)S_2\,S_a\mathbf 1b_{\rm att}^\top+\mathbf 1b_g^\top`.
 The LM head is the final lift :math:`(I_N\otimes W_{\rm head})S_f` (X5).
 
-Nothing of size :math:`(NM)\times(NM)` is built (memory :math:`O(L\,h\,N^2+M^2)`).
+Nothing of size :math:`(NM)\times(NM)` is built; a layer's patterns are formed one head's scores at a time
+(:math:`(h+2)N^2`), and a streamed pass (:func:`symuat.models.rewrite.rewrite_states`) keeps one layer's.
 """
 
 from __future__ import annotations
@@ -117,8 +118,8 @@ class DecoderLayer:
             P = P * rms_scales(P, c.eps)[..., None] * gamma
         return P
 
-    def patterns(self, U: np.ndarray) -> np.ndarray:
-        """The attention patterns :math:`H_i` at the normed input ``U``: RoPE, causal mask, softmax; ``(h, N, N)``."""
+    def queries_keys(self, U: np.ndarray) -> tuple[np.ndarray, np.ndarray, float]:
+        """``(Q (h, N, d), K (g, N, d), scale)`` at the normed input ``U``: QK-norm and RoPE applied."""
         c = self.config
         N, d = U.shape[0], c.head_dim
         Q = self._heads(_affine(U, self.WQ, self.bq), c.heads, self.q_norm)
@@ -126,7 +127,24 @@ class DecoderLayer:
         ang = rope_angles(N, d, inv_freq=self.inv_freq if self.inv_freq is not None else c.frequencies())
         Q, K = apply_rope(Q, ang, c.rope), apply_rope(K, ang, c.rope)
         scale = self.scale if self.scale is not None else 1.0 / np.sqrt(d)
-        S = (Q @ K[c.group].transpose(0, 2, 1)) * scale
+        return Q, K, scale
+
+    def patterns(self, U: np.ndarray, heads=None, qk=None) -> np.ndarray:
+        """The attention patterns :math:`H_i` at the normed input ``U``: RoPE, causal mask, softmax; ``(h, N, N)``
+        (``heads``: only those query heads, in that order — each the same numbers as in the whole;
+        ``qk``: :meth:`queries_keys` of ``U``, when the caller keeps them)."""
+        c = self.config
+        N = U.shape[0]
+        Q, K, scale = self.queries_keys(U) if qk is None else qk
+        heads = range(c.heads) if heads is None else list(heads)
+        H = np.empty((len(heads), N, N))
+        for k, i in enumerate(heads):  # one head's scores at a time: peak (h + 2) N², not 3 h N²
+            H[k] = self.head_pattern((Q[i] @ K[c.group[i]].T) * scale)
+        return H
+
+    def head_pattern(self, S: np.ndarray) -> np.ndarray:
+        """One head's pattern from its scaled scores ``S`` ``(N, N)``: the causal (windowed) softmax
+        (a family with more between the scores and the softmax — a soft-cap — overrides this)."""
         return softmax_causal(S, self.window)
 
     def attention_bias_row(self) -> np.ndarray:

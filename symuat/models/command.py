@@ -22,6 +22,10 @@ MODEL_EXIT = ("exit status: 0 the rewrite reproduces the model within the tolera
               "package, a bad option); 130 interrupted; 143 terminated")
 
 
+MAX_MEMORY_HELP = ("e.g. 8G: plan the run (logit rows at a time, whether every layer's patterns are kept) from an "
+                   "estimate of its working set, and refuse it before it starts (exit 2) if it cannot fit")
+
+
 def add_parser(sub) -> None:
     """Register ``symuat model`` on the top-level sub-parser collection ``sub``."""
     from symuat.cli import HelpFormatter  # wrapped to the terminal's width, defaults shown
@@ -41,6 +45,9 @@ def add_parser(sub) -> None:
                        help="a sentence (repeatable; several make a padded batch; default: "
                             f"{' / '.join(repr(t) for t in DEFAULT_TEXTS)} for an encoder, "
                             f"{LLAMA_DEFAULT_TEXTS[0]!r} for a decoder, gemma3 its own sample)")
+    check.add_argument("--text-file", action="append", metavar="PATH",
+                       help="a text read from a UTF-8 file (repeatable; a long prompt)")
+    check.add_argument("--max-memory", metavar="SIZE", help=MAX_MEMORY_HELP)
     check.add_argument("--no-reference", action="store_true", help="skip the HF reference even if installed")
     check.add_argument("--format", choices=("table", "json"), default="table")
     check.add_argument("--tolerance", default="1e-12", help="largest per-row relative error that passes (default 1e-12)")
@@ -61,6 +68,8 @@ def add_parser(sub) -> None:
                          help=f"{', '.join(decoders)}, a .gguf file or a decoder checkpoint folder")
     explain.add_argument("--text", default="The capital of France is",
                          help="the prompt")
+    explain.add_argument("--text-file", metavar="PATH", help="read the prompt from a UTF-8 file (a long prompt)")
+    explain.add_argument("--max-memory", metavar="SIZE", help=MAX_MEMORY_HELP)
     explain.add_argument("--token", help="the next token to explain, e.g. ' Paris' (default: the prediction)")
     explain.add_argument("--vs", help="explain logit(token) − logit(VS), e.g. --vs ' London' (one token)")
     explain.add_argument("--by", choices=("layer", "sublayer", "head", "token"),
@@ -116,8 +125,9 @@ def _tolerance(text) -> float:
     return t
 
 
-def _progress():
-    show = sys.stderr.isatty()
+def _progress(args=None):
+    """Progress lines on stderr only when it is a terminal, and never with ``--format json``."""
+    show = sys.stderr.isatty() and getattr(args, "format", "table") != "json"
     say = (lambda msg: print(f"\r\033[K{msg}", end="", file=sys.stderr, flush=True)) if show else None
     return show, say
 
@@ -147,7 +157,7 @@ def run(args) -> int:
         return _install(args.name)
     from symuat.models.formats import ModelError
 
-    show, say = _progress()
+    show, say = _progress(args)
     try:
         if args.model_command == "explain":
             return _run_explain(args, say, show)
@@ -205,13 +215,15 @@ def _run_check(args, say, show) -> int:
     from symuat.models.compare import check, verdict
 
     tolerance = _tolerance(args.tolerance)
+    budget = _budget(args)
+    files = [_read_text(p) for p in (getattr(args, "text_file", None) or [])]
     fam = family.family_of(args.model)
     import importlib
 
     own = getattr(importlib.import_module(fam.module), "DEFAULT_TEXTS", None) if fam.name == "gemma3" else None
-    texts = args.text or own or (DEFAULT_TEXTS if fam.kind == "encoder" else LLAMA_DEFAULT_TEXTS)
+    texts = ((args.text or []) + files) or own or (DEFAULT_TEXTS if fam.kind == "encoder" else LLAMA_DEFAULT_TEXTS)
     with np.errstate(all="ignore"):  # non-finite numbers are reported (null, FAIL), not warned about
-        report = check(texts, args.model, reference=not args.no_reference, progress=say)
+        report = check(texts, args.model, reference=not args.no_reference, progress=say, max_memory=budget)
     if show:
         print("\r\033[K", end="", file=sys.stderr)
     v = verdict(report, tolerance)
@@ -313,10 +325,35 @@ def _check_figure(path: str) -> None:
         raise ModelError("--figure needs matplotlib: pip install matplotlib (or the docs extra, pip install -e '.[docs]')") from None
 
 
+def _budget(args) -> int | None:
+    from symuat.models.plan import parse_size
+
+    value = getattr(args, "max_memory", None)
+    return None if value is None else parse_size(value)
+
+
+def _read_text(path: str) -> str:
+    """The text of ``--text-file``: UTF-8, not empty; an unreadable file is a one-line error naming it."""
+    from symuat.models.formats import ModelError
+
+    try:
+        with open(path, encoding="utf-8") as f:
+            text = f.read()
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ModelError(f"{path}: cannot read the --text-file ({exc.__class__.__name__}: "
+                         f"{getattr(exc, 'strerror', None) or exc})") from None
+    if not text.strip():
+        raise ModelError(f"{path}: the --text-file is empty")
+    return text
+
+
 def _run_explain(args, say, show) -> int:
     from symuat.models.attribution import run_explain
 
     tolerance = _tolerance(args.tolerance)
+    _budget(args)  # a bad size is refused before the model is loaded
+    if getattr(args, "text_file", None):
+        args.text = _read_text(args.text_file)
     if args.figure:
         _check_figure(args.figure)
     asked = any(getattr(args, k, None) not in (None, False) for k in ("vs", "by", "view", "top", "rows", "lens"))

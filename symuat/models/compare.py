@@ -63,15 +63,33 @@ def check_tolerance(tolerance) -> float:
 
 
 def check(texts: list[str], where="minilm", *, reference: bool = True, progress: Callable[[str], None] | None = None,
-          loaded=None) -> dict:
-    """Every hidden state (and a decoder's logits) from its DUAT form, vs the forward pass and the reference."""
+          loaded=None, max_memory: int | None = None) -> dict:
+    """Every hidden state (and a decoder's logits) from its DUAT form, vs the forward pass and the reference.
+
+    ``max_memory`` (bytes): a decoder's run is planned (:func:`symuat.models.plan.plan`: logit rows
+    at a time) after its weights are loaded and before anything else runs, and refused
+    (:class:`ModelError`) when it cannot fit; the plan is reported under ``memory_plan``."""
     from symuat.models import family as fam_mod
 
     say = progress or (lambda msg: None)
     fam_module = fam_mod.resolve(where)[1] if loaded is None else importlib.import_module(
         {f.name: f.module for f, _ in fam_mod.families()}.get(loaded.family, __name__))
+    plan = None
+    kind = getattr(fam_mod.family_of(where) if loaded is None else loaded, "kind", "decoder")
+    if max_memory is not None and kind != "decoder":  # not planned, so not promised
+        raise ModelError(f"--max-memory plans a decoder's run; {where} is an encoder (at most 512 tokens a "
+                         "text): run its check without --max-memory")
+    if max_memory is not None:
+        from symuat.models.plan import plan as make_plan
+
+        say("loading the checkpoint (to plan the memory)")
+        loaded = loaded if loaded is not None else fam_mod.load(where)
+        N = max(loaded.tokenize(t).size for t in texts)
+        plan = make_plan(loaded, N, "check", max_memory, reference=reference)
     if hasattr(fam_module, "check"):  # a family with its own memory plan (gemma3: the reference first, logits in chunks)
-        return fam_module.check(texts, where, reference=reference, progress=progress, loaded=loaded)
+        kw = {} if plan is None else {"chunk": plan.rows}
+        out = fam_module.check(texts, where, reference=reference, progress=progress, loaded=loaded, **kw)
+        return _with_plan(out, plan)
     say("loading the checkpoint")
     model = loaded if loaded is not None else fam_mod.load(where)
     if reference:
@@ -80,65 +98,120 @@ def check(texts: list[str], where="minilm", *, reference: bool = True, progress:
         ref_mod.refuse_blind(model)
     if getattr(model, "kind", "decoder") == "encoder":
         return _check_encoder(model, texts, str(where), reference, say)
-    return _check_decoder(model, texts, str(where), reference, say)
+    return _with_plan(_check_decoder(model, texts, str(where), reference, say, chunk=plan and plan.rows), plan)
 
 
-def _check_decoder(net, texts, name, reference, say) -> dict:
+def _with_plan(report: dict, plan) -> dict:
+    if plan is not None:
+        report["memory_plan"] = {"budget_bytes": plan.budget, "estimate_bytes": plan.total, "logit_rows": plan.rows,
+                                 "estimate": plan.describe()}
+    return report
+
+
+#: logit rows formed at a time by ``check`` (every family): never an N × vocab array
+LOGIT_CHUNK = 64
+#: from this many tokens on, ``check`` frees transformers' model once its reference states are taken
+LONG_TEXT = 1024
+
+
+def _check_decoder(net, texts, name, reference, say, chunk: int | None = None) -> dict:
+    """Streamed: the forward's states are kept (:math:`O(LNM)`), the rewrite's are compared as the
+    one pass produces them (:func:`symuat.models.rewrite.rewrite_states`: one layer's patterns
+    alive at a time) and the logits — of the forward, of the DUAT form through the head frozen at
+    its last state (X5), of the reference — are formed ``chunk`` rows at a time."""
     from symuat.models import reference as ref_mod
-    from symuat.models.rewrite import rewrite
+    from symuat.models.rewrite import rewrite_states
 
+    chunk = chunk or LOGIT_CHUNK
     reports, ref_ok = [], False
     for k, text in enumerate(texts):
         ids = net.tokenize(text)
-        say(f"text {k + 1}/{len(texts)}: {ids.size} tokens, forward")
-        with np.errstate(all="ignore"):
-            states = net.hidden_states(ids)
-            fwd_logits = net.logits(states[-1])
-            say(f"text {k + 1}/{len(texts)}: the DUAT rewrite")
-            duat = rewrite(net, states[0], progress=say)
+        tag = f"text {k + 1}/{len(texts)}"
         ref = stock = None
         stock_error = None
         if reference:
-            say(f"text {k + 1}/{len(texts)}: reference (transformers, float64)")
-            ref = ref_mod.decoder_reference(net, ids, faithful=True)
+            say(f"{tag}: reference (transformers, float64)")
+            ref = ref_mod.decoder_reference(net, ids, faithful=True, logits=False)
             if ref is not None:
                 ref_ok = True
                 try:
-                    stock = ref_mod.decoder_reference(net, ids, faithful=False)
+                    stock = ref_mod.decoder_reference(net, ids, faithful=False, logits=False)
                 except RuntimeError as exc:  # stock HF cannot run in float64 (GPT-2's reorder_and_upcast_attn)
                     stock_error = f"{type(exc).__name__}: {exc}"
+            if ids.size >= LONG_TEXT:
+                ref_mod.release(net)  # its float64 weights are as large as symuat's; its lm_head stays
+        say(f"{tag}: {ids.size} tokens, forward")
+        with np.errstate(all="ignore"):
+            states = net.hidden_states(ids)
         last = len(states) - 1
-        rows = []
-        for s in range(len(states)):
-            row = {"state": s}
-            _cmp(row, "rewrite_vs_forward", duat.states[s], states[s])
-            mine, fwd = (duat.states[s], states[s]) if s < last else (net.final_norm(duat.states[s]),
-                                                                      net.final_norm(states[s]))
-            r = ref["hidden_states"][s] if ref is not None else None
-            _cmp(row, "rewrite_vs_reference", mine, r)
-            _cmp(row, "forward_vs_reference", fwd, r)
-            rows.append(row)
-        row = {"state": "logits"}
-        _cmp(row, "rewrite_vs_forward", duat.logits, fwd_logits)
-        _cmp(row, "rewrite_vs_reference", duat.logits, ref["logits"] if ref is not None else None)
-        _cmp(row, "forward_vs_reference", fwd_logits, ref["logits"] if ref is not None else None)
-        rows.append(row)
-        finite = bool(np.isfinite(fwd_logits).all())
-        entry = {"text": text, "tokens": int(ids.size), "padded_to": int(ids.size), "states": rows, "finite": finite,
-                 "prediction": net.decode(int(np.argmax(fwd_logits[-1]))) if finite else None}
+        entry = {"text": text, "tokens": int(ids.size), "padded_to": int(ids.size)}
         if stock_error is not None:
             entry["stock_hf_float64_error"] = stock_error  # a finding about HF, not a failure of the check
-        if stock is not None:
+        if stock is not None:  # the gap of stock HF float64; then only its last state is kept (its logits)
             gaps = [relative_error(stock["hidden_states"][s], states[s] if s < last else net.final_norm(states[s]))
                     for s in range(len(states))]
-            entry["stock_hf_float64_gap"] = {"worst_state": max(gaps), "logits": relative_error(stock["logits"],
-                                                                                               fwd_logits)}
+            stock["hidden_states"] = None
+        say(f"{tag}: the DUAT rewrite")
+        rows, mine_last = [], None
+        with np.errstate(all="ignore"):
+            for s, mine in enumerate(rewrite_states(net, states[0], progress=say)):
+                row = {"state": s}
+                _cmp(row, "rewrite_vs_forward", mine, states[s])
+                normed, fwd = (mine, states[s]) if s < last else (net.final_norm(mine), net.final_norm(states[s]))
+                r = ref["hidden_states"][s] if ref is not None else None
+                _cmp(row, "rewrite_vs_reference", normed, r)
+                _cmp(row, "forward_vs_reference", fwd, r)
+                rows.append(row)
+                mine_last = mine
+        say(f"{tag}: logits, {chunk} rows at a time")
+        acc = {key: [] for key in ("rewrite_vs_forward", "rewrite_vs_reference", "forward_vs_reference", "stock")}
+        finite, pred = True, None
+        with np.errstate(all="ignore"):
+            for i in range(0, ids.size, chunk):
+                idx = np.arange(i, min(i + chunk, ids.size))
+                X = mine_last[idx]
+                d_rows = (net.head(X) @ X.reshape(-1)).reshape(idx.size, -1)  # the head frozen at x'_L's rows
+                if hasattr(net, "head_bias"):  # a final norm with a bias (LayerNorm's β): the head's constant
+                    d_rows = d_rows + net.head_bias(X)
+                f_rows = net.logits(states[-1][idx])
+                finite = finite and bool(np.isfinite(f_rows).all())
+                acc["rewrite_vs_forward"].append(row_errors(d_rows, f_rows))
+                if ref is not None:
+                    r_rows = ref["logit_rows"](idx)
+                    acc["rewrite_vs_reference"].append(row_errors(d_rows, r_rows))
+                    acc["forward_vs_reference"].append(row_errors(f_rows, r_rows))
+                if stock is not None:
+                    acc["stock"].append(row_errors(stock["logit_rows"](idx), f_rows))
+                if idx[-1] == ids.size - 1 and np.isfinite(f_rows[-1]).all():
+                    pred = net.decode(int(np.argmax(f_rows[-1])))
+        row = {"state": "logits"}
+        for key in ("rewrite_vs_forward", "rewrite_vs_reference", "forward_vs_reference"):
+            row[key], row[key + "_abs"] = worst_of(acc[key]) if acc[key] else (None, None)
+        rows.append(row)
+        entry.update({"states": rows, "finite": finite, "prediction": pred if finite else None})
+        if stock is not None:
+            entry["stock_hf_float64_gap"] = {"worst_state": max(gaps), "logits": worst_of(acc["stock"])[0]}
         reports.append(entry)
+        del states, ref, stock, mine_last
     out = {"model": name, "family": net.family, "source": str(net.source), "reference": ref_ok, "texts": reports,
            "error_definition": ERROR_DEFINITION}
     if ref_ok:
         out["reference_definition"] = _reference_note(net)
     return out
+
+
+def worst_of(errors: list[tuple[float, float]]) -> tuple[float, float]:
+    """The worst (rel, abs) of the chunks' :func:`row_errors` (``nan`` wins: non-finite is an error).
+
+    >>> worst_of([(1e-15, 1e-13), (2e-15, 5e-14)])
+    (2e-15, 1e-13)
+    >>> worst_of([(1e-15, 1e-13), (float("nan"), float("nan"))])
+    (nan, nan)
+    """
+    rel, ab = zip(*errors)
+    if not all(math.isfinite(v) for v in rel + ab):
+        return float("nan"), float("nan")
+    return max(rel), max(ab)
 
 
 def _reference_note(model) -> str:
@@ -232,7 +305,7 @@ def explain(where, text: str, token: str | None = None, *, tolerance: float = 1e
     (report, the decomposition, the input tokens as text)."""
     from symuat.models import family as fam_mod
     from symuat.models import reference as ref_mod
-    from symuat.models.rewrite import decompose_logit, rewrite
+    from symuat.models.rewrite import decompose_logit
 
     net = loaded if loaded is not None else fam_mod.load(where)
     if getattr(net, "kind", "decoder") != "decoder":
@@ -250,11 +323,10 @@ def explain(where, text: str, token: str | None = None, *, tolerance: float = 1e
         tid = enc[0]
     with np.errstate(all="ignore"):
         states = net.hidden_states(ids)
-        logits = net.logits(states[-1])
-        duat = rewrite(net, states[0], keep_sigma=True)
-        dec = decompose_logit(net, ids, tid, duat=duat, states=states)
-    n = dec.position
-    scale = float(np.abs(logits[n]).max()) if np.isfinite(logits[n]).all() else float("nan")
+        dec = decompose_logit(net, ids, tid, states=states)  # streamed: one layer's patterns at a time
+        n = dec.position
+        logits_n = net.logits(states[-1][n:n + 1])[0]  # the position's logits only, never N × vocab
+    scale = float(np.abs(logits_n).max()) if np.isfinite(logits_n).all() else float("nan")
     scale = max(scale, np.finfo(float).tiny)
     checks = []
 
@@ -269,10 +341,10 @@ def explain(where, text: str, token: str | None = None, *, tolerance: float = 1e
     add("the rewrite's logit (DUAT form through the frozen head) = the forward's logit", dec.rewrite_logit, dec.logit)
     ref_used = False
     if reference:
-        ref = ref_mod.decoder_reference(net, ids, faithful=True)
+        ref = ref_mod.decoder_reference(net, ids, faithful=True, logits=False)
         if ref is not None:
             ref_used = True
-            r = float(ref["logits"][n, dec.token])
+            r = float(ref["logit_rows"]([n])[0, dec.token])
             add("the forward's logit = the reference's logit (transformers, float64)", dec.logit, r)
             add("sum of the terms = the reference's logit", dec.total, r)
     words = [net.decode(int(i)) for i in ids]

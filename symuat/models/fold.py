@@ -27,10 +27,14 @@ Each fold returns the folded model and a list of ``(WP id, what was done)`` line
 from __future__ import annotations
 
 from dataclasses import replace
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from symuat.models.formats import ModelError
+
+if TYPE_CHECKING:  # annotations only: the module imports CausalLM where it builds one
+    from symuat.models.causal_lm import CausalLM
 
 
 class FoldRefused(ModelError):

@@ -470,7 +470,7 @@ def reference_model(source: Path):
 def _file_query_pre_attn_scalar(source: Path) -> int:
     """:func:`query_pre_attn_scalar` from the GGUF's own keys (what the reference is given)."""
     f = open_gguf(source)
-    key = lambda k, default=None: f.get("gemma3." + k, default)  # noqa: E731
+    key = lambda k, default=None: f.get("gemma3." + k, default)
     M, h = int(key("embedding_length")), int(key("attention.head_count"))
     return query_pre_attn_scalar(int(key("block_count")), M, h, int(key("attention.key_length", M // h)))
 
@@ -696,7 +696,7 @@ def check(texts: list[str], where="gemma3", *, reference: bool = True,
     """
     import hashlib
 
-    from symuat.transformer import to_duat
+    from symuat.models.rewrite import rewrite_states
 
     say = progress or (lambda msg: None)
     source = loaded.source if loaded is not None else resolve(where)
@@ -707,7 +707,7 @@ def check(texts: list[str], where="gemma3", *, reference: bool = True,
         net = loaded if loaded is not None else load_folder(source)
         if reference:
             ref_mod.refuse_blind(net)
-        return compare._check_decoder(net, texts, str(where), reference, say)
+        return compare._check_decoder(net, texts, str(where), reference, say, chunk=chunk)
     tok = loaded.tokenizer if loaded is not None else load_tokenizer(source)
     id_lists = []
     for text in texts:
@@ -742,9 +742,7 @@ def check(texts: list[str], where="gemma3", *, reference: bool = True,
         with np.errstate(all="ignore"):
             states = net.hidden_states(ids)
             say(f"{tag}: the DUAT rewrite")
-            duat = to_duat(net.layers, states[0])
-            mine_states = [P.sum(axis=0) for P in duat.parts]
-        del duat  # the states are kept; the frozen operators are not needed for the logits
+            mine_states = list(rewrite_states(net, states[0], progress=say))  # one layer's patterns at a time
         last = len(states) - 1
         rows = []
         for s in range(len(states)):
@@ -825,7 +823,7 @@ def _worst(pairs: list) -> tuple:
     """The worst (relative, absolute) over chunks of rows; a NaN sticks; (None, None) for none."""
     if not pairs:
         return None, None
-    pick = lambda v: float("nan") if any(x != x for x in v) else max(v)  # noqa: E731
+    pick = lambda v: float("nan") if any(x != x for x in v) else max(v)
     return pick([p[0] for p in pairs]), pick([p[1] for p in pairs])
 
 
@@ -946,7 +944,7 @@ def wp11_real_weights(net: CausalLM, states: list, rows: int = WP11_ROWS) -> dic
                          and (row["fold"] <= WP_TOLERANCE if foldable else row["fold"] > WP_FAILS_ABOVE))
         ok = ok and row["passed"]
         layers.append(row)
-    worst = lambda key: max(r[key] for r in layers)  # noqa: E731  (NaN-safe: a NaN row already failed)
+    worst = lambda key: max(r[key] for r in layers)
     return {"rows": int(min(rows, states[0].shape[0])), "layers": layers, "passed": ok,
             "pair_constant_layers": sum(r["gamma_q"]["max_gap"] == 0 or r["gamma_k"]["max_gap"] == 0 for r in layers),
             "worst": {key: worst(key) for key in ("sandwich", "fold_diagonal", "control")},
@@ -959,7 +957,8 @@ def wp9_real_weights(net: CausalLM, states: list, ids: np.ndarray, hf_window: in
     checkpoint's own config (the GGUF's ``gemma3.attention.sliding_window``; transformers' config read
     from the same file when ``hf_window`` is given) and transformers' own mask function
     (``masking_utils.sliding_window_causal_mask_function``, which Gemma 3's local layers use), evaluated
-    on the ``N×N`` grid of the text (``N`` > window, so the conventions differ: WP9.same).
+    on the ``N×N`` grid of the text (``N`` > window, so the conventions differ: WP9.same; at most its
+    first ``2w`` tokens, which a causal model reads as the prefix alone, so a long text costs no more).
 
     ``passed`` (``None``: not established — the text is no longer than the window, or transformers is
     not installed): transformers' mask is exactly :math:`0\le i-j<w` and not :math:`0\le i-j\le w`, symuat's
@@ -968,7 +967,9 @@ def wp9_real_weights(net: CausalLM, states: list, ids: np.ndarray, hf_window: in
     edge), by the amount reported (``edge_effect``)."""
     from symuat.models.lifts import rms_scales, softmax_causal
 
-    N, w = int(ids.size), int(net.window)
+    w = int(net.window)
+    ids = ids[:2 * w]  # a causal model's first 2w rows are the prefix's own: the edge shows, N² stays small
+    N = int(ids.size)
     out = {"tokens": N, "window_gguf": w, "window_transformers_config": hf_window}
     if N <= w:  # not established (not failed): a text no longer than the window cannot tell the conventions apart
         return dict(out, passed=None, why=f"the text has {N} ≤ {w} tokens: every convention gives the same mask")
@@ -989,7 +990,7 @@ def wp9_real_weights(net: CausalLM, states: list, ids: np.ndarray, hf_window: in
                                     "0 <= i-j <= w" if np.array_equal(hf, le) else "neither")
     local = next(k for k, layer in enumerate(net.layers) if layer.window is not None)
     layer = net.layers[local]
-    X = np.asarray(states[local], dtype=float)
+    X = np.asarray(states[local][:N], dtype=float)
     U = X * rms_scales(X, net.config.eps)[:, None] * layer.g1
     H_lt = layer.patterns(U)
     layer.window = w + 1
@@ -1032,8 +1033,8 @@ def random_gemma3(rng, *, M: int = 8, heads: int = 4, kv_heads: int = 1, head_di
     cfg = DecoderConfig(vocab=vocab, M=M, layers=layers, heads=heads, kv_heads=kv_heads, head_dim=d, F=F,
                         rope_theta=1e6, eps=float(np.float32(1e-6)), context=context, rope="half", tied=True,
                         activation="gelu_tanh", family="gemma3")
-    lin = lambda o, i: rng.standard_normal((o, i)) / np.sqrt(i)  # noqa: E731
-    one = lambda n: 1 + 0.3 * rng.standard_normal(n)  # noqa: E731
+    lin = lambda o, i: rng.standard_normal((o, i)) / np.sqrt(i)
+    one = lambda n: 1 + 0.3 * rng.standard_normal(n)
     inv = {"local": rope_inv_freq(d, ROPE_LOCAL_BASE), "global": rope_inv_freq(d, 1e6)}
     out = []
     for kind in kinds:

@@ -178,11 +178,11 @@ def load_folder(folder, *, family: str, model_type: str) -> SoftcapLM:
                         + ["layers " + "".join("G" if k == "global" else "L" for k in kinds)], **sizes)
     t = Tensors(tensors, folder)
     M, F, h, g, V = cfg.M, cfg.F, cfg.heads, cfg.kv_heads, cfg.vocab
-    one = lambda key, n: 1.0 + t.take(key, (n,))  # noqa: E731  (WP10: HF applies 1 + w)
+    one = lambda key, n: 1.0 + t.take(key, (n,))
     layers = []
     for k, typ in enumerate(types):
         p = f"model.layers.{k}."
-        W = lambda name, shape: t.take(p + name + ".weight", shape).T  # noqa: E731
+        W = lambda name, shape: t.take(p + name + ".weight", shape).T
         qk = {}
         if family == "gemma3":
             qk = {"q_norm": one(p + "self_attn.q_norm.weight", d), "k_norm": one(p + "self_attn.k_norm.weight", d)}

@@ -120,7 +120,7 @@ def load_folder(folder) -> LNCausalLM:
     cfg = DecoderConfig(vocab=vocab, M=M, layers=L, heads=h, kv_heads=h, head_dim=d, F=F, rope_theta=0.0, eps=eps,
                         context=P, rope="none", tied=tied, activation=ACTIVATION[act], family="gpt2", features=feats)
     t = Tensors(_prefixed(folder_tensors(folder)), folder)
-    take = lambda k, s: t.take("transformer." + k, s)  # noqa: E731
+    take = lambda k, s: t.take("transformer." + k, s)
     layers = []
     for k in range(L):
         p = f"h.{k}."

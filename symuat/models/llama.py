@@ -419,7 +419,7 @@ class LlamaWeights:
         self.config, self.source, self.tokenizer = model.config, model.source, model.tokenizer
 
 
-def LlamaNumpy(weights) -> CausalLM:  # noqa: N802  (the earlier class name)
+def LlamaNumpy(weights) -> CausalLM:
     """The decoder of a :class:`LlamaWeights` (or a :class:`CausalLM` as is)."""
     return weights.model if isinstance(weights, LlamaWeights) else weights
 

@@ -104,7 +104,10 @@ class LNDecoderLayer:
             ang = rope_angles(U.shape[0], self.rotary_dim, inv_freq=self.config.inv_freq)
             Q = apply_partial_rope(Q, ang, self.rotary_dim, "half")
             K = apply_partial_rope(K, ang, self.rotary_dim, "half")
-        return softmax_causal((Q @ K.transpose(0, 2, 1)) * self.scale)
+        H = np.empty((Q.shape[0], U.shape[0], U.shape[0]))
+        for i in range(Q.shape[0]):  # one head's scores at a time: peak (h + 2) N², not 3 h N²
+            H[i] = softmax_causal((Q[i] @ K[i].T) * self.scale)
+        return H
 
     def attention_bias_row(self) -> np.ndarray:
         r""":math:`b_VW_O+b_O`: what every token gets from the biases (each row of :math:`H_i` sums to one, H7)."""
@@ -163,13 +166,13 @@ class LNDecoderLayer:
         if self.bin is not None:
             pre[1] += self.bin
         shift_v = shift.reshape(-1)
-        tile = lambda b: np.tile(b, N) if b is not None else 0.0  # noqa: E731
+        tile = lambda b: np.tile(b, N) if b is not None else 0.0
         if self.parallel:
             W2 = Composed([Lin, S2])
-            b2 = lambda: Lin @ np.tile(beta2, N) + tile(self.bin)  # noqa: E731
+            b2 = lambda: Lin @ np.tile(beta2, N) + tile(self.bin)
         else:
             W2 = Composed([Lin, S2, W1])
-            b2 = lambda: Lin @ (S2 @ shift_v + np.tile(beta2, N)) + tile(self.bin)  # noqa: E731
+            b2 = lambda: Lin @ (S2 @ shift_v + np.tile(beta2, N)) + tile(self.bin)
         p = Eq20(W1=W1, W2=W2, b2=b2, W3=Lout, b3=lambda: shift_v + tile(self.bout), sigma=self.sigma)
         p.parts = {"S1": S1, "A": A, "S2": S2, "Lin": Lin, "Lout": Lout, "parallel": self.parallel}
         nxt = y
@@ -235,9 +238,9 @@ def random_ln_layer(rng, *, M: int = 8, F: int = 12, heads: int = 2, rotary: int
     d = M // heads
     cfg = DecoderConfig(vocab=1, M=M, layers=1, heads=heads, kv_heads=heads, head_dim=d, F=F, rope_theta=1e4,
                         eps=1e-5, context=64, rope="half", activation="gelu", inv_freq=rope_inv_freq(rotary, 1e4))
-    g = lambda *s: rng.standard_normal(s) / np.sqrt(s[0])  # noqa: E731
-    b = lambda n: 0.3 * rng.standard_normal(n)  # noqa: E731
-    ln = lambda: (1 + 0.2 * rng.standard_normal(M), 0.3 * rng.standard_normal(M))  # noqa: E731
+    g = lambda *s: rng.standard_normal(s) / np.sqrt(s[0])
+    b = lambda n: 0.3 * rng.standard_normal(n)
+    ln = lambda: (1 + 0.2 * rng.standard_normal(M), 0.3 * rng.standard_normal(M))
     return LNDecoderLayer(WQ=g(M, M), WK=g(M, M), WV=g(M, M), WO=g(M, M), Win=g(M, F), Wout=g(F, M), ln1=ln(),
                           ln2=ln(), config=cfg, scale=d ** -0.5, parallel=parallel, rotary_dim=rotary, bq=b(M),
                           bk=b(M), bv=b(M), bo=b(M), bin=b(F), bout=b(M))

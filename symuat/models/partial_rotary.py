@@ -24,7 +24,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from symuat.models.causal_lm import DecoderLayer, _affine
-from symuat.models.lifts import apply_rope, rope_angles, softmax_causal
+from symuat.models.lifts import apply_rope, rope_angles
 
 
 def apply_partial_rope(Q: np.ndarray, angles: np.ndarray, rotary_dim: int, convention: str = "half") -> np.ndarray:
@@ -46,7 +46,8 @@ class PartialRotaryLayer(DecoderLayer):
 
     rotary_dim: int = 0
 
-    def patterns(self, U: np.ndarray) -> np.ndarray:
+    def queries_keys(self, U: np.ndarray) -> tuple[np.ndarray, np.ndarray, float]:
+        """As :meth:`DecoderLayer.queries_keys`, RoPE on the first ``rotary_dim`` coordinates of each head."""
         c = self.config
         N = U.shape[0]
         Q = self._heads(_affine(U, self.WQ, self.bq), c.heads, self.q_norm)
@@ -55,5 +56,4 @@ class PartialRotaryLayer(DecoderLayer):
         Q = apply_partial_rope(Q, ang, self.rotary_dim, c.rope)
         K = apply_partial_rope(K, ang, self.rotary_dim, c.rope)
         scale = self.scale if self.scale is not None else 1.0 / np.sqrt(c.head_dim)
-        S = (Q @ K[c.group].transpose(0, 2, 1)) * scale
-        return softmax_causal(S, self.window)
+        return Q, K, scale

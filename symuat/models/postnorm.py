@@ -35,7 +35,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from symuat.models.causal_lm import CausalLM, DecoderLayer, _affine
-from symuat.models.lifts import Diagonal, RowLinear, TokenDiag, apply_rope, rms_scales, rope_angles, softmax_causal
+from symuat.models.lifts import Diagonal, RowLinear, TokenDiag, apply_rope, rms_scales, rope_angles
 from symuat.models.qknorm import full_width
 from symuat.operators import Composed, Identity, Sum
 from symuat.transformer import Eq20
@@ -49,10 +49,11 @@ class PostNormLayer(DecoderLayer):
 
     qk_width: str = "full"
 
-    def patterns(self, U: np.ndarray) -> np.ndarray:
+    def queries_keys(self, U: np.ndarray) -> tuple[np.ndarray, np.ndarray, float]:
+        """As :meth:`DecoderLayer.queries_keys`, the QK-norm over the full projection (``qk_width="full"``)."""
         c = self.config
         if self.qk_width == "head":
-            return super().patterns(U)
+            return super().queries_keys(U)
         N, d = U.shape[0], c.head_dim
         Q, K = _affine(U, self.WQ, self.bq), _affine(U, self.WK, self.bk)
         if self.q_norm is not None:
@@ -62,7 +63,7 @@ class PostNormLayer(DecoderLayer):
         ang = rope_angles(N, d, inv_freq=self.inv_freq if self.inv_freq is not None else c.frequencies())
         Q, K = apply_rope(Q, ang, c.rope), apply_rope(K, ang, c.rope)
         scale = self.scale if self.scale is not None else 1.0 / np.sqrt(d)
-        return softmax_causal((Q @ K[c.group].transpose(0, 2, 1)) * scale, self.window)
+        return Q, K, scale
 
     def forward(self, X: np.ndarray) -> np.ndarray:
         c = self.config

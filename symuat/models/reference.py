@@ -245,11 +245,34 @@ class Float64Islands:
         return False
 
 
-def decoder_reference(model, ids, *, faithful: bool = True) -> dict | None:
+#: the transformers classes whose logits are their ``lm_head`` (a bias-free Linear) on the last
+#: hidden state and nothing else — for these the logits can be formed a chunk of rows at a time
+LM_HEAD_ONLY = ("LlamaForCausalLM", "Qwen2ForCausalLM", "Qwen3ForCausalLM", "MistralForCausalLM", "Olmo2ForCausalLM",
+                "Phi3ForCausalLM", "GPT2LMHeadModel", "GPTNeoXForCausalLM")
+#: the classes whose logits are their ``lm_head`` then ``final_logit_softcapping`` (when the config sets
+#: one: ``c·tanh(l/c)``, the same three torch operations as their ``forward``)
+SOFTCAP_HEAD = ("Gemma2ForCausalLM", "Gemma3ForCausalLM")
+
+
+def decoder_reference(model, ids, *, faithful: bool = True, logits: bool = True) -> dict | None:
     """Hidden states and logits of the checkpoint through transformers in float64, or None when not installed.
 
     ``faithful=True`` makes the float32 islands float64 (the family's ``reference_islands``,
-    default :class:`Float64Islands`); ``False`` is stock HF float64, kept to measure the gap."""
+    default :class:`Float64Islands`); ``False`` is stock HF float64, kept to measure the gap.
+
+    ``logits=False`` (long texts): the N × vocab logits are not formed; ``logit_rows(idx)`` gives
+    HF's own ``lm_head`` on those rows of its last hidden state (what its ``forward`` does, for the
+    classes of :data:`LM_HEAD_ONLY`, and with the soft-cap for :data:`SOFTCAP_HEAD`; another class
+    runs its whole ``forward`` and the rows are read from its logits)."""
+    if not logits and available():
+        hf = family_hf_model(model)
+        head = hf.get_output_embeddings()
+        if type(hf).__name__ in LM_HEAD_ONLY + SOFTCAP_HEAD and getattr(head, "bias", None) is None:
+            cap = getattr(hf.config, "final_logit_softcapping", None) if type(hf).__name__ in SOFTCAP_HEAD else None
+            return _reference_rows(model, hf, head if cap is None else _capped(head, cap), ids, faithful)
+        full = decoder_reference(model, ids, faithful=faithful)
+        full["logit_rows"] = lambda idx, L=full["logits"]: L[np.asarray(idx)]
+        return full
     if not available():
         return None
     refuse_blind(model)
@@ -271,6 +294,42 @@ def family_hf_model(model):
     fam = importlib.import_module(_family_module(model))
     builder = getattr(fam, "reference_model", None)
     return builder(Path(model.source)) if builder is not None else hf_model(model.source, decoder=True)
+
+
+def release(model) -> None:
+    """Drop the cached transformers model of ``model`` (a float64 copy of the weights): a long run
+    frees it once the reference's states are taken (the logit rows keep only its ``lm_head``)."""
+    import gc
+
+    _CACHE.pop((str(model.source), True), None)
+    gc.collect()
+
+
+def _capped(head, cap: float):
+    """``head`` then the soft-cap of Gemma's ``forward``: ``tanh(l / cap) * cap``."""
+    import torch
+
+    return lambda h: torch.tanh(head(h) / cap) * cap
+
+
+def _reference_rows(model, hf, head, ids, faithful: bool) -> dict:
+    import torch
+
+    refuse_blind(model)
+    fam = importlib.import_module(_family_module(model))
+    islands = getattr(fam, "reference_islands", Float64Islands)
+    ctx = islands(hf) if faithful else contextlib.nullcontext()
+    with ctx, torch.no_grad():
+        out = hf.get_decoder()(input_ids=torch.tensor(np.asarray(ids)[None]), output_hidden_states=True,
+                               use_cache=False)
+    hs = [h[0].numpy() for h in out.hidden_states]
+    last = out.hidden_states[-1][0]
+
+    def logit_rows(idx):
+        with torch.no_grad():
+            return head(last[torch.as_tensor(np.asarray(idx))]).numpy()
+
+    return {"hidden_states": hs, "logit_rows": logit_rows}
 
 
 def encoder_reference(folder: Path, ids_batch: np.ndarray, attention_mask: np.ndarray) -> list[np.ndarray] | None:

@@ -78,6 +78,34 @@ def rewrite(model, X0: np.ndarray, *, layers=None, keep_sigma: bool = False,
     return out
 
 
+def rewrite_states(model, X0: np.ndarray, *, layers=None, progress: Callable[[str], None] | None = None):
+    r"""The states :math:`x'_0, x'_1, \dots, x'_L` of :func:`rewrite`, streamed: the same one pass
+    (each layer's ``duat_step`` frozen at the parts :math:`[A_kx'_0,\ c_k,\ R_k]` the pass has just
+    produced, the state their sum), but each layer's frozen operators — its :math:`(h, N, N)`
+    patterns — are dropped once the layer has advanced the parts, so memory is one layer's working
+    set plus the parts, :math:`O(hN^2 + NM)`, not :math:`O(L\,hN^2)`. The states are bit for bit
+    :func:`rewrite`'s (the same operations in the same order).
+
+    >>> from symuat.models.llama import random_llama
+    >>> net = random_llama(np.random.default_rng(0), layers=3, vocab=16)
+    >>> X0 = net.embed([1, 2, 3, 4])
+    >>> all(np.array_equal(a, b) for a, b in zip(rewrite_states(net, X0), rewrite(net, X0).states))
+    True
+    """
+    from symuat.transformer import duat_step_from_step
+
+    X0 = np.asarray(X0, dtype=float)
+    blocks = list(model.layers if layers is None else layers)
+    parts = np.stack([X0, np.zeros_like(X0), np.zeros_like(X0)])  # [A_0 x0, c_0, R_0] = [x0, 0, 0]
+    yield parts.sum(axis=0)
+    for k, block in enumerate(blocks):
+        if progress:
+            progress(f"  layer {k + 1}/{len(blocks)}")
+        step = getattr(block, "duat_step", None)
+        _, parts, _ = step(parts) if step is not None else duat_step_from_step(block, parts)
+        yield parts.sum(axis=0)
+
+
 class _Announce:
     """A layer that says when the recursion reaches it (progress on long runs)."""
 
@@ -120,39 +148,80 @@ class LogitDecomposition:
 
 
 def decompose_logit(model, ids, token: int | None = None, *, duat: Rewrite | None = None,
-                    states: list[np.ndarray] | None = None, position: int | None = None) -> LogitDecomposition:
+                    states: list[np.ndarray] | None = None, position: int | None = None,
+                    forward: bool = True) -> LogitDecomposition:
     """The chosen next-token logit at ``position`` (default: the last) as the exact sum of the DUAT terms.
 
     ``token`` defaults to the model's prediction. The readout row is pulled back through the
     layers with the transposed operators (:math:`\\rho_{j-1}=W1_j^\\top\\rho_j`), so each term
     costs one pass: layer ``j``'s σ-term is :math:`\\rho_j\\cdot W3_j\\sigma_j`, the linear path
     :math:`\\rho_0\\cdot x'_0`, the bias :math:`\\sum_j\\rho_j\\cdot b3_j`.
+
+    Without ``duat`` the rewrite is streamed: the forward half of the one pass keeps only each
+    layer's input parts :math:`[A_kx'_0, c_k, R_k]` (:math:`O(LNM)`), and the reverse half freezes
+    layer ``j`` again at its parts — the same ``duat_step``, so the same operators and σ-values,
+    bit for bit — one layer's patterns alive at a time. Only the position's logits are formed.
+
+    ``forward=False`` (without ``duat`` and ``states``): the plain forward is not run — ``token``
+    defaults to the rewrite's own prediction and ``logit`` is the rewrite's (through the frozen head);
+    every term is the same, bit for bit (a caller that holds the forward's logit compares it).
     """
     ids = model.check_ids(ids)
-    if states is None:
-        states = model.hidden_states(ids)
-    logits = model.logits(states[-1])
+    if states is None and not forward and duat is None:  # the terms read x'_0 only
+        states = [model.embed(ids), None]
+    if states is None:  # the forward's first and last states are all this reads: the others are not kept
+        X = model.embed(ids)
+        states = [X]
+        for layer in model.layers:
+            X = layer.forward(X)
+        states.append(X)
     N, M = states[0].shape
     n = N - 1 if position is None else int(position)
     if not 0 <= n < N:
         raise ModelError(f"position {n} is outside the text's {N} tokens")
-    if token is None:
-        token = int(np.argmax(logits[n]))
-    if not 0 <= token < model.config.vocab:
-        raise ModelError(f"token id {token} is outside the vocabulary [0, {model.config.vocab})")
-    if duat is None or not duat.sigma_out:
-        duat = rewrite(model, states[0], keep_sigma=True)
-    rho = model.readout(duat.states[-1], n, token)  # logit = rho . x'_L, the head frozen at the rewrite's x'_L
-    layer_terms = np.zeros(duat.L)
+    logits_n = None if states[-1] is None else model.logits(states[-1][n:n + 1])[0]
+
+    def chosen(logits_n):
+        t = int(np.argmax(logits_n)) if token is None else token
+        if not 0 <= t < model.config.vocab:
+            raise ModelError(f"token id {t} is outside the vocabulary [0, {model.config.vocab})")
+        return t
+
+    if logits_n is not None or token is not None:  # a bad token is refused before the rewrite runs
+        token = chosen(logits_n)
+    if duat is not None and duat.sigma_out:
+        L, x0, xL = duat.L, duat.x0, duat.states[-1]
+        layer_at = lambda j: (duat.raw[j], duat.sigma_out[j])
+    else:
+        blocks = list(model.layers)
+        parts = [np.stack([states[0], np.zeros_like(states[0]), np.zeros_like(states[0])])]
+        for block in blocks:  # the forward half: the parts entering every layer
+            parts.append(block.duat_step(parts[-1])[1])
+        L, x0, xL = len(blocks), states[0].reshape(-1), parts[-1].sum(axis=0)
+        parts.pop()
+
+        def layer_at(j):  # layer j frozen again at its input parts (what to_duat froze it at)
+            p, _, pre = blocks[j].duat_step(parts[j])
+            parts[j] = None
+            return p, p.sigma(pre.sum(axis=0)).reshape(-1)
+
+    rewrite_row = model.head(xL[n:n + 1]) @ xL[n]  # the head frozen at x'_L's row n (X5)
+    if hasattr(model, "head_bias"):  # a final norm with a bias (LayerNorm's β): the head's constant
+        rewrite_row = rewrite_row + model.head_bias(xL[n:n + 1])[0]
+    if logits_n is None:  # no forward: the rewrite's own logits choose the token
+        logits_n = rewrite_row
+        token = chosen(logits_n)
+    rho = model.readout(xL, n, token)  # logit = rho . x'_L, the head frozen at the rewrite's x'_L
+    layer_terms = np.zeros(L)
     bias = 0.0
-    for j in range(duat.L - 1, -1, -1):
-        p = duat.raw[j]
-        layer_terms[j] = rho @ (p.W3 @ duat.sigma_out[j])
+    for j in range(L - 1, -1, -1):
+        p, sigma_j = layer_at(j)
+        layer_terms[j] = rho @ (p.W3 @ sigma_j)
         bias += rho @ p.b3
         rho = _rmatvec(p.W1, rho)
+        del p, sigma_j
     if hasattr(model, "readout_bias"):  # the final norm's β read by the head row: a bias term
         bias += model.readout_bias(n, token)
-    per_token = (rho.reshape(N, M) * duat.x0.reshape(N, M)).sum(axis=1)
-    return LogitDecomposition(token, model.decode(token), n, float(logits[n, token]), float(per_token.sum()),
-                              per_token, layer_terms, float(bias),
-                              rewrite_logit=float(duat.logits[n, token]) if duat.logits is not None else float("nan"))
+    per_token = (rho.reshape(N, M) * x0.reshape(N, M)).sum(axis=1)
+    return LogitDecomposition(token, model.decode(token), n, float(logits_n[token]), float(per_token.sum()),
+                              per_token, layer_terms, float(bias), rewrite_logit=float(rewrite_row[token]))

@@ -35,8 +35,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from symuat.models.causal_lm import CausalLM, DecoderLayer, _affine
-from symuat.models.lifts import Diagonal, apply_rope, rope_angles, softmax_causal
+from symuat.models.causal_lm import CausalLM, DecoderLayer
+from symuat.models.lifts import Diagonal, softmax_causal
 from symuat.operators import Composed
 
 
@@ -62,18 +62,9 @@ class SoftcapLayer(DecoderLayer):
 
     attn_softcap: float | None = None
 
-    def patterns(self, U: np.ndarray) -> np.ndarray:
-        c = self.config
-        N, d = U.shape[0], c.head_dim
-        Q = self._heads(_affine(U, self.WQ, self.bq), c.heads, self.q_norm)
-        K = self._heads(_affine(U, self.WK, self.bk), c.kv_heads, self.k_norm)
-        ang = rope_angles(N, d, inv_freq=self.inv_freq if self.inv_freq is not None else c.frequencies())
-        Q, K = apply_rope(Q, ang, c.rope), apply_rope(K, ang, c.rope)
-        scale = self.scale if self.scale is not None else 1.0 / np.sqrt(d)
-        S = (Q @ K[c.group].transpose(0, 2, 1)) * scale
-        if self.attn_softcap is not None:
-            S = softcap(S, self.attn_softcap)
-        return softmax_causal(S, self.window)
+    def head_pattern(self, S: np.ndarray) -> np.ndarray:
+        """The soft-cap :math:`c\\tanh(s/c)` of one head's scores, then the causal softmax."""
+        return softmax_causal(S if self.attn_softcap is None else softcap(S, self.attn_softcap), self.window)
 
 
 class SoftcapLM(CausalLM):
