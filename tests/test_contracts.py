@@ -57,9 +57,9 @@ ENTRY_MODULES = {"symuat.certify.cli", "symuat.models.command"}
 #: imports that climb a layer (main f323ef3: 5; kernel.registry → certify.record, kernel.why →
 #: report, report → cli removed). A ratchet: lower it when you remove one; never raise it.
 UPWARD_IMPORTS = 2
-#: (modules on an import cycle, imports inside cycles) — main f323ef3: (42, 83); the 6 cycles left are
+#: (modules on an import cycle, imports inside cycles) — main f323ef3: (42, 83); the 4 cycles left are
 #: in models, certify and the commands. A ratchet, as above.
-CYCLES = (13, 18)
+CYCLES = (11, 14)
 
 
 # -- the import graph ---------------------------------------------------------------------------

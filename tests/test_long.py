@@ -12,6 +12,7 @@ import pytest
 
 from symuat import cli
 from symuat.models import attribution as at
+from symuat.models import explain_run
 from symuat.models import llama as ll
 from symuat.models import compare
 from symuat.models.rewrite import rewrite, rewrite_states
@@ -324,10 +325,10 @@ def test_plan_of_a_family_explained_by_its_duat_terms(monkeypatch):
     args = SimpleNamespace(model="olmo2", text="five", token=None, vs=None, by=None, view=None, top=None, rows=None,
                            lens=False, figure=None, format="json", tolerance="1e-12", no_reference=True,
                            max_memory="1M")
-    assert at.run_explain(args, load=lambda where: m, fallback=lambda net: ran.append(1) or 0) == 2
+    assert explain_run.run_explain(args, load=lambda where: m, fallback=lambda net: ran.append(1) or 0) == 2
     assert not ran
     args.max_memory = "8G"
-    assert at.run_explain(args, load=lambda where: m, fallback=lambda net: ran.append(1) or 0) == 0 and ran
+    assert explain_run.run_explain(args, load=lambda where: m, fallback=lambda net: ran.append(1) or 0) == 0 and ran
 
 
 def test_max_memory_refuses_an_encoder_it_does_not_plan():

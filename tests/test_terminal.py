@@ -112,14 +112,14 @@ def test_a_sub_command_usage_error_shows_that_sub_command(capsys):
 
 
 def test_figure_without_matplotlib_fails_before_any_computation(monkeypatch, tmp_path, capsys):
-    import symuat.models.attribution as attribution
     import symuat.models.compare as compare
+    import symuat.models.explain_run as explain_run
 
     def never(*a, **k):
         raise AssertionError("the computation ran before the --figure check")
 
     monkeypatch.setattr(compare, "explain", never)
-    monkeypatch.setattr(attribution, "run_explain", never)
+    monkeypatch.setattr(explain_run, "run_explain", never)
     monkeypatch.setitem(sys.modules, "matplotlib", None)  # import matplotlib → ImportError
     for extra in ([], ["--vs", " London", "--by", "head"]):
         code = cli.main(["model", "explain", "--model", "smollm2", "--token", " Paris", *extra,

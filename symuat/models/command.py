@@ -97,17 +97,6 @@ def add_parser(sub) -> None:
     fold.formatter_class, fold.epilog = raw, epilog  # wrapped to the width, its defaults and exit statuses shown
 
 
-def _strict(value):
-    """The report as strict JSON: a NaN or an infinity becomes ``null`` (never a bare NaN)."""
-    if isinstance(value, dict):
-        return {k: _strict(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_strict(v) for v in value]
-    if isinstance(value, float) and not math.isfinite(value):
-        return None
-    return value
-
-
 def _fail(message: str) -> int:
     print(f"symuat: {message}", file=sys.stderr)
     return 2
@@ -137,15 +126,6 @@ def _stock_islands(family: str, default: str) -> str:
     from symuat.models.family import families
 
     return next((getattr(mod, "STOCK_ISLANDS", default) for fam, mod in families() if fam.name == family), default)
-
-
-def _family(model: str) -> str:
-    """``bert`` or ``llama`` (the name ``symuat model fold`` dispatches on) for ``model``; another
-    family's name as ``unsupported:<name>``. Bad input raises :class:`ModelError`."""
-    from symuat.models.family import family_of
-
-    name = family_of(model).name
-    return name if name in ("bert", "llama") else f"unsupported:{name}"
 
 
 def run(args) -> int:
@@ -231,7 +211,9 @@ def _run_check(args, say, show) -> int:
     if v["non_finite"]:
         report["failure"] = "a state, the logits or an error is non-finite (reported as null)"
     if args.format == "json":
-        print(json.dumps(_strict(report), indent=2, allow_nan=False))
+        from symuat.models.formats import json_safe
+
+        print(json.dumps(json_safe(report), indent=2, allow_nan=False))
         return 0 if v["passed"] else 1
     print(f"model {report['model']} ({report['family']} family; {report['source']})")
     print(f"error: rel = max over token rows n of ‖aₙ − bₙ‖∞ / ‖bₙ‖∞, abs = max |a − b|; tolerance {tolerance:g} (rel)")
@@ -348,7 +330,7 @@ def _read_text(path: str) -> str:
 
 
 def _run_explain(args, say, show) -> int:
-    from symuat.models.attribution import run_explain
+    from symuat.models.explain_run import run_explain
 
     tolerance = _tolerance(args.tolerance)
     _budget(args)  # a bad size is refused before the model is loaded
@@ -383,7 +365,9 @@ def _explain_duat_terms(args, tolerance: float, show, net) -> int:
         _write_atomically(args.figure, lambda tmp: duat_terms_figure(dec, words, tmp))
         report["figure"] = args.figure
     if args.format == "json":
-        print(json.dumps(_strict(report), indent=2, allow_nan=False))
+        from symuat.models.formats import json_safe
+
+        print(json.dumps(json_safe(report), indent=2, allow_nan=False))
         return 0 if report["passed"] else 1
     print(f"{args.text!r} → next token {dec.token_text!r} (id {dec.token}) at position {dec.position}")
     print(f"({report['views']})")

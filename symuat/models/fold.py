@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from symuat.models.formats import ModelError
+from symuat.models.formats import ModelError, json_safe
 
 if TYPE_CHECKING:  # annotations only: the module imports CausalLM where it builds one
     from symuat.models.causal_lm import CausalLM
@@ -369,13 +369,21 @@ def _asked(args) -> dict:
     return asked if any(asked.values()) else {}
 
 
+def _family(model: str) -> str:
+    """``bert`` or ``llama`` (the name ``symuat model fold`` dispatches on) for ``model``; another
+    family's name as ``unsupported:<name>``. Bad input raises :class:`ModelError`."""
+    from symuat.models.family import family_of
+
+    name = family_of(model).name
+    return name if name in ("bert", "llama") else f"unsupported:{name}"
+
+
 def fold_model(model: str, asked: dict):
     """``(family, original, folded tensors, log, extra files, config.json)`` for ``model``; an empty
     ``asked`` means every fold that is valid for the family. ``original`` is the loaded model (a
     :class:`CausalLM` or :class:`~symuat.models.bert.BertWeights`)."""
     import json
 
-    from symuat.models.command import _family
     from symuat.models.family import resolve
 
     family = _family(model)
@@ -533,9 +541,7 @@ def run_fold(args) -> int:
                                   "removing each row's mean (WP3's allowed shift)",
               "texts": results, "worst": worst if math.isfinite(worst) else None, "passed": passed}
     if args.format == "json":
-        from symuat.models.command import _strict
-
-        print(json.dumps(_strict(report), indent=2, allow_nan=False))
+        print(json.dumps(json_safe(report), indent=2, allow_nan=False))
     else:
         print(f"model {args.model} ({family}): folded")
         for wp, what in log:

@@ -661,3 +661,20 @@ def gguf_tokenizer(f: GGUFFile):
 def is_path(text: str) -> bool:
     """A ``--model`` argument names a path (not a packaged model) when it has a separator or exists."""
     return os.sep in text or bool(os.altsep and os.altsep in text) or Path(text).exists() or text.endswith(".gguf")
+
+
+def json_safe(value):
+    """Strict JSON: a NaN or an infinity becomes ``null``; arrays become nested lists."""
+    if isinstance(value, np.ndarray):
+        return json_safe(value.tolist())
+    if isinstance(value, dict):
+        return {k: json_safe(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [json_safe(v) for v in value]
+    if isinstance(value, (float, np.floating)):
+        return float(value) if math.isfinite(value) else None
+    if isinstance(value, np.integer):
+        return int(value)
+    if isinstance(value, np.bool_):
+        return bool(value)
+    return value
