@@ -56,6 +56,14 @@ def summary_lines(record: dict, width: int | None = None) -> list[str]:
     for key, entry in sorted(record["checks"].items()):
         if entry["status"] != "certified":
             out += wrap(f"{entry['status']:<11} {key}: {entry['reason'][:160]}", width, "  ", "    ")
+    r = s.get("refutations")
+    if r is not None:
+        out += wrap(f"{r['certified']} of {r['total']} refuted checks that a failing bottom line rests on "
+                    f"certified by Coq (the negated identity proved at the counterexample, or the identity a "
+                    f"refuted negation denies; {r['failed']} failed, {r['unsupported']} not exported)", width, "", "  ")
+        for key, entry in sorted(record.get("refutations", {}).items()):
+            if entry["status"] != "certified":
+                out += wrap(f"{entry['status']:<11} {key}: {entry['reason'][:160]}", width, "  ", "    ")
     return out
 
 

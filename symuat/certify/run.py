@@ -22,6 +22,7 @@ from pathlib import Path
 
 from symuat.certify.export import Unsupported, batch_file, export_identity
 from symuat.certify.kinds import export_certificates
+from symuat.certify.refutation import DENIED_HOLDS, export_check_refutation
 from symuat.certify.record import COQ_DIR, fingerprint, out_dir, toolchain
 
 #: the core groups (claim IDs), then the further groups exported where in the fragment
@@ -275,13 +276,16 @@ def _split_logs(stdout: str) -> dict:
     return out
 
 
-def capture(checks, certificates: dict | None = None) -> dict:
+def capture(checks, certificates: dict | None = None, unequal: dict | None = None,
+            results: list | None = None) -> dict:
     """Run ``checks``; return key → (verdict, [(lhs, rhs, hypotheses)] the normal form proved
     equal; ``hypotheses`` is None, or the hypotheses the identity needed (it does not hold
     without them), which the exported theorem states as premises).
 
     ``certificates``, if given, receives key → [(kind, data)]: what the other decision
-    procedures rested their conclusions on (:mod:`symuat.kernel.certificates`)."""
+    procedures rested their conclusions on (:mod:`symuat.kernel.certificates`). ``unequal``, if
+    given, receives key → [(lhs, rhs)]: the pairs the normal form compared unequal (what a
+    refutation refutes, :mod:`symuat.certify.refutation`); ``results``, the checks' results."""
     from symuat.kernel import assumptions, certificates as certs, index_calculus
     from symuat.kernel.registry import _RUNNING
 
@@ -295,6 +299,8 @@ def capture(checks, certificates: dict | None = None) -> dict:
 
     def observer(lhs, rhs, result):
         running = _RUNNING.get()
+        if running is not None and not result.equal and unequal is not None:
+            unequal.setdefault(running.key, []).append((lhs, rhs))
         if running is not None and result.equal:
             hyps = assumptions.active()
             if hyps:  # proved under hypotheses: does the identity hold without them?
@@ -318,6 +324,8 @@ def capture(checks, certificates: dict | None = None) -> dict:
         with certs.listening(sink):
             for check in checks:
                 result = check.run()
+                if results is not None:
+                    results.append(result)
                 out[check.key] = (result.verdict, seen.get(check.key, []))
     finally:
         index_calculus.OBSERVER.reset(token)
@@ -354,6 +362,16 @@ def chains_of(stdout: str) -> dict:
     return out
 
 
+def bottom_line_refutations(results: list) -> list[str]:
+    """The keys of the refuted checks a ``fails`` or "holds under some readings" bottom line rests
+    on (:attr:`~symuat.verdicts.ClaimVerdict.grounds`), in the claims' order."""
+    from symuat.verdicts import claim_verdicts
+
+    refuted = {r.check.key for r in results if r.verdict is not None and str(r.verdict.status) == "refuted"}
+    return list(dict.fromkeys(k for cv in claim_verdicts(results) if cv.verdict in ("fails", "holds-under-readings")
+                              for k in cv.grounds if k in refuted))
+
+
 def certify(pattern: str = CORE, out: Path | None = None, jobs: int = 2, timeout: int = 600,
             progress=None, check: bool = False) -> dict:
     """The certify tier; writes ``out/record.json`` and returns the record. ``check``: re-check the
@@ -369,7 +387,9 @@ def certify(pattern: str = CORE, out: Path | None = None, jobs: int = 2, timeout
     lib_seconds = compile_library(out)
     checks = [c for c in REGISTRY.all_checks() if re.fullmatch(pattern, c.id.split(".")[0])]
     certificates: dict = {}
-    captured = capture(checks, certificates)
+    unequal: dict = {}
+    results: list = []
+    captured = capture(checks, certificates, unequal, results)
     record = {"fingerprint": fingerprint(), "toolchain": toolchain(), "pattern": pattern, "checks": {},
               "library_seconds": round(lib_seconds, 1)}
     todo = []
@@ -407,8 +427,24 @@ def certify(pattern: str = CORE, out: Path | None = None, jobs: int = 2, timeout
         if identity:
             identities.add(key)
 
+    # the refuted checks a failing bottom line rests on: the refutation, as a theorem
+    record["refutations"] = {}
+    for key in bottom_line_refutations(results):
+        verdict, pairs = captured[key]
+        entry = {"status": None, "theorems": [], "hashes": [], "reason": ""}
+        record["refutations"][key] = entry
+        try:
+            theorems = export_check_refutation("r" + coq_name(key, 0), verdict, unequal.get(key, []), pairs)
+        except Unsupported as exc:
+            entry.update(status="unsupported", reason=str(exc))
+            continue
+        entry["theorems"] = [t.name for t in theorems]
+        entry["hashes"] = [t.digest for t in theorems]
+        entry["kind"] = "identity" if verdict.method.startswith(DENIED_HOLDS) else "refutation"
+        todo.append((key, theorems, "refutations"))
+
     # batches: the theorems dealt to ``jobs`` files, longest statements first (a balanced load)
-    allthm = sorted((t for _, ts in todo for t in ts), key=lambda t: -len(t.statement))
+    allthm = sorted((t for _, ts, *_ in todo for t in ts), key=lambda t: -len(t.statement))
     batches = [allthm[k::max(1, jobs)] for k in range(max(1, jobs))]
     batches = [b for b in batches if b]
 
@@ -425,11 +461,11 @@ def certify(pattern: str = CORE, out: Path | None = None, jobs: int = 2, timeout
         except BaseException:  # Ctrl-C, SIGTERM: the threads' coqc end now, not when their batch is done
             _stop_coq()
             raise
-    for n, (key, theorems) in enumerate(todo, 1):
-        entry = record["checks"][key]
+    for n, (key, theorems, *section) in enumerate(todo, 1):
+        entry = record[section[0] if section else "checks"][key]
         got = [results.get(t.name, {"ok": False, "log": "", "reason": "not compiled"}) for t in theorems]
-        entry["proofs"] = {t.name: {"proof": t.proof_kind if key in identities else "certificate"}
-                           for t in theorems}
+        entry["proofs"] = {t.name: {"proof": t.proof_kind if key in identities or entry.get("kind") == "identity"
+                                    else "certificate"} for t in theorems}
         for t in theorems:
             if getattr(t, "fallback", ""):
                 entry["proofs"][t.name]["fallback"] = t.fallback
@@ -460,8 +496,8 @@ def certify(pattern: str = CORE, out: Path | None = None, jobs: int = 2, timeout
         record["coqchk"] = coqchk(out)
         # the certified theorems coqchk re-checked (those in a file coqc compiled whole; a
         # theorem before a failing one in its batch passed Qed but has no .vo)
-        certified = [t for e in record["checks"].values() if e["status"] == "certified" and not e.get("via")
-                     for t in e["theorems"]]
+        certified = [t for section in ("checks", "refutations") for e in record[section].values()
+                     if e["status"] == "certified" and not e.get("via") for t in e["theorems"]]
         covered = [t for t in certified if results.get(t, {}).get("vo")]
         record["coqchk"]["theorems"] = f"{len(covered)} of {len(certified)}"
     statuses = [e["status"] for e in record["checks"].values()]
@@ -470,6 +506,9 @@ def certify(pattern: str = CORE, out: Path | None = None, jobs: int = 2, timeout
     kinds = [p["proof"] for e in record["checks"].values() if e["status"] == "certified"
              and not e.get("via") for p in e.get("proofs", {}).values()]
     record["summary"]["proofs"] = {k: kinds.count(k) for k in ("normal form", "direct", "certificate")}
+    refuted = [e["status"] for e in record["refutations"].values()]
+    record["summary"]["refutations"] = {s: refuted.count(s) for s in ("certified", "failed", "unsupported")}
+    record["summary"]["refutations"]["total"] = len(refuted)
     (out / "record.json").write_text(json.dumps(record, indent=1, sort_keys=True))
     from symuat.certify import record as rec
 
