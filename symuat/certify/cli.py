@@ -12,7 +12,7 @@ def run(args) -> int:
         return 2
     import re
 
-    from symuat.certify.run import CORE, certify
+    from symuat.certify.run import CORE, CoqProcessLimit, certify
 
     pattern = args.pattern or CORE
     try:
@@ -24,8 +24,12 @@ def run(args) -> int:
     def progress(n, total, key, status):
         print(f"\r[{n}/{total}] {status:<11} {key[:60]:<60}", end="", file=sys.stderr, flush=True)
 
-    record = certify(pattern=pattern, out=args.out, jobs=args.jobs, progress=progress if sys.stderr.isatty() else None,
-                     check=getattr(args, "coqchk", False))
+    try:
+        record = certify(pattern=pattern, out=args.out, jobs=args.jobs,
+                         progress=progress if sys.stderr.isatty() else None, check=getattr(args, "coqchk", False))
+    except CoqProcessLimit as exc:  # loud: a slow machine never means fewer certified checks
+        print(f"\nsymuat certify: {exc}", file=sys.stderr)
+        return 1
     if sys.stderr.isatty():
         print(file=sys.stderr)
     print("\n".join(summary_lines(record)))
