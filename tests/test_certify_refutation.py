@@ -120,3 +120,37 @@ def test_coq_computes_the_counterexamples_and_rejects_ones_that_do_not_refute(co
     assert {t.name: res[t.name]["ok"] for t in true} == {t.name: True for t in true}
     assert {t.name: res[t.name]["ok"] for t in mutants} == {t.name: False for t in mutants}
     assert all(res[t.name]["reason"].startswith("Coq:") for t in mutants)
+
+
+def test_plus_coq_on_a_failing_claim_once_its_refutations_and_correction_are_certified(tmp_path, monkeypatch):
+    """P4 fails (⋄ distributes, the paper says it does not): ``+coq`` once every refuted check of
+    its bottom line and the correction are certified; with the refutations alone, the report
+    says the correction is not certified."""
+    import json
+
+    from symuat import report
+    from symuat.certify import record as rec
+    from symuat.verdicts import roll_up
+
+    claim = REGISTRY.claims["P4"]
+    cv = roll_up(claim, [c.run() for c in claim.checks])
+    assert cv.verdict == "fails" and cv.corrected_from
+    monkeypatch.setenv("SYMUAT_CERTIFY_DIR", str(tmp_path))
+    entry = {"status": "certified", "theorems": ["rc_x_0"], "hashes": ["x"], "lemmas": []}
+
+    def write(corrections):
+        data = {"fingerprint": rec.fingerprint(), "pattern": "test", "checks": {},
+                "refutations": {k: dict(entry) for k in cv.grounds},
+                "corrections": {k: dict(entry) for k in corrections},
+                "summary": {"certified": 0, "failed": 0, "unsupported": 0, "symbolic_proved": 0}}
+        (tmp_path / "record.json").write_text(json.dumps(data))
+        rec.load.cache_clear()
+
+    try:
+        write([])
+        cov = report.coq_coverage(cv)
+        assert not cov["complete"] and cov["correction"] == "not exported" and not cov["not_certified"]
+        write(cv.corrected_from)
+        assert report.coq_coverage(cv)["complete"]
+    finally:
+        rec.load.cache_clear()

@@ -68,6 +68,13 @@ def summary_lines(record: dict, width: int | None = None) -> list[str]:
         for key, entry in sorted(record.get("refutations", {}).items()):
             if entry["status"] != "certified":
                 out += wrap(f"{entry['status']:<11} {key}: {entry['reason'][:160]}", width, "  ", "    ")
+    c = s.get("corrections")
+    if c is not None:
+        out += wrap(f"{c['certified']} of {c['total']} corrections of failing bottom lines certified by Coq "
+                    f"({c['failed']} failed, {c['unsupported']} not exported)", width, "", "  ")
+        for key, entry in sorted(record.get("corrections", {}).items()):
+            if entry["status"] != "certified":
+                out += wrap(f"{entry['status']:<11} {key}: {entry['reason'][:160]}", width, "  ", "    ")
     return out
 
 

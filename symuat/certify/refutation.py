@@ -58,7 +58,7 @@ def _evaluates_to(expr, sizes: dict, values: dict, want) -> bool:
 
 def refutation_data(verdict, unequal: list) -> tuple[str, dict]:
     """(kind, data) for the refuted ``verdict``: the exporter's kind and what it states, from the
-    pairs the normal form compared unequal (``unequal``: ``[(lhs, rhs)]``) and the verdict's
+    pairs the normal form compared unequal (``unequal``: ``[(lhs, rhs, …)]``) and the verdict's
     counterexample. :class:`Unsupported` names what is missing."""
     cex = verdict.counterexample
     if cex is None:
@@ -71,7 +71,7 @@ def refutation_data(verdict, unequal: list) -> tuple[str, dict]:
                           f"no Coq statement types it): {reason[:120]}")
     if not any(isinstance(v, np.ndarray) and v.ndim == 2 for v in cex.values.values()):
         raise Unsupported(f"the counterexample gives scalar entries, not matrices ({reason[:100]})")
-    for lhs, rhs in unequal:
+    for lhs, rhs, *_ in unequal:
         if _evaluates_to(lhs, cex.sizes, cex.values, cex.lhs) and _evaluates_to(rhs, cex.sizes, cex.values, cex.rhs):
             data = {"lhs": lhs, "rhs": rhs, "sizes": dict(cex.sizes), "values": dict(cex.values),
                     "lhs_value": cex.lhs, "rhs_value": cex.rhs}

@@ -293,8 +293,9 @@ def capture(checks, certificates: dict | None = None, unequal: dict | None = Non
 
     ``certificates``, if given, receives key → [(kind, data)]: what the other decision
     procedures rested their conclusions on (:mod:`symuat.kernel.certificates`). ``unequal``, if
-    given, receives key → [(lhs, rhs)]: the pairs the normal form compared unequal (what a
-    refutation refutes, :mod:`symuat.certify.refutation`); ``results``, the checks' results."""
+    given, receives key → [(lhs, rhs, n)]: the pairs the normal form compared unequal (what a
+    refutation refutes, :mod:`symuat.certify.refutation`), each with the number ``n`` of equal
+    pairs captured before it; ``results``, the checks' results."""
     from symuat.kernel import assumptions, certificates as certs, index_calculus
     from symuat.kernel.registry import _RUNNING
 
@@ -309,7 +310,9 @@ def capture(checks, certificates: dict | None = None, unequal: dict | None = Non
     def observer(lhs, rhs, result):
         running = _RUNNING.get()
         if running is not None and not result.equal and unequal is not None:
-            unequal.setdefault(running.key, []).append((lhs, rhs))
+            # with the number of equal pairs seen before it: those after the last unequal pair are
+            # the check's correction (decided after its refutation, :func:`correction_pairs`)
+            unequal.setdefault(running.key, []).append((lhs, rhs, len(seen.get(running.key, []))))
         if running is not None and result.equal:
             hyps = assumptions.active()
             if hyps:  # proved under hypotheses: does the identity hold without them?
@@ -379,6 +382,30 @@ def bottom_line_refutations(results: list) -> list[str]:
     refuted = {r.check.key for r in results if r.verdict is not None and str(r.verdict.status) == "refuted"}
     return list(dict.fromkeys(k for cv in claim_verdicts(results) if cv.verdict in ("fails", "holds-under-readings")
                               for k in cv.grounds if k in refuted))
+
+
+def bottom_line_corrections(results: list) -> list[str]:
+    """The keys of the checks whose corrections a ``fails`` or "holds under some readings" bottom
+    line gives (:attr:`~symuat.verdicts.ClaimVerdict.corrected_from`)."""
+    from symuat.verdicts import claim_verdicts
+
+    return list(dict.fromkeys(k for cv in claim_verdicts(results) if cv.verdict in ("fails", "holds-under-readings")
+                              for k in cv.corrected_from))
+
+
+def correction_pairs(verdict, pairs: list, unequal: list) -> list:
+    """The identities the refuted ``verdict``'s correction rests on: the pairs the normal form
+    proved equal after the check's last unequal comparison (its correction is decided after its
+    refutation), if the correction is ``proved`` by the normal form; else :class:`Unsupported`."""
+    fix = verdict.corrected.verdict if verdict.corrected is not None else None
+    if fix is None or not symbolic_proved(fix):
+        method = " ".join(str(getattr(fix, "method", "none")).split())[:120]
+        raise Unsupported(f"the correction is not an identity proved by the normal form ({method})")
+    after = max((n for *_, n in unequal), default=0)
+    found = pairs[after:]
+    if not found:
+        raise Unsupported("the correction's identities were not captured")
+    return found
 
 
 def certify(pattern: str = CORE, out: Path | None = None, jobs: int = 2, timeout: int = 600,
@@ -454,6 +481,25 @@ def certify(pattern: str = CORE, out: Path | None = None, jobs: int = 2, timeout
         entry["kind"] = "identity" if verdict.method.startswith(DENIED_HOLDS) else "refutation"
         todo.append((key, theorems, "refutations"))
 
+    # the proved corrections those bottom lines give: exported as every proved identity is
+    record["corrections"] = {}
+    for key in bottom_line_corrections(results):
+        verdict, pairs = captured[key]
+        entry = {"status": None, "theorems": [], "hashes": [], "reason": "", "kind": "identity"}
+        record["corrections"][key] = entry
+        try:
+            # a refuted negation's correction is the identity it denied: the direct tactic, as its
+            # refutation (:func:`symuat.certify.refutation.export_check_refutation`)
+            direct = "symuat_entry." if verdict.method.startswith(DENIED_HOLDS) else None
+            theorems = [export_identity("k" + coq_name(key, n), lhs, rhs, proof=direct, hypotheses=hyps or ())
+                        for n, (lhs, rhs, hyps) in enumerate(correction_pairs(verdict, pairs, unequal.get(key, [])))]
+        except Unsupported as exc:
+            entry.update(status="unsupported", reason=str(exc))
+            continue
+        entry["theorems"] = [t.name for t in theorems]
+        entry["hashes"] = [t.digest for t in theorems]
+        todo.append((key, theorems, "corrections"))
+
     # batches: the theorems dealt to ``jobs`` files, longest statements first (a balanced load)
     allthm = sorted((t for _, ts, *_ in todo for t in ts), key=lambda t: -len(t.statement))
     batches = [allthm[k::max(1, jobs)] for k in range(max(1, jobs))]
@@ -475,7 +521,8 @@ def certify(pattern: str = CORE, out: Path | None = None, jobs: int = 2, timeout
     for n, (key, theorems, *section) in enumerate(todo, 1):
         entry = record[section[0] if section else "checks"][key]
         got = [results.get(t.name, {"ok": False, "log": "", "reason": "not compiled"}) for t in theorems]
-        entry["proofs"] = {t.name: {"proof": t.proof_kind if key in identities or entry.get("kind") == "identity"
+        entry["proofs"] = {t.name: {"proof": t.proof_kind if (key in identities and not section)
+                                    or entry.get("kind") == "identity"
                                     else "certificate"} for t in theorems}
         for t in theorems:
             if getattr(t, "fallback", ""):
@@ -507,7 +554,7 @@ def certify(pattern: str = CORE, out: Path | None = None, jobs: int = 2, timeout
         record["coqchk"] = coqchk(out)
         # the certified theorems coqchk re-checked (those in a file coqc compiled whole; a
         # theorem before a failing one in its batch passed Qed but has no .vo)
-        certified = [t for section in ("checks", "refutations") for e in record[section].values()
+        certified = [t for section in ("checks", "refutations", "corrections") for e in record[section].values()
                      if e["status"] == "certified" and not e.get("via") for t in e["theorems"]]
         covered = [t for t in certified if results.get(t, {}).get("vo")]
         record["coqchk"]["theorems"] = f"{len(covered)} of {len(certified)}"
@@ -520,6 +567,9 @@ def certify(pattern: str = CORE, out: Path | None = None, jobs: int = 2, timeout
     refuted = [e["status"] for e in record["refutations"].values()]
     record["summary"]["refutations"] = {s: refuted.count(s) for s in ("certified", "failed", "unsupported")}
     record["summary"]["refutations"]["total"] = len(refuted)
+    fixed = [e["status"] for e in record["corrections"].values()]
+    record["summary"]["corrections"] = {s: fixed.count(s) for s in ("certified", "failed", "unsupported")}
+    record["summary"]["corrections"]["total"] = len(fixed)
     (out / "record.json").write_text(json.dumps(record, indent=1, sort_keys=True))
     from symuat.certify import record as rec
 
