@@ -19,9 +19,17 @@ import pytest
 import symuat.claims  # noqa: F401  (registration)
 from symuat.certify.export import Unsupported, batch_file
 from symuat.certify.refutation import (
-    export_check_refutation, export_refutation, export_shape_refutation, refutation_data,
+    export_check_refutation,
+    export_refutation,
+    export_shape_refutation,
+    refutation_data,
 )
-from symuat.certify.run import CoqProcessLimit, bottom_line_refutations, capture, compile_batch
+from symuat.certify.run import (
+    CoqProcessLimit,
+    bottom_line_refutations,
+    capture,
+    compile_batch,
+)
 from symuat.kernel.registry import REGISTRY
 
 

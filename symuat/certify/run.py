@@ -22,8 +22,8 @@ from pathlib import Path
 
 from symuat.certify.export import Unsupported, batch_file, export_identity
 from symuat.certify.kinds import export_certificates
-from symuat.certify.refutation import DENIED_HOLDS, export_check_refutation
 from symuat.certify.record import COQ_DIR, fingerprint, out_dir, toolchain
+from symuat.certify.refutation import DENIED_HOLDS, export_check_refutation
 
 #: the core groups (claim IDs), then the further groups exported where in the fragment
 CORE = r"(D|P|M|H)\d+|X1|X3"
