@@ -55,6 +55,41 @@ Ltac symuat_witness :=
   simpl; rewrite ?big_ord_recr ?big_ord0; idtac "symuat-lemma big_ord_recr";
   vm_compute; idtac "symuat-lemma vm_compute"; done.
 
+(** ** Computing a sum over a concrete ordinal range
+
+    MathComp enumerates ['I_n] through [insub] (an opaque [idP] blocks [vm_compute]); [ordl n]
+    lists the same ordinals by constructors, so that a big sum over ['I_n] for a numeral [n]
+    computes once its [index_enum] is rewritten ([index_enum_ordl]) and [bigop] unlocked. *)
+Fixpoint ordl (n : nat) : seq 'I_n :=
+  match n return seq 'I_n with
+  | 0 => [::]
+  | n'.+1 => ord0 :: map (lift ord0) (ordl n')
+  end.
+
+Lemma val_ordl n : map val (ordl n) = iota 0 n.
+Proof.
+elim: n => //= n IH; congr (_ :: _).
+rewrite -map_comp -[1%N]/(1 + 0)%N iotaDl -IH -map_comp.
+by apply: eq_map => i /=; rewrite /bump leq0n.
+Qed.
+
+Lemma index_enum_ordl n : index_enum (ordinal_finType n) = ordl n.
+Proof.
+apply: (inj_map val_inj); rewrite val_ordl -(@val_enum_ord n) enumT.
+by rewrite [index_enum _]unlock.
+Qed.
+
+(** [symuat_refute]: as [symuat_witness] (the hypothesis [lhs = rhs] at one entry of a concrete
+    counterexample must evaluate to [false]), by computation only: the definitions unfolded, every
+    ordinal range listed ([index_enum_ordl]), [bigop] unlocked, then [vm_compute] — no rewriting of
+    each summand (the [big_ord_recr] expansion took 50 s on H4's counterexample, this 1 s). *)
+Ltac symuat_refute :=
+  move=> /eqP;
+  repeat progress (unfold mul, tr, add, scale, zero, ones, idm, kron, vec_r, vec_c, unvec_r,
+    commutation, diamond, diamond_vm, diamond_prod, selector, headsum, ew, diag, cmask, shift, conv);
+  simpl; rewrite ?index_enum_ordl ?unlock; idtac "symuat-lemma index_enum_ordl";
+  vm_compute; idtac "symuat-lemma vm_compute"; done.
+
 (** entry [i] of [W ⋄ x] for a vector [x] of one axis: D4's rule [Σ_k w_{k,i} x_k] *)
 Lemma diamond_vec_entry (R : comRingType) m cs (W : mx R [:: m] cs) (x : mx R [:: m] [::]) i :
   diamond W x i tt = \sum_(k < m) W (k, tt) i * x (k, tt) tt.

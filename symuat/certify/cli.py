@@ -12,7 +12,7 @@ def run(args) -> int:
         return 2
     import re
 
-    from symuat.certify.run import CORE, certify
+    from symuat.certify.run import CORE, CoqProcessLimit, certify
 
     pattern = args.pattern or CORE
     try:
@@ -24,8 +24,12 @@ def run(args) -> int:
     def progress(n, total, key, status):
         print(f"\r[{n}/{total}] {status:<11} {key[:60]:<60}", end="", file=sys.stderr, flush=True)
 
-    record = certify(pattern=pattern, out=args.out, jobs=args.jobs, progress=progress if sys.stderr.isatty() else None,
-                     check=getattr(args, "coqchk", False))
+    try:
+        record = certify(pattern=pattern, out=args.out, jobs=args.jobs,
+                         progress=progress if sys.stderr.isatty() else None, check=getattr(args, "coqchk", False))
+    except CoqProcessLimit as exc:  # loud: a slow machine never means fewer certified checks
+        print(f"\nsymuat certify: {exc}", file=sys.stderr)
+        return 1
     if sys.stderr.isatty():
         print(file=sys.stderr)
     print("\n".join(summary_lines(record)))
@@ -56,6 +60,21 @@ def summary_lines(record: dict, width: int | None = None) -> list[str]:
     for key, entry in sorted(record["checks"].items()):
         if entry["status"] != "certified":
             out += wrap(f"{entry['status']:<11} {key}: {entry['reason'][:160]}", width, "  ", "    ")
+    r = s.get("refutations")
+    if r is not None:
+        out += wrap(f"{r['certified']} of {r['total']} refuted checks that a failing bottom line rests on "
+                    f"certified by Coq (the negated identity proved at the counterexample, or the identity a "
+                    f"refuted negation denies; {r['failed']} failed, {r['unsupported']} not exported)", width, "", "  ")
+        for key, entry in sorted(record.get("refutations", {}).items()):
+            if entry["status"] != "certified":
+                out += wrap(f"{entry['status']:<11} {key}: {entry['reason'][:160]}", width, "  ", "    ")
+    c = s.get("corrections")
+    if c is not None:
+        out += wrap(f"{c['certified']} of {c['total']} corrections of failing bottom lines certified by Coq "
+                    f"({c['failed']} failed, {c['unsupported']} not exported)", width, "", "  ")
+        for key, entry in sorted(record.get("corrections", {}).items()):
+            if entry["status"] != "certified":
+                out += wrap(f"{entry['status']:<11} {key}: {entry['reason'][:160]}", width, "  ", "    ")
     return out
 
 

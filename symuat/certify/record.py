@@ -109,7 +109,8 @@ def certification(key: str) -> dict | None:
     data = load()
     if not data:
         return None
-    entry = data.get("checks", {}).get(key)
+    # a refuted check: its refutation (the negated identity at its counterexample), if certified
+    entry = data.get("checks", {}).get(key) or data.get("refutations", {}).get(key)
     if not entry or entry.get("status") != "certified":
         return None
     return {"by": "coq", "theorems": entry["theorems"], "lemmas": entry.get("lemmas", []),
@@ -149,8 +150,10 @@ def claim_coverage(claim, cv) -> dict | None:
 
     ``complete`` — the report's ``+coq`` — only when every check the bottom line rests on
     (``cv.grounds``: the failures included) is certified for its statement, every symbolic proof
-    of the claim in the record compiled, and there is no correction (the certify tier exports
-    checks, never corrected statements). Otherwise ``text`` names what was certified."""
+    of the claim in the record compiled, and no correction is left uncertified (the tier exports
+    checks and the corrections of failing bottom lines: ``correction`` is None once every check
+    the correction comes from, ``cv.corrected_from``, has its correction certified). Otherwise
+    ``text`` names what was certified."""
     data = load()
     if not data or not cv.grounds:
         return None
@@ -159,7 +162,9 @@ def claim_coverage(claim, cv) -> dict | None:
     done = [k for k in grounds if certified_for_statement(checks[k])]
     entries = [data["checks"][c.key] for c in claim.checks if c.key in data.get("checks", {})]
     all_in_record = all(e["status"] == "certified" for e in entries)
-    correction = "not exported" if cv.corrected else None
+    fixes = [data.get("corrections", {}).get(k, {}) for k in (getattr(cv, "corrected_from", None) or [])]
+    correction = ("not exported" if cv.corrected and not (fixes and all(f.get("status") == "certified" for f in fixes))
+                  else None)
     complete = bool(grounds) and len(done) == len(grounds) and all_in_record and not correction
     missing = [k for k in grounds if k not in done]
     if complete:

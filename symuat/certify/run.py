@@ -23,6 +23,7 @@ from pathlib import Path
 from symuat.certify.export import Unsupported, batch_file, export_identity
 from symuat.certify.kinds import export_certificates
 from symuat.certify.record import COQ_DIR, fingerprint, out_dir, toolchain
+from symuat.certify.refutation import DENIED_HOLDS, export_check_refutation
 
 #: the core groups (claim IDs), then the further groups exported where in the fragment
 CORE = r"(D|P|M|H)\d+|X1|X3"
@@ -174,8 +175,18 @@ def _theorem_results(stdout: str) -> dict:
     return out
 
 
-def compile_batch(lib: Path, theorems: list, path: Path, timeout: int = 300) -> dict:
+class CoqProcessLimit(RuntimeError):
+    """A ``coqc`` process ran past its process-level limit: the tier fails as a whole (no proof is
+    timed inside Coq, so a slow machine never turns into fewer certified checks)."""
+
+
+def compile_batch(lib: Path, theorems: list, path: Path, timeout: int = 600) -> dict:
     """Compile ``theorems`` in batch files (``path``, ``path`` with suffixes on restarts).
+
+    No proof runs under Coq's ``Timeout`` (a wall clock would decide what is certified: at load
+    12–16 the H7 proofs timed out). The ``coqc`` process has a generous limit, ``timeout`` seconds
+    per theorem plus 60; past it :class:`CoqProcessLimit` is raised — the run fails loudly, no
+    theorem is counted as not certified for being slow.
 
     A failing theorem stops ``coqc``: it is named from the error's line, recorded as failed with
     Coq's message, and the theorems after it are compiled again in a new file (those before it
@@ -187,15 +198,16 @@ def compile_batch(lib: Path, theorems: list, path: Path, timeout: int = 300) -> 
     attempt = 0
     while todo:
         target = path if attempt == 0 else path.with_name(f"{path.stem}_r{attempt}.v")
-        text, starts = batch_file(todo, timeout)
+        text, starts = batch_file(todo)
         target.write_text(text)
+        limit = timeout * len(todo) + 60
         try:
-            proc = _coqc(lib, target, timeout * len(todo) + 60)
+            proc = _coqc(lib, target, limit)
             stdout, stderr, code = proc.stdout, proc.stderr, proc.returncode
-        except subprocess.TimeoutExpired as exc:
-            def _s(b):
-                return b.decode(errors="replace") if isinstance(b, bytes) else (b or "")
-            stdout, stderr, code = _s(exc.stdout), "coqc timed out", None
+        except subprocess.TimeoutExpired:
+            raise CoqProcessLimit(f"coqc did not finish {target.name} ({len(todo)} theorems) within its process "
+                                  f"limit of {limit} s; no proof is timed inside Coq, so the tier fails "
+                                  "rather than count a slow proof as not certified") from None
         accepted = _theorem_results(stdout)
         logs = _split_logs(stdout)
         for t in todo:
@@ -227,8 +239,6 @@ def compile_batch(lib: Path, theorems: list, path: Path, timeout: int = 300) -> 
             break
         err = [l for l in (stderr + stdout).splitlines() if l.startswith("Error") or "Error:" in l]
         reason = ("Coq: " + " ".join(err)[:300]) if err else (stderr or stdout).strip()[-300:]
-        if code is None:
-            reason = f"coqc timed out after {timeout * len(todo) + 60} s"
         results[failed] = {"ok": False, "log": logs.get(failed, ""), "reason": reason}
         names = [t.name for t in todo]
         todo = [t for t in todo[names.index(failed) + 1:] if t.name not in results]
@@ -275,13 +285,17 @@ def _split_logs(stdout: str) -> dict:
     return out
 
 
-def capture(checks, certificates: dict | None = None) -> dict:
+def capture(checks, certificates: dict | None = None, unequal: dict | None = None,
+            results: list | None = None) -> dict:
     """Run ``checks``; return key → (verdict, [(lhs, rhs, hypotheses)] the normal form proved
     equal; ``hypotheses`` is None, or the hypotheses the identity needed (it does not hold
     without them), which the exported theorem states as premises).
 
     ``certificates``, if given, receives key → [(kind, data)]: what the other decision
-    procedures rested their conclusions on (:mod:`symuat.kernel.certificates`)."""
+    procedures rested their conclusions on (:mod:`symuat.kernel.certificates`). ``unequal``, if
+    given, receives key → [(lhs, rhs, n)]: the pairs the normal form compared unequal (what a
+    refutation refutes, :mod:`symuat.certify.refutation`), each with the number ``n`` of equal
+    pairs captured before it; ``results``, the checks' results."""
     from symuat.kernel import assumptions, certificates as certs, index_calculus
     from symuat.kernel.registry import _RUNNING
 
@@ -295,6 +309,10 @@ def capture(checks, certificates: dict | None = None) -> dict:
 
     def observer(lhs, rhs, result):
         running = _RUNNING.get()
+        if running is not None and not result.equal and unequal is not None:
+            # with the number of equal pairs seen before it: those after the last unequal pair are
+            # the check's correction (decided after its refutation, :func:`correction_pairs`)
+            unequal.setdefault(running.key, []).append((lhs, rhs, len(seen.get(running.key, []))))
         if running is not None and result.equal:
             hyps = assumptions.active()
             if hyps:  # proved under hypotheses: does the identity hold without them?
@@ -318,6 +336,8 @@ def capture(checks, certificates: dict | None = None) -> dict:
         with certs.listening(sink):
             for check in checks:
                 result = check.run()
+                if results is not None:
+                    results.append(result)
                 out[check.key] = (result.verdict, seen.get(check.key, []))
     finally:
         index_calculus.OBSERVER.reset(token)
@@ -354,10 +374,46 @@ def chains_of(stdout: str) -> dict:
     return out
 
 
+def bottom_line_refutations(results: list) -> list[str]:
+    """The keys of the refuted checks a ``fails`` or "holds under some readings" bottom line rests
+    on (:attr:`~symuat.verdicts.ClaimVerdict.grounds`), in the claims' order."""
+    from symuat.verdicts import claim_verdicts
+
+    refuted = {r.check.key for r in results if r.verdict is not None and str(r.verdict.status) == "refuted"}
+    return list(dict.fromkeys(k for cv in claim_verdicts(results) if cv.verdict in ("fails", "holds-under-readings")
+                              for k in cv.grounds if k in refuted))
+
+
+def bottom_line_corrections(results: list) -> list[str]:
+    """The keys of the checks whose corrections a ``fails`` or "holds under some readings" bottom
+    line gives (:attr:`~symuat.verdicts.ClaimVerdict.corrected_from`)."""
+    from symuat.verdicts import claim_verdicts
+
+    return list(dict.fromkeys(k for cv in claim_verdicts(results) if cv.verdict in ("fails", "holds-under-readings")
+                              for k in cv.corrected_from))
+
+
+def correction_pairs(verdict, pairs: list, unequal: list) -> list:
+    """The identities the refuted ``verdict``'s correction rests on: the pairs the normal form
+    proved equal after the check's last unequal comparison (its correction is decided after its
+    refutation), if the correction is ``proved`` by the normal form; else :class:`Unsupported`."""
+    fix = verdict.corrected.verdict if verdict.corrected is not None else None
+    if fix is None or not symbolic_proved(fix):
+        method = " ".join(str(getattr(fix, "method", "none")).split())[:120]
+        raise Unsupported(f"the correction is not an identity proved by the normal form ({method})")
+    after = max((n for *_, n in unequal), default=0)
+    found = pairs[after:]
+    if not found:
+        raise Unsupported("the correction's identities were not captured")
+    return found
+
+
 def certify(pattern: str = CORE, out: Path | None = None, jobs: int = 2, timeout: int = 600,
             progress=None, check: bool = False) -> dict:
     """The certify tier; writes ``out/record.json`` and returns the record. ``check``: re-check the
-    compiled files with ``coqchk`` too (:func:`coqchk`, recorded under ``"coqchk"``)."""
+    compiled files with ``coqchk`` too (:func:`coqchk`, recorded under ``"coqchk"``). ``timeout``:
+    the process limit per theorem of a batch (:func:`compile_batch`; :class:`CoqProcessLimit`
+    past it, and no record is written)."""
     import symuat.claims  # noqa: F401  (registration)
     from symuat.kernel.registry import REGISTRY
 
@@ -369,7 +425,9 @@ def certify(pattern: str = CORE, out: Path | None = None, jobs: int = 2, timeout
     lib_seconds = compile_library(out)
     checks = [c for c in REGISTRY.all_checks() if re.fullmatch(pattern, c.id.split(".")[0])]
     certificates: dict = {}
-    captured = capture(checks, certificates)
+    unequal: dict = {}
+    results: list = []
+    captured = capture(checks, certificates, unequal, results)
     record = {"fingerprint": fingerprint(), "toolchain": toolchain(), "pattern": pattern, "checks": {},
               "library_seconds": round(lib_seconds, 1)}
     todo = []
@@ -407,8 +465,43 @@ def certify(pattern: str = CORE, out: Path | None = None, jobs: int = 2, timeout
         if identity:
             identities.add(key)
 
+    # the refuted checks a failing bottom line rests on: the refutation, as a theorem
+    record["refutations"] = {}
+    for key in bottom_line_refutations(results):
+        verdict, pairs = captured[key]
+        entry = {"status": None, "theorems": [], "hashes": [], "reason": ""}
+        record["refutations"][key] = entry
+        try:
+            theorems = export_check_refutation("r" + coq_name(key, 0), verdict, unequal.get(key, []), pairs)
+        except Unsupported as exc:
+            entry.update(status="unsupported", reason=str(exc))
+            continue
+        entry["theorems"] = [t.name for t in theorems]
+        entry["hashes"] = [t.digest for t in theorems]
+        entry["kind"] = "identity" if verdict.method.startswith(DENIED_HOLDS) else "refutation"
+        todo.append((key, theorems, "refutations"))
+
+    # the proved corrections those bottom lines give: exported as every proved identity is
+    record["corrections"] = {}
+    for key in bottom_line_corrections(results):
+        verdict, pairs = captured[key]
+        entry = {"status": None, "theorems": [], "hashes": [], "reason": "", "kind": "identity"}
+        record["corrections"][key] = entry
+        try:
+            # a refuted negation's correction is the identity it denied: the direct tactic, as its
+            # refutation (:func:`symuat.certify.refutation.export_check_refutation`)
+            direct = "symuat_entry." if verdict.method.startswith(DENIED_HOLDS) else None
+            theorems = [export_identity("k" + coq_name(key, n), lhs, rhs, proof=direct, hypotheses=hyps or ())
+                        for n, (lhs, rhs, hyps) in enumerate(correction_pairs(verdict, pairs, unequal.get(key, [])))]
+        except Unsupported as exc:
+            entry.update(status="unsupported", reason=str(exc))
+            continue
+        entry["theorems"] = [t.name for t in theorems]
+        entry["hashes"] = [t.digest for t in theorems]
+        todo.append((key, theorems, "corrections"))
+
     # batches: the theorems dealt to ``jobs`` files, longest statements first (a balanced load)
-    allthm = sorted((t for _, ts in todo for t in ts), key=lambda t: -len(t.statement))
+    allthm = sorted((t for _, ts, *_ in todo for t in ts), key=lambda t: -len(t.statement))
     batches = [allthm[k::max(1, jobs)] for k in range(max(1, jobs))]
     batches = [b for b in batches if b]
 
@@ -425,11 +518,12 @@ def certify(pattern: str = CORE, out: Path | None = None, jobs: int = 2, timeout
         except BaseException:  # Ctrl-C, SIGTERM: the threads' coqc end now, not when their batch is done
             _stop_coq()
             raise
-    for n, (key, theorems) in enumerate(todo, 1):
-        entry = record["checks"][key]
+    for n, (key, theorems, *section) in enumerate(todo, 1):
+        entry = record[section[0] if section else "checks"][key]
         got = [results.get(t.name, {"ok": False, "log": "", "reason": "not compiled"}) for t in theorems]
-        entry["proofs"] = {t.name: {"proof": t.proof_kind if key in identities else "certificate"}
-                           for t in theorems}
+        entry["proofs"] = {t.name: {"proof": t.proof_kind if (key in identities and not section)
+                                    or entry.get("kind") == "identity"
+                                    else "certificate"} for t in theorems}
         for t in theorems:
             if getattr(t, "fallback", ""):
                 entry["proofs"][t.name]["fallback"] = t.fallback
@@ -460,8 +554,8 @@ def certify(pattern: str = CORE, out: Path | None = None, jobs: int = 2, timeout
         record["coqchk"] = coqchk(out)
         # the certified theorems coqchk re-checked (those in a file coqc compiled whole; a
         # theorem before a failing one in its batch passed Qed but has no .vo)
-        certified = [t for e in record["checks"].values() if e["status"] == "certified" and not e.get("via")
-                     for t in e["theorems"]]
+        certified = [t for section in ("checks", "refutations", "corrections") for e in record[section].values()
+                     if e["status"] == "certified" and not e.get("via") for t in e["theorems"]]
         covered = [t for t in certified if results.get(t, {}).get("vo")]
         record["coqchk"]["theorems"] = f"{len(covered)} of {len(certified)}"
     statuses = [e["status"] for e in record["checks"].values()]
@@ -470,6 +564,12 @@ def certify(pattern: str = CORE, out: Path | None = None, jobs: int = 2, timeout
     kinds = [p["proof"] for e in record["checks"].values() if e["status"] == "certified"
              and not e.get("via") for p in e.get("proofs", {}).values()]
     record["summary"]["proofs"] = {k: kinds.count(k) for k in ("normal form", "direct", "certificate")}
+    refuted = [e["status"] for e in record["refutations"].values()]
+    record["summary"]["refutations"] = {s: refuted.count(s) for s in ("certified", "failed", "unsupported")}
+    record["summary"]["refutations"]["total"] = len(refuted)
+    fixed = [e["status"] for e in record["corrections"].values()]
+    record["summary"]["corrections"] = {s: fixed.count(s) for s in ("certified", "failed", "unsupported")}
+    record["summary"]["corrections"]["total"] = len(fixed)
     (out / "record.json").write_text(json.dumps(record, indent=1, sort_keys=True))
     from symuat.certify import record as rec
 

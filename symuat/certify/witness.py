@@ -54,7 +54,20 @@ def _exact(v) -> Fraction:
 
 def _rows(value) -> list[list[Fraction]]:
     rows = value.tolist() if hasattr(value, "tolist") else value
+    if not all(isinstance(row, (list, tuple)) for row in rows):
+        raise Unsupported("a witness value that is not a matrix (a list of rows)")
     return [[_exact(a) for a in row] for row in rows]
+
+
+def _family(value) -> list[list[list[Fraction]]]:
+    """A head family's value (``h`` matrices, :class:`~symuat.heads.HeadMatrix`), exact."""
+    members = value.tolist() if hasattr(value, "tolist") else value
+    return [_rows(m) for m in members]
+
+
+def _lmx(rs: list[int], cs: list[int], vals, ring: str) -> str:
+    body = "[:: " + "; ".join("[:: " + "; ".join(_coq_number(q, ring) for q in r) + "]" for r in vals) + "]"
+    return f"(lmx {_space_text(rs)} {_space_text(cs)} {body})"
 
 
 def _coq_number(q: Fraction, ring: str) -> str:
@@ -93,19 +106,27 @@ def _index(flat: int, dims: list[int]) -> str:
 
 
 @exporter("witness")
-def export_witness(name: str, data: dict) -> list[Exported]:
+def export_witness(name: str, data: dict, tactic: str = "symuat_witness") -> list[Exported]:
     """``~ (forall sizes matrices, lhs =m rhs)`` over ℤ (ℚ if a value is a fraction), proved at
-    the recorded witness."""
+    the recorded witness (by ``tactic``: :coq:`symuat_witness`, or :coq:`symuat_refute`, the
+    same conclusion by computation alone)."""
     lhs, rhs, sizes, values = data["lhs"], data["rhs"], data["sizes"], data["values"]
-    rows = {k: _rows(v) for k, v in values.items()}
-    ring = "int" if all(q.denominator == 1 for r in rows.values() for row in r for q in row) else "rat"
+    from symuat.heads import HeadMatrix
+    from symuat.kernel.index_calculus import space_of
+
+    families = {_ident(f.name): f for e in (lhs, rhs) for f in e.atoms(HeadMatrix)}
+    rows = {k: (_family(v) if _ident(k) in families else _rows(v)) for k, v in values.items()}
+    entries = [q for k, r in rows.items() for m in (r if _ident(k) in families else [r]) for row in m for q in row]
+    ring = "int" if all(q.denominator == 1 for q in entries) else "rat"
     ctx = _Ctx()
     left, right = _term(lhs, ctx), _term(rhs, ctx)
     if ctx.funcs:
         raise Unsupported("a witness of an identity with elementwise functions (no function values)")
+    from symuat.heads import BlockSymbol
+
     leaves = {}
     for e in (lhs, rhs):
-        for s in e.atoms(MatrixSymbol):
+        for s in e.atoms(MatrixSymbol, BlockSymbol):
             leaves[_ident(s.name)] = s
     R = f"[comRingType of {ring}]"
     binders, args = [], []
@@ -117,6 +138,20 @@ def export_witness(name: str, data: dict) -> list[Exported]:
                 raise Unsupported(f"the witness gives no value for the size {sym.name}")
             args.append(f"{int(sizes[sym.name])}%N")
     for leaf, typ in ctx.leaves.items():
+        if leaf in families and typ.startswith("'I_") and typ.count("'I_") == 1:
+            # a head family 'I_h -> mx: member k is the k-th matrix of the value
+            fam = families[leaf]
+            if fam.name not in rows:
+                raise Unsupported(f"the witness gives no value for {fam.name}")
+            (h,) = _concrete([fam.args[2]], sizes)
+            rs, cs = _concrete(space_of(fam.args[3]), sizes), _concrete(space_of(fam.args[4]), sizes)
+            members = rows[fam.name]
+            if len(members) != h or any(len(m) != _prod(rs) or any(len(r) != _prod(cs) for r in m) for m in members):
+                raise Unsupported(f"the witness value of {fam.name} is not {h} matrices {_prod(rs)}×{_prod(cs)}")
+            binders.append(f"({leaf} : {typ.split(' -> ', 1)[0]} -> mx {R}{typ.split(' -> ', 1)[1][4:]})")
+            args.append(f"(fun k : 'I_{h} => nth (lmx {_space_text(rs)} {_space_text(cs)} [::]) [:: "
+                        + "; ".join(_lmx(rs, cs, m, ring) for m in members) + "] k)")
+            continue
         if not typ.startswith("mx R ") or leaf not in leaves:
             raise Unsupported(f"a witness for {leaf} : {typ} (only plain matrices have values)")
         sym = leaves[leaf]
@@ -128,8 +163,7 @@ def export_witness(name: str, data: dict) -> list[Exported]:
         if len(vals) != nr or any(len(r) != nc for r in vals):
             raise Unsupported(f"the witness value of {sym.name} is not {nr}×{nc}")
         binders.append(f"({leaf} : mx {R}{typ[4:]})")
-        body = "[:: " + "; ".join("[:: " + "; ".join(_coq_number(q, ring) for q in r) + "]" for r in vals) + "]"
-        args.append(f"(lmx {_space_text(rs)} {_space_text(cs)} {body})")
+        args.append(_lmx(rs, cs, vals, ring))
     for side in (left, right):
         if re.search(r"\bR\b", side):
             raise Unsupported("the identity names the generic ring R outside a leaf's type")
@@ -143,7 +177,7 @@ def export_witness(name: str, data: dict) -> list[Exported]:
     args += [_index(at[0], rs), _index(at[1], cs)]
     statement = (f"Theorem {name} :\n  ~ (forall " + " ".join(binders) + ",\n"
                  f"     {_strip(left)} =m {_strip(right)}).")
-    proof = f"move=> H; move: (H {' '.join(args)}); symuat_witness."
+    proof = f"move=> H; move: (H {' '.join(args)}); {tactic}."
     return [Exported(name, statement, proof)]
 
 
