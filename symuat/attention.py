@@ -41,6 +41,7 @@ True
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import cast
 
 import numpy as np
 import sympy as sp
@@ -441,9 +442,10 @@ class MHAOperator:
     def dense(self) -> np.ndarray:
         """Materialise the :math:`NM_{out}\\times NM` matrix (only when asked)."""
         B = self.blocks()
+        # h >= 1 heads: the sum is an array, never the start value 0
         if self.order == "row":
-            return sum(np.kron(self.H[i], B[i].T) for i in range(self.h))
-        return sum(np.kron(B[i].T, self.H[i]) for i in range(self.h))
+            return cast(np.ndarray, sum(np.kron(self.H[i], B[i].T) for i in range(self.h)))
+        return cast(np.ndarray, sum(np.kron(B[i].T, self.H[i]) for i in range(self.h)))
 
     def token_block(self, n: int, n2: int) -> np.ndarray:
         """The :math:`M_{out}\\times M` block mapping input token ``n2`` to output token ``n``."""

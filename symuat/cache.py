@@ -28,7 +28,9 @@ import hashlib
 import os
 import pickle
 import sys
+from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 PACKAGE = Path(__file__).resolve().parent
 #: libraries whose versions enter the key (they compute the verdicts)
@@ -78,7 +80,7 @@ def blas_configuration() -> dict[str, str]:
     import numpy as np
 
     try:
-        config = np.show_config(mode="dicts")
+        config: Mapping[str, Any] = np.show_config(mode="dicts")
     except TypeError:  # pragma: no cover - NumPy < 1.26 has no dicts mode
         config = {}
     build = config.get("Build Dependencies", {})

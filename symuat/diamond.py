@@ -243,7 +243,7 @@ def ambiguities(expr) -> set[str]:
     out: set[str] = set()
     if any(isinstance(n, DiamondChain) for n in sp.preorder_traversal(expr)):
         out.add("parse")
-        parses = PARSES
+        parses: tuple[str | None, ...] = PARSES
     else:
         parses = (None,)
     for p in parses:

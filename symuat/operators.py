@@ -77,6 +77,8 @@ class Wrap(Operator):
 class Composed(Operator):
     """``ops[0] ∘ ops[1] ∘ …`` (the last is applied first)."""
 
+    ops: list[Operator]
+
     def __init__(self, ops: list[Operator]):
         flat: list[Operator] = []
         for op in ops:

@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import itertools
 from dataclasses import dataclass, field
-from typing import Callable
+from typing import Any, Callable
 
 import numpy as np
 
@@ -74,11 +74,12 @@ def numpy_algebra(exact: bool = False) -> Algebra:
 class RawLayer:
     """Raw Eq. 20 parameters of one layer."""
 
-    W1: object
-    W2: object
-    b2: object
-    W3: object
-    b3: object
+    # NumPy arrays (float or exact object dtype) or SymPy matrices: any operand of the Algebra
+    W1: Any
+    W2: Any
+    b2: Any
+    W3: Any
+    b3: Any
 
 
 def forward(alg: Algebra, layers: list[RawLayer], x0):

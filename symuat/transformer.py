@@ -29,7 +29,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Callable
+from typing import Any, Callable
 
 import numpy as np
 
@@ -147,8 +147,8 @@ class Block:
     bV: np.ndarray | None = None
     bO: np.ndarray | None = None
     ln: str = "none"  # none | pre | post
-    ln1: tuple = (None, None)
-    ln2: tuple = (None, None)
+    ln1: tuple[Any, Any] = (None, None)  # (gamma, beta), (M,) each; None without LayerNorm
+    ln2: tuple[Any, Any] = (None, None)
     eps: float = 1e-12
     residual: str = "both"  # both | ffn (only with ln="none")
     activation: str = "gelu"
@@ -212,7 +212,8 @@ class Block:
         ln_params = lambda: (1 + 0.1 * rng.standard_normal(M), 0.1 * rng.standard_normal(M))
         return cls(
             WQ=g(heads, width, d), WK=g(heads, width, d), WV=g(heads, width, d), WO=g(heads * d, M),
-            W1=g(M, F), b1=b(F) if biases else np.zeros(F), W2=g(F, M), b2=b(M) if biases else np.zeros(M),
+            W1=g(M, F), b1=0.1 * rng.standard_normal(F) if biases else np.zeros(F), W2=g(F, M),
+            b2=0.1 * rng.standard_normal(M) if biases else np.zeros(M),
             heads=heads, projection=projection, bQ=b(heads, d), bK=b(heads, d), bV=b(heads, d), bO=b(M),
             ln=ln, ln1=ln_params() if ln != "none" else (None, None),
             ln2=ln_params() if ln != "none" else (None, None), eps=1e-5,
@@ -235,7 +236,7 @@ class Block:
     def _scale(self) -> float:
         return self.scale if self.scale is not None else 1 / np.sqrt(self.WQ.shape[2])
 
-    def _project(self, Z, which: slice):
+    def _project(self, Z, which: str):
         """Queries/keys/values of every head at ``Z`` (``std``): ``(h, N, ·)`` arrays."""
         W, b = self._qkv
         h, dk, dv = self.heads, self.WQ.shape[2], self.WV.shape[2]

@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import itertools
 from dataclasses import dataclass, field
+from typing import Any
 
 from symuat.kernel.registry import Check, Claim, Result
 from symuat.kernel.status import Status, Verdict
@@ -302,9 +303,9 @@ class ClaimVerdict:
             text += f"; {'step' if len(steps) == 1 else 'steps'} {shown} wrong"
         if self.wrong_glosses:
             text += f"; the gloss {', '.join(self.wrong_glosses)} is wrong"
-        wrong = [p["key"] for p in self.predictions if not p["holds"]]
-        if wrong:
-            text += f"; symuat's prediction {', '.join(wrong)} corrected"
+        corrected_predictions = [p["key"] for p in self.predictions if not p["holds"]]
+        if corrected_predictions:
+            text += f"; symuat's prediction {', '.join(corrected_predictions)} corrected"
         for u in self.unneeded:
             meaning = READING_MEANING.get(u["instead"])
             text += (f"; the {u['tag']} hypothesis is not needed: it holds for {u['instead']}"
@@ -442,7 +443,7 @@ def roll_up(claim: Claim, results: list[Result]) -> ClaimVerdict:
         carrying, steps = steps, []
     if not carrying and glosses:
         carrying, glosses = glosses, []
-    base = dict(id=claim.id, title=claim.title, checks=[r.check.key for r in mine], errors=errors,
+    base: dict[str, Any] = dict(id=claim.id, title=claim.title, checks=[r.check.key for r in mine], errors=errors,
                 extension=extension)
     other = {r.check.key: agree(r) for r in decided if not r.check.admitted
              and r.check.role in ("claim", "quantity", "extension")}
@@ -457,7 +458,7 @@ def roll_up(claim: Claim, results: list[Result]) -> ClaimVerdict:
     informal_items = [_name(claim.id, r.check, r.check.reading or ()) for r in mine
                       if r.verdict is not None and r.verdict.status is Status.INFORMAL]
     wrong_glosses = [r for r in glosses if not agree(r)]
-    extra = dict(predictions=predictions,
+    extra: dict[str, Any] = dict(predictions=predictions,
                  wrong_glosses=[_name(claim.id, r.check, split(r)[1]) for r in wrong_glosses])
     if errors:
         return ClaimVerdict(verdict="error", strength=None, other_readings=other, quantities=quantities, **extra,
@@ -544,26 +545,31 @@ def roll_up(claim: Claim, results: list[Result]) -> ClaimVerdict:
     corrected_from: list[str] = []
     pool = (always_wrong + [r for r in carrying if not agree(r) and r not in always_wrong]) if word != "holds" else []
 
-    def proved_fix(r):
-        v = r.verdict
-        return v.corrected is not None and v.corrected.verdict and v.corrected.verdict.status in POSITIVE
+    def proved_fix(r: Result) -> tuple[str, Status] | None:
+        """The statement and status of ``r``'s correction when it is proved, else None."""
+        c = r.verdict.corrected if r.verdict is not None else None
+        if c is not None and c.verdict and c.verdict.status in POSITIVE:
+            return c.statement, c.verdict.status
+        return None
 
     if word == "fails":
         # a claim that fails as a whole: its correction is whole too — every distinct proved correction
         # of the items that fail under every reading (D4: the size and row 1; P4: both sides)
-        fixes: dict[str, Result] = {}
+        fixes: dict[str, tuple[Result, Status]] = {}
         for r in always_wrong:
-            if proved_fix(r) and r.verdict.corrected.statement not in fixes:
-                fixes[r.verdict.corrected.statement] = r
+            fix = proved_fix(r)
+            if fix is not None and fix[0] not in fixes:
+                fixes[fix[0]] = (r, fix[1])
         if fixes:
             corrected = r"\ \text{and}\ ".join(fixes)
-            corrected_status = weakest(str(r.verdict.corrected.verdict.status) for r in fixes.values())
-            corrected_of, corrected_from = next(iter(fixes.values())).check.key, [r.check.key for r in fixes.values()]
+            corrected_status = weakest(str(s) for _, s in fixes.values())
+            corrected_of = next(iter(fixes.values()))[0].check.key
+            corrected_from = [r.check.key for r, _ in fixes.values()]
     if corrected is None:
         for r in pool + wrong_glosses:
-            v = r.verdict
-            if proved_fix(r):
-                corrected, corrected_status = v.corrected.statement, str(v.corrected.verdict.status)
+            fix = proved_fix(r)
+            if fix is not None:
+                corrected, corrected_status = fix[0], str(fix[1])
                 corrected_of, corrected_from = r.check.key, [r.check.key]
                 if r in pool and r not in always_wrong and hold:
                     # it fails under some readings only: the correction names them (H1's causal mask)
@@ -608,6 +614,7 @@ def _unneeded(claim_id: str, hold: list[dict], alternatives: list[Result], split
 def _prediction(r: Result) -> dict:
     """A prediction of symuat's, beside the verdict: did it hold, and if not, its correction."""
     v = r.verdict
+    assert v is not None, "a prediction is reported only once decided"
     out = {"key": r.check.key, "statement": r.check.statement, "holds": v.status in POSITIVE,
            "status": str(v.status), "strength": strength(v), "corrected": None, "corrected_status": None}
     if v.status not in POSITIVE and v.corrected is not None and v.corrected.verdict is not None:

@@ -25,6 +25,8 @@ inside functions):
 * **cycles**: the modules on an import cycle and the imports inside cycles (strongly connected
   components of the module graph) are pinned (:data:`CYCLES`) and can only go down.
 * **lint**: ``ruff check`` (the rule set in ``pyproject.toml``) is clean, when ruff is installed.
+* **types**: ``mypy`` on the public API (the files and settings in ``[tool.mypy]``) is clean, when mypy
+  is installed; the package ships ``py.typed``.
 
 Each checker is also run on a small planted tree (``tmp_path``), where it must fail.
 """
@@ -32,6 +34,7 @@ Each checker is also run on a small planted tree (``tmp_path``), where it must f
 from __future__ import annotations
 
 import ast
+import importlib.util
 import shutil
 import subprocess
 import sys
@@ -257,6 +260,24 @@ def test_ruff_is_clean():
     assert run.returncode == 0, run.stdout + run.stderr
 
 
+def _mypy(*args: str, cwd: Path, cache: Path) -> subprocess.CompletedProcess:
+    if importlib.util.find_spec("mypy") is None:
+        pytest.skip("mypy is not installed (pip install -e .[test] installs it)")
+    return subprocess.run([sys.executable, "-m", "mypy", "--config-file", str(ROOT / "pyproject.toml"),
+                           "--cache-dir", str(cache), "--no-error-summary", *args],
+                          cwd=cwd, capture_output=True, text=True)
+
+
+def test_mypy_is_clean_on_the_public_api(tmp_path):
+    run = _mypy(cwd=ROOT, cache=tmp_path / "cache")
+    assert run.returncode == 0, run.stdout + run.stderr
+
+
+def test_the_package_ships_its_types():
+    assert (ROOT / "symuat" / "py.typed").is_file()
+    assert '"py.typed"' in (ROOT / "pyproject.toml").read_text()
+
+
 # -- each checker fails on a planted violation ----------------------------------------------------
 
 
@@ -318,3 +339,11 @@ def test_ruff_with_the_project_rules_fails_on_an_unused_import_and_a_stale_noqa(
     run = subprocess.run([_ruff(), "check", "--no-cache", "--config", str(ROOT / "pyproject.toml"),
                           "--output-format", "concise", str(bad)], capture_output=True, text=True)
     assert run.returncode == 1 and "F401" in run.stdout and "RUF100" in run.stdout, run.stdout + run.stderr
+
+
+def test_mypy_with_the_project_settings_fails_on_an_ill_typed_file(tmp_path):
+    bad = tmp_path / "bad.py"
+    bad.write_text("def half(n: int) -> int:\n    return n / 2\n\n\nhalf('4')\n")
+    run = _mypy(str(bad), cwd=tmp_path, cache=tmp_path / "cache")
+    assert run.returncode == 1 and "[return-value]" in run.stdout and "[arg-type]" in run.stdout, \
+        run.stdout + run.stderr

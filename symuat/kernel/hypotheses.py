@@ -40,6 +40,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from fractions import Fraction
 from functools import lru_cache
+from typing import TYPE_CHECKING, Any, Callable
 
 import numpy as np
 import sympy as sp
@@ -253,6 +254,11 @@ class _Linear:
     linear = True
     value = 1
 
+    if TYPE_CHECKING:  # each subclass supplies these
+        name: str
+
+        def latex(self) -> str: ...
+
     def __str__(self) -> str:
         return self.latex()
 
@@ -263,7 +269,9 @@ class _Linear:
         return _impose_jointly((self,), array, mode)
 
     def holds(self, array) -> bool:
-        return LineSums.holds(self, array)  # the same test: every equation, exactly
+        # the same test: every equation, exactly (LineSums.holds needs only .equations, which
+        # every subclass has)
+        return LineSums.holds(self, array)  # type: ignore[arg-type]
 
 
 def _sorted_pair(factor: tuple) -> tuple:
@@ -408,6 +416,15 @@ class _Structural:
     linear = False
     value = 1
     order = 0  # imposed in this order on one leaf (invertible last: it keeps what it finds)
+
+    if TYPE_CHECKING:  # each subclass supplies these
+        name: str
+
+        def latex(self) -> str: ...
+
+        def _one(self, m: np.ndarray, mode: str) -> np.ndarray: ...
+
+        def _holds(self, m: np.ndarray) -> bool: ...
 
     def __str__(self) -> str:
         return self.latex()
@@ -582,9 +599,10 @@ def violated(values: dict) -> list[str]:
     return [h.latex() for h in active() if h.name in values and not h.holds(values[h.name])]
 
 
-def check_satisfiable(hypotheses, shapes: dict, sizes_list) -> None:
+def check_satisfiable(hypotheses, shapes: Callable[[str, Any], Any], sizes_list) -> None:
     """Raise :class:`~symuat.errors.UnsatisfiableHypothesesError` when the hypotheses cannot hold
-    together on their leaves (``shapes``: leaf name → shape at the sizes) at a size listed."""
+    together on their leaves (``shapes(name, sizes)``: the leaf's shape at the sizes, or None) at a
+    size listed."""
     by_leaf: dict[str, list] = {}
     for hyp in hypotheses:
         if hyp not in by_leaf.setdefault(hyp.name, []):
