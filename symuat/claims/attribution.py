@@ -15,6 +15,17 @@ Each is decided numerically on random float64 Llama decoders (GQA, RoPE, SwiGLU,
 a residual write counted twice (TransformerLens #1639), a norm scale frozen from the wrong layer
 (#1076), a σ-split without its dynamic bias, an adjoint with an untransposed pattern — and each
 is refuted (tests). On SmolLM2-135M: ``symuat model explain --model smollm2 --by head``.
+
+Proved for symbolic sizes and every depth by the kernel's identity checker (index-level normal form):
+
+* ``X7.telescope`` — one layer's write read through a frozen readout splits exactly into each
+  head's term (through its frozen pattern column, linear in the source tokens), the MLP's and the
+  bias's; the stream with frozen norm scales is T7's recursion with W1 = I, so every depth follows
+  by L2.main.exact[induction];
+* ``X8.linear-symbolic`` — a bias-free detached layer (pattern, gate, norm scales frozen) is
+  linear, so every depth (a composition) is :math:`\sum_tJ_tx_t`;
+* ``X8.affine`` — with biases the layer is affine, :math:`f(X)=JX+f(0)`; the bias-free claim on a
+  biased layer is refuted with an exact counterexample (tests/test_attribution_symbolic.py).
 """
 
 from __future__ import annotations
@@ -326,8 +337,9 @@ def x8_statement(kind: str):
 
     D, N = dims("D N")
     X, Y = MatrixSymbol("X", D, N), MatrixSymbol("Y", D, N)
-    bias = kind != "linear"
-    f = lambda Z: x8_layer(Z, bias=bias)  # noqa: E731
+    def f(Z):
+        return x8_layer(Z, bias=kind != "linear")
+
     if kind in ("linear", "linear-biased"):
         return f(add(X, Y)), add(f(X), f(Y))
     if kind == "affine":
