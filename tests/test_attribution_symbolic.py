@@ -18,12 +18,14 @@ def test_x7_step_with_a_dropped_term_or_a_head_counted_twice_is_refuted(mutant):
     assert v.status is Status.REFUTED and v.counterexample is not None
 
 
-def test_x8_bias_free_detached_layer_is_linear_for_symbolic_sizes():
-    assert decide.check_identity(*at.x8_statement("linear")).status is Status.PROVED
+@pytest.mark.parametrize("kind", ["linear", "homogeneous"])
+def test_x8_bias_free_detached_layer_is_linear_for_symbolic_sizes(kind):
+    assert decide.check_identity(*at.x8_statement(kind)).status is Status.PROVED
 
 
-def test_x8_bias_free_claim_on_a_biased_layer_is_refuted_with_an_exact_counterexample():
-    v = decide.check_identity(*at.x8_statement("linear-biased"))
+@pytest.mark.parametrize("kind", ["linear-biased", "homogeneous-biased"])
+def test_x8_bias_free_claim_on_a_biased_layer_is_refuted_with_an_exact_counterexample(kind):
+    v = decide.check_identity(*at.x8_statement(kind))
     assert v.status is Status.REFUTED and v.counterexample is not None
 
 

@@ -329,8 +329,10 @@ def x8_layer(X, *, bias: bool):
 
 
 def x8_statement(kind: str):
-    """``linear`` (bias-free: f(X + Y) = f(X) + f(Y)), ``linear-biased`` (the same claim on a biased
+    """``linear`` (bias-free: f(X + Y) = f(X) + f(Y)), ``homogeneous`` (f(aX) = af(X)), their
+    ``-biased`` variants (the same claims on a biased layer: false), ``linear-biased`` (the same claim on a biased
     layer: false) or ``affine`` (biased: f(X + Y) = f(X) + f(Y) − f(0), i.e. f = J + c)."""
+    import sympy
     from sympy import MatrixSymbol, ZeroMatrix
 
     from symuat.algebra import add, dims
@@ -338,10 +340,13 @@ def x8_statement(kind: str):
     D, N = dims("D N")
     X, Y = MatrixSymbol("X", D, N), MatrixSymbol("Y", D, N)
     def f(Z):
-        return x8_layer(Z, bias=kind != "linear")
+        return x8_layer(Z, bias=kind not in ("linear", "homogeneous"))
 
     if kind in ("linear", "linear-biased"):
         return f(add(X, Y)), add(f(X), f(Y))
+    if kind in ("homogeneous", "homogeneous-biased"):
+        a = sympy.Symbol("a")
+        return f(a * X), a * f(X)
     if kind == "affine":
         return f(add(X, Y)), add(f(X), f(Y), -f(ZeroMatrix(D, N)))
     raise ValueError(kind)
@@ -353,8 +358,9 @@ X7.check("telescope", None,
 
 
 def _x8_symbolic():
-    parts = [decide.check_identity(*x8_statement("linear"))]
-    out = decide.combine_all(parts, ["a bias-free detached layer is additive in X (symbolic D, N, K, F)"])
+    parts = [decide.check_identity(*x8_statement(k)) for k in ("linear", "homogeneous")]
+    out = decide.combine_all(parts, ["a bias-free detached layer is additive in X (symbolic D, N, K, F)",
+                                     "and homogeneous: f(aX) = af(X)"])
     if out.status is Status.PROVED:
         out.method = ("each detached layer (pattern, gate and norm scales frozen) is linear in its input, for symbolic "
                       "sizes; a composition of linear maps is linear, so every depth's output is Σ_t J_t x_t: "
