@@ -15,6 +15,17 @@ Each is decided numerically on random float64 Llama decoders (GQA, RoPE, SwiGLU,
 a residual write counted twice (TransformerLens #1639), a norm scale frozen from the wrong layer
 (#1076), a σ-split without its dynamic bias, an adjoint with an untransposed pattern — and each
 is refuted (tests). On SmolLM2-135M: ``symuat model explain --model smollm2 --by head``.
+
+Proved for symbolic sizes and every depth by the kernel's identity checker (index-level normal form):
+
+* ``X7.telescope`` — one layer's write read through a frozen readout splits exactly into each
+  head's term (through its frozen pattern column, linear in the source tokens), the MLP's and the
+  bias's; the stream with frozen norm scales is T7's recursion with W1 = I, so every depth follows
+  by L2.main.exact[induction];
+* ``X8.linear-symbolic`` — a bias-free detached layer (pattern, gate, norm scales frozen) is
+  linear, so every depth (a composition) is :math:`\sum_tJ_tx_t`;
+* ``X8.affine`` — with biases the layer is affine, :math:`f(X)=JX+f(0)`; the bias-free claim on a
+  biased layer is refuted with an exact counterexample (tests/test_attribution_symbolic.py).
 """
 
 from __future__ import annotations
@@ -27,6 +38,7 @@ import numpy as np
 from symuat.claims.decoder import X6
 from symuat.kernel import decide
 from symuat.kernel.registry import REGISTRY
+from symuat.kernel.status import Status
 
 EXT = {"polarity": None, "role": "extension"}
 SIZES = [{"N": 5, "M": 8, "L": 2, "h": 2, "g": 1}, {"N": 7, "M": 12, "L": 3, "h": 6, "g": 2},
@@ -250,3 +262,114 @@ def attribution_figure(path):
 X7.figures.append(("decoder-attribution", "The logit difference ' Paris' − ' London' after \"The capital of France "
                    "is\" in both exact views: per layer × head (the residual view's head writes and MLP writes; the "
                    "DUAT view's σ-terms split by their input) and per source token.", attribution_figure))
+
+
+# --------------------------------------------------------------------------------------------
+# X7, X8 for symbolic sizes and every depth (the kernel's identity checker; the depth by induction)
+# --------------------------------------------------------------------------------------------
+
+def x7_step_statement(mutant: str | None = None):
+    """One layer of the residual stream read through a frozen readout r (symbolic D, N, F):
+    rᵀ(x + Σ_i O_iV_iXP_iᵀe_n + m + b) = rᵀx + Σ_i (V_iᵀO_iᵀr)ᵀ X (P_iᵀe_n) + rᵀm + rᵀb — each head's
+    write read through the frozen pattern column P_iᵀe_n (so split by source token, linearly), the
+    MLP's write and the bias. ``mutant``: ``dropped-mlp`` drops rᵀm, ``head-twice`` counts head 1 twice.
+
+    >>> from symuat.kernel import decide
+    >>> decide.check_identity(*x7_step_statement()).status.name
+    'PROVED'
+    """
+    from sympy import MatrixSymbol
+
+    from symuat.algebra import T, add, dims, mul
+
+    D, N, K = dims("D N K")
+    r, x, m, b = (MatrixSymbol(s, D, 1) for s in ("r", "x_prev", "m_l", "b_l"))
+    X, e = MatrixSymbol("X", D, N), MatrixSymbol("e_n", N, 1)
+    heads = [(MatrixSymbol(f"O_{i}", D, K), MatrixSymbol(f"V_{i}", K, D), MatrixSymbol(f"P_{i}", N, N)) for i in (1, 2)]
+    lhs = mul(T(r), add(x, *[mul(O, V, X, T(P), e) for O, V, P in heads], m, b))
+    terms = [mul(T(r), x)] + [mul(T(mul(T(V), T(O), r)), X, mul(T(P), e)) for O, V, P in heads]
+    terms += [mul(T(r), m), mul(T(r), b)]
+    if mutant == "dropped-mlp":
+        terms = [t for t in terms if t != mul(T(r), m)]
+    elif mutant == "head-twice":
+        terms.append(terms[1])
+    elif mutant is not None:
+        raise ValueError(mutant)
+    return lhs, add(*terms)
+
+
+def _x7_telescope():
+    out = decide.combine_all([decide.check_identity(*x7_step_statement()), REGISTRY.verdict("L2.main.exact[induction]")],
+                             ["one layer: rᵀ(x + heads + mlp + b) splits into its terms", "L2.main.exact[induction]"])
+    if out.status is Status.PROVED:
+        out.method = ("the residual stream with the norm scales frozen is T7's recursion with W1 = I, so "
+                      "x_L = x_0 + Σ_l writes for every depth (L2.main.exact[induction]); the step, for symbolic D, N, "
+                      "head size K, splits rᵀ of a layer's write into heads (each through its frozen pattern column, "
+                      "linear in the source tokens), the MLP and the bias; " + out.method)
+    return out
+
+
+def x8_layer(X, *, bias: bool):
+    """One detached layer (symbolic D, N, F): X + OVXPᵀ + W_d(G ∘ W_uX) (+ b1ᵀ), pattern P and gate G frozen."""
+    from sympy import MatrixSymbol
+
+    from symuat.algebra import T, add, mul
+    from symuat.decoder import Hadamard
+
+    from symuat.algebra import dims
+
+    D, N = X.shape
+    K, F = dims("K F")  # the head and MLP widths
+    O, V, P = MatrixSymbol("O", D, K), MatrixSymbol("V", K, D), MatrixSymbol("P", N, N)
+    Wu, Wd, G = MatrixSymbol("W_u", F, D), MatrixSymbol("W_d", D, F), MatrixSymbol("G", F, N)
+    parts = [X, mul(O, V, X, T(P)), mul(Wd, Hadamard(G, mul(Wu, X)))]
+    if bias:
+        parts.append(MatrixSymbol("B", D, N))
+    return add(*parts)
+
+
+def x8_statement(kind: str):
+    """``linear`` (bias-free: f(X + Y) = f(X) + f(Y)), ``homogeneous`` (f(aX) = af(X)), their
+    ``-biased`` variants (the same claims on a biased layer: false), ``linear-biased`` (the same claim on a biased
+    layer: false) or ``affine`` (biased: f(X + Y) = f(X) + f(Y) − f(0), i.e. f = J + c)."""
+    import sympy
+    from sympy import MatrixSymbol, ZeroMatrix
+
+    from symuat.algebra import add, dims
+
+    D, N = dims("D N")
+    X, Y = MatrixSymbol("X", D, N), MatrixSymbol("Y", D, N)
+    def f(Z):
+        return x8_layer(Z, bias=kind not in ("linear", "homogeneous"))
+
+    if kind in ("linear", "linear-biased"):
+        return f(add(X, Y)), add(f(X), f(Y))
+    if kind in ("homogeneous", "homogeneous-biased"):
+        a = sympy.Symbol("a")
+        return f(a * X), a * f(X)
+    if kind == "affine":
+        return f(add(X, Y)), add(f(X), f(Y), -f(ZeroMatrix(D, N)))
+    raise ValueError(kind)
+
+
+X7.check("telescope", None,
+         r"r^{T}x_L=r^{T}x_0+\sum_{l<L}\Big(\sum_i(V_{l,i}^{T}O_{l,i}^{T}r)^{T}X_l\,(P_{l,i}^{T}e_n)+r^{T}m_l+r^{T}b_l\Big)\ \forall L",
+         _x7_telescope, note="symbolic D, N, head size; every depth (the norm scales frozen)", **EXT)
+
+
+def _x8_symbolic():
+    parts = [decide.check_identity(*x8_statement(k)) for k in ("linear", "homogeneous")]
+    out = decide.combine_all(parts, ["a bias-free detached layer is additive in X (symbolic D, N, K, F)",
+                                     "and homogeneous: f(aX) = af(X)"])
+    if out.status is Status.PROVED:
+        out.method = ("each detached layer (pattern, gate and norm scales frozen) is linear in its input, for symbolic "
+                      "sizes; a composition of linear maps is linear, so every depth's output is Σ_t J_t x_t: "
+                      + out.method)
+    return out
+
+
+X8.check("linear-symbolic", None, r"f(X+Y)=f(X)+f(Y)\ \text{(bias-free detached layer; every depth by composition)}",
+         _x8_symbolic, note="symbolic D, N, K, F", **EXT)
+X8.check("affine", None, r"f_b(X+Y)=f_b(X)+f_b(Y)-f_b(0),\ \text{i.e. }f_b=\sum_tJ_tx_t+c,\ c=f_b(0)",
+         lambda: decide.check_identity(*x8_statement("affine")),
+         note="symbolic D, N, K, F: the affine correction c = f(0); the bias-free claim on a biased layer is refuted with an exact counterexample (tests)", **EXT)
