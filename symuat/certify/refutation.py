@@ -45,12 +45,12 @@ VALUES, SHAPES = "values differ", "shapes differ"
 
 def _evaluates_to(expr, sizes: dict, values: dict, want) -> bool:
     """Whether ``expr`` evaluated exactly at the counterexample is the recorded value ``want``."""
-    from symuat.kernel.decide.instances import _evaluate, dimension_symbols
+    from symuat.kernel.decide.instances import dimension_symbols, evaluate_at
 
     syms = {d.name: d for d in dimension_symbols(expr)}
     if any(name not in sizes for name in syms):
         return False
-    got, err = _evaluate(expr, {syms[k]: v for k, v in sizes.items() if k in syms}, values, "exact")
+    got, err = evaluate_at(expr, {syms[k]: v for k, v in sizes.items() if k in syms}, values, "exact")
     if err or got is None or want is None or np.shape(got) != np.shape(want):
         return False
     return all(sp.simplify(a - b) == 0 for a, b in zip(np.asarray(got).flat, np.asarray(want).flat))
