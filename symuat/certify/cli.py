@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import shutil
 import sys
+from textwrap import shorten
 
 
 def run(args) -> int:
@@ -59,7 +60,7 @@ def summary_lines(record: dict, width: int | None = None) -> list[str]:
                    if kinds.get("certificate") else ""), width, "  ", "    ")
     for key, entry in sorted(record["checks"].items()):
         if entry["status"] != "certified":
-            out += wrap(f"{entry['status']:<11} {key}: {entry['reason'][:160]}", width, "  ", "    ")
+            out += wrap(f"{entry['status']:<11} {key}: {shorten(' '.join(entry['reason'].split()), 160, placeholder=' …')}", width, "  ", "    ")
     r = s.get("refutations")
     if r is not None:
         out += wrap(f"{r['certified']} of {r['total']} refuted checks that a failing bottom line rests on "
@@ -67,14 +68,14 @@ def summary_lines(record: dict, width: int | None = None) -> list[str]:
                     f"refuted negation denies; {r['failed']} failed, {r['unsupported']} not exported)", width, "", "  ")
         for key, entry in sorted(record.get("refutations", {}).items()):
             if entry["status"] != "certified":
-                out += wrap(f"{entry['status']:<11} {key}: {entry['reason'][:160]}", width, "  ", "    ")
+                out += wrap(f"{entry['status']:<11} {key}: {shorten(' '.join(entry['reason'].split()), 160, placeholder=' …')}", width, "  ", "    ")
     c = s.get("corrections")
     if c is not None:
         out += wrap(f"{c['certified']} of {c['total']} corrections of failing bottom lines certified by Coq "
                     f"({c['failed']} failed, {c['unsupported']} not exported)", width, "", "  ")
         for key, entry in sorted(record.get("corrections", {}).items()):
             if entry["status"] != "certified":
-                out += wrap(f"{entry['status']:<11} {key}: {entry['reason'][:160]}", width, "  ", "    ")
+                out += wrap(f"{entry['status']:<11} {key}: {shorten(' '.join(entry['reason'].split()), 160, placeholder=' …')}", width, "  ", "    ")
     return out
 
 

@@ -43,6 +43,13 @@ from symuat.kernel.index_calculus import col_space, row_space
 VALUES, SHAPES = "values differ", "shapes differ"
 
 
+
+def _clip(text: str, width: int) -> str:
+    """``text`` on one line, cut at a word boundary to ``width`` characters with " …" (never mid-word)."""
+    import textwrap
+
+    return textwrap.shorten(" ".join(str(text).split()), width, placeholder=" …")
+
 def _evaluates_to(expr, sizes: dict, values: dict, want) -> bool:
     """Whether ``expr`` evaluated exactly at the counterexample is the recorded value ``want``."""
     from symuat.kernel.decide.instances import dimension_symbols, evaluate_at
@@ -62,15 +69,15 @@ def refutation_data(verdict, unequal: list) -> tuple[str, dict]:
     counterexample. :class:`Unsupported` names what is missing."""
     cex = verdict.counterexample
     if cex is None:
-        raise Unsupported("refuted without a counterexample: " + " ".join(verdict.method.split())[:120])
+        raise Unsupported("refuted without a counterexample: " + _clip(verdict.method, 120))
     reason = cex.reason or ""
     if not cex.values:
-        raise Unsupported(f"the counterexample has no matrix values ({reason[:100]})")
+        raise Unsupported(f"the counterexample has no matrix values ({_clip(reason, 100)})")
     if cex.lhs is None or cex.rhs is None:
         raise Unsupported("a side is undefined at the counterexample (a shape the definition does not admit; "
-                          f"no Coq statement types it): {reason[:120]}")
+                          f"no Coq statement types it): {_clip(reason, 120)}")
     if not any(isinstance(v, np.ndarray) and v.ndim == 2 for v in cex.values.values()):
-        raise Unsupported(f"the counterexample gives scalar entries, not matrices ({reason[:100]})")
+        raise Unsupported(f"the counterexample gives scalar entries, not matrices ({_clip(reason, 100)})")
     for lhs, rhs, *_ in unequal:
         if _evaluates_to(lhs, cex.sizes, cex.values, cex.lhs) and _evaluates_to(rhs, cex.sizes, cex.values, cex.rhs):
             data = {"lhs": lhs, "rhs": rhs, "sizes": dict(cex.sizes), "values": dict(cex.values),
@@ -80,7 +87,7 @@ def refutation_data(verdict, unequal: list) -> tuple[str, dict]:
             typed = _compare_entries(lhs, rhs).reason or ""
             if typed.startswith("ill-typed"):
                 raise Unsupported("the refuted statement is ill-typed for symbolic sizes, so not a Coq "
-                                  f"statement (symuat refutes it where it evaluates): {typed[:120]}")
+                                  f"statement (symuat refutes it where it evaluates): {_clip(typed, 120)}")
             if (row_space(lhs), col_space(lhs)) != (row_space(rhs), col_space(rhs)):
                 # the sides are of different index spaces (P5.pre[…,W12]: n×1 against n×n), so
                 # ``lhs = rhs`` is not even a Coq statement; the identity fails for all sizes at
@@ -91,7 +98,7 @@ def refutation_data(verdict, unequal: list) -> tuple[str, dict]:
                 return "refutation", data
             if reason.startswith(SHAPES):
                 return "shape_refutation", data
-            raise Unsupported(f"a counterexample of another kind: {reason[:120]}")
+            raise Unsupported(f"a counterexample of another kind: {_clip(reason, 120)}")
     raise Unsupported("no comparison of the check evaluates to its counterexample's sides")
 
 
