@@ -35,7 +35,7 @@ import argparse
 import numpy as np
 
 from symuat.models import attribution as at
-from symuat.models import llama as ll
+from symuat.models.families import llama as ll
 from symuat.models.formats import ModelError
 
 TEXT = ("Every morning the old fisherman walked down to the harbour, checked the ropes of his small blue boat, "

@@ -32,7 +32,8 @@ import numpy as np
 
 def run(quick: bool = False) -> str:
     common.single_thread()
-    from symuat.models import gemma3, reference
+    from symuat.models.families import gemma3
+    from symuat.models import reference
     from symuat.models.rewrite import rewrite
     from symuat.transformer import to_duat
 

@@ -39,7 +39,7 @@ from pathlib import Path
 
 import numpy as np
 
-from symuat.models import llama as ll
+from symuat.models.families import llama as ll
 
 
 def forward(model, ids):

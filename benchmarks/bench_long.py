@@ -21,7 +21,7 @@ peak resident set size (the child's ``ru_maxrss``), with one BLAS thread and one
   (``logits_to_keep=1``): what a user's float64 forward costs.
 
 The prompts are built deterministically: the Declaration's first paragraphs
-(:data:`symuat.models.gemma3.LONG_TEXT`) repeated and cut at exactly the length in the model's
+(:data:`symuat.models.families.gemma3.LONG_TEXT`) repeated and cut at exactly the length in the model's
 own tokens (so 8,192 Gemma tokens cross the 512-token sliding window many times).
 """
 
@@ -50,7 +50,7 @@ from symuat.models import family, reference
 torch.set_num_threads(1)
 model = family.load(sys.argv[1]) if sys.argv[1] != 'gemma3' else None
 if model is None:
-    from symuat.models import gemma3
+    from symuat.models.families import gemma3
     src, tok = gemma3.resolve('gemma3'), None
     tok = gemma3.load_tokenizer(src)
     ids = tok.encode(open(sys.argv[2], encoding='utf-8').read()).ids
@@ -59,7 +59,7 @@ else:
     del model
 hf = reference.hf_model(src, decoder=True) if sys.argv[1] != 'gemma3' else None
 if hf is None:
-    from symuat.models import gemma3
+    from symuat.models.families import gemma3
     hf = gemma3._hf_model(src)
 hf.config._attn_implementation = 'sdpa'
 for m in hf.modules():
@@ -73,12 +73,13 @@ print(len(ids), len(out.hidden_states), tuple(out.logits.shape))
 
 def prompt(model: str, n: int, folder: Path) -> Path:
     """A text of exactly ``n`` tokens of ``model``'s tokenizer, written to ``folder``."""
-    from symuat.models import family, formats, gemma3
+    from symuat.models.families import gemma3
+    from symuat.models import family, formats
 
     if model == "gemma3":
         tok = gemma3.load_tokenizer(gemma3.resolve("gemma3"))
     else:  # the GGUF's tokenizer alone (the weights are not loaded in this process)
-        tok = formats.gguf_tokenizer(formats.open_gguf(family.resolve(model)[3]))
+        tok = formats.gguf_tokenizer(formats.open_gguf(family.resolve(model).path))
     text = gemma3.LONG_TEXT
     while len(tok.encode(text).ids) < n + 8:
         text = text + " " + gemma3.LONG_TEXT

@@ -30,7 +30,7 @@ import common  # sets OPENBLAS_NUM_THREADS before numpy
 import numpy as np
 
 from symuat.models import BertNumpy, load_bert
-from symuat.models.bert import model_path, relative_error
+from symuat.models.families.bert import model_path, relative_error
 from symuat.transformer import to_duat
 
 

@@ -19,8 +19,8 @@ from symuat import cli
 from symuat.kernel import decide
 from symuat.kernel.status import Status
 from symuat.models import attribution as at
-from symuat.models import llama as ll
-from symuat.models.bert import ModelError
+from symuat.models.families import llama as ll
+from symuat.models.families.bert import ModelError
 
 TOL = 1e-12
 
@@ -368,7 +368,7 @@ def test_every_decoder_option_through_the_adapter(activation, biases):
 def test_gemma3_when_the_family_is_there(tmp_path):
     """Gemma 3 (issue 22's family module, when merged): both views exact on a tiny Gemma-3 GGUF, and
     Golden's map agrees with jacrev on HF Gemma3ForCausalLM through the family's own float64 islands."""
-    g3 = pytest.importorskip("symuat.models.gemma3")
+    g3 = pytest.importorskip("symuat.models.families.gemma3")
     tg = pytest.importorskip("test_gemma3")
     m = g3.load_gguf_file(tg.write_tiny_gemma3(tmp_path / "tiny.gguf"))
     ids = m.tokenize("Moss grows on the north side of old stones")

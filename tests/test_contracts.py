@@ -60,9 +60,10 @@ ENTRY_MODULES = {"symuat.certify.cli", "symuat.models.command"}
 #: imports that climb a layer (main f323ef3: 5; kernel.registry → certify.record, kernel.why →
 #: report, report → cli removed). A ratchet: lower it when you remove one; never raise it.
 UPWARD_IMPORTS = 2
-#: (modules on an import cycle, imports inside cycles) — main f323ef3: (42, 83); the 4 cycles left are
-#: in models, certify and the commands. A ratchet, as above.
-CYCLES = (11, 14)
+#: (modules on an import cycle, imports inside cycles) — main f323ef3: (42, 83); main 91fc551: (11, 14), then
+#: models.fold ↔ models.fold_layernorm removed (issue 29: the decoder comparison lives in fold); the 3 cycles
+#: left are in certify and the commands. A ratchet, as above.
+CYCLES = (9, 12)
 
 
 # -- the import graph ---------------------------------------------------------------------------

@@ -165,7 +165,7 @@ def test_bert_folder_activation_exact_against_transformers(tmp_path, act):
 
 def test_the_reference_sees_what_symuat_would_ignore(tmp_path, monkeypatch):
     """The reference is transformers' own reading of config.json: if symuat dropped hidden_act, the check FAILs."""
-    from symuat.models import llama
+    from symuat.models.families import llama
 
     folder = hf_decoder(tmp_path / "g", hidden_act="gelu")
     monkeypatch.setitem(llama.HIDDEN_ACT, "gelu", "silu")  # symuat misreading the field
@@ -358,7 +358,7 @@ def test_gguf_features_transformers_drops(tmp_path, capsys, case):
         rope = {"rope_type": "llama3", "rope_theta": 10000.0, "factor": 8.0, "low_freq_factor": 1.0,
                 "high_freq_factor": 4.0, "original_max_position_embeddings": 8}
         folder = hf_decoder(tmp_path / "f", rope_parameters=rope)
-        from symuat.models.llama import rope_inv_freq, scaled_inv_freq
+        from symuat.models.families.llama import rope_inv_freq, scaled_inv_freq
 
         ratio = rope_inv_freq(4, 10000.0) / scaled_inv_freq(4, 10000.0, "llama3", rope)
         path = gguf_from_folder(folder, tmp_path / "m.gguf", rope_freqs=ratio)
@@ -397,7 +397,7 @@ def test_explain_checks_against_forward_and_reference(tmp_path, capsys, monkeypa
     assert report["passed"] and len(report["checks"]) == 3  # the rewrite's sum, its logit, the reference
     assert report["terms"][-1]["value"] != 0.0  # the bias terms are there
     # symuat misreading hidden_act: the forward no longer reproduces the checkpoint → FAIL
-    from symuat.models import llama
+    from symuat.models.families import llama
 
     monkeypatch.setitem(llama.HIDDEN_ACT, "gelu", "silu")
     assert cli.main(args) == 1
@@ -487,7 +487,7 @@ def test_unreadable_files_are_named(tmp_path, capsys, monkeypatch, target):
 
 def test_the_declared_field_lists_are_what_the_loaders_read(tmp_path):
     """Each family's CONFIG_FIELDS / GGUF_KEYS (the documented list) covers every field its loader reads."""
-    from symuat.models import bert, llama, qwen2
+    from symuat.models.families import bert, llama, qwen2
     from symuat.models.family import load
 
     cases = [(llama, hf_decoder(tmp_path / "l", attention_bias=True, mlp_bias=True, head_dim=6,
@@ -502,3 +502,77 @@ def test_the_declared_field_lists_are_what_the_loaders_read(tmp_path):
     cfg = bert._read_config(hf_bert(tmp_path / "b"))
     assert set(cfg["_fields_read"]) <= set(bert.CONFIG_FIELDS) | set(bert.INERT_FIELDS)
     assert set(bert.CONFIG_FIELDS) <= set(cfg["_fields_read"])
+
+
+# -- the registry: a family is one module of symuat/models/families declaring its FAMILY -------------
+
+
+_TOY = '''
+from symuat.models.family import Family
+
+
+def load_folder(folder):
+    return ("toy model", folder)
+
+
+FAMILY = Family(name="toy", kind="decoder", model_types=("toyformer",), load_folder=load_folder,
+                stock_islands="the toy's own island", fold_refusal="fold does not write toy checkpoints",
+                module=__name__)
+'''
+
+
+def _plant(tmp_path, monkeypatch, text: str, name: str = "toy"):
+    """A module ``name`` in a second folder of the families package (as if it were one new file there)."""
+    import sys
+
+    from symuat.models import families
+
+    extra = tmp_path / "planted"
+    extra.mkdir()
+    (extra / f"{name}.py").write_text(text)
+    monkeypatch.setattr(families, "__path__", [*families.__path__, str(extra)])
+    monkeypatch.setitem(sys.modules, f"symuat.models.families.{name}", None)  # restored (removed) afterwards
+    del sys.modules[f"symuat.models.families.{name}"]
+
+
+def test_a_new_family_is_one_module_in_the_families_folder(tmp_path, monkeypatch, capsys):
+    from symuat.models import family
+    from symuat.models.command import _stock_islands
+
+    folder = tmp_path / "ckpt"
+    folder.mkdir()
+    (folder / "config.json").write_text(json.dumps({"model_type": "toyformer"}))
+    with pytest.raises(ModelError, match="model_type 'toyformer' is not supported"):  # not yet a family
+        family.resolve(folder)
+    _plant(tmp_path, monkeypatch, _TOY)
+    assert "toy" in [f.name for f in family.families()]
+    fam, how, path = family.resolve(folder)
+    assert (fam.name, how, path) == ("toy", "folder", folder)
+    assert family.load(folder) == ("toy model", folder)  # its own loader
+    assert family.named("toy") is fam and _stock_islands("toy", "default") == "the toy's own island"
+    assert cli.main(["model", "fold", "--model", str(folder), "--out", str(tmp_path / "out")]) == 2
+    assert "fold does not write toy checkpoints" in capsys.readouterr().err and not (tmp_path / "out").exists()
+
+
+def test_a_family_module_without_a_family_record_is_an_error(tmp_path, monkeypatch):
+    from symuat.models import family
+
+    _plant(tmp_path, monkeypatch, "FAMILY = {'name': 'toy'}\n")
+    with pytest.raises(TypeError, match="families.toy.FAMILY is not a Family"):
+        family.families()
+
+
+def test_every_family_declares_its_capabilities_in_its_record():
+    """What callers ask a family for is a field of its :class:`Family`, never a module attribute."""
+    from symuat.models.family import Family, Fold, families
+
+    fams = families()
+    assert {f.name for f in fams} >= {"bert", "llama", "qwen2", "qwen3", "mistral", "olmo2", "phi3", "gpt2",
+                                      "gpt_neox", "gemma2", "gemma3"}
+    for f in fams:
+        assert isinstance(f, Family) and f.module == f"symuat.models.families.{f.name}"
+        assert callable(f.load_folder) and (f.load_gguf is None) == (not f.gguf_architectures), f.name
+        assert f.fold is None or (isinstance(f.fold, Fold) and f.fold_refusal is None), f.name
+        assert f.kind == "encoder" or (f.frozen and f.exact), f.name  # what `explain` freezes, and what is exact
+    assert [f.name for f in fams if f.check is not None] == ["gemma3"]  # its own memory plan
+    assert [f.name for f in fams if f.fold_refusal] == ["gemma2", "gemma3"]

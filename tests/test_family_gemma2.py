@@ -41,7 +41,7 @@ def g2(tmp_path_factory):
 
 
 def test_gemma2_exact_against_hf_float64_with_both_soft_caps(g2):
-    from symuat.models import gemma2
+    from symuat.models.families import gemma2
 
     m = gemma2.load_folder(g2)
     assert m.layer_types == ["local", "global", "local"] and m.final_softcap == 3.0
@@ -71,7 +71,7 @@ def test_gemma2_explain_adds_up_to_the_capped_logit(g2, capsys):
 
 def test_gemma2_mutants_fail(g2):
     """Each modelled feature left out (or off) moves the logits away from the HF reference (one reference run)."""
-    from symuat.models import gemma2
+    from symuat.models.families import gemma2
     from symuat.models import reference as ref_mod
     from symuat.models.compare import row_errors
 
@@ -143,7 +143,7 @@ def test_gemma2_hub_style_config_json(g2, tmp_path):
 
 def test_gemma2_golden_map_agrees_with_jacrev_through_the_gemma_islands(g2):
     from symuat.models import attribution as at
-    from symuat.models import gemma2
+    from symuat.models.families import gemma2
     from symuat.models.compare import relative_error
 
     m = gemma2.load_folder(g2)

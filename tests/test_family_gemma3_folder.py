@@ -68,7 +68,7 @@ def test_gemma3_folder_legacy_rope_fields(tmp_path):
     cfg.update(rope_theta=20000.0, rope_local_base_freq=300.0, rope_scaling={"rope_type": "linear", "factor": 2.0},
                sliding_window_pattern=2)
     (folder / "config.json").write_text(json.dumps(cfg))
-    from symuat.models import gemma3
+    from symuat.models.families import gemma3
 
     m = gemma3.load_folder(folder)
     assert m.layer_types == ["local", "global", "local", "global"]
@@ -76,7 +76,7 @@ def test_gemma3_folder_legacy_rope_fields(tmp_path):
 
 
 def test_gemma3_folder_mutants_fail(tmp_path):
-    from symuat.models import gemma3
+    from symuat.models.families import gemma3
 
     folder = gemma3_folder(tmp_path / "g3")
     m = gemma3.load_folder(folder)

@@ -63,7 +63,8 @@ def test_gpt2_reorder_and_upcast_is_a_float32_island_of_stock_hf(tmp_path):
 @pytest.mark.parametrize("mutant", ["layer-scaling-dropped", "qkv-split-swapped", "position-embeddings-dropped"])
 def test_gpt2_misreadings_fail_the_check(tmp_path, monkeypatch, mutant):
     """The check can fail: each misreading of the checkpoint is caught by the reference."""
-    from symuat.models import gpt2, ln_decoder
+    from symuat.models.families import gpt2
+    from symuat.models import ln_decoder
 
     folder = hf_gpt2(tmp_path / "m", scale_attn_by_inverse_layer_idx=True)
     if mutant == "layer-scaling-dropped":
@@ -142,7 +143,7 @@ def test_gpt2_unknown_tensor_refused_and_old_names_read(tmp_path):
 
 
 def test_gpt2_declared_fields_are_what_the_loader_reads(tmp_path):
-    from symuat.models import gpt2
+    from symuat.models.families import gpt2
     from symuat.models.family import load
 
     read = set(load(hf_gpt2(tmp_path / "f", n_inner=24)).fields_read)

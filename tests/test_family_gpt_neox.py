@@ -57,7 +57,7 @@ def test_gpt_neox_folder_exact_against_transformers(tmp_path, case):
 
 
 def test_split_qkv_is_the_per_head_interleaved_layout():
-    from symuat.models.gpt_neox import split_qkv
+    from symuat.models.families.gpt_neox import split_qkv
 
     h, d, M = 2, 3, 4
     W = np.arange(3 * h * d * M, dtype=float).reshape(3 * h * d, M)
@@ -71,7 +71,7 @@ def test_split_qkv_is_the_per_head_interleaved_layout():
                                     "freq-over-d"])
 def test_gpt_neox_misreadings_fail_the_check(tmp_path, monkeypatch, mutant):
     """The check can fail: each misreading of the checkpoint is caught by the reference."""
-    from symuat.models import gpt_neox
+    from symuat.models.families import gpt_neox
 
     folder = hf_neox(tmp_path / "m", rotary_pct=0.5)
     real = gpt_neox.LNDecoderLayer
@@ -160,7 +160,7 @@ def test_gpt_neox_legacy_rotary_fields_read_as_transformers_does(tmp_path):
 
 
 def test_gpt_neox_declared_fields_are_what_the_loader_reads(tmp_path):
-    from symuat.models import gpt_neox
+    from symuat.models.families import gpt_neox
     from symuat.models.family import load
 
     read = set(load(hf_neox(tmp_path / "f")).fields_read)

@@ -28,7 +28,7 @@ def test_mistral_folder_exact_against_transformers(tmp_path, dtype, case):
 
 
 def test_a_mistral_window_symuat_ignored_fails_the_check(tmp_path):
-    from symuat.models import mistral
+    from symuat.models.families import mistral
 
     folder = hf_family(tmp_path / "m", "mistral", sliding_window=3)
     net = mistral.load_folder(folder)

@@ -69,7 +69,7 @@ def test_phi3_split_is_the_fused_rows(tmp_path):
 
 def test_phi3_swapped_split_fails_the_check(tmp_path, monkeypatch):
     """The check can fail: gate and up read the other way round is not the checkpoint."""
-    from symuat.models import phi3
+    from symuat.models.families import phi3
 
     folder = hf_phi3(tmp_path / "w")
     real = phi3.split_fused
@@ -138,7 +138,7 @@ def test_phi3_fused_tensor_of_the_wrong_shape_named(tmp_path):
 
 
 def test_phi3_declared_fields_are_what_the_loader_reads(tmp_path):
-    from symuat.models import phi3
+    from symuat.models.families import phi3
     from symuat.models.family import load
 
     folder = hf_phi3(tmp_path / "f", sliding_window=3,

@@ -30,7 +30,7 @@ def test_qwen3_folder_exact_against_transformers(tmp_path, dtype, case):
 
 
 def test_qwen3_qk_norm_symuat_dropped_fails_the_check(tmp_path):
-    from symuat.models import qwen3
+    from symuat.models.families import qwen3
 
     folder = hf_family(tmp_path / "q", "qwen3")
     net = qwen3.load_folder(folder)

@@ -37,7 +37,7 @@ def smollm2_weights():
 
 @pytest.fixture(scope="module")
 def minilm_weights():
-    from symuat.models.bert import load_bert
+    from symuat.models.families.bert import load_bert
 
     return _require(lambda: load_bert("minilm"))
 
@@ -60,7 +60,7 @@ def test_cli_fold_tiny_gguf_round_trip(tmp_path, capsys):
     assert [f["entry"] for f in report["folds"]] == ["WP7", "WP1", "WP3"]
     assert sorted(p.name for p in out.iterdir()) == ["config.json", "model.safetensors", "tokenizer.json"]
     from symuat.models.formats import read_safetensors
-    from symuat.models.llama import load_folder
+    from symuat.models.families.llama import load_folder
 
     w = load_folder(out)
     assert w.config.rope == "half" and not w.config.tied
@@ -99,7 +99,7 @@ def test_cli_refusals_name_the_entry_and_write_nothing(tmp_path, capsys):
 def test_fold_of_a_random_decoder_and_its_mistakes():
     from test_llama import _to_gguf_layout
 
-    from symuat.models import llama as ll
+    from symuat.models.families import llama as ll
 
     m = ll.random_llama(np.random.default_rng(3), M=32, heads=4, kv_heads=2, F=10, layers=2, vocab=30)
     gg = _to_gguf_layout(m)
@@ -124,7 +124,7 @@ def test_fold_of_a_decoder_with_biases_round_trips_through_the_written_folder(tm
     import dataclasses
 
     from symuat.kernel.head_maps import llama_cpp_permute
-    from symuat.models import llama as ll
+    from symuat.models.families import llama as ll
 
     m = ll.random_llama(np.random.default_rng(4), M=16, heads=4, kv_heads=2, F=10, layers=2, vocab=30,
                         rope="half", biases=True)
@@ -200,13 +200,13 @@ def test_smollm2_hf_layout_with_p_reproduces_the_gguf_layout(smollm2_weights):
 
 
 def _ids(text):
-    from symuat.models.bert import model_path, tokenize
+    from symuat.models.families.bert import model_path, tokenize
 
     return tokenize(text, model_path("minilm"))
 
 
 def test_minilm_fold_reproduces_every_state(minilm_weights):
-    from symuat.models.bert import BertNumpy
+    from symuat.models.families.bert import BertNumpy
 
     folded, log = fo.fold_bert(minilm_weights)
     assert [wp for wp, _ in log] == ["WP4", "WP12"]
@@ -223,7 +223,7 @@ def test_minilm_fold_reproduces_every_state(minilm_weights):
 
 
 def test_minilm_post_norm_fold_fails_exactly_where_wp2_says(minilm_weights):
-    from symuat.models.bert import BertNumpy
+    from symuat.models.families.bert import BertNumpy
 
     ids = _ids("The cat sat on the mat.")
     a = BertNumpy(minilm_weights).hidden_states(ids)
@@ -293,7 +293,7 @@ def test_folded_tiny_checkpoint_loads_in_transformers_and_matches(tmp_path):
     from test_llama import write_tiny_gguf
 
     from symuat.cli import main
-    from symuat.models import llama as ll
+    from symuat.models.families import llama as ll
     from symuat.models.reference import Float64Islands
 
     path = write_tiny_gguf(tmp_path / "tiny.gguf")

@@ -18,7 +18,7 @@ import numpy as np
 import pytest
 
 from symuat import cli
-from symuat.models import gemma3 as g3
+from symuat.models.families import gemma3 as g3
 from symuat.models.compare import relative_error
 from symuat.models.formats import ModelError
 from symuat.transformer import to_duat
@@ -158,7 +158,7 @@ def test_explain_takes_token_and_vs_without_bos_and_lists_the_sandwich_norms_fro
     assert any("post-attention norm" in f for f in res) and any("post-MLP" in f for f in res)
     assert any("post-attention norm" in f for f in du) and any("post-MLP" in f for f in du)
     assert cli.main(args[:-2] + ["--view", "residual"]) == 0
-    from symuat.models.llama import random_llama  # no sandwich norms: the lists are unchanged
+    from symuat.models.families.llama import random_llama  # no sandwich norms: the lists are unchanged
     from symuat.models import attribution as at
     a = at.explain(random_llama(np.random.default_rng(0)), np.array([1, 5, 7, 2]))
     assert a.residual.frozen == at.RESIDUAL_FROZEN and a.duat.frozen == at.DUAT_FROZEN

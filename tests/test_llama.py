@@ -18,8 +18,8 @@ import pytest
 from symuat import cli
 from symuat.kernel import decide
 from symuat.kernel.status import Status
-from symuat.models import llama as ll
-from symuat.models.bert import ModelError
+from symuat.models.families import llama as ll
+from symuat.models.families.bert import ModelError
 
 # --------------------------------------------------------------------------------------------
 # mutants of the decoder claims are refuted

@@ -13,7 +13,7 @@ import pytest
 from symuat import cli
 from symuat.models import attribution as at
 from symuat.models import explain_run
-from symuat.models import llama as ll
+from symuat.models.families import llama as ll
 from symuat.models import compare
 from symuat.models.rewrite import rewrite, rewrite_states
 
@@ -313,7 +313,7 @@ def test_plan_of_a_family_explained_by_its_duat_terms(monkeypatch):
     from types import SimpleNamespace
 
     from symuat.models import plan as pl
-    from symuat.models.olmo2 import random_olmo2
+    from symuat.models.families.olmo2 import random_olmo2
 
     m = random_olmo2(np.random.default_rng(14), layers=2)
     assert not pl.views_read(m)

@@ -173,7 +173,7 @@ def test_a_decoder_folder_with_another_models_tokenizer_is_refused_naming_tokeni
     passed. The rule (symuat.models.formats.check_tokenizer_fits): every id has an embedding row,
     and at most 1/16 of the rows are padding the tokenizer never produces."""
     _need("tokenizers", "SYMUAT_REQUIRE_MODEL")
-    from symuat.models.llama import load_folder
+    from symuat.models.families.llama import load_folder
     from test_llama import write_tiny_folder
 
     folder = write_tiny_folder(tmp_path / "hf")  # 256 embedding rows, 256 byte-level tokens
@@ -195,7 +195,7 @@ def test_a_decoder_folder_with_another_models_tokenizer_is_refused_naming_tokeni
     assert load_folder(folder).config.vocab == 256
     minilm = Path(__file__).resolve().parent  # MiniLM's own tokenizer.json, when packaged
     try:
-        from symuat.models.bert import model_path
+        from symuat.models.families.bert import model_path
 
         minilm = model_path("minilm")
     except ModelError:
@@ -220,7 +220,7 @@ def test_an_encoder_folder_with_another_tokenizer_is_refused_naming_tokenizer_js
 
 def test_a_gguf_whose_token_list_does_not_fit_its_embedding_table_is_refused(tmp_path):
     _need("tokenizers", "SYMUAT_REQUIRE_MODEL")
-    from symuat.models.llama import load_gguf_file
+    from symuat.models.families.llama import load_gguf_file
     from test_llama import write_tiny_gguf
 
     assert load_gguf_file(write_tiny_gguf(tmp_path / "ok.gguf")).config.vocab == 256

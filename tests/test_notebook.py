@@ -195,7 +195,7 @@ def test_jacobian_lens_matches_jacrev_on_the_detached_model(folder, model):
 
 def test_the_jacobian_lens_is_not_the_logit_lens():
     """A mutant check: at an early layer the two lenses differ (else the comparison would be empty)."""
-    from symuat.models.llama import random_llama
+    from symuat.models.families.llama import random_llama
 
     m = random_llama(np.random.default_rng(0))
     lz = lens.lenses(m, np.array([1, 5, 7, 2]))

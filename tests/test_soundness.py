@@ -193,7 +193,7 @@ def test_non_finite_hidden_state_fails_and_json_is_strict(tmp_path, monkeypatch,
     import json
 
     from symuat import cli
-    from symuat.models import bert
+    from symuat.models.families import bert
 
     monkeypatch.setattr(bert, "tokenize", lambda text, folder: np.array([1, 5, 7, 2]))
     embed = bert.BertNumpy.embed
@@ -248,7 +248,7 @@ def test_an_existing_folder_is_a_path_not_a_model_name(tmp_path, monkeypatch, ca
     from test_models import _tiny_bert
 
     from symuat import cli
-    from symuat.models import bert
+    from symuat.models.families import bert
 
     _tiny_bert(tmp_path / "ckpt")
     monkeypatch.chdir(tmp_path)

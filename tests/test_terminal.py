@@ -155,7 +155,7 @@ def test_version_and_help_do_not_load_the_catalogue():
     code = ("import sys, io, contextlib\nfrom symuat import cli\n"
             "for argv in (['--version'], ['--help'], ['model', '--help']):\n"
             "    try:\n        with contextlib.redirect_stdout(io.StringIO()):\n            cli.main(argv)\n    except SystemExit:\n        pass\n"
-            "heavy = [m for m in ('sympy', 'scipy', 'symuat.claims', 'symuat.models.bert') if m in sys.modules]\n"
+            "heavy = [m for m in ('sympy', 'scipy', 'symuat.claims', 'symuat.models.families.bert') if m in sys.modules]\n"
             "print('HEAVY', heavy)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, check=True).stdout
     assert "HEAVY []" in out

@@ -124,7 +124,7 @@ def _wp5_trial(sizes, seed, *, index=None):
     """A random decoder layer's attention (grouped, ``LlamaLayer``) against multi-head attention on the
     expanded weights (the K/V columns repeated per head: repeat_interleave; ``index``: another map)."""
     from symuat.kernel.head_maps import repeat_interleave_index
-    from symuat.models.llama import apply_rope, random_llama, rms_scales, rope_angles, softmax_causal
+    from symuat.models.families.llama import apply_rope, random_llama, rms_scales, rope_angles, softmax_causal
 
     rng = np.random.default_rng(seed)
     h, g = sizes["h"], sizes["g"]

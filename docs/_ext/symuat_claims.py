@@ -1395,8 +1395,8 @@ def generate_model_page(app):
     out = Path(app.srcdir) / "model.rst"
     lines = ["The DUAT rewrite of real models", "===============================", "",
              "symuat rewrites real pretrained models into the DUAT form and recomputes them from it, one "
-             "module per model family: the BERT family (:mod:`symuat.models.bert`, an encoder), the Llama "
-             "family (:mod:`symuat.models.llama`, a decoder) and the Gemma-3 family (:mod:`symuat.models.gemma3`, "
+             "module per model family: the BERT family (:mod:`symuat.models.families.bert`, an encoder), the Llama "
+             "family (:mod:`symuat.models.families.llama`, a decoder) and the Gemma-3 family (:mod:`symuat.models.families.gemma3`, "
              "a current decoder). All three run below, in this build.", "",
              "An encoder: all-MiniLM-L6-v2 (the BERT family)", "----------------------------------------------", "",
              "``symuat model check`` rewrites every layer of all-MiniLM-L6-v2 (6 post-LayerNorm BERT layers, "
@@ -1511,11 +1511,11 @@ def llama_section(figures: Path) -> list[str]:
     try:
         import numpy as np
 
-        from symuat.models.llama import LlamaNumpy, check_llama, load_llama
+        from symuat.models.families.llama import LlamaNumpy, check_llama, load_llama
         try:
             from symuat.models.rewrite import decompose_logit
         except ImportError:  # the layout before issue 18
-            from symuat.models.llama import decompose_logit
+            from symuat.models.families.llama import decompose_logit
         weights = load_llama("smollm2")
     except Exception as exc:  # the package is not installed: say so, the build goes on
         return lines + [f"**Not run in this build:** {_escape(str(exc))}. Install it with "
@@ -1576,7 +1576,7 @@ def gemma3_section() -> list[str]:
         import numpy as np
 
         from symuat.models.compare import check, verdict
-        from symuat.models.gemma3 import gemma3_path
+        from symuat.models.families.gemma3 import gemma3_path
 
         gemma3_path()
         with np.errstate(all="ignore"):

@@ -38,7 +38,7 @@ def missing(needs: list[str]) -> list[str]:
     """The packaged models of ``needs`` that are not installed."""
     from symuat.models.family import families
 
-    paths = {n: f for fam, _ in families() for n, f in fam.packaged.items()}
+    paths = {n: f for fam in families() for n, f in fam.packaged.items()}
     gone = []
     for name in needs:
         try:

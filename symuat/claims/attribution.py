@@ -47,7 +47,7 @@ SIZES = [{"N": 5, "M": 8, "L": 2, "h": 2, "g": 1}, {"N": 7, "M": 12, "L": 3, "h"
 
 def _instance(sizes, seed):
     """A random decoder, a random text, a token and a counterfactual token."""
-    from symuat.models import llama as ll
+    from symuat.models.families import llama as ll
 
     rng = np.random.default_rng(seed)
     V = 23

@@ -7,7 +7,7 @@ papers treat. Each entry is proved for symbolic dimensions where the statement i
 shape-general (the index engine, with :class:`~symuat.decoder.PairHeadMatrix`,
 :class:`~symuat.decoder.Diag`, :class:`~symuat.decoder.Hadamard` and the uninterpreted σ), at
 explicit head widths where it is about RoPE's trigonometry (symbolic positions), and confirmed
-numerically on random Llama decoders (:func:`symuat.models.llama.random_llama`); the real
+numerically on random Llama decoders (:func:`symuat.models.families.llama.random_llama`); the real
 SmolLM2-135M is ``symuat model check --model smollm2`` / ``symuat model explain``.
 Every check is symuat's own (``polarity=None``, ``role="extension"``).
 """
@@ -81,7 +81,7 @@ for _o in ("row", "col"):
 
 def _x1_operator_trial(sizes, seed):
     """The matrix-free GQA operator = the dense Σ H_i ⊗ B_iᵀ = the layer's attention, on a random decoder."""
-    from symuat.models.llama import GQAOperator, random_llama, rms_scales
+    from symuat.models.families.llama import GQAOperator, random_llama, rms_scales
 
     rng = np.random.default_rng(seed)
     m = random_llama(rng, M=sizes["M"], heads=sizes["h"], kv_heads=sizes["g"], layers=1)
@@ -96,7 +96,7 @@ def _x1_operator_trial(sizes, seed):
     fwd = (layer.forward(X) - X)  # attention + FFN: isolate attention by the layer's own Y
     Y = X + op.apply(U)
     Z = Y * rms_scales(Y, c.eps)[:, None] * layer.g2
-    from symuat.models.llama import silu
+    from symuat.models.families.llama import silu
 
     ffn = (silu(Z @ layer.Wg) * (Z @ layer.Wu)) @ layer.Wd
     res = max(np.abs(op @ U.reshape(-1) - dense @ U.reshape(-1)).max(),
@@ -112,7 +112,7 @@ X1.check("operator", ("std", "causal"),
                                                           {"N": 6, "M": 12, "h": 6, "g": 3},
                                                           {"N": 4, "M": 8, "h": 4, "g": 1}],
                                       what=f"float64, random decoders; relative residual ≤ {decide.TOLERANCE}"),
-         note="symuat.models.llama.GQAOperator (matrix-free, one value projection per group) against the dense "
+         note="symuat.models.families.llama.GQAOperator (matrix-free, one value projection per group) against the dense "
               "Kronecker sum and the layer's forward pass (a float64 confirmation of the implementation beside "
               "X1.exist's proof)", polarity=None, role="confirmation")
 
@@ -327,7 +327,7 @@ X2.check("vo", ("row", "std", "causal"),
 
 def _x2_trial(sizes, seed):
     """A random decoder layer's scores: rotated q·k = x_n W_Q R_{n'-n} W_Kᵀ x_n'ᵀ (relative form)."""
-    from symuat.models.llama import apply_rope, random_llama, rope_angles
+    from symuat.models.families.llama import apply_rope, random_llama, rope_angles
 
     rng = np.random.default_rng(seed)
     conv = sizes["conv"]
@@ -356,7 +356,7 @@ X2.check("numeric", ("interleaved", "rotate-half"),
          lambda: decide.check_numeric(_x2_trial, [{"N": 5, "M": 8, "h": 2, "conv": "interleaved"},
                                                  {"N": 7, "M": 12, "h": 2, "conv": "half"}],
                                       what=f"float64 scores of a random layer; relative residual ≤ {decide.TOLERANCE}"),
-         note="symuat.models.llama.apply_rope, both conventions, against the relative form (a float64 "
+         note="symuat.models.families.llama.apply_rope, both conventions, against the relative form (a float64 "
               "confirmation of the implementation beside X2.scores.all)", polarity=None, role="confirmation")
 
 # --------------------------------------------------------------------------------------------
@@ -480,7 +480,7 @@ X4.check("uat", ("alpha(x)", "static"),
 
 def _x4_trial(sizes, seed):
     """The whole decoder's DUAT rewrite (gated W3 frozen per layer) reproduces every state of a random decoder."""
-    from symuat.models.llama import llama_duat, random_llama, relative_error
+    from symuat.models.families.llama import llama_duat, random_llama, relative_error
 
     rng = np.random.default_rng(seed)
     m = random_llama(rng, M=sizes["M"], heads=2, kv_heads=1, F=sizes["F"], layers=sizes["L"])
@@ -545,7 +545,7 @@ X4.check("recursion", ("numeric",),
          r"\|\text{llama\_duat}(x'_0)-\text{forward}(x'_0)\|\le10^{-12}\|\text{forward}(x'_0)\|",
          lambda: decide.check_numeric(_x4_trial, [{"N": 5, "M": 8, "F": 12, "L": 3}, {"N": 3, "M": 12, "F": 10, "L": 4}],
                                       what=f"float64, random decoders; relative error ≤ {decide.TOLERANCE}"),
-         note="symuat.models.llama.llama_duat on random decoders (GQA, RoPE, SwiGLU, RMSNorm): a float64 "
+         note="symuat.models.families.llama.llama_duat on random decoders (GQA, RoPE, SwiGLU, RMSNorm): a float64 "
               "confirmation of the implementation beside the proof (X4.recursion[alpha(x)])",
          polarity=None, role="confirmation")
 
@@ -578,7 +578,7 @@ X5.check("embed", ("row",), r"T_D(\mathbf T\mathbf W_E)=(\mathbf I_N\otimes\math
 
 
 def _x5_trial(sizes, seed):
-    from symuat.models.llama import llama_duat, random_llama, relative_error
+    from symuat.models.families.llama import llama_duat, random_llama, relative_error
 
     rng = np.random.default_rng(seed)
     m = random_llama(rng, M=sizes["M"], heads=2, kv_heads=2, layers=sizes["L"], vocab=sizes["V"])
@@ -630,7 +630,7 @@ X5.check("combined", None, r"\text{logits}'=(I_N\otimes W_E)S_f\Big(A_Lx'_0+c_L+
 X5.check("combined", ("numeric",), r"\|\text{logits from the combined parameters}-\text{logits}\|\le10^{-12}\|\text{logits}\|",
          lambda: decide.check_numeric(_x5_trial, [{"N": 4, "M": 8, "L": 2, "V": 30}, {"N": 6, "M": 12, "L": 3, "V": 17}],
                                       what=f"float64, random decoders; relative error ≤ {decide.TOLERANCE}"),
-         note="symuat.models.llama.llama_duat's logits on random decoders: a float64 confirmation of the "
+         note="symuat.models.families.llama.llama_duat's logits on random decoders: a float64 confirmation of the "
               "implementation beside the proof (X5.combined)", polarity=None, role="confirmation")
 
 # --------------------------------------------------------------------------------------------
@@ -655,7 +655,7 @@ X6 = REGISTRY.claim(
 def logit_decomposition_trial(sizes, seed, *, mutant: str | None = None):
     """The terms sum back to the logit (``mutant``: ``no-linear`` drops the linear path, ``forward-chain``
     pulls the readout back with W1 instead of W1ᵀ)."""
-    from symuat.models import llama as ll
+    from symuat.models.families import llama as ll
 
     rng = np.random.default_rng(seed)
     m = ll.random_llama(rng, M=sizes["M"], heads=2, kv_heads=1, layers=sizes["L"], vocab=20)
@@ -712,7 +712,7 @@ X6.check("sum", None, r"\Big|\rho^{T}A_Lx'_0+\rho^{T}c_L+\sum_j\rho^{T}U_{L,j}\s
          lambda: decide.check_numeric(logit_decomposition_trial,
                                       [{"N": 4, "M": 8, "L": 2}, {"N": 6, "M": 8, "L": 4}, {"N": 1, "M": 12, "L": 3}],
                                       what="float64, random decoders, the predicted token at the last position"),
-         note="symuat.models.llama.decompose_logit on random decoders: a float64 confirmation of the "
+         note="symuat.models.families.llama.decompose_logit on random decoders: a float64 confirmation of the "
               "implementation beside the proof (X6.telescope)", polarity=None, role="confirmation")
 
 
@@ -724,7 +724,7 @@ X6.check("sum", None, r"\Big|\rho^{T}A_Lx'_0+\rho^{T}c_L+\sum_j\rho^{T}U_{L,j}\s
 @lru_cache(maxsize=1)
 def _real_or_random():
     """SmolLM2-135M when installed, else a random decoder (said in the title); loaded once."""
-    from symuat.models import llama as ll
+    from symuat.models.families import llama as ll
 
     try:
         return ll.LlamaNumpy(ll.load_llama("smollm2")), "SmolLM2-135M", "The capital of France is"
@@ -740,7 +740,7 @@ def causal_structure_figure(path, layer: int = 0):
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    from symuat.models.llama import llama_duat
+    from symuat.models.families.llama import llama_duat
 
     model, name, text = _real_or_random()
     ids = model.tokenize(text) if text else np.arange(6) % model.config.vocab
@@ -769,7 +769,7 @@ def causal_structure_figure(path, layer: int = 0):
 def logit_figure(path):
     """Per-layer exact decomposition of the predicted logit (SmolLM2 when installed)."""
     from symuat.figures import duat_terms_figure
-    from symuat.models.llama import decompose_logit
+    from symuat.models.families.llama import decompose_logit
 
     model, _, text = _real_or_random()
     ids = model.tokenize(text) if text else np.arange(6) % model.config.vocab
@@ -822,7 +822,7 @@ def sandwich_trial(sizes, seed, *, mutant: str | None = None):
     reproduce the layer; ``mutant="no-post"`` drops :math:`D_{\\rm post}` from :math:`W1` (the
     pre-norm block's :math:`I+AS_1`), which must fail."""
     from symuat.models.compare import relative_error
-    from symuat.models.gemma3 import random_gemma3
+    from symuat.models.families.gemma3 import random_gemma3
     from symuat.operators import Composed, Identity, Sum
 
     rng = np.random.default_rng(seed)
@@ -853,7 +853,7 @@ X3.check("sandwich", None, _SANDWICH_TEX,
 X3.check("sandwich", ("numeric",), _SANDWICH_TEX,
          lambda: decide.check_numeric(sandwich_trial, [{"N": 5, "M": 8, "L": 6}, {"N": 9, "M": 8, "L": 6}],
                                       what=f"float64, random Gemma 3 layers; relative error ≤ {decide.TOLERANCE}"),
-         note="symuat.models.gemma3 on random layers: a float64 confirmation of the implementation beside the proof "
+         note="symuat.models.families.gemma3 on random layers: a float64 confirmation of the implementation beside the proof "
               "(X3.sandwich)", polarity=None, role="confirmation")
 
 
@@ -862,7 +862,7 @@ def window_trial(sizes, seed, *, window_offset: int = 0):
     causal :math:`H_i`, against each token attending to its last ``w`` keys directly (a loop);
     ``window_offset`` widens the band of the operator (a mutant, which must fail)."""
     from symuat.models.compare import relative_error
-    from symuat.models.gemma3 import head_patterns_direct, random_gemma3
+    from symuat.models.families.gemma3 import head_patterns_direct, random_gemma3
 
     rng = np.random.default_rng(seed)
     w = sizes["w"]

@@ -72,7 +72,7 @@ def _layer_trial(sizes, seed, *, cap_in_patterns: bool = True):
     from dataclasses import fields
 
     from symuat.models.compare import row_errors
-    from symuat.models.gemma3 import random_gemma3
+    from symuat.models.families.gemma3 import random_gemma3
     from symuat.models.softcap import SoftcapLayer
 
     rng = np.random.default_rng(seed)
@@ -145,7 +145,7 @@ def _explain_trial(sizes, seed):
     from dataclasses import fields
 
     from symuat.models import attribution as at
-    from symuat.models.gemma3 import random_gemma3
+    from symuat.models.families.gemma3 import random_gemma3
     from symuat.models.rewrite import decompose_logit
     from symuat.models.softcap import SoftcapLayer, SoftcapLM
 

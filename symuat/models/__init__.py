@@ -2,10 +2,12 @@
 and the comparisons.
 
 * :mod:`symuat.models.formats` — ``config.json`` (typed fields), ``*.safetensors``, GGUF, tokenizers;
-* :mod:`symuat.models.family` — the family registry and how ``--model`` finds a family;
-* family modules: :mod:`symuat.models.bert` (BERT encoders, all-MiniLM-L6-v2),
-  :mod:`symuat.models.llama` (Llama decoders, SmolLM2-135M), :mod:`symuat.models.qwen2`,
-  :mod:`symuat.models.gemma3` (Gemma 3 decoders, Gemma-3-270M);
+* :mod:`symuat.models.family` — the typed :class:`~symuat.models.family.Family` record (what a family
+  reads and can do) and how ``--model`` finds a family;
+* :mod:`symuat.models.families` — one module per family, each declaring its ``FAMILY``:
+  :mod:`symuat.models.families.bert` (BERT encoders, all-MiniLM-L6-v2), :mod:`symuat.models.families.llama`
+  (Llama decoders, SmolLM2-135M), :mod:`symuat.models.families.qwen2`, :mod:`symuat.models.families.gemma3`
+  (Gemma 3 decoders, Gemma-3-270M), … — adding a family is adding a module there;
 * :mod:`symuat.models.lifts` and :mod:`symuat.models.causal_lm` — the decoder's matrix-free lifts
   and the pre-norm decoder layer every decoder family builds;
 * :mod:`symuat.models.rewrite` — the DUAT rewrite of any family (``transformer.to_duat``) and the
@@ -23,7 +25,7 @@ The names of the BERT family are re-exported here for the existing API.
 
 #: the names importable from here, loaded on first use, so that ``symuat --help`` (which imports
 #: :mod:`symuat.models.command`) does not load NumPy, SymPy and the DUAT code
-_NAMES = {**{n: "symuat.models.bert" for n in ("MAX_TOKENS", "MODELS", "BertNumpy", "BertWeights", "LayerReport",
+_NAMES = {**{n: "symuat.models.families.bert" for n in ("MAX_TOKENS", "MODELS", "BertNumpy", "BertWeights", "LayerReport",
                                               "check_rewrite", "hf_hidden_states", "load_bert", "model_path",
                                               "tokenize")},
           "relative_error": "symuat.models.compare", "row_errors": "symuat.models.compare",

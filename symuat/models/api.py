@@ -28,7 +28,7 @@ Every attribution is checked when it is made: each view sums to the explained va
 A random model (the same calls on a packaged one):
 
 >>> import numpy as np
->>> from symuat.models.llama import random_llama
+>>> from symuat.models.families.llama import random_llama
 >>> m = random_llama(np.random.default_rng(0))
 >>> [a.target.token for a in explain(m, [1, 5, 7], answer=[2, 3])]
 [2, 3]
@@ -171,7 +171,7 @@ def explain_many(model, prompts, token=None, vs=None, *, view: str = "residual")
     and its ``explained`` value.
 
     >>> import numpy as np
-    >>> from symuat.models.llama import random_llama
+    >>> from symuat.models.families.llama import random_llama
     >>> m = random_llama(np.random.default_rng(0))
     >>> table = explain_many(m, [{"prompt": [1, 5, 7], "token": 2}, {"prompt": [3, 4]}])
     >>> sorted(set(table.prompt)), list(table.columns[:3])
@@ -199,7 +199,7 @@ def lenses(model, prompt, token=None, k: int = 5) -> lens.Lenses:
     """The logit lens and the exact Jacobian lens at every layer (see :mod:`symuat.models.lens`).
 
     >>> import numpy as np
-    >>> from symuat.models.llama import random_llama
+    >>> from symuat.models.families.llama import random_llama
     >>> lz = lenses(random_llama(np.random.default_rng(0)), [1, 5, 7, 2], token=3)
     >>> row = lz.rows[0]
     >>> row["hook"], row["logit_lens_rank"] >= 1, row["jacobian_lens_rank"] >= 1
@@ -215,7 +215,7 @@ def attention_pattern(model, prompt, layer: int, head: int, figure=None) -> np.n
     its heat map (needs matplotlib).
 
     >>> import numpy as np
-    >>> from symuat.models.llama import random_llama
+    >>> from symuat.models.families.llama import random_llama
     >>> H = attention_pattern(random_llama(np.random.default_rng(0)), [1, 5, 7, 2], layer=1, head=0)
     >>> H.shape, bool(np.allclose(H.sum(axis=1), 1)), bool(np.allclose(np.triu(H, 1), 0))
     ((4, 4), True, True)

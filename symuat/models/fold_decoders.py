@@ -2,8 +2,8 @@
 identities on the :class:`~symuat.models.causal_lm.CausalLM` a family loaded, written back under the
 family's own tensor names and ``config.json``.
 
-A family module opts in with one function, ``fold_checkpoint(model, asked)``, which calls
-:func:`fold_family` saying what its architecture refuses:
+A family module opts in by declaring ``fold=Fold(run=fold_checkpoint)`` (:class:`symuat.models.family.Fold`),
+its ``fold_checkpoint(model, asked)`` calling :func:`fold_family` saying what its architecture refuses:
 
 * pre-norm families (Mistral, Qwen3): WP1 (each RMSNorm scale into Q, K, V and into gate *and* up;
   the final norm into an untied head — a per-head QK-norm reads :math:`W_Q` after the fold
@@ -64,18 +64,18 @@ def fold_family(model: str, asked: dict, *, family: str, post_norms: bool = Fals
     empty) or those asked, the others refused naming their entry."""
     from symuat.models.family import resolve
 
-    _, mod, how, path = resolve(model)
+    fam, how, path = resolve(model)
     if asked.get("center-writers"):
         raise FoldRefused(REFUSE_WP12.replace("a Llama decoder's", f"a {family} decoder's"))
     if asked.get("value-biases"):
         raise FoldRefused(refuse_wp4(family))
     if post_norms and asked.get("norms"):
         raise FoldRefused(refuse_wp2(family))
-    original = mod.load_folder(path)
+    original = fam.load_folder(path)
     norms = not post_norms and (not asked or asked["norms"])
     folded, log = fold_llama(original, norms=norms, centre_unembedding=not asked or asked["center-unembedding"])
     if post_norms:
         log.insert(0, ("WP2", "the post-sub-layer RMSNorms kept as they are (read by the skip path too)"))
     config = llama_config_json(folded, json.loads((path / "config.json").read_text()))
     extra = {"tokenizer.json": original.tokenizer.to_str().encode()} if original.tokenizer is not None else {}
-    return family, original, decoder_tensors(folded), log, extra, config
+    return original, decoder_tensors(folded), log, extra, config

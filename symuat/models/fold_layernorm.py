@@ -95,21 +95,3 @@ def fold_ln_decoder(model, *, norms: bool = True, value_biases: bool = True, cen
     out = LNCausalLM(c, embed, layers, (model.norm, model.norm_bias), None if c.tied else head, positions=positions,
                      source=model.source, tokenizer=model.tokenizer)
     return out, log
-
-
-def compare_folded(a, b, texts: list[str], *, centred: bool) -> list[dict]:
-    """Every state of the original ``a`` and the folded ``b`` (each row's mean removed when ``centred``:
-    WP12 moves it) and the logits after removing each row's mean (WP3)."""
-    from symuat.models.fold import centred as centred_logits, compare_states, row_errors
-
-    out = []
-    for text in texts:
-        ids = a.tokenize(text)
-        sa, sb = a.hidden_states(ids), b.hidden_states(ids)
-        if centred:
-            sa, sb = [centred_rows(s) for s in sa], [centred_rows(s) for s in sb]
-        errs = compare_states(sa, sb)
-        logit = float(row_errors(centred_logits(b.logits(b.hidden_states(ids)[-1])),
-                                 centred_logits(a.logits(a.hidden_states(ids)[-1]))).max())
-        out.append({"text": text, "tokens": int(ids.size), "states": errs, "logits_centred": logit})
-    return out

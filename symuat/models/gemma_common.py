@@ -32,7 +32,7 @@ from pathlib import Path
 
 import numpy as np
 
-from symuat.models import llama
+from symuat.models.families import llama
 from symuat.models.causal_lm import DecoderConfig
 from symuat.models.formats import Fields, ModelError, Tensors, check_folder, folder_tensors, json_tokenizer, read_config
 from symuat.models.softcap import SoftcapLayer, SoftcapLM

@@ -19,7 +19,7 @@ The gap between the two at each layer is reported as the KL divergence of their 
 distributions and whether their top tokens agree.
 
 >>> import numpy as np
->>> from symuat.models.llama import random_llama
+>>> from symuat.models.families.llama import random_llama
 >>> m = random_llama(np.random.default_rng(0))
 >>> lens = lenses(m, np.array([1, 5, 7, 2]))
 >>> [r["hook"] for r in lens.rows][:2], lens.rows[-1]["hook"]

@@ -92,16 +92,16 @@ def from_hf(model, tokenizer=None, *, reference: bool = True):
         raise ModelError(f"from_hf takes a transformers PreTrainedModel, not {type(model).__name__}")
     name = f"<in memory {type(model).__name__} {id(model):x}>"
     kind = getattr(config, "model_type", None)
-    for fam, mod in families():
+    for fam in families():
         if kind in fam.model_types:
             break
     else:
-        types = ", ".join(repr(t) for f, _ in families() for t in f.model_types)
+        types = ", ".join(repr(t) for f in families() for t in f.model_types)
         raise ModelError(f"{name}: model_type {kind!r} is not supported (symuat's families read model_type {types})")
     if fam.kind != "decoder":
         raise ModelError(f"{name}: from_hf reads the decoder families; a {fam.name} model is read from its saved "
                          "folder (save_pretrained, then --model FOLDER)")
-    net = mod.load_folder(InMemory(name, config_dict(model), state_tensors(model, name), _tokenizer(tokenizer, name)))
+    net = fam.load_folder(InMemory(name, config_dict(model), state_tensors(model, name), _tokenizer(tokenizer, name)))
     if reference:
         _keep_reference(model, net)
     return net

@@ -19,7 +19,7 @@ the identity (the sub-layers read the stream itself). The post-norms sit inside 
 :math:`W3`; they do not fold into the next layer's maps (spec §9 WP2: the skip path carries the
 un-normed stream).
 
->>> from symuat.models.olmo2 import random_olmo2
+>>> from symuat.models.families.olmo2 import random_olmo2
 >>> from symuat.models.compare import relative_error
 >>> from symuat.transformer import to_duat
 >>> m = random_olmo2(np.random.default_rng(0))

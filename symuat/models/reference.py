@@ -20,7 +20,6 @@ evaluated with ``torch.float`` meaning float64).
 from __future__ import annotations
 
 import contextlib
-import importlib
 import os
 import sys
 from pathlib import Path
@@ -279,9 +278,7 @@ def decoder_reference(model, ids, *, faithful: bool = True, logits: bool = True)
     import torch
 
     hf = family_hf_model(model)
-    fam = importlib.import_module(_family_module(model))
-    islands = getattr(fam, "reference_islands", Float64Islands)
-    ctx = islands(hf) if faithful else contextlib.nullcontext()
+    ctx = islands(model, hf) if faithful else contextlib.nullcontext()
     with ctx, torch.no_grad():
         out = hf(input_ids=torch.tensor(np.asarray(ids)[None]), output_hidden_states=True)
     return {"hidden_states": [h[0].numpy() for h in out.hidden_states], "logits": out.logits[0].numpy()}
@@ -291,8 +288,7 @@ def family_hf_model(model):
     """The float64 HF model of a decoder's checkpoint: the family's own ``reference_model(source)`` when it
     defines one (Gemma 3 from a GGUF: transformers' loader leaves out a constant the family gives it, and
     says so), else :func:`hf_model`."""
-    fam = importlib.import_module(_family_module(model))
-    builder = getattr(fam, "reference_model", None)
+    builder = _family(model).reference_model
     return builder(Path(model.source)) if builder is not None else hf_model(model.source, decoder=True)
 
 
@@ -316,9 +312,7 @@ def _reference_rows(model, hf, head, ids, faithful: bool) -> dict:
     import torch
 
     refuse_blind(model)
-    fam = importlib.import_module(_family_module(model))
-    islands = getattr(fam, "reference_islands", Float64Islands)
-    ctx = islands(hf) if faithful else contextlib.nullcontext()
+    ctx = islands(model, hf) if faithful else contextlib.nullcontext()
     with ctx, torch.no_grad():
         out = hf.get_decoder()(input_ids=torch.tensor(np.asarray(ids)[None]), output_hidden_states=True,
                                use_cache=False)
@@ -345,10 +339,18 @@ def encoder_reference(folder: Path, ids_batch: np.ndarray, attention_mask: np.nd
     return [h.numpy() for h in out.hidden_states]
 
 
-def _family_module(model) -> str:
-    from symuat.models.family import families
+def _family(model):
+    """The :class:`~symuat.models.family.Family` of a loaded ``model``."""
+    from symuat.models.family import named
 
-    for fam, mod in families():
-        if fam.name == model.family:
-            return mod.__name__
-    raise ModelError(f"{model.source}: no family module for {model.family!r}")
+    try:
+        return named(model.family)
+    except ModelError:
+        raise ModelError(f"{model.source}: no family module for {model.family!r}") from None
+
+
+def islands(model, hf):
+    """The context manager making ``hf``'s float32 islands float64: the family's own
+    (``reference_islands``), else :class:`Float64Islands`."""
+    own = _family(model).reference_islands
+    return (own or Float64Islands)(hf)

@@ -86,7 +86,7 @@ def rewrite_states(model, X0: np.ndarray, *, layers=None, progress: Callable[[st
     set plus the parts, :math:`O(hN^2 + NM)`, not :math:`O(L\,hN^2)`. The states are bit for bit
     :func:`rewrite`'s (the same operations in the same order).
 
-    >>> from symuat.models.llama import random_llama
+    >>> from symuat.models.families.llama import random_llama
     >>> net = random_llama(np.random.default_rng(0), layers=3, vocab=16)
     >>> X0 = net.embed([1, 2, 3, 4])
     >>> all(np.array_equal(a, b) for a, b in zip(rewrite_states(net, X0), rewrite(net, X0).states))

@@ -29,7 +29,7 @@ TransformerLens hook (``hook`` is ``None``); the linear path per input token rea
 Every table sums to the explained value (asserted when the attribution is made):
 
 >>> import numpy as np
->>> from symuat.models.llama import random_llama
+>>> from symuat.models.families.llama import random_llama
 >>> from symuat.models.attribution import explain
 >>> att = explain(random_llama(np.random.default_rng(0)), np.array([1, 5, 7, 2]))
 >>> rows = terms(att)

@@ -24,7 +24,7 @@ What changes the computation (anything else present is refused):
   inert: the dropouts, ``summary_*`` (GPT2DoubleHeadsModel's classifier head, not the LM),
   ``n_ctx`` (GPT-2's old duplicate of ``n_positions``, unread by transformers), ``output_past`` (the
   cache switch of old configs), ``_num_labels`` (a classifier's), and
-  :data:`symuat.models.llama.INERT_FIELDS`.
+  :data:`symuat.models.families.llama.INERT_FIELDS`.
 * Tensors (with or without the ``transformer.`` prefix): ``wte``, ``wpe``, ``ln_f.{weight,bias}``,
   per layer ``h.{k}.ln_1``, ``ln_2`` (weight, bias), ``attn.c_attn``, ``attn.c_proj``, ``mlp.c_fc``,
   ``mlp.c_proj`` (weight, bias); ``lm_head.weight`` when untied (when tied, only equal to ``wte``);
@@ -47,20 +47,18 @@ import contextlib
 
 import numpy as np
 
-from symuat.models import llama
+from symuat.models.families import llama
 from symuat.models.causal_lm import DecoderConfig
-from symuat.models.family import Family, resolve
+from symuat.models.family import Family, Fold, resolve
 from symuat.models.formats import Fields, ModelError, Tensors, check_folder, folder_tensors, json_tokenizer, \
     read_config
-from symuat.models.ln_decoder import EXACT, FROZEN, LNCausalLM, LNDecoderLayer  # noqa: F401  (FROZEN/EXACT: explain)
+from symuat.models.ln_decoder import EXACT, FROZEN, LNCausalLM, LNDecoderLayer
 from symuat.models.reference import Float64Islands
 
 FEATURES = ("learned absolute positions (wpe), pre-LayerNorm with biases, tied LM head",
             "Conv1D weights (in, out), fused c_attn split exactly (WP6), biases on every projection",
             "ungated MLP with gelu_new, gelu, relu or silu",
             "scale_attn_weights, scale_attn_by_inverse_layer_idx, reorder_and_upcast_attn")
-
-FAMILY = Family(name="gpt2", kind="decoder", model_types=("gpt2",), features=FEATURES, module=__name__)
 
 #: config.json fields that change the computation, each modelled
 CONFIG_FIELDS = ("model_type", "n_embd", "n_layer", "n_head", "n_inner", "n_positions", "vocab_size",
@@ -79,7 +77,7 @@ TENSORS = ("wte.weight", "wpe.weight", "ln_f.weight", "ln_f.bias", "lm_head.weig
 ACTIVATION = {"gelu_new": "gelu_tanh", "gelu_pytorch_tanh": "gelu_tanh", "gelu": "gelu", "relu": "relu",
               "silu": "silu", "swish": "silu"}
 
-_SUPPORTED = "the fields and tensors symuat's gpt2 family models are listed in `symuat.models.gpt2`"
+_SUPPORTED = "the fields and tensors symuat's gpt2 family models are listed in `symuat.models.families.gpt2`"
 
 
 def _prefixed(tensors: dict) -> dict:
@@ -209,10 +207,10 @@ def hf_tensors(model) -> dict[str, np.ndarray]:
 
 
 def fold_checkpoint(model: str, asked: dict):
-    """``("gpt2", original, folded tensors, log, extra files, config.json)`` for ``symuat model fold``
+    """``(original, folded tensors, log, extra files, config.json)`` for ``symuat model fold``
     (:mod:`symuat.models.fold_layernorm`); ``asked`` empty: every valid fold."""
-    path = resolve(model)[3]
-    return ("gpt2", *fold_ln_checkpoint(load_folder(path), path, asked, hf_tensors)[:5])
+    path = resolve(model).path
+    return fold_ln_checkpoint(load_folder(path), path, asked, hf_tensors)[:5]
 
 
 def fold_ln_checkpoint(original, path, asked: dict, writer):
@@ -234,3 +232,16 @@ def fold_ln_checkpoint(original, path, asked: dict, writer):
     extra = {"tokenizer.json": original.tokenizer.to_str().encode()} if original.tokenizer is not None else {}
     original.fold_compare_centred = opts["centre_writers"]  # WP12 moves each state row's mean: compare without it
     return original, writer(folded), log, extra, config, folded
+
+
+def check_folded(original: LNCausalLM, folder, texts: list[str]) -> list[dict]:
+    """The folded LayerNorm decoder reloaded from ``folder`` against ``original``, each state row's mean
+    removed when WP12 centred the writers (:func:`symuat.models.fold.compare_decoder`)."""
+    from symuat.models.fold import compare_decoder
+
+    return compare_decoder(original, folder, texts, centre_states=original.fold_compare_centred)
+
+
+FAMILY = Family(name="gpt2", kind="decoder", model_types=("gpt2",), features=FEATURES, load_folder=load_folder,
+                frozen=FROZEN, exact=EXACT, reference_islands=reference_islands, reference_note=REFERENCE_NOTE,
+                stock_islands=STOCK_ISLANDS, fold=Fold(run=fold_checkpoint, check=check_folded), module=__name__)

@@ -318,10 +318,7 @@ CONFIG_FIELDS: tuple[str, ...] = (
 _SUPPORTED = ("symuat's gemma3 family reads the gemma3.* keys block_count, context_length, embedding_length, "
               "feed_forward_length, attention.head_count(_kv), attention.key_length/value_length, "
               "attention.layer_norm_rms_epsilon, attention.sliding_window, rope.freq_base and the tensors of "
-              "symuat.models.gemma3")
-
-FAMILY = Family(name="gemma3", kind="decoder", model_types=("gemma3_text", "gemma3"), gguf_architectures=("gemma3",),
-                packaged={"gemma3": lambda: gemma3_path()}, features=FEATURES, module=__name__)
+              "symuat.models.families.gemma3")
 
 
 def _gguf_tokenizer(f: GGUFFile, path: Path):
@@ -1073,3 +1070,19 @@ def head_patterns_direct(layer: DecoderLayer, U: np.ndarray, window: int) -> np.
             e = np.exp(s - s.max())
             H[i, n, lo:n + 1] = e / e.sum()
     return H
+
+
+#: why ``symuat model fold`` refuses a Gemma 3 checkpoint
+FOLD_REFUSAL = ("fold does not write Gemma 3 checkpoints yet (llama, bert). What §9 says would fold: the pre-norms "
+                "input_layernorm and pre_feedforward_layernorm into W_Q, W_K, W_V and W_gate, W_up (WP1, with the "
+                "multiplier 1+w as the file stores it, WP10) and the final norm into an untied head; what must stay: "
+                "the sandwich post-norms (WP2.sandwich) and the q/k norms, which do not fold into one W_QK diagonal "
+                "under RoPE on Gemma-3-270M (WP11: no layer's weights are pair-constant; `symuat model check --model "
+                "gemma3` shows it)")
+
+FAMILY = Family(name="gemma3", kind="decoder", model_types=("gemma3_text", "gemma3"), gguf_architectures=("gemma3",),
+                packaged={"gemma3": lambda: gemma3_path()}, features=FEATURES, load_folder=load_folder,
+                load_gguf=load_gguf_file,
+                frozen=FROZEN, exact=EXACT, reference_islands=reference_islands, reference_model=reference_model,
+                reference_note=REFERENCE_NOTE, check=check, default_texts=tuple(DEFAULT_TEXTS),
+                fold_refusal=FOLD_REFUSAL, module=__name__)

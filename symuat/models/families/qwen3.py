@@ -8,31 +8,30 @@ What changes the computation (anything else present is refused):
   the QK-norms' epsilon —, ``vocab_size``, ``max_position_embeddings``, ``tie_word_embeddings``,
   ``hidden_act``), the RoPE fields, ``attention_bias`` and ``use_sliding_window``,
   ``sliding_window``, ``max_window_layers``, ``layer_types`` (transformers' ``Qwen3Config`` rule,
-  :func:`symuat.models.qwen2.layer_windows`); inert: :data:`symuat.models.llama.INERT_FIELDS`.
+  :func:`symuat.models.families.qwen2.layer_windows`); inert: :data:`symuat.models.families.llama.INERT_FIELDS`.
 * Tensors: the Llama tensors, ``self_attn.{q,k}_norm.weight`` per layer and the attention biases
   ``attention_bias`` announces.
 """
 
 from __future__ import annotations
 
-from symuat.models import llama, qknorm, qwen2
+from symuat.models.families import llama, qwen2
+from symuat.models import qknorm
 from symuat.models.causal_lm import CausalLM, DecoderConfig
 from symuat.models import reference as _reference
-from symuat.models.family import Family
+from symuat.models.family import Family, Fold
 from symuat.models.formats import Fields, Tensors, check_folder, folder_tensors, json_tokenizer, read_config
 
 FEATURES = ("the Llama family's features (RMSNorm, RoPE incl. linear/llama3 scaling, GQA, gated MLP, head_dim)",
             "per-head QK-norm (q_norm, k_norm of width head_dim, before RoPE)",
             "attention_bias (q, k, v, o)", "sliding-window layers (use_sliding_window, layer_types)")
 
-FAMILY = Family(name="qwen3", kind="decoder", model_types=("qwen3",), features=FEATURES, module=__name__)
-
 #: config.json fields that change the computation, each modelled
 CONFIG_FIELDS = tuple(k for k in llama.CONFIG_FIELDS if k != "mlp_bias") + (
     "use_sliding_window", "sliding_window", "max_window_layers", "layer_types")
 INERT_FIELDS = llama.INERT_FIELDS
 
-_SUPPORTED = "the fields and tensors symuat's qwen3 family models are listed in `symuat.models.qwen3`"
+_SUPPORTED = "the fields and tensors symuat's qwen3 family models are listed in `symuat.models.families.qwen3`"
 
 
 def load_folder(folder) -> CausalLM:
@@ -76,3 +75,7 @@ def fold_checkpoint(model: str, asked: dict):
     from symuat.models.fold_decoders import fold_family
 
     return fold_family(model, asked, family="qwen3")
+
+
+FAMILY = Family(name="qwen3", kind="decoder", model_types=("qwen3",), features=FEATURES, load_folder=load_folder,
+                frozen=FROZEN, exact=EXACT, reference_note=REFERENCE_NOTE, fold=Fold(run=fold_checkpoint), module=__name__)

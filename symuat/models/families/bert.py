@@ -29,7 +29,7 @@ from typing import Callable
 
 import numpy as np
 
-from symuat.models.family import Family
+from symuat.models.family import Family, Fold
 from symuat.models.formats import (  # noqa: F401  (read_config/require_keys: the earlier API)
     Fields, ModelError, Tensors, check_folder, json_tokenizer, read_config, read_safetensors, require_keys,
 )
@@ -58,9 +58,6 @@ FEATURES = ("post-LayerNorm encoder, absolute positions, token type 0",
             "hidden_act gelu, gelu_new/gelu_pytorch_tanh, relu, silu",
             "biases on every projection; key-padding masks (padded batches)")
 
-FAMILY = Family(name="bert", kind="encoder", model_types=("bert",), packaged={"minilm": model_path},
-                features=FEATURES, module=__name__)
-
 #: config.json fields that change the computation, each modelled
 CONFIG_FIELDS = ("model_type", "hidden_size", "num_attention_heads", "num_hidden_layers", "intermediate_size",
                  "vocab_size", "max_position_embeddings", "type_vocab_size", "layer_norm_eps", "hidden_act",
@@ -75,7 +72,7 @@ INERT_FIELDS = ("architectures", "transformers_version", "_name_or_path", "torch
                 "tokenizer_class", "finetuning_task", "sep_token_id", "prefix", "task_specific_params")
 HIDDEN_ACT = {"gelu": "gelu", "gelu_new": "gelu_tanh", "gelu_pytorch_tanh": "gelu_tanh", "relu": "relu",
               "silu": "silu", "swish": "silu"}
-_SUPPORTED = "the fields and tensors symuat's bert family models are listed in `symuat.models.bert`"
+_SUPPORTED = "the fields and tensors symuat's bert family models are listed in `symuat.models.families.bert`"
 
 
 def _read_config(folder: Path) -> dict:
@@ -274,3 +271,51 @@ def check_rewrite(texts: list[str], model: str = "minilm", *, reference: bool = 
 
 REFERENCE_NOTE = ("HF BertModel built from the folder's own files (from_pretrained) in float64; BERT has no float32 "
                   "islands")
+
+
+# --------------------------------------------------------------------------------------------
+# `symuat model fold`: WP4 (value biases) and WP12 (centred writers) hold; WP2 and WP3 are refused
+# --------------------------------------------------------------------------------------------
+
+
+def fold_checkpoint(model: str, asked: dict):
+    """``(original, folded tensors, log, extra files, config.json)`` for ``symuat model fold``: the value
+    biases into the output bias (WP4) and every residual writer centred (WP12,
+    :func:`symuat.models.fold.fold_bert`); folding the post-LayerNorms is refused (WP2), and there is
+    no unembedding to centre (WP3). The fold leaves ``config.json`` as it is."""
+    import json
+
+    from symuat.models.family import resolve
+    from symuat.models.fold import REFUSE_WP2, REFUSE_WP3_BERT, FoldRefused, fold_bert
+
+    path = resolve(model).path
+    source_config = json.loads((path / "config.json").read_text())
+    if asked.get("norms"):
+        raise FoldRefused(REFUSE_WP2)
+    if asked.get("center-unembedding"):
+        raise FoldRefused(REFUSE_WP3_BERT)
+    original = load_bert(path)
+    opts = dict(norms=False, value_biases=True, centre_writers=True) if not asked else \
+        dict(norms=asked["norms"], value_biases=asked["value-biases"], centre_writers=asked["center-writers"])
+    folded, log = fold_bert(original, **opts)
+    extra = {f: (path / f).read_bytes() for f in ("vocab.txt", "tokenizer.json", "tokenizer_config.json",
+                                                  "special_tokens_map.json") if (path / f).is_file()}
+    return original, folded.tensors, log, extra, source_config
+
+
+def check_folded(original: BertWeights, folder: Path, texts: list[str]) -> list[dict]:
+    """Every hidden state of the folded encoder reloaded from ``folder`` against the original's."""
+    from symuat.models.fold import compare_states
+
+    out = []
+    a, b = BertNumpy(original), BertNumpy(load_bert(folder))
+    for text in texts:
+        ids = tokenize(text, folder)
+        errs = compare_states(a.hidden_states(ids), b.hidden_states(ids))
+        out.append({"text": text, "tokens": int(ids.size), "states": errs, "logits_centred": None})
+    return out
+
+
+FAMILY = Family(name="bert", kind="encoder", model_types=("bert",), packaged={"minilm": model_path},
+                features=FEATURES, load_folder=load_folder, reference_note=REFERENCE_NOTE,
+                fold=Fold(run=fold_checkpoint, check=check_folded), module=__name__)

@@ -9,7 +9,7 @@ What changes the computation (anything else present is refused):
 * ``config.json``: the Llama size fields (``hidden_size`` … ``head_dim``, ``rms_norm_eps`` — every
   norm's epsilon —, ``vocab_size``, ``max_position_embeddings``, ``tie_word_embeddings``,
   ``hidden_act``), the RoPE fields and ``attention_bias`` (q, k, v, o); inert:
-  :data:`symuat.models.llama.INERT_FIELDS`.
+  :data:`symuat.models.families.llama.INERT_FIELDS`.
 * Tensors: embeddings, the final norm, ``lm_head`` (untied), per layer ``q/k/v/o_proj``,
   ``gate/up/down_proj``, ``self_attn.q_norm``, ``self_attn.k_norm``, ``post_attention_layernorm``,
   ``post_feedforward_layernorm`` and the biases ``attention_bias`` announces.
@@ -25,10 +25,11 @@ from pathlib import Path
 
 import numpy as np
 
-from symuat.models import llama, qknorm
+from symuat.models.families import llama
+from symuat.models import qknorm
 from symuat.models.causal_lm import DecoderConfig
 from symuat.models import reference as _reference
-from symuat.models.family import Family
+from symuat.models.family import Family, Fold
 from symuat.models.formats import (
     Fields, ModelError, Tensors, check_folder, folder_tensors, json_tokenizer, read_config,
 )
@@ -38,13 +39,11 @@ FEATURES = ("post-sub-layer RMSNorms inside the residual (no pre-norms)",
             "QK-norm over the full q/k projection width, before RoPE",
             "RoPE incl. linear/llama3 scaling, GQA, gated MLP, head_dim", "attention_bias (q, k, v, o)")
 
-FAMILY = Family(name="olmo2", kind="decoder", model_types=("olmo2",), features=FEATURES, module=__name__)
-
 #: config.json fields that change the computation, each modelled
 CONFIG_FIELDS = tuple(k for k in llama.CONFIG_FIELDS if k != "mlp_bias")
 INERT_FIELDS = llama.INERT_FIELDS
 
-_SUPPORTED = "the fields and tensors symuat's olmo2 family models are listed in `symuat.models.olmo2`"
+_SUPPORTED = "the fields and tensors symuat's olmo2 family models are listed in `symuat.models.families.olmo2`"
 _PROJ = {"q": "self_attn.q_proj", "k": "self_attn.k_proj", "v": "self_attn.v_proj", "o": "self_attn.o_proj",
          "gate": "mlp.gate_proj", "up": "mlp.up_proj", "down": "mlp.down_proj"}
 
@@ -138,3 +137,7 @@ def fold_checkpoint(model: str, asked: dict):
     from symuat.models.fold_decoders import fold_family
 
     return fold_family(model, asked, family="olmo2", post_norms=True)
+
+
+FAMILY = Family(name="olmo2", kind="decoder", model_types=("olmo2",), features=FEATURES, load_folder=load_folder,
+                frozen=FROZEN, exact=EXACT, reference_note=REFERENCE_NOTE, fold=Fold(run=fold_checkpoint), module=__name__)

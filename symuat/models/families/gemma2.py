@@ -44,8 +44,6 @@ FEATURES = ("sandwich norms: RMSNorm before and after each sub-layer, weights ap
             "frozen secant slope",
             "tanh-GELU gated MLP, embedding scale sqrt(M), tied or untied head")
 
-FAMILY = Family(name="gemma2", kind="decoder", model_types=("gemma2",), features=FEATURES, module=__name__)
-
 #: config.json fields that change the computation, each modelled (inert: gemma_common.INERT_FIELDS)
 CONFIG_FIELDS = ("model_type", "vocab_size", "hidden_size", "intermediate_size", "num_hidden_layers",
                  "num_attention_heads", "num_key_value_heads", "head_dim", "hidden_activation", "hidden_act",
@@ -85,5 +83,16 @@ EXACT = ("with those frozen, the capped logit is an exact identity: logit = kapp
          "the final RMSNorm and the head, kappa = c tanh(l/c)/l the frozen secant slope of the final soft-cap at the "
          "pre-cap logit l (1 without a cap); the terms / kappa sum to l")
 
+#: why ``symuat model fold`` refuses a Gemma 2 checkpoint
+FOLD_REFUSAL = ("fold does not write Gemma 2 checkpoints (llama, bert). What §9 says would fold: the pre-norms "
+                "input_layernorm and pre_feedforward_layernorm into W_Q, W_K, W_V and W_gate, W_up (WP1, with the "
+                "multiplier 1 + w, WP10); what must stay: the sandwich post-norms (WP2.sandwich), and the unembedding "
+                "is not centred: under final-logit soft-capping a per-row shift of the pre-cap logits changes the "
+                "capped logits and the softmax (X10.wp3 is refuted with an exact counterexample; TransformerLens #650)")
+
+FAMILY = Family(name="gemma2", kind="decoder", model_types=("gemma2",), features=FEATURES, load_folder=load_folder,
+                frozen=FROZEN, exact=EXACT, reference_islands=reference_islands, reference_note=REFERENCE_NOTE,
+                fold_refusal=FOLD_REFUSAL, module=__name__)
+
 __all__ = ["FAMILY", "load_folder", "reference_islands", "REFERENCE_NOTE", "FROZEN", "EXACT", "CONFIG_FIELDS",
-           "FROZEN_ATTENTION"]
+           "FROZEN_ATTENTION", "FOLD_REFUSAL"]

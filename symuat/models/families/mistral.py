@@ -1,6 +1,6 @@
 """The Mistral family: the Llama decoder (no biases) whose every layer attends through one
 sliding window (``sliding_window``; ``null``: full causal), with grouped-query attention and an
-optional ``head_dim``. Everything else is :mod:`symuat.models.llama`'s.
+optional ``head_dim``. Everything else is :mod:`symuat.models.families.llama`'s.
 
 What changes the computation (anything else present is refused):
 
@@ -9,28 +9,26 @@ What changes the computation (anything else present is refused):
   fields (``rope_theta``, ``rope_parameters``/``rope_scaling``: default, linear, llama3) and
   ``sliding_window`` (transformers ``MistralModel``: a sliding-window causal mask on every layer
   when it is not ``null``; key :math:`m` seen from query :math:`n` iff :math:`0\\le n-m<w`);
-  inert: :data:`symuat.models.llama.INERT_FIELDS`. ``attention_bias``, ``mlp_bias`` and
+  inert: :data:`symuat.models.families.llama.INERT_FIELDS`. ``attention_bias``, ``mlp_bias`` and
   ``layer_types`` are not Mistral fields (transformers ignores them): refused.
 * Tensors: the Llama tensors without biases.
 """
 
 from __future__ import annotations
 
-from symuat.models import llama
+from symuat.models.families import llama
 from symuat.models.causal_lm import CausalLM, DecoderConfig
-from symuat.models.family import Family
+from symuat.models.family import Family, Fold
 from symuat.models.formats import Fields, Tensors, check_folder, folder_tensors, json_tokenizer, read_config
 
 FEATURES = ("the Llama family's features without biases (RMSNorm, RoPE incl. linear/llama3 scaling, GQA, gated MLP, "
             "head_dim)", "one sliding window on every layer (sliding_window)")
 
-FAMILY = Family(name="mistral", kind="decoder", model_types=("mistral",), features=FEATURES, module=__name__)
-
 #: config.json fields that change the computation, each modelled
 CONFIG_FIELDS = tuple(k for k in llama.CONFIG_FIELDS if k not in ("attention_bias", "mlp_bias")) + ("sliding_window",)
 INERT_FIELDS = llama.INERT_FIELDS
 
-_SUPPORTED = "the fields and tensors symuat's mistral family models are listed in `symuat.models.mistral`"
+_SUPPORTED = "the fields and tensors symuat's mistral family models are listed in `symuat.models.families.mistral`"
 _NO_BIAS = dict.fromkeys(("q", "k", "v", "o", "gate", "up", "down"), False)
 
 
@@ -66,3 +64,7 @@ def fold_checkpoint(model: str, asked: dict):
     from symuat.models.fold_decoders import fold_family
 
     return fold_family(model, asked, family="mistral")
+
+
+FAMILY = Family(name="mistral", kind="decoder", model_types=("mistral",), features=FEATURES, load_folder=load_folder,
+                frozen=FROZEN, exact=EXACT, fold=Fold(run=fold_checkpoint), module=__name__)

@@ -43,7 +43,7 @@ import numpy as np
 
 from symuat.models.causal_lm import CausalLM, DecoderConfig, DecoderLayer
 from symuat.models.compare import relative_error  # noqa: F401  (the earlier API)
-from symuat.models.family import Family
+from symuat.models.family import Family, Fold
 from symuat.models.formats import (  # noqa: F401  (supported_quants: the earlier API)
     Fields, GGUFFile, ModelError, Tensors, check_folder, folder_tensors, gguf_hf_name, gguf_tokenizer, json_tokenizer, open_gguf,
     check_tokenizer_fits, read_config, supported_quants,
@@ -78,9 +78,6 @@ FEATURES = ("pre-norm decoder, RMSNorm, rotary positions (rotate-half or GGUF in
             "transformers' GGUF loader drops them)",
             "tied or untied LM head; GGUF types F16/F32/F64 and every type gguf dequantizes")
 
-FAMILY = Family(name="llama", kind="decoder", model_types=("llama",), gguf_architectures=("llama",),
-                packaged={"smollm2": smollm2_path}, features=FEATURES, module=__name__)
-
 #: config.json fields that change the computation, each modelled (the loader reads every one with its type)
 CONFIG_FIELDS = ("model_type", "hidden_size", "intermediate_size", "num_hidden_layers", "num_attention_heads",
                  "num_key_value_heads", "head_dim", "rms_norm_eps", "vocab_size", "max_position_embeddings",
@@ -111,7 +108,7 @@ INERT_FIELDS = ("architectures", "transformers_version", "_name_or_path", "torch
 HIDDEN_ACT = {"silu": "silu", "swish": "silu", "gelu": "gelu", "gelu_new": "gelu_tanh",
               "gelu_pytorch_tanh": "gelu_tanh", "relu": "relu"}
 
-_SUPPORTED = "the fields, keys and tensors symuat's llama family models are listed in `symuat.models.llama`"
+_SUPPORTED = "the fields, keys and tensors symuat's llama family models are listed in `symuat.models.families.llama`"
 
 
 # --------------------------------------------------------------------------------------------
@@ -492,3 +489,15 @@ def random_llama(rng, *, M: int = 8, heads: int = 4, kv_heads: int = 2, F: int =
     return build(cfg, Tensors(t, Path("<random llama>")), bias=every, tokenizer=None)
 
 
+def fold_checkpoint(model: str, asked: dict):
+    """``symuat model fold``: WP7 (the GGUF's rows back to the HF layout), WP1, WP3
+    (:func:`symuat.models.fold.fold_llama_checkpoint`)."""
+    from symuat.models.fold import fold_llama_checkpoint
+
+    return fold_llama_checkpoint(model, asked)
+
+
+FAMILY = Family(name="llama", kind="decoder", model_types=("llama",), gguf_architectures=("llama",),
+                packaged={"smollm2": smollm2_path}, features=FEATURES, load_folder=load_folder,
+                load_gguf=load_gguf_file, frozen=FROZEN, exact=EXACT,
+                fold=Fold(run=fold_checkpoint, texts=("The capital of France is",)), module=__name__)

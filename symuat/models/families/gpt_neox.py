@@ -32,7 +32,7 @@ What changes the computation (anything else present is refused):
   (transformers' defaults 10000 and 0.25: they take effect only where ``rope_parameters`` lacks
   the key). A top-level ``rope_theta`` or ``partial_rotary_factor`` that disagrees with that
   reading is refused (transformers ignores it for gpt_neox). Inert: ``attention_dropout``,
-  ``hidden_dropout``, ``classifier_dropout``, ``is_decoder`` and :data:`symuat.models.llama.INERT_FIELDS`.
+  ``hidden_dropout``, ``classifier_dropout``, ``is_decoder`` and :data:`symuat.models.families.llama.INERT_FIELDS`.
 * Tensors: ``gpt_neox.embed_in``, ``gpt_neox.final_layer_norm.{weight,bias}``, ``embed_out`` (or
   ``lm_head``; when tied, only equal to ``embed_in``), per layer ``input_layernorm``,
   ``post_attention_layernorm`` (weight, bias), ``attention.query_key_value``, ``attention.dense``,
@@ -49,22 +49,20 @@ from __future__ import annotations
 
 import numpy as np
 
-from symuat.models import llama
+from symuat.models.families import llama
 from symuat.models.causal_lm import DecoderConfig
-from symuat.models.family import Family, resolve
+from symuat.models.family import Family, Fold, resolve
 from symuat.models.formats import Fields, ModelError, Tensors, check_folder, folder_tensors, json_tokenizer, \
     read_config
-from symuat.models.gpt2 import ACTIVATION
+from symuat.models.families.gpt2 import ACTIVATION, check_folded
 from symuat.models.lifts import rope_inv_freq
-from symuat.models.ln_decoder import EXACT, FROZEN, LNCausalLM, LNDecoderLayer  # noqa: F401  (explain)
+from symuat.models.ln_decoder import EXACT, FROZEN, LNCausalLM, LNDecoderLayer
 from symuat.models.partial_rotary import rotary_width
 
 FEATURES = ("parallel residual x + Attn(LN1 x) + MLP(LN2 x) (X9), or sequential (use_parallel_residual false)",
             "partial rotary positions (rotary_pct / partial_rotary_factor), LayerNorm with biases",
             "fused query_key_value in its per-head interleaved layout, split exactly (WP6)",
             "ungated MLP (gelu, gelu_new, relu, silu), biases (attention_bias), untied embed_out")
-
-FAMILY = Family(name="gpt_neox", kind="decoder", model_types=("gpt_neox",), features=FEATURES, module=__name__)
 
 #: config.json fields that change the computation, each modelled
 CONFIG_FIELDS = ("model_type", "hidden_size", "num_hidden_layers", "num_attention_heads", "intermediate_size",
@@ -77,7 +75,7 @@ TENSORS = ("gpt_neox.embed_in.weight", "gpt_neox.final_layer_norm.weight", "gpt_
                "input_layernorm", "post_attention_layernorm", "attention.query_key_value", "attention.dense",
                "mlp.dense_h_to_4h", "mlp.dense_4h_to_h") for w in ("weight", "bias")))
 
-_SUPPORTED = "the fields and tensors symuat's gpt_neox family models are listed in `symuat.models.gpt_neox`"
+_SUPPORTED = "the fields and tensors symuat's gpt_neox family models are listed in `symuat.models.families.gpt_neox`"
 
 
 def split_qkv(W: np.ndarray, b: np.ndarray | None, heads: int, d: int):
@@ -225,12 +223,12 @@ def hf_tensors(model) -> dict[str, np.ndarray]:
 
 
 def fold_checkpoint(model: str, asked: dict):
-    """``symuat model fold`` for a GPT-NeoX folder (:func:`symuat.models.gpt2.fold_ln_checkpoint`). A folded
+    """``symuat model fold`` for a GPT-NeoX folder (:func:`symuat.models.families.gpt2.fold_ln_checkpoint`). A folded
     WP1 gives Q, K, V the biases β₁W: a checkpoint without them (``attention_bias`` false) gets them, and
     ``attention.dense`` a zero bias beside them (HF's flag covers both)."""
-    from symuat.models.gpt2 import fold_ln_checkpoint
+    from symuat.models.families.gpt2 import fold_ln_checkpoint
 
-    path = resolve(model)[3]
+    path = resolve(model).path
     original = load_folder(path)
     out = list(fold_ln_checkpoint(original, path, asked, hf_tensors))
     folded, tensors, config = out[5], out[1], out[4]
@@ -241,7 +239,7 @@ def fold_checkpoint(model: str, asked: dict):
             for name, n in (("attention.query_key_value.bias", 3 * folded.config.M),
                             ("attention.dense.bias", folded.config.M)):
                 tensors.setdefault(p + name, np.zeros(n))
-    return ("gpt_neox", *out[:5])
+    return tuple(out[:5])
 
 
 #: what stock HF float64 keeps in float32 (the check's "finding" line)
@@ -254,3 +252,8 @@ REFERENCE_NOTE = ("transformers' {cls} built from the checkpoint's own files (fr
                   "'stock_hf_float64_gap' is unpatched HF float64 vs the float64 forward: a finding about HF, not a "
                   "tolerance of symuat. HF's last hidden state is taken after final_layer_norm, so the last state is "
                   "compared after it")
+
+
+FAMILY = Family(name="gpt_neox", kind="decoder", model_types=("gpt_neox",), features=FEATURES,
+                load_folder=load_folder, frozen=FROZEN, exact=EXACT, reference_note=REFERENCE_NOTE,
+                stock_islands=STOCK_ISLANDS, fold=Fold(run=fold_checkpoint, check=check_folded), module=__name__)

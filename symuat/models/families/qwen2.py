@@ -1,5 +1,5 @@
 """The Qwen2 family: the Llama decoder with q, k, v biases (always; no o or MLP biases) and
-optional sliding-window layers. Everything else is :mod:`symuat.models.llama`'s.
+optional sliding-window layers. Everything else is :mod:`symuat.models.families.llama`'s.
 
 What changes the computation (anything else present is refused):
 
@@ -7,7 +7,7 @@ What changes the computation (anything else present is refused):
   ``vocab_size``, ``max_position_embeddings``, ``tie_word_embeddings``, ``hidden_act``), the RoPE
   fields (``rope_theta``, ``rope_parameters``/``rope_scaling``: default, linear, llama3), and
   ``use_sliding_window``, ``sliding_window``, ``max_window_layers``, ``layer_types`` (which layers
-  attend through the window); inert: :data:`symuat.models.llama.INERT_FIELDS`.
+  attend through the window); inert: :data:`symuat.models.families.llama.INERT_FIELDS`.
 * GGUF (architecture ``qwen2``): the Llama keys (rotate-half RoPE, weights not permuted) and the
   ``attn_q/k/v.bias`` tensors, which transformers' GGUF loader reads.
 * Tensors: the Llama tensors and ``self_attn.{q,k,v}_proj.bias``.
@@ -15,7 +15,7 @@ What changes the computation (anything else present is refused):
 
 from __future__ import annotations
 
-from symuat.models import llama
+from symuat.models.families import llama
 from symuat.models.causal_lm import CausalLM, DecoderConfig
 from symuat.models.family import Family
 from symuat.models.formats import Fields, Tensors, check_folder, folder_tensors, json_tokenizer, read_config
@@ -23,16 +23,13 @@ from symuat.models.formats import Fields, Tensors, check_folder, folder_tensors,
 FEATURES = ("the Llama family's features (RMSNorm, RoPE incl. linear/llama3 scaling, GQA, gated MLP, head_dim)",
             "q, k, v projection biases", "sliding-window layers (use_sliding_window, layer_types)")
 
-FAMILY = Family(name="qwen2", kind="decoder", model_types=("qwen2",), gguf_architectures=("qwen2",),
-                features=FEATURES, module=__name__)
-
 #: config.json fields that change the computation, each modelled
 CONFIG_FIELDS = tuple(k for k in llama.CONFIG_FIELDS if k not in ("attention_bias", "mlp_bias")) + (
     "use_sliding_window", "sliding_window", "max_window_layers", "layer_types")
 GGUF_KEYS = llama.GGUF_KEYS
 INERT_FIELDS = llama.INERT_FIELDS
 
-_SUPPORTED = "the fields, keys and tensors symuat's qwen2 family models are listed in `symuat.models.qwen2`"
+_SUPPORTED = "the fields, keys and tensors symuat's qwen2 family models are listed in `symuat.models.families.qwen2`"
 _BIAS = {"q": True, "k": True, "v": True, "o": False, "gate": False, "up": False, "down": False}
 
 
@@ -88,3 +85,7 @@ def load_gguf_file(path) -> CausalLM:
 
 
 FROZEN, EXACT = llama.FROZEN, llama.EXACT
+
+FAMILY = Family(name="qwen2", kind="decoder", model_types=("qwen2",), gguf_architectures=("qwen2",),
+                features=FEATURES, load_folder=load_folder, load_gguf=load_gguf_file, frozen=FROZEN, exact=EXACT,
+                module=__name__)

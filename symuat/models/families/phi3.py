@@ -1,7 +1,7 @@
 r"""The Phi-3 family: the Llama decoder with *fused* projections — ``qkv_proj`` (the rows of
 :math:`W_Q`, :math:`W_K`, :math:`W_V` stacked) and ``gate_up_proj`` (gate rows, then up rows) —
 split exactly into the Llama pieces (WP6: a fused projection is the concatenation of its parts,
-so the split is a slicing of rows, no arithmetic). Everything else is :mod:`symuat.models.llama`'s.
+so the split is a slicing of rows, no arithmetic). Everything else is :mod:`symuat.models.families.llama`'s.
 
 >>> from symuat.models.causal_lm import DecoderConfig
 >>> cfg = DecoderConfig(vocab=4, M=2, layers=1, heads=2, kv_heads=1, head_dim=1, F=1, rope_theta=1e4, eps=1e-5,
@@ -23,7 +23,7 @@ What changes the computation (anything else present is refused):
   ``longrope``, which is refused by name (as are ``su``/``yarn``, which transformers renames
   ``longrope``); ``attention_bias`` false (true is refused: transformers' Phi3 builds no bias); the
   dropouts ``resid_pdrop``, ``embd_pdrop`` and ``auto_map`` are inert; inert:
-  :data:`symuat.models.llama.INERT_FIELDS`.
+  :data:`symuat.models.families.llama.INERT_FIELDS`.
 * Tensors: ``model.embed_tokens``, ``model.norm``, ``lm_head`` (untied), per layer
   ``self_attn.qkv_proj`` ``(h·d + 2g·d, M)``, ``self_attn.o_proj``, ``mlp.gate_up_proj`` ``(2F, M)``,
   ``mlp.down_proj``, ``input_layernorm``, ``post_attention_layernorm``. No biases (Phi-3 has none).
@@ -39,16 +39,14 @@ from pathlib import Path
 
 import numpy as np
 
-from symuat.models import llama
+from symuat.models.families import llama
 from symuat.models.causal_lm import CausalLM, DecoderConfig
-from symuat.models.family import Family, resolve
+from symuat.models.family import Family, Fold, resolve
 from symuat.models.formats import Fields, Tensors, check_folder, folder_tensors, json_tokenizer, read_config
 from symuat.models.partial_rotary import PartialRotaryLayer, rotary_width
 
 FEATURES = ("RMSNorm, RoPE (default; partial_rotary_factor), GQA, gated MLP, head_dim",
             "fused qkv_proj and gate_up_proj, split exactly (WP6)", "sliding window (sliding_window)")
-
-FAMILY = Family(name="phi3", kind="decoder", model_types=("phi3",), features=FEATURES, module=__name__)
 
 #: config.json fields that change the computation, each modelled
 CONFIG_FIELDS = tuple(k for k in llama.CONFIG_FIELDS if k != "mlp_bias") + (
@@ -62,7 +60,7 @@ TENSORS = ("model.embed_tokens.weight", "model.norm.weight", "lm_head.weight",
            "model.layers.{k}.mlp.gate_up_proj.weight", "model.layers.{k}.mlp.down_proj.weight",
            "model.layers.{k}.input_layernorm.weight", "model.layers.{k}.post_attention_layernorm.weight")
 
-_SUPPORTED = "the fields and tensors symuat's phi3 family models are listed in `symuat.models.phi3`"
+_SUPPORTED = "the fields and tensors symuat's phi3 family models are listed in `symuat.models.families.phi3`"
 _NO_BIAS = {n: False for n in ("q", "k", "v", "o", "gate", "up", "down")}
 
 
@@ -186,7 +184,7 @@ def hf_tensors(model) -> dict[str, np.ndarray]:
 
 
 def fold_checkpoint(model: str, asked: dict):
-    """``("phi3", original, folded tensors, log, extra files, config.json)`` for ``symuat model fold``: the
+    """``(original, folded tensors, log, extra files, config.json)`` for ``symuat model fold``: the
     RMSNorm scales into Q, K, V and gate, up and the final norm into an untied head (WP1), the
     unembedding centred (WP3), written fused (WP6); centring the writers is refused (WP12: RMSNorm readers)."""
     import json
@@ -197,7 +195,7 @@ def fold_checkpoint(model: str, asked: dict):
         raise FoldRefused(REFUSE_WP12)
     if asked.get("value-biases"):
         raise FoldRefused(REFUSE_WP4)
-    path = resolve(model)[3]
+    path = resolve(model).path
     original = load_folder(path)
     opts = dict(norms=True, centre_unembedding=True) if not asked else \
         dict(norms=asked["norms"], centre_unembedding=asked["center-unembedding"])
@@ -205,4 +203,8 @@ def fold_checkpoint(model: str, asked: dict):
     log.append(("WP6", "q/k/v and gate/up written fused again (qkv_proj, gate_up_proj: rows concatenated)"))
     config = llama_config_json(folded, json.loads((Path(path) / "config.json").read_text()))
     extra = {"tokenizer.json": original.tokenizer.to_str().encode()} if original.tokenizer is not None else {}
-    return "phi3", original, hf_tensors(folded), log, extra, config
+    return original, hf_tensors(folded), log, extra, config
+
+
+FAMILY = Family(name="phi3", kind="decoder", model_types=("phi3",), features=FEATURES, load_folder=load_folder,
+                frozen=FROZEN, exact=EXACT, fold=Fold(run=fold_checkpoint), module=__name__)
