@@ -1395,9 +1395,9 @@ def generate_model_page(app):
     out = Path(app.srcdir) / "model.rst"
     lines = ["The DUAT rewrite of real models", "===============================", "",
              "symuat rewrites real pretrained models into the DUAT form and recomputes them from it, one "
-             "module per model family: the BERT family (:mod:`symuat.models.families.bert`, an encoder), the Llama "
-             "family (:mod:`symuat.models.families.llama`, a decoder) and the Gemma-3 family (:mod:`symuat.models.families.gemma3`, "
-             "a current decoder). All three run below, in this build.", "",
+             "module per model family: the BERT family (:mod:`symuat.models.families.bert`, an encoder), the "
+             "Llama family (:mod:`symuat.models.families.llama`, a decoder) and the Gemma-3 family "
+             "(:mod:`symuat.models.families.gemma3`, a current decoder). All three run below, in this build.", "",
              "An encoder: all-MiniLM-L6-v2 (the BERT family)", "----------------------------------------------", "",
              "``symuat model check`` rewrites every layer of all-MiniLM-L6-v2 (6 post-LayerNorm BERT layers, "
              "384 features, 12 heads, GELU, biases) into the DUAT form of Eq. 20 — attention as the input-dependent "

@@ -25,9 +25,9 @@ The names of the BERT family are re-exported here for the existing API.
 
 #: the names importable from here, loaded on first use, so that ``symuat --help`` (which imports
 #: :mod:`symuat.models.command`) does not load NumPy, SymPy and the DUAT code
-_NAMES = {**{n: "symuat.models.families.bert" for n in ("MAX_TOKENS", "MODELS", "BertNumpy", "BertWeights", "LayerReport",
-                                              "check_rewrite", "hf_hidden_states", "load_bert", "model_path",
-                                              "tokenize")},
+_NAMES = {**{n: "symuat.models.families.bert" for n in ("MAX_TOKENS", "MODELS", "BertNumpy", "BertWeights",
+                                                       "LayerReport", "check_rewrite", "hf_hidden_states", "load_bert",
+                                                       "model_path", "tokenize")},
           "relative_error": "symuat.models.compare", "row_errors": "symuat.models.compare",
           "ModelError": "symuat.models.formats", "from_hf": "symuat.models.memory",
           # the notebook API (symuat.models.api)

@@ -1082,7 +1082,6 @@ FOLD_REFUSAL = ("fold does not write Gemma 3 checkpoints yet (llama, bert). What
 
 FAMILY = Family(name="gemma3", kind="decoder", model_types=("gemma3_text", "gemma3"), gguf_architectures=("gemma3",),
                 packaged={"gemma3": lambda: gemma3_path()}, features=FEATURES, load_folder=load_folder,
-                load_gguf=load_gguf_file,
-                frozen=FROZEN, exact=EXACT, reference_islands=reference_islands, reference_model=reference_model,
-                reference_note=REFERENCE_NOTE, check=check, default_texts=tuple(DEFAULT_TEXTS),
-                fold_refusal=FOLD_REFUSAL, module=__name__)
+                load_gguf=load_gguf_file, frozen=FROZEN, exact=EXACT, reference_islands=reference_islands,
+                reference_model=reference_model, reference_note=REFERENCE_NOTE, check=check,
+                default_texts=tuple(DEFAULT_TEXTS), fold_refusal=FOLD_REFUSAL, module=__name__)

@@ -140,4 +140,5 @@ def fold_checkpoint(model: str, asked: dict):
 
 
 FAMILY = Family(name="olmo2", kind="decoder", model_types=("olmo2",), features=FEATURES, load_folder=load_folder,
-                frozen=FROZEN, exact=EXACT, reference_note=REFERENCE_NOTE, fold=Fold(run=fold_checkpoint), module=__name__)
+                frozen=FROZEN, exact=EXACT, reference_note=REFERENCE_NOTE, fold=Fold(run=fold_checkpoint),
+                module=__name__)
