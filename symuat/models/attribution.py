@@ -177,6 +177,8 @@ class Trace:
     unembed: Callable[[int], np.ndarray]  # token id → its unembedding row (M,)
     logits: np.ndarray  # (V,) the model's own logits at the last position (plain forward)
     decode: Callable[[int], str] = str
+    extra_frozen: tuple[str, ...] = ()  # what the model's adapter freezes beyond the views' own (a soft-cap's slope)
+    pre_cap_logits: np.ndarray | None = None  # (V,) a soft-capped head's logits before the cap
 
     @property
     def N(self) -> int:
@@ -448,7 +450,7 @@ def residual_frozen(tr: Trace) -> tuple:
     if any(lt.post_mlp is not None for lt in tr.layers):
         extra += ("nothing of the post-MLP (post-feed-forward) norm: each MLP write is taken whole, that norm "
                   "included",)
-    return RESIDUAL_FROZEN + extra + tuple(getattr(tr, "extra_frozen", ()))
+    return RESIDUAL_FROZEN + extra + tr.extra_frozen
 
 
 def duat_frozen(tr: Trace) -> tuple:
@@ -461,7 +463,7 @@ def duat_frozen(tr: Trace) -> tuple:
     if any(lt.post_mlp is not None for lt in tr.layers):
         extra += ("every post-MLP (post-feed-forward) norm's scales (sandwich norm: D_post_ffw inside "
                   "W3 = D_post_ffw W_down diag(W_u z)), at the MLP output",)
-    return DUAT_FROZEN + extra + tuple(getattr(tr, "extra_frozen", ()))
+    return DUAT_FROZEN + extra + tr.extra_frozen
 
 
 @dataclass
