@@ -165,10 +165,10 @@ def test_bert_folder_activation_exact_against_transformers(tmp_path, act):
 
 def test_the_reference_sees_what_symuat_would_ignore(tmp_path, monkeypatch):
     """The reference is transformers' own reading of config.json: if symuat dropped hidden_act, the check FAILs."""
-    from symuat.models.families import llama
+    from symuat.models import decoder_reader
 
     folder = hf_decoder(tmp_path / "g", hidden_act="gelu")
-    monkeypatch.setitem(llama.HIDDEN_ACT, "gelu", "silu")  # symuat misreading the field
+    monkeypatch.setitem(decoder_reader.HIDDEN_ACT, "gelu", "silu")  # symuat misreading the field
     report, v = _check(folder)
     assert not v["passed"] and v["worst"] > 1e-3
 
@@ -358,7 +358,8 @@ def test_gguf_features_transformers_drops(tmp_path, capsys, case):
         rope = {"rope_type": "llama3", "rope_theta": 10000.0, "factor": 8.0, "low_freq_factor": 1.0,
                 "high_freq_factor": 4.0, "original_max_position_embeddings": 8}
         folder = hf_decoder(tmp_path / "f", rope_parameters=rope)
-        from symuat.models.families.llama import rope_inv_freq, scaled_inv_freq
+        from symuat.models.decoder_reader import scaled_inv_freq
+        from symuat.models.lifts import rope_inv_freq
 
         ratio = rope_inv_freq(4, 10000.0) / scaled_inv_freq(4, 10000.0, "llama3", rope)
         path = gguf_from_folder(folder, tmp_path / "m.gguf", rope_freqs=ratio)
@@ -397,9 +398,9 @@ def test_explain_checks_against_forward_and_reference(tmp_path, capsys, monkeypa
     assert report["passed"] and len(report["checks"]) == 3  # the rewrite's sum, its logit, the reference
     assert report["terms"][-1]["value"] != 0.0  # the bias terms are there
     # symuat misreading hidden_act: the forward no longer reproduces the checkpoint → FAIL
-    from symuat.models.families import llama
+    from symuat.models import decoder_reader
 
-    monkeypatch.setitem(llama.HIDDEN_ACT, "gelu", "silu")
+    monkeypatch.setitem(decoder_reader.HIDDEN_ACT, "gelu", "silu")
     assert cli.main(args) == 1
     report = json.loads(capsys.readouterr().out)
     assert not report["passed"]

@@ -138,7 +138,7 @@ _PROJ = (("self_attn.q_proj", "WQ", "bq"), ("self_attn.k_proj", "WK", "bk"), ("s
 
 def hf_tensors(model) -> dict[str, np.ndarray]:
     """The tensors of a Llama decoder under their HF names, ``(out, in)`` as a safetensors file stores
-    them (the inverse of :func:`symuat.models.families.llama.build`)."""
+    them (the inverse of :func:`symuat.models.decoder_reader.build`)."""
     m = _decoder(model)
     t = {"model.embed_tokens.weight": m.embed_tokens, "model.norm.weight": m.norm}
     if not m.config.tied:

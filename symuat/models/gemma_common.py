@@ -32,13 +32,13 @@ from pathlib import Path
 
 import numpy as np
 
-from symuat.models.families import llama
+from symuat.models import decoder_reader
 from symuat.models.causal_lm import DecoderConfig
 from symuat.models.formats import Fields, ModelError, Tensors, check_folder, folder_tensors, json_tokenizer, read_config
 from symuat.models.softcap import SoftcapLayer, SoftcapLM
 
 #: fields that do not change the float64 forward of an eval-mode Gemma (beyond Llama's)
-INERT_FIELDS = llama.INERT_FIELDS + ("attention_dropout", "cache_implementation")
+INERT_FIELDS = decoder_reader.INERT_FIELDS + ("attention_dropout", "cache_implementation")
 
 #: transformers' defaults (Gemma2Config / Gemma3TextConfig, 5.23) of the fields a config may omit
 DEFAULTS = {
@@ -78,7 +78,7 @@ def _gemma3_rope(f: Fields, d: int) -> dict[str, tuple[float, np.ndarray, list[s
     """One RoPE per layer type, by transformers' rule (``Gemma3TextConfig.convert_rope_params_to_dict``):
     ``rope_parameters`` per type, else the legacy ``rope_theta`` (+ ``rope_scaling``) for the global layers
     and ``rope_local_base_freq`` for the local ones (defaults 10⁶ and 10⁴); each type ``default`` or
-    ``linear`` (llama's parser on the type's dict)."""
+    ``linear`` (:func:`symuat.models.decoder_reader.rope_from_config` on the type's dict)."""
     params = f.raw("rope_parameters", None)
     legacy = f.raw("rope_scaling", None)
     top = f.number("rope_theta", None) if f.has("rope_theta") else None
@@ -108,7 +108,7 @@ def _gemma3_rope(f: Fields, d: int) -> dict[str, tuple[float, np.ndarray, list[s
         if (p.get("rope_type") or p.get("type") or "default") not in ("default", "linear"):
             sub.fail("rope_parameters", f"has rope_type {p.get('rope_type') or p.get('type')!r}; symuat's gemma3 "
                                         "family supports 'default' and 'linear'")
-        out[kind] = llama._rope_from_config(sub, d)
+        out[kind] = decoder_reader.rope_from_config(sub, d)
     return out
 
 
@@ -125,14 +125,15 @@ def load_folder(folder, *, family: str, model_type: str) -> SoftcapLM:
         f.inert("hidden_act")
     saved = c.pop("hidden_act", None)
     try:
-        sizes = llama.decoder_fields(f, family)
+        sizes = decoder_reader.decoder_fields(f, family)
     finally:
         if saved is not None:
             c["hidden_act"] = saved
     act = f.raw("hidden_activation", "gelu_pytorch_tanh")
-    if act not in llama.HIDDEN_ACT:
-        f.fail("hidden_activation", f"is {act!r}; symuat's {family} family models {', '.join(llama.HIDDEN_ACT)}")
-    sizes["activation"] = llama.HIDDEN_ACT[act]
+    if act not in decoder_reader.HIDDEN_ACT:
+        f.fail("hidden_activation",
+               f"is {act!r}; symuat's {family} family models {', '.join(decoder_reader.HIDDEN_ACT)}")
+    sizes["activation"] = decoder_reader.HIDDEN_ACT[act]
     f.require("attention_bias", f.raw("attention_bias", False) is False,
               f"is {c.get('attention_bias')!r}; symuat's {family} family reads bias-free projections (false)")
     f.require("use_bidirectional_attention", not f.raw("use_bidirectional_attention", False),
@@ -161,10 +162,10 @@ def load_folder(folder, *, family: str, model_type: str) -> SoftcapLM:
         feats = [f"{k} " + ", ".join(v[2]) for k, v in ropes.items() if v[2]]
         f.inert("rope_parameters", "rope_scaling", "rope_theta", "rope_local_base_freq")
     else:
-        theta, one, feats = llama._rope_from_config(f, d)
+        theta, one, feats = decoder_reader.rope_from_config(f, d)
         inv = {"full_attention": one, "sliding_attention": one}
     tied = f.flag("tie_word_embeddings", True)
-    vocab = llama._vocab_field(f)
+    vocab = decoder_reader.vocab_field(f)
     f.inert(*INERT_FIELDS)
     f.refuse_unknown(family, _supported(family))
     tensors = folder_tensors(folder)
@@ -172,7 +173,8 @@ def load_folder(folder, *, family: str, model_type: str) -> SoftcapLM:
         raise ModelError(f"{folder}: tensors of a multimodal Gemma checkpoint (model.language_model.*, vision tower) "
                          f"in a {model_type} folder; symuat reads the text decoder's own layout only")
     kinds = ["global" if t == "full_attention" else "local" for t in types]
-    cfg = DecoderConfig(vocab=llama._vocab(vocab, tensors, folder), rope_theta=theta, rope="half", tied=tied,
+    cfg = DecoderConfig(vocab=decoder_reader.vocab_rows(vocab, tensors, folder), rope_theta=theta, rope="half",
+                        tied=tied,
                         family=family, features=feats + [f"sliding window {window}"] * ("local" in kinds)
                         + [f"{k} {v:g}" for k, v in caps.items() if v is not None]
                         + ["layers " + "".join("G" if k == "global" else "L" for k in kinds)], **sizes)

@@ -24,7 +24,7 @@ What changes the computation (anything else present is refused):
   inert: the dropouts, ``summary_*`` (GPT2DoubleHeadsModel's classifier head, not the LM),
   ``n_ctx`` (GPT-2's old duplicate of ``n_positions``, unread by transformers), ``output_past`` (the
   cache switch of old configs), ``_num_labels`` (a classifier's), and
-  :data:`symuat.models.families.llama.INERT_FIELDS`.
+  :data:`symuat.models.decoder_reader.INERT_FIELDS`.
 * Tensors (with or without the ``transformer.`` prefix): ``wte``, ``wpe``, ``ln_f.{weight,bias}``,
   per layer ``h.{k}.ln_1``, ``ln_2`` (weight, bias), ``attn.c_attn``, ``attn.c_proj``, ``mlp.c_fc``,
   ``mlp.c_proj`` (weight, bias); ``lm_head.weight`` when untied (when tied, only equal to ``wte``);
@@ -47,7 +47,7 @@ import contextlib
 
 import numpy as np
 
-from symuat.models.families import llama
+from symuat.models import decoder_reader
 from symuat.models.causal_lm import DecoderConfig
 from symuat.models.family import Family, Fold, resolve
 from symuat.models.formats import Fields, ModelError, Tensors, check_folder, folder_tensors, json_tokenizer, \
@@ -65,9 +65,9 @@ CONFIG_FIELDS = ("model_type", "n_embd", "n_layer", "n_head", "n_inner", "n_posi
                  "layer_norm_epsilon", "activation_function", "scale_attn_weights", "scale_attn_by_inverse_layer_idx",
                  "reorder_and_upcast_attn", "tie_word_embeddings", "add_cross_attention")
 #: inert in an eval-mode float64 forward of the LM
-INERT_FIELDS = llama.INERT_FIELDS + ("resid_pdrop", "embd_pdrop", "attn_pdrop", "summary_type", "summary_use_proj",
-                                     "summary_activation", "summary_proj_to_labels", "summary_first_dropout", "n_ctx",
-                                     "output_past", "_num_labels")
+INERT_FIELDS = decoder_reader.INERT_FIELDS + ("resid_pdrop", "embd_pdrop", "attn_pdrop", "summary_type",
+                                              "summary_use_proj", "summary_activation", "summary_proj_to_labels",
+                                              "summary_first_dropout", "n_ctx", "output_past", "_num_labels")
 #: the tensors (without the ``transformer.`` prefix; {k} a layer); any other is refused
 TENSORS = ("wte.weight", "wpe.weight", "ln_f.weight", "ln_f.bias", "lm_head.weight",
            *(f"h.{{k}}.{n}.{w}" for n in ("ln_1", "ln_2", "attn.c_attn", "attn.c_proj", "mlp.c_fc", "mlp.c_proj")

@@ -32,7 +32,7 @@ What changes the computation (anything else present is refused):
   (transformers' defaults 10000 and 0.25: they take effect only where ``rope_parameters`` lacks
   the key). A top-level ``rope_theta`` or ``partial_rotary_factor`` that disagrees with that
   reading is refused (transformers ignores it for gpt_neox). Inert: ``attention_dropout``,
-  ``hidden_dropout``, ``classifier_dropout``, ``is_decoder`` and :data:`symuat.models.families.llama.INERT_FIELDS`.
+  ``hidden_dropout``, ``classifier_dropout``, ``is_decoder`` and :data:`symuat.models.decoder_reader.INERT_FIELDS`.
 * Tensors: ``gpt_neox.embed_in``, ``gpt_neox.final_layer_norm.{weight,bias}``, ``embed_out`` (or
   ``lm_head``; when tied, only equal to ``embed_in``), per layer ``input_layernorm``,
   ``post_attention_layernorm`` (weight, bias), ``attention.query_key_value``, ``attention.dense``,
@@ -49,7 +49,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from symuat.models.families import llama
+from symuat.models import decoder_reader
 from symuat.models.causal_lm import DecoderConfig
 from symuat.models.family import Family, Fold, resolve
 from symuat.models.formats import Fields, ModelError, Tensors, check_folder, folder_tensors, json_tokenizer, \
@@ -69,7 +69,7 @@ CONFIG_FIELDS = ("model_type", "hidden_size", "num_hidden_layers", "num_attentio
                  "hidden_act", "max_position_embeddings", "layer_norm_eps", "use_parallel_residual", "attention_bias",
                  "tie_word_embeddings", "vocab_size", "rope_parameters", "rope_scaling", "rotary_emb_base",
                  "rotary_pct", "rope_theta", "partial_rotary_factor")
-INERT_FIELDS = llama.INERT_FIELDS + ("hidden_dropout", "classifier_dropout", "is_decoder")
+INERT_FIELDS = decoder_reader.INERT_FIELDS + ("hidden_dropout", "classifier_dropout", "is_decoder")
 TENSORS = ("gpt_neox.embed_in.weight", "gpt_neox.final_layer_norm.weight", "gpt_neox.final_layer_norm.bias",
            "embed_out.weight", *(f"gpt_neox.layers.{{k}}.{n}.{w}" for n in (
                "input_layernorm", "post_attention_layernorm", "attention.query_key_value", "attention.dense",

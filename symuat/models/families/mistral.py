@@ -9,13 +9,14 @@ What changes the computation (anything else present is refused):
   fields (``rope_theta``, ``rope_parameters``/``rope_scaling``: default, linear, llama3) and
   ``sliding_window`` (transformers ``MistralModel``: a sliding-window causal mask on every layer
   when it is not ``null``; key :math:`m` seen from query :math:`n` iff :math:`0\\le n-m<w`);
-  inert: :data:`symuat.models.families.llama.INERT_FIELDS`. ``attention_bias``, ``mlp_bias`` and
+  inert: :data:`symuat.models.decoder_reader.INERT_FIELDS`. ``attention_bias``, ``mlp_bias`` and
   ``layer_types`` are not Mistral fields (transformers ignores them): refused.
 * Tensors: the Llama tensors without biases.
 """
 
 from __future__ import annotations
 
+from symuat.models import decoder_reader
 from symuat.models.families import llama
 from symuat.models.causal_lm import CausalLM, DecoderConfig
 from symuat.models.family import Family, Fold
@@ -26,7 +27,7 @@ FEATURES = ("the Llama family's features without biases (RMSNorm, RoPE incl. lin
 
 #: config.json fields that change the computation, each modelled
 CONFIG_FIELDS = tuple(k for k in llama.CONFIG_FIELDS if k not in ("attention_bias", "mlp_bias")) + ("sliding_window",)
-INERT_FIELDS = llama.INERT_FIELDS
+INERT_FIELDS = decoder_reader.INERT_FIELDS
 
 _SUPPORTED = "the fields and tensors symuat's mistral family models are listed in `symuat.models.families.mistral`"
 _NO_BIAS = dict.fromkeys(("q", "k", "v", "o", "gate", "up", "down"), False)
@@ -37,20 +38,22 @@ def load_folder(folder) -> CausalLM:
     path, c = read_config(folder, kind="Mistral checkpoint")
     f = Fields(path, c)
     f.choice("model_type", ("mistral",))
-    sizes = llama.decoder_fields(f, "mistral")
-    theta, inv, feats = llama._rope_from_config(f, sizes["head_dim"])
+    sizes = decoder_reader.decoder_fields(f, "mistral")
+    theta, inv, feats = decoder_reader.rope_from_config(f, sizes["head_dim"])
     tied = f.flag("tie_word_embeddings", False)
     window = f.int("sliding_window", None) if c.get("sliding_window") is not None else None
     f.inert("sliding_window")
-    vocab = llama._vocab_field(f)
-    f.inert(*llama.INERT_FIELDS)
+    vocab = decoder_reader.vocab_field(f)
+    f.inert(*decoder_reader.INERT_FIELDS)
     f.refuse_unknown("mistral", _SUPPORTED)
     tensors = folder_tensors(folder)
-    cfg = DecoderConfig(vocab=llama._vocab(vocab, tensors, folder), rope_theta=theta, rope="half", tied=tied,
+    cfg = DecoderConfig(vocab=decoder_reader.vocab_rows(vocab, tensors, folder), rope_theta=theta, rope="half",
+                        tied=tied,
                         inv_freq=inv, family="mistral",
                         features=feats + ([f"sliding window {window}"] if window is not None else []), **sizes)
     t = Tensors(tensors, folder)
-    model = llama.build(cfg, t, bias=_NO_BIAS, tokenizer=json_tokenizer(folder, rows=cfg.vocab), window=[window] * sizes["layers"])
+    model = decoder_reader.build(cfg, t, bias=_NO_BIAS, tokenizer=json_tokenizer(folder, rows=cfg.vocab),
+                                 window=[window] * sizes["layers"])
     t.refuse_unused("mistral", _SUPPORTED)
     model.fields_read = sorted(f.used)
     return model

@@ -9,7 +9,7 @@ What changes the computation (anything else present is refused):
 * ``config.json``: the Llama size fields (``hidden_size`` … ``head_dim``, ``rms_norm_eps`` — every
   norm's epsilon —, ``vocab_size``, ``max_position_embeddings``, ``tie_word_embeddings``,
   ``hidden_act``), the RoPE fields and ``attention_bias`` (q, k, v, o); inert:
-  :data:`symuat.models.families.llama.INERT_FIELDS`.
+  :data:`symuat.models.decoder_reader.INERT_FIELDS`.
 * Tensors: embeddings, the final norm, ``lm_head`` (untied), per layer ``q/k/v/o_proj``,
   ``gate/up/down_proj``, ``self_attn.q_norm``, ``self_attn.k_norm``, ``post_attention_layernorm``,
   ``post_feedforward_layernorm`` and the biases ``attention_bias`` announces.
@@ -25,6 +25,7 @@ from pathlib import Path
 
 import numpy as np
 
+from symuat.models import decoder_reader
 from symuat.models.families import llama
 from symuat.models import qknorm
 from symuat.models.causal_lm import DecoderConfig
@@ -41,7 +42,7 @@ FEATURES = ("post-sub-layer RMSNorms inside the residual (no pre-norms)",
 
 #: config.json fields that change the computation, each modelled
 CONFIG_FIELDS = tuple(k for k in llama.CONFIG_FIELDS if k != "mlp_bias")
-INERT_FIELDS = llama.INERT_FIELDS
+INERT_FIELDS = decoder_reader.INERT_FIELDS
 
 _SUPPORTED = "the fields and tensors symuat's olmo2 family models are listed in `symuat.models.families.olmo2`"
 _PROJ = {"q": "self_attn.q_proj", "k": "self_attn.k_proj", "v": "self_attn.v_proj", "o": "self_attn.o_proj",
@@ -81,15 +82,16 @@ def load_folder(folder) -> PostNormLM:
     path, c = read_config(folder, kind="OLMo2 checkpoint")
     f = Fields(path, c)
     f.choice("model_type", ("olmo2",))
-    sizes = llama.decoder_fields(f, "olmo2")
-    theta, inv, feats = llama._rope_from_config(f, sizes["head_dim"])
+    sizes = decoder_reader.decoder_fields(f, "olmo2")
+    theta, inv, feats = decoder_reader.rope_from_config(f, sizes["head_dim"])
     tied = f.flag("tie_word_embeddings", False)
     bias = f.flag("attention_bias", False)
-    vocab = llama._vocab_field(f)
-    f.inert(*llama.INERT_FIELDS)
+    vocab = decoder_reader.vocab_field(f)
+    f.inert(*decoder_reader.INERT_FIELDS)
     f.refuse_unknown("olmo2", _SUPPORTED)
     tensors = folder_tensors(folder)
-    cfg = DecoderConfig(vocab=llama._vocab(vocab, tensors, folder), rope_theta=theta, rope="half", tied=tied,
+    cfg = DecoderConfig(vocab=decoder_reader.vocab_rows(vocab, tensors, folder), rope_theta=theta, rope="half",
+                        tied=tied,
                         inv_freq=inv, family="olmo2",
                         features=feats + ["post-norms", "full-width QK-norm"] + ["attention bias"] * bias, **sizes)
     t = Tensors(tensors, folder)

@@ -23,7 +23,7 @@ What changes the computation (anything else present is refused):
   ``longrope``, which is refused by name (as are ``su``/``yarn``, which transformers renames
   ``longrope``); ``attention_bias`` false (true is refused: transformers' Phi3 builds no bias); the
   dropouts ``resid_pdrop``, ``embd_pdrop`` and ``auto_map`` are inert; inert:
-  :data:`symuat.models.families.llama.INERT_FIELDS`.
+  :data:`symuat.models.decoder_reader.INERT_FIELDS`.
 * Tensors: ``model.embed_tokens``, ``model.norm``, ``lm_head`` (untied), per layer
   ``self_attn.qkv_proj`` ``(h·d + 2g·d, M)``, ``self_attn.o_proj``, ``mlp.gate_up_proj`` ``(2F, M)``,
   ``mlp.down_proj``, ``input_layernorm``, ``post_attention_layernorm``. No biases (Phi-3 has none).
@@ -39,6 +39,7 @@ from pathlib import Path
 
 import numpy as np
 
+from symuat.models import decoder_reader
 from symuat.models.families import llama
 from symuat.models.causal_lm import CausalLM, DecoderConfig
 from symuat.models.family import Family, Fold, resolve
@@ -53,7 +54,7 @@ CONFIG_FIELDS = tuple(k for k in llama.CONFIG_FIELDS if k != "mlp_bias") + (
     "sliding_window", "partial_rotary_factor", "original_max_position_embeddings")
 #: inert in an eval-mode float64 forward (dropouts; ``auto_map``, the remote-code classes transformers' own
 #: Phi3 replaces)
-INERT_FIELDS = llama.INERT_FIELDS + ("resid_pdrop", "embd_pdrop", "auto_map")
+INERT_FIELDS = decoder_reader.INERT_FIELDS + ("resid_pdrop", "embd_pdrop", "auto_map")
 #: the tensors (HF names; {k} a layer); any other is refused
 TENSORS = ("model.embed_tokens.weight", "model.norm.weight", "lm_head.weight",
            "model.layers.{k}.self_attn.qkv_proj.weight", "model.layers.{k}.self_attn.o_proj.weight",
@@ -119,7 +120,7 @@ def _rope(f: Fields, c: dict, d: int) -> tuple[float, np.ndarray, list[str], int
     if isinstance(c.get(key), dict):
         data[key] = rope
     sub = Fields(f.path, data)
-    theta, inv, feats = llama._rope_from_config(sub, r)
+    theta, inv, feats = decoder_reader.rope_from_config(sub, r)
     f.used |= sub.used
     if r != d:
         feats = feats + [f"partial rotary {r}/{d}"]
@@ -131,7 +132,7 @@ def load_folder(folder) -> CausalLM:
     path, c = read_config(folder, kind="Phi-3 checkpoint")
     f = Fields(path, c)
     f.choice("model_type", ("phi3",))
-    sizes = llama.decoder_fields(f, "phi3")
+    sizes = decoder_reader.decoder_fields(f, "phi3")
     theta, inv, feats, rot = _rope(f, c, sizes["head_dim"])
     tied = f.flag("tie_word_embeddings", False)
     if f.flag("attention_bias", False):  # Phi-3's published configs say false; transformers builds no bias either way
@@ -139,17 +140,18 @@ def load_folder(folder) -> CausalLM:
                                  "contradiction rather than choose)")
     window = f.int("sliding_window") if c.get("sliding_window") is not None else None
     f.inert("sliding_window", "original_max_position_embeddings")  # the latter: longrope only (refused above)
-    vocab = llama._vocab_field(f)
+    vocab = decoder_reader.vocab_field(f)
     f.inert(*INERT_FIELDS)
     f.refuse_unknown("phi3", _SUPPORTED)
     tensors = folder_tensors(folder)
-    cfg = DecoderConfig(vocab=llama._vocab(vocab, tensors, folder), rope_theta=theta, rope="half", tied=tied,
+    cfg = DecoderConfig(vocab=decoder_reader.vocab_rows(vocab, tensors, folder), rope_theta=theta, rope="half",
+                        tied=tied,
                         inv_freq=inv, family="phi3",
                         features=feats + ["fused qkv_proj, gate_up_proj (split: WP6)"]
                         + ([f"sliding window {window}"] if window else []), **sizes)
     split, names, fused = split_fused(tensors, cfg, folder)
     t = Tensors(split, folder, names=names)
-    model = llama.build(cfg, t, bias=_NO_BIAS, tokenizer=json_tokenizer(folder, rows=cfg.vocab),
+    model = decoder_reader.build(cfg, t, bias=_NO_BIAS, tokenizer=json_tokenizer(folder, rows=cfg.vocab),
                         window=[window] * cfg.layers if window else None)
     t.refuse_unused("phi3", _SUPPORTED)
     if rot != sizes["head_dim"]:

@@ -7,7 +7,7 @@ What changes the computation (anything else present is refused):
   ``vocab_size``, ``max_position_embeddings``, ``tie_word_embeddings``, ``hidden_act``), the RoPE
   fields (``rope_theta``, ``rope_parameters``/``rope_scaling``: default, linear, llama3), and
   ``use_sliding_window``, ``sliding_window``, ``max_window_layers``, ``layer_types`` (which layers
-  attend through the window); inert: :data:`symuat.models.families.llama.INERT_FIELDS`.
+  attend through the window); inert: :data:`symuat.models.decoder_reader.INERT_FIELDS`.
 * GGUF (architecture ``qwen2``): the Llama keys (rotate-half RoPE, weights not permuted) and the
   ``attn_q/k/v.bias`` tensors, which transformers' GGUF loader reads.
 * Tensors: the Llama tensors and ``self_attn.{q,k,v}_proj.bias``.
@@ -15,6 +15,7 @@ What changes the computation (anything else present is refused):
 
 from __future__ import annotations
 
+from symuat.models import decoder_reader
 from symuat.models.families import llama
 from symuat.models.causal_lm import CausalLM, DecoderConfig
 from symuat.models.family import Family
@@ -27,7 +28,7 @@ FEATURES = ("the Llama family's features (RMSNorm, RoPE incl. linear/llama3 scal
 CONFIG_FIELDS = tuple(k for k in llama.CONFIG_FIELDS if k not in ("attention_bias", "mlp_bias")) + (
     "use_sliding_window", "sliding_window", "max_window_layers", "layer_types")
 GGUF_KEYS = llama.GGUF_KEYS
-INERT_FIELDS = llama.INERT_FIELDS
+INERT_FIELDS = decoder_reader.INERT_FIELDS
 
 _SUPPORTED = "the fields, keys and tensors symuat's qwen2 family models are listed in `symuat.models.families.qwen2`"
 _BIAS = {"q": True, "k": True, "v": True, "o": False, "gate": False, "up": False, "down": False}
@@ -38,19 +39,20 @@ def load_folder(folder) -> CausalLM:
     path, c = read_config(folder, kind="Qwen2 checkpoint")
     f = Fields(path, c)
     f.choice("model_type", ("qwen2",))
-    sizes = llama.decoder_fields(f, "qwen2")
-    theta, inv, feats = llama._rope_from_config(f, sizes["head_dim"])
+    sizes = decoder_reader.decoder_fields(f, "qwen2")
+    theta, inv, feats = decoder_reader.rope_from_config(f, sizes["head_dim"])
     tied = f.flag("tie_word_embeddings", False)
     windows, window = layer_windows(f, sizes["layers"], max_window_default=28)
-    vocab = llama._vocab_field(f)
-    f.inert(*llama.INERT_FIELDS)
+    vocab = decoder_reader.vocab_field(f)
+    f.inert(*decoder_reader.INERT_FIELDS)
     f.refuse_unknown("qwen2", _SUPPORTED)
     tensors = folder_tensors(folder)
-    cfg = DecoderConfig(vocab=llama._vocab(vocab, tensors, folder), rope_theta=theta, rope="half", tied=tied,
+    cfg = DecoderConfig(vocab=decoder_reader.vocab_rows(vocab, tensors, folder), rope_theta=theta, rope="half",
+                        tied=tied,
                         inv_freq=inv, family="qwen2",
                         features=feats + ([f"sliding window {window}"] if any(windows) else []), **sizes)
     t = Tensors(tensors, folder)
-    model = llama.build(cfg, t, bias=_BIAS, tokenizer=json_tokenizer(folder, rows=cfg.vocab), window=windows)
+    model = decoder_reader.build(cfg, t, bias=_BIAS, tokenizer=json_tokenizer(folder, rows=cfg.vocab), window=windows)
     t.refuse_unused("qwen2", _SUPPORTED)
     model.fields_read = sorted(f.used)
     return model

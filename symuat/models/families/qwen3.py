@@ -8,13 +8,14 @@ What changes the computation (anything else present is refused):
   the QK-norms' epsilon —, ``vocab_size``, ``max_position_embeddings``, ``tie_word_embeddings``,
   ``hidden_act``), the RoPE fields, ``attention_bias`` and ``use_sliding_window``,
   ``sliding_window``, ``max_window_layers``, ``layer_types`` (transformers' ``Qwen3Config`` rule,
-  :func:`symuat.models.families.qwen2.layer_windows`); inert: :data:`symuat.models.families.llama.INERT_FIELDS`.
+  :func:`symuat.models.families.qwen2.layer_windows`); inert: :data:`symuat.models.decoder_reader.INERT_FIELDS`.
 * Tensors: the Llama tensors, ``self_attn.{q,k}_norm.weight`` per layer and the attention biases
   ``attention_bias`` announces.
 """
 
 from __future__ import annotations
 
+from symuat.models import decoder_reader
 from symuat.models.families import llama, qwen2
 from symuat.models import qknorm
 from symuat.models.causal_lm import CausalLM, DecoderConfig
@@ -29,7 +30,7 @@ FEATURES = ("the Llama family's features (RMSNorm, RoPE incl. linear/llama3 scal
 #: config.json fields that change the computation, each modelled
 CONFIG_FIELDS = tuple(k for k in llama.CONFIG_FIELDS if k != "mlp_bias") + (
     "use_sliding_window", "sliding_window", "max_window_layers", "layer_types")
-INERT_FIELDS = llama.INERT_FIELDS
+INERT_FIELDS = decoder_reader.INERT_FIELDS
 
 _SUPPORTED = "the fields and tensors symuat's qwen3 family models are listed in `symuat.models.families.qwen3`"
 
@@ -39,22 +40,23 @@ def load_folder(folder) -> CausalLM:
     path, c = read_config(folder, kind="Qwen3 checkpoint")
     f = Fields(path, c)
     f.choice("model_type", ("qwen3",))
-    sizes = llama.decoder_fields(f, "qwen3")
-    theta, inv, feats = llama._rope_from_config(f, sizes["head_dim"])
+    sizes = decoder_reader.decoder_fields(f, "qwen3")
+    theta, inv, feats = decoder_reader.rope_from_config(f, sizes["head_dim"])
     tied = f.flag("tie_word_embeddings", False)
     bias = f.flag("attention_bias", False)
     windows, window = qwen2.layer_windows(f, sizes["layers"], max_window_default=28)
-    vocab = llama._vocab_field(f)
-    f.inert(*llama.INERT_FIELDS)
+    vocab = decoder_reader.vocab_field(f)
+    f.inert(*decoder_reader.INERT_FIELDS)
     f.refuse_unknown("qwen3", _SUPPORTED)
     tensors = folder_tensors(folder)
-    cfg = DecoderConfig(vocab=llama._vocab(vocab, tensors, folder), rope_theta=theta, rope="half", tied=tied,
+    cfg = DecoderConfig(vocab=decoder_reader.vocab_rows(vocab, tensors, folder), rope_theta=theta, rope="half",
+                        tied=tied,
                         inv_freq=inv, family="qwen3",
                         features=feats + ["per-head QK-norm"] + ["attention bias"] * bias
                         + ([f"sliding window {window}"] if any(windows) else []), **sizes)
     t = Tensors(tensors, folder)
     every = {n: bias and n in ("q", "k", "v", "o") for n in ("q", "k", "v", "o", "gate", "up", "down")}
-    model = llama.build(cfg, t, bias=every, tokenizer=json_tokenizer(folder, rows=cfg.vocab), window=windows)
+    model = decoder_reader.build(cfg, t, bias=every, tokenizer=json_tokenizer(folder, rows=cfg.vocab), window=windows)
     qknorm.take_norms(model.layers, t, width="head")
     t.refuse_unused("qwen3", _SUPPORTED)
     model.fields_read = sorted(f.used)
