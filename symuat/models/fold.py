@@ -35,6 +35,7 @@ from symuat.models.formats import ModelError, json_safe
 
 if TYPE_CHECKING:  # annotations only: the module imports CausalLM where it builds one
     from symuat.models.causal_lm import CausalLM
+    from symuat.models.family import Family
 
 
 class FoldRefused(ModelError):
@@ -354,7 +355,7 @@ def _asked(args) -> dict:
     return asked if any(asked.values()) else {}
 
 
-def fold_model(model: str, asked: dict):
+def fold_model(model: str, asked: dict) -> tuple:
     """``(family, original, folded tensors, log, extra files, config.json)`` for ``model``: its family's
     :class:`~symuat.models.family.Fold` (``asked`` empty: every fold that is valid for the family), or
     :class:`ModelError` saying why the family has none."""
@@ -390,7 +391,7 @@ def fold_llama_checkpoint(model: str, asked: dict):
     return original, hf_tensors(folded), log, extra, config
 
 
-def check_folded(family, original, folder, texts: list[str]) -> list[dict]:
+def check_folded(family: Family, original, folder, texts: list[str]) -> list[dict]:
     """Reload the written checkpoint from ``folder`` and compare every state (and the logits, centred)
     with the original model on ``texts``: the family's own check, else :func:`compare_decoder`."""
     check = family.fold.check if family.fold is not None and family.fold.check is not None else compare_decoder
