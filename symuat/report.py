@@ -10,7 +10,7 @@ from typing import Iterable
 from symuat.kernel import registry as _registry
 from symuat.kernel.registry import REGISTRY, Result
 from symuat.kernel.status import Status
-from symuat.plain_text import pretty  # LaTeX → Unicode for the terminal (report.pretty)
+from symuat.text.plain_text import pretty  # LaTeX → Unicode for the terminal (report.pretty)
 
 
 def _certification(key: str) -> dict | None:
@@ -476,7 +476,7 @@ def reading_legend(width: int | None = None, wide: bool = False) -> list[str]:
 
 
 def _detail_lines(result: Result) -> list[str]:
-    from symuat.values import readable, show_array  # exact values in Unicode; long rationals by size
+    from symuat.text.values import readable, show_array  # exact values in Unicode; long rationals by size
 
     c = result.check
     lines = [f"{c.key}: {status_of(result)}  ({result.seconds:.2f} s)",

@@ -506,7 +506,7 @@ def _scalar(x) -> bool:
 def _tex_value(v) -> str | None:
     """A small exact value as LaTeX (matrix, vector, scalar), or None if it is not small."""
     def entry(x):  # an integer, a rational, a closed form in e (288 e^{12}/…), a long rational by its size
-        from symuat.values import value_latex
+        from symuat.text.values import value_latex
 
         return value_latex(x)
     if _scalar(v):
@@ -681,7 +681,7 @@ def check_detail(r, heading: bool = True) -> list[str]:
             tex, rest = re.fullmatch(r"(.*?)((?:\s*\([^()]*\))?)", k).groups()
             lines += [f"{_m(tex)}{_escape(rest)}: {rich(str(q))}", ""]
         else:  # closed forms in a quantity (a mistake's witness: 288*e**12/…) read as 288·e¹²/…
-            from symuat.values import readable
+            from symuat.text.values import readable
 
             label = rich(k, links=False)  # emphasis cannot hold a role: a label with math stays upright
             label = f"{label}:" if ":math:`" in label or "*" in label else f"*{label}:*"

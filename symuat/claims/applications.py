@@ -34,7 +34,7 @@ from symuat.kernel.registry import REGISTRY
 from symuat.kernel.status import Status
 from symuat.kernel.structure import generic_density, generic_support
 from symuat.linear import lift_right
-from symuat.printing import latex
+from symuat.text.printing import latex
 from symuat.residual import RawLayer
 from symuat.vec import Vec
 

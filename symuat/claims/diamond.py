@@ -19,7 +19,7 @@ from sympy import MatrixSymbol
 from symuat.algebra import T, add, dims, mul
 from symuat.diamond import MM_DEFINITIONS, PARSES, Diamond, DiamondChain, ambiguities, resolve
 from symuat.kernel import decide
-from symuat.printing import latex
+from symuat.text.printing import latex
 from symuat.kernel.decide import Statement
 from symuat.kernel.registry import REGISTRY
 

@@ -21,7 +21,7 @@ from symuat.heads import HeadMatrix, HeadSum
 from symuat.kernel import decide
 from symuat.kernel.decide import Statement
 from symuat.kernel.registry import REGISTRY
-from symuat.printing import latex
+from symuat.text.printing import latex
 from symuat.residual import RawLayer, forward, sympy_algebra, unroll
 
 D, F, n_terms = dims("D F n")

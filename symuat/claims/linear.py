@@ -18,7 +18,7 @@ from symuat.diamond import Diamond
 from symuat.elementwise import Sigma
 from symuat.claims import _named as named
 from symuat.kernel import decide
-from symuat.printing import latex
+from symuat.text.printing import latex
 from symuat.kernel.decide import Statement
 from symuat.kernel.registry import REGISTRY
 from symuat.kernel.status import Status

@@ -46,7 +46,7 @@ from symuat.residual import (
 from symuat.claims import lemmas
 from symuat.heads import BlockSymbol
 from symuat.vec import Vec
-from symuat.printing import latex
+from symuat.text.printing import latex
 
 D, F = lemmas.D, lemmas.F
 X0 = lemmas.X0

@@ -26,8 +26,8 @@ import re
 import numpy as np
 
 from symuat.kernel.status import Status, Verdict
-from symuat.plain_text import pretty
-from symuat.values import readable, show_array, show_value
+from symuat.text.plain_text import pretty
+from symuat.text.values import readable, show_array, show_value
 
 #: a why line longer than this is cut (the full account follows in ``show``)
 MOST = 240

@@ -75,7 +75,7 @@ from symuat.kernel.status import (
     Status,
     Verdict,
 )
-from symuat.printing import latex
+from symuat.text.printing import latex
 
 from symuat.kernel.evaluate import sizes_key, values_equal
 from symuat.kernel.hypotheses import assuming, implied_hypotheses, latex_list

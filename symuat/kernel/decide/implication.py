@@ -38,7 +38,7 @@ from symuat.kernel.status import (
     Status,
     Verdict,
 )
-from symuat.printing import latex
+from symuat.text.printing import latex
 
 from symuat.kernel.decide.instances import (
     TOLERANCE,

@@ -41,7 +41,7 @@ from symuat.kernel.status import (
 )
 from symuat.kernel import certificates
 from symuat.kernel.rank import exact_rank
-from symuat.printing import latex
+from symuat.text.printing import latex
 
 from symuat.kernel.decide.instances import (
     named_sizes,
