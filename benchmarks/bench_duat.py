@@ -32,7 +32,7 @@ CHILD = """
 import time, sympy as sp
 from sympy import Identity, ZeroMatrix
 from symuat.claims.lemmas import ALG, D, X0, raw
-from symuat.residual import forward, unroll
+from symuat.expr.residual import forward, unroll
 from symuat.kernel.index_calculus import compare_entries
 L = {L}
 layers = [raw(k) for k in range(1, L + 1)]

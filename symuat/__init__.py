@@ -73,7 +73,7 @@ def __getattr__(name):
 
         return check_identity
     if name == "dims":
-        from symuat.algebra import dims
+        from symuat.expr.algebra import dims
 
         return dims
     raise AttributeError(f"module 'symuat' has no attribute {name!r}")

@@ -28,7 +28,7 @@ def _mha_instance(projection: str, mask: str, N: int, M: int, h: int, seed: int 
     """A random float64 MHA (weights and input) and its W'_HVO, densely (small sizes only)."""
     import numpy as np
 
-    from symuat.attention import MHAOperator, attention_patterns
+    from symuat.expr.attention import MHAOperator, attention_patterns
 
     rng = np.random.default_rng(seed)
     d = M // h
@@ -73,7 +73,7 @@ def structure_figure(projection: str, mask: str, path, *, N: int = 4, h: int = 2
     from matplotlib.colors import ListedColormap
     from matplotlib.patches import Patch
 
-    from symuat.attention import mha_symbols
+    from symuat.expr.attention import mha_symbols
     from symuat.kernel.structure import generic_support
 
     s = mha_symbols(projection, mask)
@@ -134,7 +134,7 @@ def dynamic_parameters_figure(texts: list[str], path, model: str = "minilm") -> 
     import matplotlib.pyplot as plt
     import numpy as np
 
-    from symuat.attention import MHAOperator, attention_patterns
+    from symuat.expr.attention import MHAOperator, attention_patterns
     from symuat.models import BertNumpy, load_bert, model_path, tokenize
     from symuat.transformer import layer_norm_scales, to_duat
 

@@ -2,7 +2,7 @@ r"""LoRA seen through the matrix-vector method and the DUAT form (spec A3, A4).
 
 **A3.** A LoRA update of a Linear map is :math:`W=W_0+\Delta W`, :math:`\Delta W=BA`,
 :math:`B\in\mathbb R^{p\times r}`, :math:`A\in\mathbb R^{r\times q}`. Its lift to the flattened
-tokens (M1, :func:`symuat.linear.lift_right`) is linear in :math:`W`, so the lift of the update is
+tokens (M1, :func:`symuat.expr.linear.lift_right`) is linear in :math:`W`, so the lift of the update is
 the lift of :math:`\Delta W`: :math:`I_N\otimes(BA)^\top` (``row``) or :math:`(BA)^\top\otimes I_N`
 (``col``) — of rank :math:`N\,r` (rank of a Kronecker product is the product of the ranks), not
 :math:`r`.
@@ -42,8 +42,8 @@ import numpy as np
 from symuat.errors import ShapeMismatchError
 from symuat.kernel.decide import exact_rank  # noqa: F401  (rank over ℚ, re-exported: lora.exact_rank)
 from symuat.kernel.decide.instances import TOLERANCE
-from symuat.residual import RawLayer, forward as raw_forward, numpy_algebra, reading_grid, unroll
-from symuat.residual import reading_tags  # noqa: F401  (the tags of a reading, as for T8)
+from symuat.expr.residual import RawLayer, forward as raw_forward, numpy_algebra, reading_grid, unroll
+from symuat.expr.residual import reading_tags  # noqa: F401  (the tags of a reading, as for T8)
 
 READING_AXES = {"Δ": ("induced", "raw"), "b2": ("kept", "recomputed"), "idx": ("j", "j+1"), "op": ("plus", "times")}
 TARGETS = ("W3", "W2", "attn")
@@ -164,7 +164,7 @@ def exact_forward(blocks: list[ExactBlock], X0) -> np.ndarray:
 
 
 def exact_form(blocks: list[ExactBlock], X0) -> Form:
-    """symuat's recursion (:func:`symuat.residual.unroll`) on the layers' Eq. 20 parameters, each
+    """symuat's recursion (:func:`symuat.expr.residual.unroll`) on the layers' Eq. 20 parameters, each
     taken at the layer's own input."""
     layers, X = [], X0
     for b in blocks:
@@ -445,7 +445,7 @@ def eq20_scenario(L: int, k: int, target: str) -> Scenario:
     key = ("eq20", L, k, target)
     if key in _CACHE:
         return _CACHE[key]
-    from symuat.residual import random_instance
+    from symuat.expr.residual import random_instance
 
     alg = numpy_algebra(exact=True)
     alg.sigma = _softsign_array

@@ -11,7 +11,7 @@ as *input-dependent* linear operators on :math:`x'=\operatorname{vec}_r(X)`: att
 :math:`W'(X)=\sum_iH_i\otimes B_i^\top` (H5) and a constant bias (H7); LayerNorm contributes the
 affine map :math:`z\mapsto S(z)\,z+\beta` with :math:`S(z)` = per-token centring and scaling frozen
 at its input (T12). :func:`to_duat` runs the network once and accumulates the combined
-parameters with symuat's recursion (:mod:`symuat.residual`); :meth:`DUAT.evaluate` recomputes
+parameters with symuat's recursion (:mod:`symuat.expr.residual`); :meth:`DUAT.evaluate` recomputes
 the output from the combined parameters alone.
 
 >>> import numpy as np
@@ -33,7 +33,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from symuat.attention import MHAOperator, attention_patterns, mha_forward, patterns_from
+from symuat.expr.attention import MHAOperator, attention_patterns, mha_forward, patterns_from
 from symuat.errors import NonFiniteError, ShapeMismatchError
 from symuat.operators import Composed, Identity, Operator, RowMap, Sum, TokenAffine, Wrap
 
@@ -511,7 +511,7 @@ def to_duat(blocks: list[Block], X0, *, keep_sigma: bool = False) -> DUAT:
 
     Layer :math:`j` is built at its input :math:`x'_{j-1}=A_{j-1}x'_0+c_{j-1}+R_{j-1}` — the sum of
     the three parts the pass carries (:meth:`Block.duat_step`) — and the recursion of
-    :mod:`symuat.residual` advances them: :math:`A_j=W1_jA_{j-1}`, :math:`c_j=W1_jc_{j-1}+b3_j`,
+    :mod:`symuat.expr.residual` advances them: :math:`A_j=W1_jA_{j-1}`, :math:`c_j=W1_jc_{j-1}+b3_j`,
     :math:`V_j=W2_jA_{j-1}`, :math:`e_j=W2_j(c_{j-1}+R_{j-1})+b2_j`,
     :math:`R_j=W1_jR_{j-1}+W3_j\sigma(V_jx'_0+e_j)`. No separate forward pass runs: the hidden
     states are the rewrite's own (:meth:`DUAT.states`); ``A``, ``U_j``, ``V_j`` are kept as lazy

@@ -47,9 +47,7 @@ ROOT = Path(__file__).resolve().parents[1]
 #: where a status may be produced (paths relative to the package's parent)
 DECIDERS = ("symuat/kernel/decide/", "symuat/kernel/status.py")
 
-CORE = {"kernel", "errors", "interrupt", "text", "algebra", "elementwise", "diamond",
-        "vec", "kron", "heads", "decoder", "linear", "attention", "attention_sizes", "residual", "transformer",
-        "lora", "pruning", "smallness", "basis", "operators"}
+CORE = {"kernel", "errors", "interrupt", "text", "expr", "transformer", "lora", "operators"}
 #: layer name → the top-level names under ``symuat`` in it, bottom first
 LAYERS = (("core", CORE), ("numeric", {"models", "figures"}), ("catalogue", {"claims"}),
           ("verdicts", {"verdicts", "headline", "readings", "cache"}), ("certify", {"certify"}),

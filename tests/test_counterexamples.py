@@ -14,7 +14,7 @@ from functools import partial
 import numpy as np
 from sympy import MatrixSymbol, symbols
 
-from symuat.algebra import T, mul
+from symuat.expr.algebra import T, mul
 from symuat.kernel import decide, minimise
 from symuat.kernel.status import Status
 from symuat.kernel.why import derived_why, why_line
@@ -101,7 +101,7 @@ def test_no_check_prints_none_found_and_no_correction_is_a_fragment(all_results)
 
 def test_minimiser_finds_the_smallest_ill_typed_instance():
     """W₂ (m×n) ⋄ W₁ (n×p) under C-col needs m = n: the smallest instance that shows it."""
-    from symuat.diamond import Diamond
+    from symuat.expr.diamond import Diamond
 
     W2, W1, x = MatrixSymbol("W_2", m, n), MatrixSymbol("W_1", n, p), MatrixSymbol("x", m, 1)
     lhs, rhs = mul(T(W1), T(W2), x), Diamond(Diamond(W2, W1, "C-col"), x)
@@ -115,7 +115,7 @@ def test_minimiser_finds_the_smallest_ill_typed_instance():
 
 
 def test_derived_why_names_the_entry_and_the_reading():
-    from symuat.diamond import Diamond
+    from symuat.expr.diamond import Diamond
     from symuat.kernel.registry import Check
 
     A = MatrixSymbol("A", n, n)

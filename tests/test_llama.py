@@ -50,8 +50,8 @@ def test_rms_and_swiglu_mutants_refuted():
 def test_static_alpha_negation_refuted_when_frozen_at_the_same_input():
     """X4.uat's procedure must say `refuted` when the frozen weight is taken at the same input."""
     import symuat.claims.decoder as xd
-    from symuat.algebra import mul
-    from symuat.decoder import Diag
+    from symuat.expr.algebra import mul
+    from symuat.expr.decoder import Diag
 
     same = mul(xd._down, Diag(xd._lin(xd._Wu)), xd._silu(xd._lin(xd._Wg)))
     assert decide.check_negation(xd._ffn, same).status is Status.REFUTED

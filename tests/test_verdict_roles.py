@@ -10,7 +10,7 @@ from fractions import Fraction
 import pytest
 from sympy import MatrixSymbol, symbols
 
-from symuat.algebra import T
+from symuat.expr.algebra import T
 from symuat.kernel import decide, minimise
 from symuat.kernel.registry import Registry
 from symuat.kernel.status import Corrected, Status
@@ -222,7 +222,7 @@ def test_rope_for_every_even_width_and_its_mutants():
     """X2 for symbolic m: the relative identity and the GGUF→HF layout are proved; the wrong order
     (R_n' R_nᵀ… as R_n R_n') and the unpermuted layout are refuted."""
     from symuat.claims import decoder as dec
-    from symuat.algebra import mul
+    from symuat.expr.algebra import mul
 
     for conv in ("interleaved", "half"):
         place, A, B = dec.rope_blocks(conv)
@@ -237,7 +237,7 @@ def test_rope_for_every_even_width_and_its_mutants():
 
 def test_the_logit_telescope_and_its_forward_chain_mutant():
     """X6.telescope's step, and the forward-chain mutant (ρ pulled back with W1, not W1ᵀ), refuted."""
-    from symuat.algebra import dims, mul
+    from symuat.expr.algebra import dims, mul
 
     D, K = dims("D K")
     rho, W1, Mk = MatrixSymbol("rho", D, 1), MatrixSymbol("W1", D, D), MatrixSymbol("M", D, K)

@@ -10,7 +10,7 @@ import pytest
 from sympy import MatrixSymbol, symbols
 
 from symuat import cli, report
-from symuat.algebra import T
+from symuat.expr.algebra import T
 from symuat.kernel import decide
 from symuat.kernel.registry import Registry, Result
 from symuat.headline import headline

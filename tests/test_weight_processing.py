@@ -93,7 +93,7 @@ def test_wp9_condition_and_wp11_correction(wp_results):
 
 
 def test_mistakes_check_fails_when_a_mutant_holds():
-    from symuat.algebra import dims, mul
+    from symuat.expr.algebra import dims, mul
     from sympy import MatrixSymbol
     from symuat.kernel import decide
     from symuat.kernel.decide.mistakes import mistakes_refuted

@@ -25,7 +25,7 @@ of the count (from the pattern's classes) that the count proof rewrites with.
 
 >>> import sympy as sp
 >>> from sympy import MatrixSymbol, Identity
->>> from symuat.algebra import kron
+>>> from symuat.expr.algebra import kron
 >>> N, M = sp.symbols("N M", positive=True, integer=True)
 >>> E = kron(MatrixSymbol("W", N, N), Identity(M))
 >>> ths = export_density("d", {"expr": E, "claimed": 1 / M, "derived": 1 / M})

@@ -12,7 +12,7 @@ named lemmas, then matching of the summed indices and ``ring``.
 A node the library has no definition for raises :class:`Unsupported` (with the reason).
 
 >>> from sympy import MatrixSymbol, symbols
->>> from symuat.diamond import Diamond
+>>> from symuat.expr.diamond import Diamond
 >>> m, n = symbols("m n", positive=True, integer=True)
 >>> W, x = MatrixSymbol("W", m, n), MatrixSymbol("x", m, 1)
 >>> print(export_identity("P1", Diamond(W, x), W.T * x).statement)

@@ -9,7 +9,7 @@ symbolic sizes, a basis vector ``e_p ∈ ℝⁿ`` as ``selector (Ordinal h)`` un
 
 >>> import sympy as sp
 >>> from sympy import MatrixSymbol
->>> from symuat.basis import Basis
+>>> from symuat.expr.basis import Basis
 >>> N = sp.Symbol("N", positive=True, integer=True)
 >>> W = MatrixSymbol("W", N, N)
 >>> print(export_recorded_identity("c", {"lhs": W.T * Basis(1, N), "rhs": W.T * Basis(1, N)})[0].statement)

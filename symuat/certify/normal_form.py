@@ -24,7 +24,7 @@ shifted deltas ``S`` with a tap index (``sdelta b a t r``) and elementwise funct
 :class:`~symuat.certify.export.Unsupported`; the exporter then falls back to the direct tactic.
 
 >>> from sympy import MatrixSymbol, symbols
->>> from symuat.diamond import Diamond
+>>> from symuat.expr.diamond import Diamond
 >>> from symuat.certify.export import export_identity
 >>> m, n = symbols("m n", positive=True, integer=True)
 >>> W, x = MatrixSymbol("W", m, n), MatrixSymbol("x", m, 1)

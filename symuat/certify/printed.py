@@ -21,7 +21,7 @@ full sum at the printed positions (``sum_printed``: they must be distinct) and c
 
 >>> import sympy as sp
 >>> from sympy import MatrixSymbol
->>> from symuat.diamond import Diamond
+>>> from symuat.expr.diamond import Diamond
 >>> m, n = sp.symbols("m n", positive=True, integer=True)
 >>> k = sp.Symbol("k", integer=True, positive=True)
 >>> W, x, w, xi = MatrixSymbol("W", m, n), MatrixSymbol("x", m, 1), sp.IndexedBase("w"), sp.IndexedBase("x")

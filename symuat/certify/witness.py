@@ -60,7 +60,7 @@ def _rows(value) -> list[list[Fraction]]:
 
 
 def _family(value) -> list[list[list[Fraction]]]:
-    """A head family's value (``h`` matrices, :class:`~symuat.heads.HeadMatrix`), exact."""
+    """A head family's value (``h`` matrices, :class:`~symuat.expr.heads.HeadMatrix`), exact."""
     members = value.tolist() if hasattr(value, "tolist") else value
     return [_rows(m) for m in members]
 
@@ -111,7 +111,7 @@ def export_witness(name: str, data: dict, tactic: str = "symuat_witness") -> lis
     the recorded witness (by ``tactic``: :coq:`symuat_witness`, or :coq:`symuat_refute`, the
     same conclusion by computation alone)."""
     lhs, rhs, sizes, values = data["lhs"], data["rhs"], data["sizes"], data["values"]
-    from symuat.heads import HeadMatrix
+    from symuat.expr.heads import HeadMatrix
     from symuat.kernel.index_calculus import space_of
 
     families = {_ident(f.name): f for e in (lhs, rhs) for f in e.atoms(HeadMatrix)}
@@ -122,7 +122,7 @@ def export_witness(name: str, data: dict, tactic: str = "symuat_witness") -> lis
     left, right = _term(lhs, ctx), _term(rhs, ctx)
     if ctx.funcs:
         raise Unsupported("a witness of an identity with elementwise functions (no function values)")
-    from symuat.heads import BlockSymbol
+    from symuat.expr.heads import BlockSymbol
 
     leaves = {}
     for e in (lhs, rhs):

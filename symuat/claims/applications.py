@@ -1,10 +1,10 @@
 r"""Claims A1–A6: the applications the papers draw — pruning (A1, A2), LoRA (A3, A4), in-context
 learning (A5) and the multi-function claims (A6).
 
-* **A1** — real arithmetic with absolute values (:mod:`symuat.pruning`), decided by sign cases and
+* **A1** — real arithmetic with absolute values (:mod:`symuat.expr.pruning`), decided by sign cases and
   Fourier–Motzkin elimination (:func:`symuat.kernel.decide.check_real_implication`).
 * **A2** — per reading and per σ, a proved vanishing bound or a witness family whose contribution
-  does not vanish (:mod:`symuat.smallness`, :func:`~symuat.kernel.decide.check_vanishing`).
+  does not vanish (:mod:`symuat.expr.smallness`, :func:`~symuat.kernel.decide.check_vanishing`).
 * **A3** — the lift of a LoRA update, for symbolic dimensions; the rank of the lifted increment
   from its Kronecker structure, cross-checked by exact ranks (:mod:`symuat.lora`).
 * **A4** — Eq. 18 under every reading against the fine-tuned network's own unrolled form
@@ -23,20 +23,21 @@ import numpy as np
 import sympy as sp
 from sympy import Identity, MatrixSymbol
 
-from symuat import lora, pruning, smallness
-from symuat.algebra import T, add, dims, kron, mul
-from symuat.attention import MASKS, PROJECTIONS, mha_symbols
-from symuat.elementwise import Sigma
-from symuat.heads import BlockSymbol
+from symuat import lora
+from symuat.expr import pruning, smallness
+from symuat.expr.algebra import T, add, dims, kron, mul
+from symuat.expr.attention import MASKS, PROJECTIONS, mha_symbols
+from symuat.expr.elementwise import Sigma
+from symuat.expr.heads import BlockSymbol
 from symuat.claims import _named as named
 from symuat.kernel import decide
 from symuat.kernel.registry import REGISTRY
 from symuat.kernel.status import Status
 from symuat.kernel.structure import generic_density, generic_support
-from symuat.linear import lift_right
+from symuat.expr.linear import lift_right
 from symuat.text.printing import latex
-from symuat.residual import RawLayer
-from symuat.vec import Vec
+from symuat.expr.residual import RawLayer
+from symuat.expr.vec import Vec
 
 GROUP = "applications"
 
@@ -539,7 +540,7 @@ def a4_eq20_statement(mutant: str | None = None):
     and c_L = c^ft_L): ``Ax'_0 + c + Σ_j (U_j + ΔU_j)σ((V_j + ΔV_j)x'_0 + e^ft_j)``, ``ΔU_j = U^ft_j − U_j``,
     ``ΔV_j = V^ft_j − V_j``, against ``Ax'_0 + c + Σ_j U^ft_jσ(V^ft_jx'_0 + e^ft_j)``. Mutants: ``b2=kept`` (the
     base network's e_j), ``idx=j+1`` (ΔU_{j+1} beside U_j; the family's index shifted by one)."""
-    from symuat.heads import HeadMatrix, HeadSum
+    from symuat.expr.heads import HeadMatrix, HeadSum
 
     D, F, n = dims("D F n")
     j = sp.Symbol("j", integer=True)

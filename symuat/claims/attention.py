@@ -14,8 +14,8 @@ import numpy as np
 import sympy as sp
 from sympy import Identity, MatrixSymbol
 
-from symuat.algebra import T, add, dims, kron, mul
-from symuat.attention import (
+from symuat.expr.algebra import T, add, dims, kron, mul
+from symuat.expr.attention import (
     HEAD,
     MASKS,
     PROJECTIONS,
@@ -23,8 +23,8 @@ from symuat.attention import (
     mha_forward,
     mha_symbols,
 )
-from symuat.diamond import MM_DEFINITIONS, PARSES, Diamond, DiamondChain, resolve
-from symuat.heads import BlockSymbol, HeadMatrix, HeadSum, Selector
+from symuat.expr.diamond import MM_DEFINITIONS, PARSES, Diamond, DiamondChain, resolve
+from symuat.expr.heads import BlockSymbol, HeadMatrix, HeadSum, Selector
 from symuat.claims import _named as named
 from symuat.kernel import decide
 from symuat.kernel.decide import Statement
@@ -32,9 +32,9 @@ from symuat.kernel.hypotheses import LineSums
 from symuat.kernel.registry import REGISTRY
 from symuat.kernel.status import Status
 from symuat.kernel.structure import generic_density, generic_support
-from symuat.linear import lift_left, lift_right
+from symuat.expr.linear import lift_left, lift_right
 from symuat.text.printing import latex
-from symuat.vec import Vec
+from symuat.expr.vec import Vec
 
 ORDERS = ("col", "row")
 _SMALL = [{"N": n, "h": h, "d": d, "d_v": dv} for n, h, d, dv in

@@ -143,9 +143,9 @@ def sigma_split_statement(mutant: str | None = None):
     R_{j-1}; ``no-slope`` reads the σ-term through ``W3_jᵀρ_j`` without the slope."""
     from sympy import Identity, MatrixSymbol
 
-    from symuat.algebra import T, add, dims, kron, mul
-    from symuat.decoder import Diag
-    from symuat.vec import Vec
+    from symuat.expr.algebra import T, add, dims, kron, mul
+    from symuat.expr.decoder import Diag
+    from symuat.expr.vec import Vec
 
     N, M, F = dims("N M F")
     vec = lambda name, cols: Vec(MatrixSymbol(name, N, cols), "row")
@@ -280,7 +280,7 @@ def x7_step_statement(mutant: str | None = None):
     """
     from sympy import MatrixSymbol
 
-    from symuat.algebra import T, add, dims, mul
+    from symuat.expr.algebra import T, add, dims, mul
 
     D, N, K = dims("D N K")
     r, x, m, b = (MatrixSymbol(s, D, 1) for s in ("r", "x_prev", "m_l", "b_l"))
@@ -313,10 +313,10 @@ def x8_layer(X, *, bias: bool):
     """One detached layer (symbolic D, N, F): X + OVXPᵀ + W_d(G ∘ W_uX) (+ b1ᵀ), pattern P and gate G frozen."""
     from sympy import MatrixSymbol
 
-    from symuat.algebra import T, add, mul
-    from symuat.decoder import Hadamard
+    from symuat.expr.algebra import T, add, mul
+    from symuat.expr.decoder import Hadamard
 
-    from symuat.algebra import dims
+    from symuat.expr.algebra import dims
 
     D, N = X.shape
     K, F = dims("K F")  # the head and MLP widths
@@ -335,7 +335,7 @@ def x8_statement(kind: str):
     import sympy
     from sympy import MatrixSymbol, ZeroMatrix
 
-    from symuat.algebra import add, dims
+    from symuat.expr.algebra import add, dims
 
     D, N = dims("D N")
     X, Y = MatrixSymbol("X", D, N), MatrixSymbol("Y", D, N)

@@ -4,8 +4,8 @@ not in the papers).
 The Llama family (SmolLM2, Qwen, Llama, Mistral) adds grouped-query attention, rotary position
 embeddings, RMSNorm, a gated (SwiGLU) MLP, a causal mask and tied embeddings to the blocks the
 papers treat. Each entry is proved for symbolic dimensions where the statement is
-shape-general (the index engine, with :class:`~symuat.decoder.PairHeadMatrix`,
-:class:`~symuat.decoder.Diag`, :class:`~symuat.decoder.Hadamard` and the uninterpreted σ), at
+shape-general (the index engine, with :class:`~symuat.expr.decoder.PairHeadMatrix`,
+:class:`~symuat.expr.decoder.Diag`, :class:`~symuat.expr.decoder.Hadamard` and the uninterpreted σ), at
 explicit head widths where it is about RoPE's trigonometry (symbolic positions), and confirmed
 numerically on random Llama decoders (:func:`symuat.models.llama.random_llama`); the real
 SmolLM2-135M is ``symuat model check --model smollm2`` / ``symuat model explain``.
@@ -20,15 +20,15 @@ import numpy as np
 import sympy as sp
 from sympy import Identity, MatrixSymbol
 
-from symuat.algebra import T, dims, kron, mul
-from symuat.decoder import Diag, Hadamard, PairHeadMatrix, rotation
-from symuat.elementwise import Sigma
-from symuat.heads import BlockSymbol, HeadMatrix, HeadSum, Selector
+from symuat.expr.algebra import T, dims, kron, mul
+from symuat.expr.decoder import Diag, Hadamard, PairHeadMatrix, rotation
+from symuat.expr.elementwise import Sigma
+from symuat.expr.heads import BlockSymbol, HeadMatrix, HeadSum, Selector
 from symuat.kernel import decide
 from symuat.kernel.decide.steps import check_steps
 from symuat.kernel.registry import REGISTRY
 from symuat.kernel.status import Status, Verdict
-from symuat.vec import Vec
+from symuat.expr.vec import Vec
 
 EXT = {"polarity": None, "role": "extension"}
 _A, _B = sp.symbols("a b", integer=True)
@@ -131,7 +131,7 @@ def gqa_W_HV(order: str = "row", mask: str = "bidir"):
 
 def _x1_density(mask: str):
     """The spec's question: the density of GQA's W'_HV against the MHA case (std, h = g·r heads)."""
-    from symuat.attention import mha_symbols
+    from symuat.expr.attention import mha_symbols
     from symuat.claims.attention import _count_density
     from symuat.kernel.structure import generic_density
 
@@ -498,7 +498,7 @@ def gated_layer_statement(mutant: str | None = None, *, sandwich: bool = False):
     ``W2 = W_g'S₂W1``, ``b2 = b3 = 0``, ``W3 = W'_down diag(W_u'S₂W1x')`` (dynamic, X4[alpha(x)]).
     Mutants: ``gate-before-attention`` (``W2 = W_g'S₂``: the gate reads the layer's input, not h),
     ``up-before-attention`` (``W3 = W'_down diag(W_u'S₂x')``), ``no-skip`` (``W1 = Σ_i (H_i⊗B_iᵀ)S₁``)."""
-    from symuat.algebra import add
+    from symuat.expr.algebra import add
 
     X = MatrixSymbol("X", _N, _M)
     heads = [(MatrixSymbol(f"H_{i}", _N, _N), MatrixSymbol(f"B_{i}", _M, _M)) for i in (1, 2)]
@@ -594,8 +594,8 @@ def combined_logits_statement(mutant: str | None = None):
     """``(P x'_L, A^logits x'_0 + c^logits + Σ_j U^logits_j σ_j)`` with ``x'_L = A x'_0 + c + Σ_{j≤n} U_j σ_j`` (T7's
     form, a symbolic number n of σ-terms), ``A^logits = PA``, ``c^logits = Pc``, ``U^logits_j = PU_j`` for any
     readout ``P`` (X5.head: ``P = (I_N⊗W_E)S_f``). Mutants: ``no-bias`` drops ``Pc``, ``unmapped-U`` keeps ``U_j``."""
-    from symuat.algebra import add
-    from symuat.heads import HeadMatrix, HeadSum
+    from symuat.expr.algebra import add
+    from symuat.expr.heads import HeadMatrix, HeadSum
 
     D, Fd, Vd, n = dims("D F V n")
     j = sp.Symbol("j", integer=True)
@@ -681,8 +681,8 @@ def _x6_telescope():
     (linearity), and each term is computed by the transposed chain ρ_{j-1} = W1_jᵀρ_j, because
     ρ_Lᵀ(W1_L M) = (W1_Lᵀρ_L)ᵀM for every M (U_{L,j} = W1_L U_{L-1,j}, A_L = W1_L A_{L-1}, U_{j,j} = W3_j):
     by induction on L, ρ_Lᵀ U_{L,j} = (W3_jᵀ ρ_j)ᵀ and ρ_Lᵀ A_L = ρ_0ᵀ."""
-    from symuat.algebra import add
-    from symuat.elementwise import Sigma
+    from symuat.expr.algebra import add
+    from symuat.expr.elementwise import Sigma
 
     D, F, K = dims("D F K")
     rho, W1 = MatrixSymbol("rho_L", D, 1), MatrixSymbol("W1_L", D, D)

@@ -1,9 +1,9 @@
 r"""Claims D4, D5 and P1–P6: the diamond product and its composition identities.
 
-Each printed member of a chain is built once, as written (a :class:`~symuat.diamond.DiamondChain`
+Each printed member of a chain is built once, as written (a :class:`~symuat.expr.diamond.DiamondChain`
 where the paper leaves a chain unbracketed). Which reading axes a step depends on — the D5
 definition of matrix ⋄ matrix (``C-col``/``C-prod``), the parse of a chain (``LR``/``RL``) — is
-read off the printed expressions by :func:`~symuat.diamond.ambiguities`; every step is checked
+read off the printed expressions by :func:`~symuat.expr.diamond.ambiguities`; every step is checked
 under ``conf`` (any conformable shapes, symbolic :math:`m,n,p`) and ``square`` (all :math:`n`).
 """
 
@@ -16,8 +16,8 @@ import numpy as np
 import sympy as sp
 from sympy import MatrixSymbol
 
-from symuat.algebra import T, add, dims, mul
-from symuat.diamond import MM_DEFINITIONS, PARSES, Diamond, DiamondChain, ambiguities, resolve
+from symuat.expr.algebra import T, add, dims, mul
+from symuat.expr.diamond import MM_DEFINITIONS, PARSES, Diamond, DiamondChain, ambiguities, resolve
 from symuat.kernel import decide
 from symuat.text.printing import latex
 from symuat.kernel.decide import Statement
@@ -110,7 +110,7 @@ def _eq4_row(label, sizes, printed=True):
         left = sum(_w(k, row) * _xs(k) for k in range(1, mm + 1))
     W = np.array([[_w(i, j) for j in range(1, nn + 1)] for i in range(1, mm + 1)], dtype=object)
     x = np.array([[_xs(k)] for k in range(1, mm + 1)], dtype=object)
-    from symuat.diamond import diamond
+    from symuat.expr.diamond import diamond
 
     right = diamond(W, x)[row - 1, 0]
     return np.array([[left]], dtype=object), np.array([[right]], dtype=object)
@@ -141,7 +141,7 @@ def _eq4_row_symbolic(label, printed=None):
 
     def entry(sizes):
         mm, nn = sizes[m], sizes[n]
-        from symuat.diamond import diamond
+        from symuat.expr.diamond import diamond
 
         W = np.array([[_wi[i, j] for j in range(1, nn + 1)] for i in range(1, mm + 1)], dtype=object)
         x = np.array([[_xi[k]] for k in range(1, mm + 1)], dtype=object)

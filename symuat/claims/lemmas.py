@@ -15,14 +15,14 @@ from functools import partial
 import sympy as sp
 from sympy import Identity, MatrixSymbol, ZeroMatrix
 
-from symuat.algebra import T, add, dims, mul
-from symuat.elementwise import Sigma
-from symuat.heads import HeadMatrix, HeadSum
+from symuat.expr.algebra import T, add, dims, mul
+from symuat.expr.elementwise import Sigma
+from symuat.expr.heads import HeadMatrix, HeadSum
 from symuat.kernel import decide
 from symuat.kernel.decide import Statement
 from symuat.kernel.registry import REGISTRY
 from symuat.text.printing import latex
-from symuat.residual import RawLayer, forward, sympy_algebra, unroll
+from symuat.expr.residual import RawLayer, forward, sympy_algebra, unroll
 
 D, F, n_terms = dims("D F n")
 X0 = MatrixSymbol("x_0", D, 1)

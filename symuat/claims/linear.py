@@ -13,9 +13,9 @@ import numpy as np
 import sympy as sp
 from sympy import MatrixSymbol, OneMatrix
 
-from symuat.algebra import T, add, dims, kron, mul
-from symuat.diamond import Diamond
-from symuat.elementwise import Sigma
+from symuat.expr.algebra import T, add, dims, kron, mul
+from symuat.expr.diamond import Diamond
+from symuat.expr.elementwise import Sigma
 from symuat.claims import _named as named
 from symuat.kernel import decide
 from symuat.text.printing import latex
@@ -23,7 +23,7 @@ from symuat.kernel.decide import Statement
 from symuat.kernel.registry import REGISTRY
 from symuat.kernel.status import Status
 from symuat.kernel.structure import generic_density
-from symuat.linear import (
+from symuat.expr.linear import (
     conv1d,
     in_sense,
     lift_bias_left,
@@ -31,7 +31,7 @@ from symuat.linear import (
     lift_left,
     lift_right,
 )
-from symuat.vec import Commutation, Vec
+from symuat.expr.vec import Commutation, Vec
 
 N, M, F, P, Q = dims("N M F P Q")
 ORDERS = ("col", "row")
@@ -132,7 +132,7 @@ def m1_pic_symbolic(sense: str, *, shift: int = 1, first_row: int = 0):
     W' (e_1 ⊗ e_2), is column 1 shifted down by one, (Wᵀe_1) ⊗ e_2 (a vector supported on m = 1 moves to
     m = 2 inside its token block when M ≥ 2); x' = vec_r(x) is x listed row by row (the definition of
     vec_r). Mutants: ``shift`` = 2, ``first_row`` = 1 (the picture read with w_{2,k})."""
-    from symuat.basis import Basis
+    from symuat.expr.basis import Basis
 
     Wp = in_sense(lift_left(_W, M, "row"), sense)
     col = lambda j: mul(Wp, kron(Basis(0, N), Basis(j, M)))
@@ -189,7 +189,7 @@ def _m2_count(order, kind, sizes):
     n, m = sizes[N], sizes[M]
     rng = np.random.default_rng(0)
     W = rng.integers(1, 5, size=(n, n)) * rng.choice([-1, 1], size=(n, n))  # all entries nonzero
-    from symuat.linear import linear_lift
+    from symuat.expr.linear import linear_lift
 
     dense = linear_lift(W, m, order).dense()  # materialised on purpose: this is the count
     nnz = int(np.count_nonzero(dense))
@@ -312,8 +312,8 @@ M5 = REGISTRY.claim(
 
 
 def _m5_conv(order):
-    from symuat.linear import conv1d_symbols
-    from symuat.vec import Vec
+    from symuat.expr.linear import conv1d_symbols
+    from symuat.expr.vec import Vec
 
     conv, lift, X = conv1d_symbols()
     verdict = decide.check_identity(
@@ -352,7 +352,7 @@ def _dependence(f, n, m):
 
 
 def _m5_cmp_trial(sizes, seed):
-    from symuat.attention import attention_patterns, mha_fixed_pattern
+    from symuat.expr.attention import attention_patterns, mha_fixed_pattern
 
     n, m, h, r = sizes["N"], sizes["M"], sizes["h"], 1
     rng = np.random.default_rng(seed)
@@ -379,9 +379,9 @@ def _m5_cmp():
     """Token-dependence patterns for symbolic sizes, read off the lifts' index-level normal forms
     (kernel.decide.token_pattern): conv (both flattenings) is the band |n − n'| ≤ r; MHA's W'_HVO
     (H_i generic, held fixed) is full under bidir and n' ≤ n under causal."""
-    from symuat.attention import mha_symbols
+    from symuat.expr.attention import mha_symbols
     from symuat.kernel.decide.token_pattern import check_token_pattern, n_in, n_out
-    from symuat.linear import conv1d_symbols
+    from symuat.expr.linear import conv1d_symbols
 
     _, lift, _ = conv1d_symbols()
     Nt = next(s for s in lift("row").free_symbols if s.name == "N")

@@ -40,13 +40,13 @@ from __future__ import annotations
 import numpy as np
 from sympy import Identity, MatrixSymbol
 
-from symuat.algebra import T, add, dims, kron, mul
-from symuat.decoder import Diag
-from symuat.elementwise import Sigma
+from symuat.expr.algebra import T, add, dims, kron, mul
+from symuat.expr.decoder import Diag
+from symuat.expr.elementwise import Sigma
 from symuat.kernel import decide
 from symuat.kernel.registry import REGISTRY
 from symuat.kernel.status import Status
-from symuat.vec import Vec
+from symuat.expr.vec import Vec
 
 EXT = {"polarity": None, "role": "extension"}
 

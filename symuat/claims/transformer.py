@@ -4,7 +4,7 @@ The attention sub-layer at the current input is the lifted matrix :math:`W^{\rm 
 opaque symbol here: it is a given matrix once the input is fixed). The FFN is lifted as in M3
 (T2). Readings: block ``B-both`` (both skips) / ``B-ffn``; :math:`W'_{i+1,1}` = ``mha`` /
 ``id+mha``; the index of :math:`W'_{\cdot,3}` in Eq. 31–32; ``seq``/``sim``; the T8/T9 update-rule
-axes (:data:`symuat.residual.T8_AXES`).
+axes (:data:`symuat.expr.residual.T8_AXES`).
 """
 
 from __future__ import annotations
@@ -16,15 +16,15 @@ import numpy as np
 import sympy as sp
 from sympy import Identity, MatrixSymbol, OneMatrix, ZeroMatrix
 
-from symuat.algebra import add, dims, mul
-from symuat.elementwise import Sigma
+from symuat.expr.algebra import add, dims, mul
+from symuat.expr.elementwise import Sigma
 from symuat.kernel import decide
 from symuat.kernel.decide import Statement
 from symuat.kernel.decide.witness import refute_with_exact_witness, refuted_by_proof
 from symuat.kernel.registry import REGISTRY
 from symuat.kernel.status import Corrected, Status, Verdict
-from symuat.heads import HeadMatrix, HeadSum
-from symuat.residual import (
+from symuat.expr.heads import HeadMatrix, HeadSum
+from symuat.expr.residual import (
     RawLayer,
     RulesState,
     Unrolled,
@@ -44,8 +44,8 @@ from symuat.residual import (
     unroll,
 )
 from symuat.claims import lemmas
-from symuat.heads import BlockSymbol
-from symuat.vec import Vec
+from symuat.expr.heads import BlockSymbol
+from symuat.expr.vec import Vec
 from symuat.text.printing import latex
 
 D, F = lemmas.D, lemmas.F
@@ -329,7 +329,7 @@ def _exact_depths(form: str, reading: dict) -> tuple[list[int], dict]:
 def _small_failure(form: str, reading: dict, L: int) -> dict | None:
     """A failing instance at depth ``L`` a reader can check by hand: the smallest sizes (D ≤ 3,
     F ≤ 2) first, then the smallest entries ({0, 1}, then −1..1, then −2..2); deterministic."""
-    from symuat.residual import RandomInstance
+    from symuat.expr.residual import RandomInstance
 
     alg = numpy_algebra(exact=True)
     for D, F in sorted(((d, f) for d in (1, 2, 3) for f in (1, 2)), key=lambda s: (s[0] + s[1], s)):
@@ -556,7 +556,7 @@ def _exact_dependence(L: int, seed: int):
     layers with a rational row-stochastic attention (:class:`symuat.lora.ExactBlock`: input-dependent
     like softmax, rational), symuat's recursion on their Eq. 30 parameters (W2 absorbed)."""
     from symuat import lora
-    from symuat.residual import numpy_algebra as _alg
+    from symuat.expr.residual import numpy_algebra as _alg
 
     rng = np.random.default_rng(seed)
     blocks = lora.exact_blocks(rng, L=L, N=2, M=2, F=2)
@@ -738,7 +738,7 @@ _G = MatrixSymbol("Gamma", _M, _M)
 _beta = MatrixSymbol("beta", _M, 1)
 _C = add(Identity(_M), mul(sp.Integer(-1) / _M, OneMatrix(_M, 1), OneMatrix(1, _M)))
 _ln = add(mul(_S, _Z, _C, _G), mul(OneMatrix(_N, 1), _beta.T))
-from symuat.algebra import T as _T, kron as _kron  # noqa: E402
+from symuat.expr.algebra import T as _T, kron as _kron  # noqa: E402
 
 for _o in ("col", "row"):
     _lift = (_kron(_S, _T(mul(_C, _G))) if _o == "row" else _kron(_T(mul(_C, _G)), _S))

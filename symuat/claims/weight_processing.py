@@ -9,7 +9,7 @@ diagonal scalings, row-stochastic patterns — and each shipped wrong somewhere 
 listed on every entry). For each entry symuat
 
 * proves the rewrite for symbolic dimensions where it is shape-general (the index engine, with
-  :mod:`symuat.kernel.head_maps`, :mod:`symuat.kernel.rotary`, :class:`~symuat.decoder.Diag`,
+  :mod:`symuat.kernel.head_maps`, :mod:`symuat.kernel.rotary`, :class:`~symuat.expr.decoder.Diag`,
   :class:`~symuat.kernel.hypotheses.LineSums`), or at explicit sizes where the statement is about
   explicit layouts;
 * checks every cited mistake as a mutant with the same procedure: it must come back ``refuted``
@@ -34,11 +34,11 @@ from functools import partial
 import sympy as sp
 from sympy import Identity, MatrixSymbol, OneMatrix
 
-from symuat.algebra import T, add, dims, kron, mul
-from symuat.attention import CausalHeadMatrix
-from symuat.decoder import Diag, Hadamard, PairHeadMatrix, rotation
-from symuat.elementwise import Sigma
-from symuat.heads import BlockSymbol, HeadMatrix, HeadSum, Selector
+from symuat.expr.algebra import T, add, dims, kron, mul
+from symuat.expr.attention import CausalHeadMatrix
+from symuat.expr.decoder import Diag, Hadamard, PairHeadMatrix, rotation
+from symuat.expr.elementwise import Sigma
+from symuat.expr.heads import BlockSymbol, HeadMatrix, HeadSum, Selector
 from symuat.kernel import decide
 from symuat.kernel.decide import bands, softcap
 from symuat.kernel.head_maps import (AxisBlock, fused_to_separate, per_group_split, repeat_interleave_map, rope_permutation,
@@ -50,7 +50,7 @@ from symuat.kernel.decide.rotations import block as rot_block
 from symuat.kernel.decide.rotations import check_block_lemma, refute_with_rotations
 from symuat.kernel.rotary import PairRotation
 from symuat.kernel.status import Corrected
-from symuat.vec import Commutation
+from symuat.expr.vec import Commutation
 
 GROUP = "weight-processing"
 EXT = {"polarity": None, "role": "extension"}

@@ -40,9 +40,9 @@ import sympy as sp
 from sympy import Basic, Identity, OneMatrix
 from sympy.matrices.expressions import MatrixExpr
 
-from symuat.algebra import kron
+from symuat.expr.algebra import kron
 from symuat.kernel.index_calculus import Term, space_of
-from symuat.vec import Commutation
+from symuat.expr.vec import Commutation
 
 __all__ = ["AxisBlock", "per_group_split", "repeat_interleave_map", "tile_map", "fused_to_separate", "rope_permutation",
            "repeat_interleave_index", "tile_index", "llama_cpp_permute", "llama_cpp_unpermute",
@@ -92,7 +92,7 @@ class AxisBlock(MatrixExpr):
     by the rules of :mod:`symuat.kernel.index_calculus` (same block: :math:`E^TE=I`; disjoint
     blocks: :math:`E^TE'=0`).
 
-    >>> from symuat.algebra import dims
+    >>> from symuat.expr.algebra import dims
     >>> r = dims("r")
     >>> AxisBlock(r + 2, r, 1).shape
     (r + 2, 1)

@@ -11,15 +11,15 @@ SymPy                                     kernel node (its index rule)
 ========================================  ==========================================================
 ``Trace(M)``, ``trace(M)``                :class:`TraceOf`: a 1×1 matrix, :math:`\sum_k M_{kk}` over
                                           ``M``'s (multi-)index space (so ``tr(A⊗B)`` sums both)
-``f(s)``, ``f`` an undefined function     :class:`symuat.elementwise.Sigma` named ``f`` (an
+``f(s)``, ``f`` an undefined function     :class:`symuat.expr.elementwise.Sigma` named ``f`` (an
 (``Function("f")``), ``s`` a scalar       uninterpreted function: the statement is for every ``f``)
 a scalar expression of traces             a 1×1 matrix expression: ``+`` → ``MatAdd``, ``·`` →
 (``2*Trace(A)*Trace(B) + 1``)             ``MatMul``, a positive integer power → repeated product,
                                           a number ``c`` → ``c·I₁``; a scalar factor of a matrix
                                           (``Trace(A)*B``) is a Kronecker product with a 1×1 matrix
 ``M[0, 0]`` of a 1×1 ``M``                ``M``
-``HadamardProduct``/``hadamard_product``  :class:`symuat.decoder.Hadamard` (entries multiplied)
-``DiagMatrix(v)`` (column or row)         :class:`symuat.decoder.Diag` (an entry times a delta)
+``HadamardProduct``/``hadamard_product``  :class:`symuat.expr.decoder.Hadamard` (entries multiplied)
+``DiagMatrix(v)`` (column or row)         :class:`symuat.expr.decoder.Diag` (an entry times a delta)
 ``DiagonalOf(M)``                         :class:`DiagonalVector`: :math:`v_i=M_{ii}`
 ``Inverse(M)``, ``M.I``, ``M**-k``        :class:`InverseOf` of a *named* square matrix: a fresh
                                           leaf :math:`A^{-1}` with the axioms
@@ -434,7 +434,7 @@ def _scalar(e) -> MatrixExpr:
         base = _scalar(e.base)
         return MatMul(*[base] * int(e.exp))
     if isinstance(e, AppliedUndef) and len(e.args) == 1:  # f(tr(AB)) for an undefined f: for every f
-        from symuat.elementwise import Sigma
+        from symuat.expr.elementwise import Sigma
 
         return Sigma(_scalar(e.args[0]), e.func.__name__)
     _refuse(e, "a scalar function of a matrix has no rule in the kernel beyond sums, products and "
@@ -448,7 +448,7 @@ def _matrix(e) -> MatrixExpr:
         return ExplicitMatrix(e)
     if isinstance(e, (MatrixSymbol, Identity)) or not isinstance(e, MatrixExpr):
         return e
-    from symuat.decoder import Diag, Hadamard
+    from symuat.expr.decoder import Diag, Hadamard
 
     if isinstance(e, HadamardProduct):
         args = [_matrix(a) for a in e.args]

@@ -15,7 +15,7 @@ refutation (it runs only on verdicts already refuted, and its result is re-check
 when it finds nothing the original counterexample stays.
 
 >>> from sympy import MatrixSymbol, symbols
->>> from symuat.algebra import T
+>>> from symuat.expr.algebra import T
 >>> n = symbols("n", integer=True, positive=True)
 >>> A = MatrixSymbol("A", n, n)
 >>> cex = minimal_counterexample(A, T(A))

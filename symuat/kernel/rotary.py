@@ -13,7 +13,7 @@ The layout says where pair :math:`k` lives:
 For the index engine an entry is :math:`\rho[(k,t),t']\,\delta_{kk'}`; numerically the matrix is
 built from the leaf's value.
 
->>> from symuat.algebra import dims
+>>> from symuat.expr.algebra import dims
 >>> e = dims("e")
 >>> PairRotation("rho", e, "half").shape
 (2*e, 2*e)
@@ -79,7 +79,7 @@ class PairRotation(MatrixExpr):
         return [Term(sp.Integer(1), factors, ())]
 
     def _symuat_evaluate(self, ev):
-        from symuat.heads import _leaf_value
+        from symuat.expr.heads import _leaf_value
 
         e = ev.size(self.args[1])
         blocks = _leaf_value(ev, self.name, (2 * e, 2)).reshape(e, 2, 2)

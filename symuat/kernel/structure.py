@@ -11,7 +11,7 @@ value of the dimensions; :func:`symuat.kernel.decide.check_quantity` also cross-
 counting nonzeros of materialised instances.
 
 >>> from sympy import MatrixSymbol, Identity, symbols
->>> from symuat.algebra import kron
+>>> from symuat.expr.algebra import kron
 >>> N, M = symbols("N M", positive=True, integer=True)
 >>> generic_density(kron(MatrixSymbol("W", N, N), Identity(M)))
 1/M

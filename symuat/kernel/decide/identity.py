@@ -385,7 +385,7 @@ def explicit_expansion(lhs, rhs, sizes_list: list[dict]) -> tuple[list[dict], Co
         rational = rational_entries(lhs, rhs)
         for l, r in zip(left.flat, right.flat):
             if not polynomial_is_zero(sp.numer(sp.together(l - r)) if rational else l - r):
-                from symuat.elementwise import sigma_alternative
+                from symuat.expr.elementwise import sigma_alternative
 
                 cex = find_counterexample(lhs, rhs, [sizes], seeds=range(20))
                 if cex is None and _has_sigma(lhs, rhs):  # the first σ satisfies it; another does not
@@ -446,10 +446,10 @@ def check_identity(
 
 def applied_sides(lhs, rhs, most: int = 240) -> tuple[str, str, str, str] | None:
     """LaTeX of both sides as written (the reading's brackets explicit) and with every ``⋄``
-    rewritten by its definition under the statement's reading (:meth:`symuat.diamond.Diamond.doit`:
+    rewritten by its definition under the statement's reading (:meth:`symuat.expr.diamond.Diamond.doit`:
     ``W ⋄ x → Wᵀx``): ``(lhs, lhs applied, rhs, rhs applied)``; None when the statement uses no
     such definition, a side has none at its shapes, or they are too long for one line."""
-    from symuat.diamond import Diamond
+    from symuat.expr.diamond import Diamond
 
     try:
         if not (lhs.has(Diamond) or rhs.has(Diamond)):
@@ -544,7 +544,7 @@ def _check_identity(lhs, rhs, explicit_sizes, corrected, construction, symbolic)
         small = size_grid(dims, (1, 2, 3), 12)
         cex = find_counterexample(lhs, rhs, small, seeds=range(2, 6))
         if cex is None and _has_sigma(lhs, rhs):  # a statement for every σ, tried with a second σ
-            from symuat.elementwise import sigma_alternative
+            from symuat.expr.elementwise import sigma_alternative
 
             cex = find_counterexample(lhs, rhs, small, seeds=range(4), sigma=sigma_alternative)
         if cex is not None:

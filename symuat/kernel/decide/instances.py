@@ -264,7 +264,7 @@ def evaluate_at(expr, sizes, values, mode, sigma=None):
 
 
 def _has_sigma(*exprs) -> bool:
-    from symuat.elementwise import Sigma
+    from symuat.expr.elementwise import Sigma
 
     return any(isinstance(node, Sigma) for e in exprs for node in sp.preorder_traversal(e))
 

@@ -132,7 +132,7 @@ def rank_bound_of_product(expr) -> RankBound:
     product is at most the rank of each factor, which is at most its sides) — derived from the
     expression, proved for symbolic dimensions.
 
-    >>> from symuat.algebra import dims, mul, T
+    >>> from symuat.expr.algebra import dims, mul, T
     >>> from sympy import MatrixSymbol
     >>> d, k = dims("d k")
     >>> rank_bound_of_product(mul(MatrixSymbol("Q", d, k), T(MatrixSymbol("K", d, k)))).bound

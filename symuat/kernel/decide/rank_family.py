@@ -28,7 +28,7 @@ must equal the structural one (a disagreement is a kernel error).
 
 >>> import sympy as sp
 >>> from sympy import MatrixSymbol
->>> from symuat.algebra import T, dims, mul
+>>> from symuat.expr.algebra import T, dims, mul
 >>> d, k = dims("d d_k")
 >>> p = nonneg("p")
 >>> E = BlockWitness((k, p), (k,), {(0, 0): 1})          # [I_k; 0_{p×k}]

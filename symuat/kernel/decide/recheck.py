@@ -46,7 +46,7 @@ def exact_relative(left, right) -> float:
 def recheck(cex: Counterexample, lhs, rhs, sizes, sigma=None) -> Counterexample:
     """Re-evaluate the counterexample exactly (fresh evaluator) and in float64, with the same σ."""
     if _has_sigma(lhs, rhs):
-        from symuat.elementwise import SIGMA_WITNESS, sigma_exact
+        from symuat.expr.elementwise import SIGMA_WITNESS, sigma_exact
 
         used = SIGMA_WITNESS if sigma in (None, sigma_exact) else getattr(sigma, "__doc__", None) or "σ"
         cex.reason += f" (the opaque σ evaluated as {used}: a counterexample for one σ refutes a claim for every σ)"

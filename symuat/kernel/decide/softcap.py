@@ -232,8 +232,8 @@ def check_differs_with_sigmoid(lhs, rhs, largest: dict) -> Verdict:
     only.
 
     >>> from sympy import MatrixSymbol
-    >>> from symuat.algebra import dims
-    >>> from symuat.elementwise import Sigma
+    >>> from symuat.expr.algebra import dims
+    >>> from symuat.expr.elementwise import Sigma
     >>> n = dims("n")
     >>> X = MatrixSymbol("X", n, n)
     >>> check_differs_with_sigmoid(Sigma(X), Sigma(X), {n: 2}).status

@@ -7,7 +7,7 @@ Evaluated at sizes where ``p ≥ n`` the vector does not exist: a shape error, s
 search skips those sizes (:data:`symuat.kernel.decide.instances._UNDEFINED`).
 
 >>> from sympy import MatrixSymbol
->>> from symuat.algebra import T, dims, kron, mul
+>>> from symuat.expr.algebra import T, dims, kron, mul
 >>> from symuat.kernel.index_calculus import compare_entries
 >>> N, M = dims("N M")
 >>> W = MatrixSymbol("W", N, N)

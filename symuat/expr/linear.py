@@ -16,10 +16,10 @@ map                     ``row``                           ``col``
 These are the lifts in the ``duat`` sense (:math:`y'=W'x'`); the ``dia`` sense of UAT/AAAI
 (:math:`y'=W'\diamond x'=(W')^\top x'`) uses the transpose, :func:`in_sense`. SymPy builders
 return unevaluated Kronecker products (for the proofs); NumPy builders return
-:class:`~symuat.kron.KroneckerOperator` objects applied with the vec trick.
+:class:`~symuat.expr.kron.KroneckerOperator` objects applied with the vec trick.
 
 >>> import numpy as np
->>> from symuat.vec import vec
+>>> from symuat.expr.vec import vec
 >>> W, X = np.array([[1., 2.], [3., 4.]]), np.arange(6.).reshape(2, 3)
 >>> L = linear_lift(W, 3, "row")
 >>> L
@@ -35,10 +35,10 @@ from typing import Callable
 import numpy as np
 from sympy import Identity, OneMatrix
 
-from symuat.algebra import T, kron
+from symuat.expr.algebra import T, kron
 from symuat.errors import ShapeMismatchError
-from symuat.kron import KroneckerOperator, KroneckerSum
-from symuat.vec import check_order
+from symuat.expr.kron import KroneckerOperator, KroneckerSum
+from symuat.expr.vec import check_order
 
 SENSES = ("dia", "duat")
 SIDES = ("left", "right")
@@ -221,7 +221,7 @@ class ShiftMatrix(_MatrixExpr):
     :math:`n+t-r` leaves :math:`[0,N)` (zero padding); ``t`` the kernel tap (a head index, bound by a
     ``HeadSum`` over :math:`2r+1` taps).
 
-    >>> from symuat.algebra import dims
+    >>> from symuat.expr.algebra import dims
     >>> N, r = dims("N r")
     >>> ShiftMatrix(N, _sp.Symbol("t", integer=True), r).shape
     (N, N)
@@ -281,7 +281,7 @@ class Conv1d(_MatrixExpr):
         return [Term(t.coeff, t.factors + extra, t.bound + (tap, n2, m2)) for t in x_terms]
 
     def _symuat_evaluate(self, ev):
-        from symuat.heads import _leaf_value
+        from symuat.expr.heads import _leaf_value
 
         M = ev.size(self.X.shape[1])
         K = _leaf_value(ev, self.args[1].name, (2 * ev.size(self.args[2]) + 1, M, M))
@@ -297,8 +297,8 @@ def conv1d_symbols(shift_error: int = 0, transposed: bool = False):
     build wrong lifts (mutants)."""
     from sympy import MatrixSymbol
 
-    from symuat.algebra import dims
-    from symuat.heads import HeadMatrix, HeadSum
+    from symuat.expr.algebra import dims
+    from symuat.expr.heads import HeadMatrix, HeadSum
 
     N, M, r = dims("N M r")
     tap = _sp.Symbol("t", integer=True)

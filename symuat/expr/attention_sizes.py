@@ -33,10 +33,10 @@ assert _is_prime(P)  # a module constant, not user input
 
 
 def prove_index() -> bool:
-    from symuat.algebra import mul
-    from symuat.attention import mha_symbols
+    from symuat.expr.algebra import mul
+    from symuat.expr.attention import mha_symbols
     from symuat.kernel.index_calculus import compare_entries
-    from symuat.vec import Vec
+    from symuat.expr.vec import Vec
 
     s = mha_symbols("split")
     return compare_entries(Vec(s.mha(), "row"), mul(s.W_HVO("row"), Vec(s.X, "row"))).equal
@@ -139,10 +139,10 @@ def prove_poly(N: int, h: int, d: int, dv: int, blocks=None) -> bool:
 
 
 def prove_naive(N: int, h: int, d: int, dv: int) -> bool:
-    from symuat.algebra import mul
-    from symuat.attention import mha_symbols
+    from symuat.expr.algebra import mul
+    from symuat.expr.attention import mha_symbols
     from symuat.kernel.decide import explicit_expansion
-    from symuat.vec import Vec
+    from symuat.expr.vec import Vec
 
     s = mha_symbols("split")
     sizes = {s.N: N, s.h: h, s.d: d, s.dv: dv}

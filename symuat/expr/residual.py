@@ -55,15 +55,15 @@ class Algebra:
 def sympy_algebra() -> Algebra:
     from sympy import ZeroMatrix
 
-    from symuat.algebra import add, mul
-    from symuat.elementwise import Sigma
+    from symuat.expr.algebra import add, mul
+    from symuat.expr.elementwise import Sigma
 
     return Algebra(mm=lambda a, b: mul(a, b), add=lambda a, b: add(a, b), sigma=Sigma,
                    zero=lambda like: ZeroMatrix(*like.shape))
 
 
 def numpy_algebra(exact: bool = False) -> Algebra:
-    from symuat.elementwise import sigma_exact
+    from symuat.expr.elementwise import sigma_exact
 
     sig = (lambda v: np.vectorize(sigma_exact, otypes=[object])(v)) if exact else np.tanh
     return Algebra(mm=lambda a, b: a @ b, add=lambda a, b: a + b, sigma=sig,

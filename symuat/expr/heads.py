@@ -13,7 +13,7 @@ an entry with one more index, and :math:`e_i` is a Kronecker delta — so identi
 are proved for symbolic :math:`N,h,d,d_v`.
 
 >>> from sympy import symbols
->>> from symuat.algebra import dims, kron, mul
+>>> from symuat.expr.algebra import dims, kron, mul
 >>> N, h, d = dims("N h d")
 >>> i = symbols("i", integer=True)
 >>> X = BlockSymbol("X", (N,), (h, d))

@@ -47,10 +47,10 @@ import numpy as np
 import sympy as sp
 from sympy import Identity, MatrixSymbol
 
-from symuat.algebra import T, kron, mul
+from symuat.expr.algebra import T, kron, mul
 from symuat.errors import NonFiniteError, ShapeMismatchError
-from symuat.heads import BlockSymbol, HeadMatrix, HeadSum, Selector
-from symuat.vec import check_order
+from symuat.expr.heads import BlockSymbol, HeadMatrix, HeadSum, Selector
+from symuat.expr.vec import check_order
 
 MASKS = ("bidir", "causal")
 PROJECTIONS = ("split", "std")
@@ -132,7 +132,7 @@ class MHASymbols:
 
 def mha_symbols(projection: str = "split", mask: str = "bidir") -> MHASymbols:
     """Symbolic MHA objects with symbolic :math:`N,h,d,d_v` (``split``: :math:`M=hd`)."""
-    from symuat.algebra import dims
+    from symuat.expr.algebra import dims
 
     if projection not in PROJECTIONS:
         raise ValueError(f"projection must be one of {PROJECTIONS}, not {projection!r}")

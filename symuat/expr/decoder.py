@@ -15,7 +15,7 @@ product of two entries at the same indices, and a :class:`PairHeadMatrix` an ent
 indices — so identities between them are proved for symbolic dimensions.
 
 >>> from sympy import MatrixSymbol
->>> from symuat.algebra import dims, mul
+>>> from symuat.expr.algebra import dims, mul
 >>> N, M = dims("N M")
 >>> s, Z = MatrixSymbol("s", N, 1), MatrixSymbol("Z", N, M)
 >>> mul(Diag(s), Z).shape
@@ -30,7 +30,7 @@ from sympy import Basic
 from sympy.core.symbol import Str
 from sympy.matrices.expressions import MatrixExpr
 
-from symuat.heads import _leaf_value, _name
+from symuat.expr.heads import _leaf_value, _name
 from symuat.kernel.index_calculus import SpaceMismatch, Term, _delta, _mul, col_space, row_space
 
 
@@ -110,7 +110,7 @@ class Hadamard(MatrixExpr):
 class PairHeadMatrix(MatrixExpr):
     """Member :math:`A_{ab}` of a family indexed by (K/V group ``a`` of ``g``, query ``b`` of ``r``).
 
-    ``causal=True`` masks entry :math:`(n,n')` for :math:`n'>n` (as :class:`~symuat.attention.CausalHeadMatrix`).
+    ``causal=True`` masks entry :math:`(n,n')` for :math:`n'>n` (as :class:`~symuat.expr.attention.CausalHeadMatrix`).
     """
 
     def __new__(cls, name, a, b, g, r, rows, cols, causal=False):
