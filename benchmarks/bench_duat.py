@@ -69,7 +69,7 @@ def part_a(quick: bool = False) -> list[str]:
 
 
 def part_b(quick: bool = False) -> list[str]:
-    from symuat.transformer import Block, forward, to_duat
+    from symuat.numeric.transformer import Block, forward, to_duat
 
     rounds = 5 if quick else 15
     rows = ["| L | forward (every state) | to_duat: parameters + every state (one pass) | "

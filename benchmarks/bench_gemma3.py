@@ -34,7 +34,7 @@ def run(quick: bool = False) -> str:
     common.single_thread()
     from symuat.models import gemma3, reference
     from symuat.models.rewrite import rewrite
-    from symuat.transformer import to_duat
+    from symuat.numeric.transformer import to_duat
 
     model = gemma3.load_gemma3()
     hf = reference.hf_model(model.source, decoder=True)

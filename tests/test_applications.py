@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 import sympy as sp
 
-from symuat import lora
+from symuat.numeric import lora
 from symuat.expr import pruning, smallness
 from symuat.errors import KernelInconsistencyError
 from symuat.kernel import decide

@@ -47,9 +47,9 @@ ROOT = Path(__file__).resolve().parents[1]
 #: where a status may be produced (paths relative to the package's parent)
 DECIDERS = ("symuat/kernel/decide/", "symuat/kernel/status.py")
 
-CORE = {"kernel", "errors", "interrupt", "text", "expr", "transformer", "lora", "operators"}
+CORE = {"kernel", "errors", "interrupt", "text", "expr"}
 #: layer name → the top-level names under ``symuat`` in it, bottom first
-LAYERS = (("core", CORE), ("numeric", {"models", "figures"}), ("catalogue", {"claims"}),
+LAYERS = (("core", CORE), ("numeric", {"numeric", "models"}), ("catalogue", {"claims"}),
           ("verdicts", {"verdicts", "headline", "readings", "cache"}), ("certify", {"certify"}),
           ("render", {"report"}), ("entry", {"cli", "__main__", ""}))
 #: commands living inside a lower package: the entry layer

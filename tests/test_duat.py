@@ -13,7 +13,7 @@ from symuat.errors import ShapeMismatchError
 from symuat.kernel import decide
 from symuat.kernel.status import Status
 from symuat.expr.residual import Unrolled, forward, numpy_algebra, paper_rules, random_instance, unroll
-from symuat.transformer import Block, forward as tf_forward, to_duat
+from symuat.numeric.transformer import Block, forward as tf_forward, to_duat
 
 
 def _mutant_unroll(layers, kind):

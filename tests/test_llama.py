@@ -89,8 +89,8 @@ def test_random_decoder_rewrite_and_adjoint():
     d = ll.llama_duat(m, states[0])
     assert max(ll.relative_error(a, b) for a, b in zip(d.states, states)) < 1e-12
     assert ll.relative_error(d.logits, m.logits(states[-1])) < 1e-12
-    # the generic recursion (symuat.transformer.to_duat) accepts the Llama layers too
-    from symuat.transformer import to_duat
+    # the generic recursion (symuat.numeric.transformer.to_duat) accepts the Llama layers too
+    from symuat.numeric.transformer import to_duat
 
     gen = to_duat(m.layers, states[0])
     assert ll.relative_error(gen.evaluate(3, method="factored"), states[3]) < 1e-12

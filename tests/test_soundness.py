@@ -260,7 +260,7 @@ def test_an_existing_folder_is_a_path_not_a_model_name(tmp_path, monkeypatch, ca
 def test_numeric_api_rejects_bad_input_with_clear_errors():
     from symuat.expr.attention import mha_forward
     from symuat.errors import NonFiniteError
-    from symuat.transformer import Block, forward
+    from symuat.numeric.transformer import Block, forward
 
     rng = np.random.default_rng(0)
     with pytest.raises(ValueError, match="M=10 is not divisible by heads=3"):

@@ -1404,7 +1404,7 @@ def generate_model_page(app):
              "matrix :math:`W'(x)=\\sum_iH_i\\otimes B_i^\\top` applied matrix-free, LayerNorm as an input-dependent "
              "affine map — and recomputes every hidden state from the combined parameters alone.", ""]
     try:
-        from symuat.figures import dynamic_parameters_figure
+        from symuat.numeric.figures import dynamic_parameters_figure
         from symuat.models import ModelError, check_rewrite
     except ImportError as exc:
         lines += [f"**Not generated in this build: the model tier is not installed** ({_escape(str(exc))}). "
@@ -1542,7 +1542,7 @@ def llama_section(figures: Path) -> list[str]:
               f"{_escape(repr(dec.token_text))} at the last position, term by term "
               f"(\|sum − logit\| = {dec.abs_error:.1e}):", "", _table(rows, ("term", "value")), ""]
     try:
-        from symuat.figures import duat_terms_figure
+        from symuat.numeric.figures import duat_terms_figure
 
         figures.mkdir(parents=True, exist_ok=True)
         words = [net.tokenizer.decode([int(i)]) for i in ids]

@@ -6,7 +6,7 @@ learning (A5) and the multi-function claims (A6).
 * **A2** — per reading and per σ, a proved vanishing bound or a witness family whose contribution
   does not vanish (:mod:`symuat.expr.smallness`, :func:`~symuat.kernel.decide.check_vanishing`).
 * **A3** — the lift of a LoRA update, for symbolic dimensions; the rank of the lifted increment
-  from its Kronecker structure, cross-checked by exact ranks (:mod:`symuat.lora`).
+  from its Kronecker structure, cross-checked by exact ranks (:mod:`symuat.numeric.lora`).
 * **A4** — Eq. 18 under every reading against the fine-tuned network's own unrolled form
   (``to_duat`` and an exact rational Transformer), and the corrected Eq. 18 (T7's induction).
 * **A5** — which token blocks of :math:`(\mathbf W'_{HVO})^T` are nonzero, from the index-level
@@ -23,7 +23,7 @@ import numpy as np
 import sympy as sp
 from sympy import Identity, MatrixSymbol
 
-from symuat import lora
+from symuat.numeric import lora
 from symuat.expr import pruning, smallness
 from symuat.expr.algebra import T, add, dims, kron, mul
 from symuat.expr.attention import MASKS, PROJECTIONS, mha_symbols

@@ -754,7 +754,7 @@ H9.check("func", None, r"G_X(\mathbf x')=\mathbf W'_{HVO}(X)^{T}\mathbf x'\ \tex
 
 
 def _register_figures():
-    from symuat.figures import structure_figure
+    from symuat.numeric.figures import structure_figure
 
     for proj in PROJECTIONS:
         for mask in MASKS:

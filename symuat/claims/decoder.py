@@ -768,7 +768,7 @@ def causal_structure_figure(path, layer: int = 0):
 
 def logit_figure(path):
     """Per-layer exact decomposition of the predicted logit (SmolLM2 when installed)."""
-    from symuat.figures import duat_terms_figure
+    from symuat.numeric.figures import duat_terms_figure
     from symuat.models.llama import decompose_logit
 
     model, _, text = _real_or_random()
@@ -823,7 +823,7 @@ def sandwich_trial(sizes, seed, *, mutant: str | None = None):
     pre-norm block's :math:`I+AS_1`), which must fail."""
     from symuat.models.compare import relative_error
     from symuat.models.gemma3 import random_gemma3
-    from symuat.operators import Composed, Identity, Sum
+    from symuat.numeric.operators import Composed, Identity, Sum
 
     rng = np.random.default_rng(seed)
     m = random_gemma3(rng, M=sizes["M"], layers=sizes["L"], window=3)

@@ -444,7 +444,7 @@ for _L in (2, 3, 4):
 def _main_exact_numeric():
     import numpy as np
 
-    from symuat.transformer import Block, forward as tf_forward, to_duat
+    from symuat.numeric.transformer import Block, forward as tf_forward, to_duat
 
     def trial(sizes, seed):
         rng = np.random.default_rng(seed)

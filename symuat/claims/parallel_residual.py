@@ -153,7 +153,7 @@ def parallel_trial(sizes, seed, *, mutant: str | None = None):
     uses :math:`W2=L_{\\rm in}S_2W1`, ``"no-ln2-scale"`` :math:`W2=L_{\\rm in}`; each must fail."""
     from symuat.models.compare import relative_error
     from symuat.models.ln_decoder import random_ln_layer
-    from symuat.operators import Composed
+    from symuat.numeric.operators import Composed
 
     rng = np.random.default_rng(seed)
     layer = random_ln_layer(rng, M=sizes["M"], F=sizes["F"])

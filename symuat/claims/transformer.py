@@ -533,7 +533,7 @@ T10 = REGISTRY.claim(
 
 
 def _dependence_sets(L: int):
-    from symuat.transformer import Block, to_duat
+    from symuat.numeric.transformer import Block, to_duat
 
     rng = np.random.default_rng(3)
     blocks = [Block.random(rng, M=6, heads=2, F=8, ln="none") for _ in range(L)]
@@ -553,9 +553,9 @@ def _dependence_sets(L: int):
 @functools.lru_cache(maxsize=None)
 def _exact_dependence(L: int, seed: int):
     """Which combined parameters differ between two inputs, in exact arithmetic: ``L`` Transformer
-    layers with a rational row-stochastic attention (:class:`symuat.lora.ExactBlock`: input-dependent
+    layers with a rational row-stochastic attention (:class:`symuat.numeric.lora.ExactBlock`: input-dependent
     like softmax, rational), symuat's recursion on their Eq. 30 parameters (W2 absorbed)."""
-    from symuat import lora
+    from symuat.numeric import lora
     from symuat.expr.residual import numpy_algebra as _alg
 
     rng = np.random.default_rng(seed)
@@ -813,7 +813,7 @@ def _depends(expr, refined: bool) -> bool:
 def _t12_dep(kind, refined=False):
     """The symbolic construction predicts which per-layer parameters depend on the input (those
     containing an input-dependent factor); random real blocks at two inputs must agree."""
-    from symuat.transformer import Block
+    from symuat.numeric.transformer import Block
 
     _, params = _t12_params(kind)
     predicted = {k: _depends(v, refined) for k, v in params.items()}

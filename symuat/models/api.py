@@ -236,7 +236,7 @@ def pattern_figure(H: np.ndarray, words: list[str], layer: int, head: int, path)
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    from symuat.figures import FONT, _save
+    from symuat.numeric.figures import FONT, _save
 
     N = H.shape[0]
     with plt.rc_context(FONT):

@@ -1072,7 +1072,7 @@ def figure(att: Attribution, path) -> "Path":
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    from symuat.figures import FONT, _save
+    from symuat.numeric.figures import FONT, _save
 
     tr, tg, res, du = att.trace, att.target, att.residual, att.duat
     L, h = res.heads.shape[:2]

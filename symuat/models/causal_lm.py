@@ -39,8 +39,8 @@ from symuat.models.lifts import (
     ACTIVATIONS, Diagonal, GQAOperator, RowLinear, TokenDiag, apply_rope, rms_scales, rope_angles, rope_inv_freq,
     softmax_causal,
 )
-from symuat.operators import Composed, Identity, Operator, Sum
-from symuat.transformer import Eq20
+from symuat.numeric.operators import Composed, Identity, Operator, Sum
+from symuat.numeric.transformer import Eq20
 
 
 @dataclass
@@ -180,7 +180,7 @@ class DecoderLayer:
 
     # -- the layer in the Eq. 20 form ---------------------------------------------------------
     def duat_step(self, parts) -> tuple[Eq20, np.ndarray, np.ndarray]:
-        r"""One layer of the one-pass rewrite (:func:`symuat.transformer.to_duat`).
+        r"""One layer of the one-pass rewrite (:func:`symuat.numeric.transformer.to_duat`).
 
         ``parts`` = :math:`[A_{j-1}x'_0,\ c_{j-1},\ R_{j-1}]` (3, N, M), the layer's input their
         sum. Returns the Eq. 20 parameters frozen at that input, the next parts

@@ -349,7 +349,7 @@ def _explain_duat_terms(args, tolerance: float, show, net) -> int:
     import importlib
     import json
 
-    from symuat.figures import duat_terms_figure
+    from symuat.numeric.figures import duat_terms_figure
     from symuat.models import family
     from symuat.models.compare import explain
 

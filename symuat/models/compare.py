@@ -226,7 +226,7 @@ def _reference_note(model) -> str:
 
 def _check_encoder(bert, texts, name, reference, say) -> dict:
     from symuat.models import reference as ref_mod
-    from symuat.transformer import to_duat
+    from symuat.numeric.transformer import to_duat
 
     ids_list = [bert.tokenize(t) for t in texts]
     N = max(len(i) for i in ids_list)

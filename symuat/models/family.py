@@ -15,7 +15,7 @@ A family is one module (``symuat.models.bert``, ``.llama``, ``.qwen2``, …) tha
 Every field, metadata key and tensor a loader does not model is refused there
 (:class:`~symuat.models.formats.Fields`, :class:`~symuat.models.formats.Tensors`). The model a
 loader returns has ``family``, ``source``, ``tokenize``, ``embed``, ``layers`` (each with
-``duat_step``, see :func:`symuat.transformer.to_duat`) and ``hidden_states``; a decoder also
+``duat_step``, see :func:`symuat.numeric.transformer.to_duat`) and ``hidden_states``; a decoder also
 ``logits``, ``head``, ``final_norm``, ``readout``, ``decode`` (:class:`~symuat.models.causal_lm.CausalLM`).
 
 To add a family: write its module and add its name to :data:`FAMILY_MODULES`.

@@ -20,7 +20,7 @@ every sixth layer is *global* (full causal, RoPE base 10⁶). The embedding is s
 The family builds a :class:`~symuat.models.causal_lm.CausalLM` of
 :class:`~symuat.models.causal_lm.DecoderLayer` s with their optional parts set (``post_attn``,
 ``post_ffn``, ``q_norm``, ``k_norm``, a per-layer ``window``, ``inv_freq`` and ``scale``); the
-forward, the DUAT rewrite (:func:`symuat.transformer.to_duat`), the decomposition and the
+forward, the DUAT rewrite (:func:`symuat.numeric.transformer.to_duat`), the decomposition and the
 explain command are the ones every decoder shares.
 
 **The DUAT form.** Freeze every input-dependent quantity at the layer's input — the patterns
@@ -1023,7 +1023,7 @@ def random_gemma3(rng, *, M: int = 8, heads: int = 4, kv_heads: int = 1, head_di
 
     >>> m = random_gemma3(np.random.default_rng(0))
     >>> ids = np.arange(9) % 24  # longer than the window: local and global layers differ
-    >>> from symuat.transformer import to_duat
+    >>> from symuat.numeric.transformer import to_duat
     >>> X = to_duat(m.layers, m.embed(ids)).parts[-1].sum(axis=0)
     >>> bool(row_errors(X, m.hidden_states(ids)[-1])[0] < 1e-12)
     True

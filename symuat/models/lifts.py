@@ -18,8 +18,8 @@ from typing import Callable
 
 import numpy as np
 
-from symuat.operators import Composed, Identity, Operator, RowMap, Sum
-from symuat.transformer import gelu, gelu_tanh, silu
+from symuat.numeric.operators import Composed, Identity, Operator, RowMap, Sum
+from symuat.numeric.transformer import gelu, gelu_tanh, silu
 
 
 def relu(x):
@@ -30,7 +30,7 @@ def relu(x):
 ACTIVATIONS: dict[str, Callable] = {"silu": silu, "gelu": gelu, "gelu_tanh": gelu_tanh, "relu": relu}
 
 
-RowLinear = RowMap  # Z ↦ ZW on vec_r(Z), with its adjoint (symuat.operators)
+RowLinear = RowMap  # Z ↦ ZW on vec_r(Z), with its adjoint (symuat.numeric.operators)
 
 
 class TokenDiag(Operator):

@@ -45,8 +45,8 @@ import numpy as np
 from symuat.models.causal_lm import CausalLM, DecoderConfig, _affine
 from symuat.models.lifts import ACTIVATIONS, GQAOperator, RowLinear, rope_angles, softmax_causal
 from symuat.models.partial_rotary import apply_partial_rope
-from symuat.operators import Composed, Identity, Operator, Sum, TokenAffine
-from symuat.transformer import Eq20, layer_norm, layer_norm_scales, token_affine
+from symuat.numeric.operators import Composed, Identity, Operator, Sum, TokenAffine
+from symuat.numeric.transformer import Eq20, layer_norm, layer_norm_scales, token_affine
 
 
 class LayerNormLift(TokenAffine):
@@ -140,7 +140,7 @@ class LNDecoderLayer:
 
     # -- the layer in the Eq. 20 form ---------------------------------------------------------
     def duat_step(self, parts) -> tuple[Eq20, np.ndarray, np.ndarray]:
-        r"""One layer of the one-pass rewrite (:func:`symuat.transformer.to_duat`): ``parts`` =
+        r"""One layer of the one-pass rewrite (:func:`symuat.numeric.transformer.to_duat`): ``parts`` =
         :math:`[A_{j-1}x'_0,\ c_{j-1},\ R_{j-1}]`; returns the Eq. 20 parameters frozen at their sum,
         the next parts and :math:`[V_jx'_0,\ e_j]` (the MLP's pre-activation is their sum)."""
         c = self.config

@@ -21,7 +21,7 @@ un-normed stream).
 
 >>> from symuat.models.olmo2 import random_olmo2
 >>> from symuat.models.compare import relative_error
->>> from symuat.transformer import to_duat
+>>> from symuat.numeric.transformer import to_duat
 >>> m = random_olmo2(np.random.default_rng(0))
 >>> X0 = m.embed(np.array([1, 5, 7]))
 >>> bool(relative_error(to_duat(m.layers, X0).parts[-1].sum(axis=0), m.hidden_states([1, 5, 7])[-1]) < 1e-12)
@@ -37,8 +37,8 @@ import numpy as np
 from symuat.models.causal_lm import CausalLM, DecoderLayer, _affine
 from symuat.models.lifts import Diagonal, RowLinear, TokenDiag, apply_rope, rms_scales, rope_angles
 from symuat.models.qknorm import full_width
-from symuat.operators import Composed, Identity, Sum
-from symuat.transformer import Eq20
+from symuat.numeric.operators import Composed, Identity, Sum
+from symuat.numeric.transformer import Eq20
 
 
 @dataclass

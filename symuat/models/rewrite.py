@@ -1,7 +1,7 @@
 r"""The DUAT rewrite of a model at an input, and the exact decomposition of a decoder's logit —
 one of each for every family.
 
-:func:`rewrite` runs :func:`symuat.transformer.to_duat` (the one recursion: each layer frozen at
+:func:`rewrite` runs :func:`symuat.numeric.transformer.to_duat` (the one recursion: each layer frozen at
 the input the form has just produced, :math:`x'_k=A_kx'_0+c_k+R_k`) over the model's layers and,
 for a decoder, applies the LM head frozen at the last state (X5). :func:`decompose_logit` writes
 one next-token logit as the exact sum of the DUAT terms (X6), pulling the readout back through
@@ -17,8 +17,8 @@ import numpy as np
 
 from symuat.models.formats import ModelError
 from symuat.models.lifts import adjoint
-from symuat.operators import Operator
-from symuat.transformer import DUAT, Eq20, to_duat
+from symuat.numeric.operators import Operator
+from symuat.numeric.transformer import DUAT, Eq20, to_duat
 
 _rmatvec = adjoint  # the name X6's mutant test patches (forward chain instead of the transposed one)
 
@@ -92,7 +92,7 @@ def rewrite_states(model, X0: np.ndarray, *, layers=None, progress: Callable[[st
     >>> all(np.array_equal(a, b) for a, b in zip(rewrite_states(net, X0), rewrite(net, X0).states))
     True
     """
-    from symuat.transformer import duat_step_from_step
+    from symuat.numeric.transformer import duat_step_from_step
 
     X0 = np.asarray(X0, dtype=float)
     blocks = list(model.layers if layers is None else layers)

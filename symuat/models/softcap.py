@@ -37,7 +37,7 @@ import numpy as np
 
 from symuat.models.causal_lm import CausalLM, DecoderLayer
 from symuat.models.lifts import Diagonal, softmax_causal
-from symuat.operators import Composed
+from symuat.numeric.operators import Composed
 
 
 def softcap(x, c: float):

@@ -136,7 +136,7 @@ def dynamic_parameters_figure(texts: list[str], path, model: str = "minilm") -> 
 
     from symuat.expr.attention import MHAOperator, attention_patterns
     from symuat.models import BertNumpy, load_bert, model_path, tokenize
-    from symuat.transformer import layer_norm_scales, to_duat
+    from symuat.numeric.transformer import layer_norm_scales, to_duat
 
     folder = model_path(model)
     bert = BertNumpy(load_bert(folder))

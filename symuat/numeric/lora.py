@@ -14,7 +14,7 @@ parameters. :func:`eq18` evaluates the printed formula under each reading of the
 parameters of the base and of the fine-tuned network; the reference is the unrolled form of the
 fine-tuned network itself (``to_duat`` on the fine-tuned blocks), which equals its forward pass.
 
-Two instances of a Transformer serve: the NumPy :class:`symuat.transformer.Block` (softmax, GELU;
+Two instances of a Transformer serve: the NumPy :class:`symuat.numeric.transformer.Block` (softmax, GELU;
 float64), and :class:`ExactBlock`, a Transformer whose every operation is rational — attention
 weights :math:`H_{nn'}=s_{nn'}/\sum_{n''}s_{nn''}` with :math:`s=1+(q_n\cdot k_{n'})^2` (row-stochastic
 and input-dependent, like softmax) and the bounded sigmoidal :math:`\sigma(t)=t/(1+|t|)` (softsign) —
@@ -87,7 +87,7 @@ class Form:
 
 def float_form(blocks, X0) -> Form:
     """The unrolled form of NumPy Transformer blocks (``to_duat``)."""
-    from symuat.transformer import to_duat
+    from symuat.numeric.transformer import to_duat
 
     d = to_duat(blocks, X0)
     A, c, U = d.depths[-1]
@@ -226,7 +226,7 @@ def raw_lifts(target: str, layer: int, delta, N: int, exact: bool) -> dict:
         lift = np.kron(np.eye(N, dtype=int).astype(object), delta.T)
         f = lambda v, m=lift: m @ v
     else:
-        from symuat.operators import RowMap
+        from symuat.numeric.operators import RowMap
 
         op = RowMap(delta, N)
         f = lambda v, o=op: o @ v
@@ -314,7 +314,7 @@ def _base(L: int, k: int, exact: bool):
     """The base network and input of a scenario (shared by the three targets)."""
     key = ("base", L, k, exact)
     if key not in _CACHE:
-        from symuat.transformer import Block, forward
+        from symuat.numeric.transformer import Block, forward
 
         rng = np.random.default_rng(100 * L + 10 * k)
         if exact:
@@ -335,7 +335,7 @@ def scenario(L: int, k: int, target: str, exact: bool) -> Scenario:
     key = (L, k, target, exact)
     if key in _CACHE:
         return _CACHE[key]
-    from symuat.transformer import forward
+    from symuat.numeric.transformer import forward
 
     blocks, X0, base, base_out = _base(L, k, exact)
     N = X0.shape[0]

@@ -35,7 +35,7 @@ import numpy as np
 
 from symuat.expr.attention import MHAOperator, attention_patterns, mha_forward, patterns_from
 from symuat.errors import NonFiniteError, ShapeMismatchError
-from symuat.operators import Composed, Identity, Operator, RowMap, Sum, TokenAffine, Wrap
+from symuat.numeric.operators import Composed, Identity, Operator, RowMap, Sum, TokenAffine, Wrap
 
 try:  # SciPy's vectorised erf when the model extra is installed; math.erf elementwise otherwise
     from scipy.special import erf as _erf_vec
@@ -83,7 +83,7 @@ def layer_norm(Z, gamma, beta, eps):
 
 
 def token_affine(parts, scales, gamma) -> np.ndarray:
-    """:class:`~symuat.operators.TokenAffine` (LayerNorm's linear part frozen at an input) applied to
+    """:class:`~symuat.numeric.operators.TokenAffine` (LayerNorm's linear part frozen at an input) applied to
     a stack of token matrices ``(k, N, M)`` at once."""
     return (parts - parts.mean(axis=-1, keepdims=True)) * scales[:, None] * gamma
 
