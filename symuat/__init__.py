@@ -1,6 +1,6 @@
 """symuat: mechanical checks of the UAT / DUAT papers' rewrite of Transformers.
 
-The bottom lines, as objects (:class:`symuat.verdicts.ClaimVerdict`):
+The bottom lines, as objects (:class:`symuat.verdicts.roll_up.ClaimVerdict`):
 
 >>> from symuat import report
 >>> [(v.id, v.verdict, v.strength) for v in report(["P1", "P4"])]
@@ -47,14 +47,14 @@ def prove(ids=None):
 
 def _report(ids=None, *, jobs: int | None = 1):
     """The bottom line of each claim (all when ``ids`` is None), as
-    :class:`~symuat.verdicts.ClaimVerdict` objects in the spec's order: ``verdict`` (holds /
+    :class:`~symuat.verdicts.roll_up.ClaimVerdict` objects in the spec's order: ``verdict`` (holds /
     holds-under-readings / fails / definition / informal), ``strength``, ``readings_that_hold``,
     ``failing_step_names``, ``corrected`` (LaTeX) and the keys of the checks behind it. The counts
-    ``symuat report`` prints first are :func:`symuat.headline.headline` of this list."""
+    ``symuat report`` prints first are :func:`symuat.verdicts.headline.headline` of this list."""
     from symuat.claims import REGISTRY_LOADED  # noqa: F401
     from symuat.kernel.registry import REGISTRY
     from symuat.kernel.runner import run_checks
-    from symuat.verdicts import claim_verdicts
+    from symuat.verdicts.roll_up import claim_verdicts
 
     checks = REGISTRY.all_checks() if not ids else REGISTRY.select(ids)
     return claim_verdicts(list(run_checks(checks, jobs)), REGISTRY)

@@ -22,7 +22,7 @@ import re
 import sys
 
 from symuat.errors import UnknownClaimError
-from symuat.readings import READINGS
+from symuat.verdicts.readings import READINGS
 
 
 def _registry():
@@ -276,7 +276,7 @@ def _option_hint(parser, extra) -> str:
 def failed(result) -> bool:
     """A check a reader asking for what failed wants to see: it disagrees with the paper, it
     crashed, or (symuat's own extension) it is not established."""
-    from symuat.verdicts import POSITIVE, agrees_with_paper
+    from symuat.verdicts.roll_up import POSITIVE, agrees_with_paper
 
     if result.error or result.verdict is None:
         return True
@@ -402,7 +402,7 @@ def cached_report(checks, registry, jobs=None, fresh: bool = False, sources: str
     terminal) and stored."""
     from symuat import cache, report
     from symuat.kernel.registry import REGISTRY
-    from symuat.verdicts import claim_verdicts
+    from symuat.verdicts.roll_up import claim_verdicts
 
     # the key: before any check runs, on the sources as they were when the run began (``sources``)
     entry = cache.Entry(checks, sources=sources) if cache.enabled() and registry is REGISTRY else None

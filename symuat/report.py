@@ -124,7 +124,7 @@ def status_of(result: Result) -> str:
 def paper_word(result: Result) -> str:
     """How the result bears on the paper: ``agrees``, ``differs``, ``extension``, ``—``; a reading
     the text does not admit is marked ``(alt)``."""
-    from symuat.verdicts import agrees_with_paper
+    from symuat.verdicts.roll_up import agrees_with_paper
 
     c = result.check
     if c.role == "extension":
@@ -145,7 +145,7 @@ def summary_line(results: list[Result]) -> str:
 
 def paper_line(results: list[Result]) -> str:
     """How many checks, on the readings the text admits, agree with the paper."""
-    from symuat.verdicts import agrees_with_paper
+    from symuat.verdicts.roll_up import agrees_with_paper
 
     agree = Counter(agrees_with_paper(r.check, r.verdict) for r in results
                     if r.check.admitted and r.check.role != "extension")
@@ -220,7 +220,7 @@ def grouped_rows(results: list[Result], width: int | None = None, wide: bool = F
     axis values that set it apart (an axis every value of which the group covers is left out).
     ``prove T8 --failed --group`` is a screen, not 3,000 lines.
     """
-    from symuat.verdicts import _keyed_values, reading_axes
+    from symuat.verdicts.roll_up import _keyed_values, reading_axes
 
     width = width or terminal_width()
     by_id: dict = {}
@@ -352,7 +352,7 @@ def table(results: list[Result], width: int | None = None, wide: bool = False) -
 def record(result: Result) -> dict:
     """One ``prove --format json`` record: the result, how it bears on the paper, and the
     check's annotations."""
-    from symuat.verdicts import agrees_with_paper
+    from symuat.verdicts.roll_up import agrees_with_paper
 
     c = result.check
     out = result.as_dict()
@@ -437,7 +437,7 @@ def details_json(results: list[Result]) -> str:
     """``show --format json``: the records of ``prove --format json``, each with the statement in
     Unicode, the reading's tags with their meanings and the why line of a refutation."""
     from symuat.kernel.why import why_line
-    from symuat.verdicts import reading_text
+    from symuat.verdicts.roll_up import reading_text
 
     out = []
     for r in results:
@@ -470,7 +470,7 @@ def claim_list(claims, fmt: str = "table", width: int | None = None) -> str:
 def reading_legend(width: int | None = None, wide: bool = False) -> list[str]:
     """The one-line legend of the reading syntax (``,`` ``;`` ``|``), for output that prints
     readings."""
-    from symuat.readings import READINGS
+    from symuat.verdicts.readings import READINGS
 
     return [READINGS] if wide else wrap(READINGS, width or terminal_width(), "", "  ")
 
@@ -482,7 +482,7 @@ def _detail_lines(result: Result) -> list[str]:
     lines = [f"{c.key}: {status_of(result)}  ({result.seconds:.2f} s)",
              f"  statement: {pretty(c.statement)}", f"  LaTeX:     {c.statement}"]
     if c.reading:
-        from symuat.verdicts import reading_text  # issue 19: each tag with its meaning
+        from symuat.verdicts.roll_up import reading_text  # issue 19: each tag with its meaning
 
         lines.append(f"  reading:   {reading_text(c.reading)}"
                      + ("" if c.admitted else "; symuat's alternative, the text does not admit it"))
@@ -625,7 +625,7 @@ def verdict_table(verdicts, width: int | None = None, wide: bool = False, groups
     columns (default: the terminal's, :func:`terminal_width`). Groups made only of symuat's
     extensions follow the papers' claims under their own headings (``groups``: claim ID → group;
     default: the registry's)."""
-    from symuat.headline import MARKS, WORDS, display_word, group_title, headline
+    from symuat.verdicts.headline import MARKS, WORDS, display_word, group_title, headline
 
     width = width or terminal_width()
     if groups is None:
@@ -714,12 +714,12 @@ def coq_coverage(v) -> dict | None:
 
 def verdicts_json(verdicts) -> str:
     """``report --format json``: ``{"headline": …, "claims": [...]}`` — the counts of the table's
-    first lines (:func:`symuat.headline.headline`, with those lines as ``lines``) and one object
+    first lines (:func:`symuat.verdicts.headline.headline`, with those lines as ``lines``) and one object
     per claim row, as the docs' ``verdicts.json``; a claim's ``coq``: what the certify tier
     certified of its bottom line (null without a current record)."""
     import dataclasses
 
-    from symuat.headline import headline
+    from symuat.verdicts.headline import headline
 
     h = headline(verdicts)
     head = {**dataclasses.asdict(h), "lines": [t for t in h.lines() if t]}
@@ -728,7 +728,7 @@ def verdicts_json(verdicts) -> str:
 
 
 def verdicts_markdown(verdicts) -> str:
-    from symuat.headline import display_word, headline
+    from symuat.verdicts.headline import display_word, headline
 
     def cell(text):
         return (text or "").replace("|", r"\|").replace("\n", " ")
@@ -748,7 +748,7 @@ def verdicts_markdown(verdicts) -> str:
 
 
 def verdicts_latex(verdicts) -> str:
-    from symuat.headline import display_word, headline
+    from symuat.verdicts.headline import display_word, headline
 
     rows = [r"\noindent " + _tex_escape(" ".join(headline(verdicts).lines())) + r"\par",
             r"\begin{longtable}{lp{0.3\textwidth}llp{0.3\textwidth}}",
@@ -811,8 +811,8 @@ def derivation(claim_ids: Iterable[str], width: int = WIDTH) -> tuple[str, list[
     papers print them; per step its readings, those the text admits first. A step with many
     readings (T8, T9) shows the readings that agree with the paper and summarises the others by
     the first depth at which they fail."""
-    from symuat.headline import MARKS
-    from symuat.verdicts import agrees_with_paper, roll_up
+    from symuat.verdicts.headline import MARKS
+    from symuat.verdicts.roll_up import agrees_with_paper, roll_up
 
     out, results = [], []
     for cid in claim_ids:

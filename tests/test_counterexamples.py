@@ -82,7 +82,7 @@ def test_show_prints_no_python_syntax_and_no_long_numbers(all_results):
 def test_no_check_prints_none_found_and_no_correction_is_a_fragment(all_results):
     """Check by check (the claim-level rule is in tests/test_verdict_roles.py): a corrected
     statement is a whole statement and always carries its own verdict."""
-    from symuat.verdicts import correction_defects
+    from symuat.verdicts.roll_up import correction_defects
 
     for key, r in all_results.items():
         cv = r.verdict.corrected if r.verdict is not None else None

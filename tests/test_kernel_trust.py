@@ -107,8 +107,8 @@ def test_a_crashed_check_makes_the_claim_error_in_roll_up_totals_json_and_exit_s
     import symuat.kernel.registry as reg
     from symuat import cli
     from symuat.kernel.runner import run_checks
-    from symuat.headline import headline
-    from symuat.verdicts import claim_verdicts
+    from symuat.verdicts.headline import headline
+    from symuat.verdicts.roll_up import claim_verdicts
 
     fake = _crashing_registry()
     results = list(run_checks(fake.all_checks(), jobs=1))

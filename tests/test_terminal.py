@@ -11,7 +11,7 @@ import sys
 import pytest
 
 from symuat import cli, report
-from symuat.verdicts import claim_verdicts
+from symuat.verdicts.roll_up import claim_verdicts
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 

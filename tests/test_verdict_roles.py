@@ -1,6 +1,6 @@
 """Issue 19: bottom lines a reviewer would sign.
 
-The roll-up's roles (symuat.verdicts.roll_up, rule 4 and rule 7) on a registry of their own —
+The roll-up's roles (symuat.verdicts.roll_up.roll_up, rule 4 and rule 7) on a registry of their own —
 a prediction, a gloss, a confirmation, a value the paper does not state, informal items — then
 the catalogue: the bottom lines the issue names, no correction that is a fragment, no "none
 found" where a correction exists, and counterexamples a reader can check by hand."""
@@ -14,7 +14,7 @@ from symuat.expr.algebra import T
 from symuat.kernel import decide, minimise
 from symuat.kernel.registry import Registry
 from symuat.kernel.status import Corrected, Status
-from symuat.verdicts import claim_verdicts, correction_defects, roll_up
+from symuat.verdicts.roll_up import claim_verdicts, correction_defects, roll_up
 
 n = symbols("n", integer=True, positive=True)
 A = MatrixSymbol("A", n, n)

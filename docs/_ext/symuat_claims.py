@@ -1,7 +1,7 @@
 """Sphinx extension: run every check once and write the claim pages into ``docs/claims/``.
 
 Everything on the generated pages comes from ONE run of every check (what ``symuat prove --all``
-runs) and the verdict report built from it (:func:`symuat.verdicts.claim_verdicts`):
+runs) and the verdict report built from it (:func:`symuat.verdicts.roll_up.claim_verdicts`):
 
 * ``claims/index.rst`` — the verdict summary, a progress bar per section and the dependency
   graph (edges recorded by the registry while the checks ran, :attr:`Registry.edges`);
@@ -46,7 +46,7 @@ VERDICT_WORDS = {
     "error": "a check crashed",
 }
 def section_title(group: str) -> str:
-    from symuat.headline import group_title
+    from symuat.verdicts.headline import group_title
 
     return group_title(group)
 
@@ -729,7 +729,7 @@ def _first_failing_depth(r) -> str:
 
 
 def bottom_line(cv) -> list[str]:
-    from symuat.headline import display_word
+    from symuat.verdicts.headline import display_word
 
     word = display_word(cv)
     head = f"**Bottom line:** :verdict:`{word}`"
@@ -858,8 +858,8 @@ def corrected_box(cv) -> list[str]:
 
 
 def reading_legend(results) -> list[str]:
-    """The reading tags the page uses, one line per reading axis (:func:`symuat.readings.legend`)."""
-    from symuat.readings import legend
+    """The reading tags the page uses, one line per reading axis (:func:`symuat.verdicts.readings.legend`)."""
+    from symuat.verdicts.readings import legend
 
     tags = []
     for r in results:
@@ -1123,7 +1123,7 @@ COLOURS = {
 
 
 def _word(cv) -> str:
-    from symuat.headline import display_word
+    from symuat.verdicts.headline import display_word
 
     return display_word(cv)
 
@@ -1271,7 +1271,7 @@ def run_checks(app):
     """Every check, once, with progress; the verdict report from the same results."""
     import symuat.claims  # noqa: F401
     from symuat.kernel.registry import REGISTRY
-    from symuat.verdicts import claim_verdicts
+    from symuat.verdicts.roll_up import claim_verdicts
 
     start = time.perf_counter()
     checks = REGISTRY.all_checks()
@@ -1337,7 +1337,7 @@ def generate(app):
     index = ["Claims", "======", "",
              f"Generated at build time from one run of every check ({len(results)} checks, {seconds:.0f} s); "
              "nothing on these pages is typed in. The bottom line of a claim is the verdict report's "
-             "(:mod:`symuat.verdicts`).", ""]
+             "(:mod:`symuat.verdicts.roll_up`).", ""]
     for group, members in sections:
         index += [f"**{section_title(group)}** (:ref:`{members[0].id}–{members[-1].id} <section-{group}>`)", ""]
         index += _raw(progress_bar([verdicts[c.id] for c in members]))
@@ -1349,13 +1349,13 @@ def generate(app):
     index += _raw('<div class="graph-wrap">\n' + svg + "\n</div>")
     (out / "index.rst").write_text("\n".join(index) + "\n", encoding="utf-8")
 
-    from symuat.headline import headline
+    from symuat.verdicts.headline import headline
 
     first, second = headline(list(verdicts.values())).lines()
     papers = [c for c in claims if not verdicts[c.id].extension]
     extensions = [c for c in claims if verdicts[c.id].extension]
     summary = [f"**{_escape(first)}** {_escape(second)} (the same count as ``symuat report``'s first lines: "
-               ":func:`symuat.headline.headline`)", ""]
+               ":func:`symuat.verdicts.headline.headline`)", ""]
     summary += ["**The papers' claims**", ""] + _raw(progress_bar([verdicts[c.id] for c in papers]))
     summary += [_table(_summary_rows(papers, verdicts), ("claim", "title", "bottom line", "strength", "checks"),
                        widths="8 52 18 14 8"), ""]

@@ -376,8 +376,8 @@ def chains_of(stdout: str) -> dict:
 
 def bottom_line_refutations(results: list) -> list[str]:
     """The keys of the refuted checks a ``fails`` or "holds under some readings" bottom line rests
-    on (:attr:`~symuat.verdicts.ClaimVerdict.grounds`), in the claims' order."""
-    from symuat.verdicts import claim_verdicts
+    on (:attr:`~symuat.verdicts.roll_up.ClaimVerdict.grounds`), in the claims' order."""
+    from symuat.verdicts.roll_up import claim_verdicts
 
     refuted = {r.check.key for r in results if r.verdict is not None and str(r.verdict.status) == "refuted"}
     return list(dict.fromkeys(k for cv in claim_verdicts(results) if cv.verdict in ("fails", "holds-under-readings")
@@ -386,8 +386,8 @@ def bottom_line_refutations(results: list) -> list[str]:
 
 def bottom_line_corrections(results: list) -> list[str]:
     """The keys of the checks whose corrections a ``fails`` or "holds under some readings" bottom
-    line gives (:attr:`~symuat.verdicts.ClaimVerdict.corrected_from`)."""
-    from symuat.verdicts import claim_verdicts
+    line gives (:attr:`~symuat.verdicts.roll_up.ClaimVerdict.corrected_from`)."""
+    from symuat.verdicts.roll_up import claim_verdicts
 
     return list(dict.fromkeys(k for cv in claim_verdicts(results) if cv.verdict in ("fails", "holds-under-readings")
                               for k in cv.corrected_from))

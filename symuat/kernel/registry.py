@@ -37,7 +37,7 @@ class Check:
     procedure: Callable[[], Verdict]
     note: str = ""
     #: How this check bears on the paper (the verdict report rolls these up, see
-    #: :mod:`symuat.verdicts`):
+    #: :mod:`symuat.verdicts.roll_up`):
     #:
     #: * ``polarity`` — ``"asserts"``: the statement is what the paper asserts, so a positive
     #:   status agrees with it; ``"denies"``: the paper asserts the statement is false (a negated
@@ -55,7 +55,7 @@ class Check:
     #:   (a float64 confirmation beside a proof: a failure fails its reading, but it never lowers
     #:   the strength the proof gives), ``"cited"`` (a theorem of the literature the papers cite and
     #:   use, which symuat neither proves nor refutes: D1's Cybenko). How each role bears on the
-    #:   verdict: :func:`symuat.verdicts.roll_up`.
+    #:   verdict: :func:`symuat.verdicts.roll_up.roll_up`.
     polarity: str | None = "asserts"
     admitted: bool = True
     role: str = "claim"

@@ -20,7 +20,7 @@ that occur among the checks carrying its bottom line. Tags that name no axis (``
 
 Nothing here types a verdict in: every field is derived from results of checks that ran.
 
->>> from symuat.verdicts import reading_axes
+>>> from symuat.verdicts.roll_up import reading_axes
 >>> reading_axes("P5", ("C-col", "LR", "square"))
 ({'mm': 'C-col', 'parse': 'LR', 'shape': 'square'}, ())
 >>> reading_axes("M4", ("col", "row"))   # two values of one axis: an item, not a reading

@@ -1,7 +1,7 @@
 """What a reading tag means: one line per reading axis, for the claim pages' legends.
 
 A check's key names its reading with tags (``P5.f[C-col,LR,square,W12x]``). The tags are values of
-the reading axes of ``claims.md`` §0.3 and of the entries (:data:`symuat.verdicts.AXES`, and
+the reading axes of ``claims.md`` §0.3 and of the entries (:data:`symuat.verdicts.roll_up.AXES`, and
 ``key=value`` tags, whose key is the axis). :func:`legend` turns the tags a claim uses into one
 line per axis — its question, then each value used and what it means — so a page defines every
 tag it shows. A tag that names no axis is an *item* (each must hold: ``Eq. 24``, ``aaai``).
@@ -19,7 +19,7 @@ from __future__ import annotations
 READINGS = ("readings: tags joined by ',' make one reading (one choice per axis, e.g. C-col,LR); "
             "';' separates readings; a|b on an axis: either value (nnz-frac,col|row is two readings)")
 
-#: axis → (its question, {value: meaning}); the axes of symuat.verdicts.AXES and the keyed ones
+#: axis → (its question, {value: meaning}); the axes of symuat.verdicts.roll_up.AXES and the keyed ones
 AXIS_TEXT: dict[str, tuple[str, dict[str, str]]] = {
     "flattening": ("how a token matrix is flattened into a vector (T_D)",
                    {"col": "vec_c, column-major", "row": "vec_r, row-major"}),
@@ -98,7 +98,7 @@ AXIS_TEXT: dict[str, tuple[str, dict[str, str]]] = {
 
 
 def _axis_of(tag: str) -> tuple[str, str] | None:
-    from symuat.verdicts import TAG_AXIS
+    from symuat.verdicts.roll_up import TAG_AXIS
 
     if tag in TAG_AXIS:
         return TAG_AXIS[tag], tag

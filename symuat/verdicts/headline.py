@@ -11,7 +11,7 @@ Groups come from the claims themselves (:attr:`Claim.group`): a group made only 
 extensions (the decoder lifts, the weight-processing identities) is set apart from the papers'
 claims, with no code naming it.
 
->>> from symuat.verdicts import ClaimVerdict
+>>> from symuat.verdicts.roll_up import ClaimVerdict
 >>> vs = [ClaimVerdict("P1", "t", "holds", "proved"), ClaimVerdict("P4", "t", "fails", "proved", corrected="x"),
 ...       ClaimVerdict("H2", "t", "holds", "proved", failing_step_names=["f"]),
 ...       ClaimVerdict("X1", "t", "holds", "proved", extension=True)]
@@ -117,7 +117,7 @@ class Headline:
 
 
 def headline(verdicts) -> Headline:
-    """The counts of ``verdicts`` (:class:`symuat.verdicts.ClaimVerdict`)."""
+    """The counts of ``verdicts`` (:class:`symuat.verdicts.roll_up.ClaimVerdict`)."""
     h = Headline()
     ext: Counter = Counter()
     for v in verdicts:
