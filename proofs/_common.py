@@ -9,7 +9,7 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 def main(claim_ids):
     import symuat.claims  # noqa: F401  (registers the catalogue)
-    from symuat import report
+    from symuat.render import report
 
     text, results = report.derivation(claim_ids)
     print(text)

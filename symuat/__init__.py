@@ -45,12 +45,13 @@ def prove(ids=None):
     return [c.run() for c in checks]
 
 
-def _report(ids=None, *, jobs: int | None = 1):
+def report(ids=None, *, jobs: int | None = 1):
     """The bottom line of each claim (all when ``ids`` is None), as
     :class:`~symuat.verdicts.roll_up.ClaimVerdict` objects in the spec's order: ``verdict`` (holds /
     holds-under-readings / fails / definition / informal), ``strength``, ``readings_that_hold``,
     ``failing_step_names``, ``corrected`` (LaTeX) and the keys of the checks behind it. The counts
-    ``symuat report`` prints first are :func:`symuat.verdicts.headline.headline` of this list."""
+    ``symuat report`` prints first are :func:`symuat.verdicts.headline.headline` of this list. (The
+    renderings of these objects, terminal, JSON, Markdown, LaTeX, are :mod:`symuat.render.report`.)"""
     from symuat.claims import REGISTRY_LOADED  # noqa: F401
     from symuat.kernel.registry import REGISTRY
     from symuat.kernel.runner import run_checks
@@ -61,12 +62,6 @@ def _report(ids=None, *, jobs: int | None = 1):
 
 
 def __getattr__(name):
-    # ``symuat.report`` is the module of the renderers, callable as ``symuat.report(ids)`` (that
-    # call is :func:`_report`): one name, whichever way it is reached
-    if name == "report":
-        import importlib
-
-        return importlib.import_module("symuat.report")
     # loaded on first use: `import symuat` (and `symuat --version`) stays instant
     if name == "check_identity":
         from symuat.kernel.decide import check_identity

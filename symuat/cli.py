@@ -150,7 +150,7 @@ class Parser(argparse.ArgumentParser):
         import difflib
         import textwrap
 
-        from symuat.report import terminal_width
+        from symuat.render.report import terminal_width
 
         m = re.search(r"invalid choice: '([^']*)' \(choose from (.*)\)", message)
         if m:
@@ -296,7 +296,7 @@ def _filter(args):
     want_failed = getattr(args, "failed", False)
     if statuses is None and not want_failed:
         return None
-    from symuat.report import status_of
+    from symuat.render.report import status_of
 
     return lambda r: ((statuses is None or status_of(r) in statuses) and (not want_failed or failed(r)))
 
@@ -325,7 +325,7 @@ def main(argv: list[str] | None = None) -> int:
 
         args.sources = source_digest()
     registry = _registry()
-    from symuat import report
+    from symuat.render import report
 
     if args.command == "list":
         print(report.claim_list(registry.ordered_claims(), fmt=args.format))
@@ -400,7 +400,8 @@ def cached_report(checks, registry, jobs=None, fresh: bool = False, sources: str
     """The results of ``checks`` and the bottom lines rolled up from them: from :mod:`symuat.cache`
     when an identical run is stored (never when ``fresh``), else computed now (with progress on a
     terminal) and stored."""
-    from symuat import cache, report
+    from symuat import cache
+    from symuat.render import report
     from symuat.kernel.registry import REGISTRY
     from symuat.verdicts.roll_up import claim_verdicts
 

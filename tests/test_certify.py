@@ -74,7 +74,7 @@ def test_certified_shows_only_with_a_record_for_these_sources(tmp_path, monkeypa
 
     from symuat.certify import record as rec
     from symuat.kernel.registry import REGISTRY
-    from symuat import report
+    from symuat.render import report
     import symuat.claims  # noqa: F401
 
     monkeypatch.setenv("SYMUAT_CERTIFY_DIR", str(tmp_path))

@@ -51,7 +51,7 @@ CORE = {"kernel", "errors", "interrupt", "text", "expr"}
 #: layer name → the top-level names under ``symuat`` in it, bottom first
 LAYERS = (("core", CORE), ("numeric", {"numeric", "models"}), ("catalogue", {"claims"}),
           ("verdicts", {"verdicts", "headline", "readings", "cache"}), ("certify", {"certify"}),
-          ("render", {"report"}), ("entry", {"cli", "__main__", ""}))
+          ("render", {"render"}), ("entry", {"cli", "__main__", ""}))
 #: commands living inside a lower package: the entry layer
 ENTRY_MODULES = {"symuat.certify.cli", "symuat.models.command"}
 
@@ -308,13 +308,13 @@ def test_a_status_or_a_witness_built_outside_the_kernel_is_caught(tmp_path):
 
 def test_a_kernel_import_that_climbs_a_layer_is_caught_even_inside_a_function(tmp_path):
     root = _tree(tmp_path, {
-        "symuat/report.py": "X = 1\n",
-        "symuat/kernel/why.py": "from symuat import errors\ndef f():\n    from symuat.report import X\n    return X\n",
+        "symuat/render/report.py": "X = 1\n",
+        "symuat/kernel/why.py": "from symuat import errors\ndef f():\n    from symuat.render.report import X\n    return X\n",
         "symuat/errors.py": "",
     })
     graph = import_graph(root)
-    assert kernel_violations(graph) == [("symuat.kernel.why", "symuat.report")]
-    assert upward_imports(graph) == [("symuat.kernel.why", "symuat.report")]
+    assert kernel_violations(graph) == [("symuat.kernel.why", "symuat.render.report")]
+    assert upward_imports(graph) == [("symuat.kernel.why", "symuat.render.report")]
 
 
 def test_a_module_in_no_layer_is_an_error(tmp_path):

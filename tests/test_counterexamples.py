@@ -18,7 +18,7 @@ from symuat.expr.algebra import T, mul
 from symuat.kernel import decide, minimise
 from symuat.kernel.status import Status
 from symuat.kernel.why import derived_why, why_line
-from symuat.report import detail
+from symuat.render.report import detail
 from symuat.text.values import readable, show_array, show_value, value_latex
 
 m, n, p = symbols("m n p", integer=True, positive=True)

@@ -9,7 +9,7 @@ from symuat.kernel import decide
 from symuat.kernel.hypotheses import LineSums
 from symuat.kernel.registry import Check, Result
 from symuat.kernel.status import Status
-from symuat import report
+from symuat.render import report
 
 N, M = dims("N M")
 H, X, A, B = (MatrixSymbol("H", N, N), MatrixSymbol("X", N, M), MatrixSymbol("A", N, N),

@@ -11,7 +11,7 @@ import json
 
 import pytest
 
-from symuat import report
+from symuat.render import report
 from symuat.certify import record as rec
 from symuat.verdicts.headline import display_word, headline
 from symuat.verdicts.roll_up import ClaimVerdict, claim_verdicts, correction_defects, roll_up

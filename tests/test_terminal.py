@@ -10,7 +10,8 @@ import sys
 
 import pytest
 
-from symuat import cli, report
+from symuat import cli
+from symuat.render import report
 from symuat.verdicts.roll_up import claim_verdicts
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))

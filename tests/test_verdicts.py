@@ -9,7 +9,8 @@ import re
 import pytest
 from sympy import MatrixSymbol, symbols
 
-from symuat import cli, report
+from symuat import cli
+from symuat.render import report
 from symuat.expr.algebra import T
 from symuat.kernel import decide
 from symuat.kernel.registry import Registry, Result

@@ -107,7 +107,7 @@ def test_mistakes_check_fails_when_a_mutant_holds():
 
 
 def test_wp_entries_are_grouped_apart_in_the_report(registry, wp_results):
-    from symuat.report import verdict_table
+    from symuat.render.report import verdict_table
     from symuat.verdicts.roll_up import roll_up
 
     results = list(wp_results.values())

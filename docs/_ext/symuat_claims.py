@@ -336,7 +336,7 @@ def tex_spans(text: str) -> list[tuple[int, int]]:
 def _tex_inline(tex: str) -> str:
     """A stretch of TeX from prose as inline math; one MathJax could not typeset (unbalanced
     braces, a ``\left`` without its ``\right``) as Unicode text instead."""
-    from symuat.report import pretty
+    from symuat.render.report import pretty
 
     if re.fullmatch(r"\\(frac|sqrt|left|right|overset|mathbf|mathrm|operatorname|text|hat|tilde|bar)", tex):
         return f"\\ ``{tex}``\\ "  # prose about a TeX command (“the \\frac numerator”): its name, as code
@@ -352,7 +352,7 @@ def _tex_inline(tex: str) -> str:
 def _label(text: str) -> str:
     """A label (a step's name and reading tags, set in bold) as plain text: TeX in it (``9 ·
     W'_{3,1}``) as Unicode (``9 · W'₃,₁``), since bold cannot hold math."""
-    from symuat.report import pretty
+    from symuat.render.report import pretty
 
     return _escape(pretty(text) if _TEX_MARK.search(text) else text)
 
@@ -661,7 +661,7 @@ def check_detail(r, heading: bool = True) -> list[str]:
 
     why = why_line(r.check, v)
     if why:
-        from symuat.report import pretty
+        from symuat.render.report import pretty
 
         # LaTeX without $…$ (a hand-written line: W_{1}^{T} x) as Unicode; $…$ is typeset by rich
         lines += [f"*Why:* {rich(why if '$' in why else pretty(why))}", ""]
@@ -776,7 +776,7 @@ def bottom_line(cv) -> list[str]:
     if cv.corrected:
         lines += ["   **Corrected statement** " + (f"(:badge:`{cv.corrected_status}`)" if cv.corrected_status else "")
                   + f": `below the printed one <#corrected-{cv.id.lower()}>`__.", ""]
-    from symuat.report import coq_coverage  # what Coq certified of this bottom line (``symuat report``'s +coq)
+    from symuat.render.report import coq_coverage  # what Coq certified of this bottom line (``symuat report``'s +coq)
 
     cov = coq_coverage(cv)
     if cov and cov["certified"]:
@@ -1063,7 +1063,7 @@ def chain_lines(tex: str, longer_than: int = 90) -> str:
 
 def claim_page(claim, results, cv, rests_on, used_by, section) -> str:
     title = f"{claim.id} — {claim.title}"
-    from symuat.report import pretty
+    from symuat.render.report import pretty
 
     # the title in plain Unicode (no math role): the sidebar, the browser tab and the search
     # results show it as text, never as TeX source

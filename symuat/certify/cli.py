@@ -44,7 +44,7 @@ def run(args) -> int:
 def summary_lines(record: dict, width: int | None = None) -> list[str]:
     """What ``symuat certify`` prints for ``record``: the count, the kinds of theorems, then every
     check not certified with its reason — wrapped to ``width`` (default: the terminal's)."""
-    from symuat.report import terminal_width, wrap
+    from symuat.render.report import terminal_width, wrap
 
     width = width or terminal_width()
     s = record["summary"]

@@ -94,7 +94,7 @@ class Check:
 
 
 #: how a check's certificate is looked up: key → the certify tier's record of it, or None. The
-#: kernel reads no record itself (it imports nothing above it); :mod:`symuat.report` installs the
+#: kernel reads no record itself (it imports nothing above it); :mod:`symuat.render.report` installs the
 #: certify tier's reader (:func:`install_certification`) when it is imported.
 _CERTIFICATION: list[Callable[[str], dict | None]] = [lambda key: None]
 

@@ -1,7 +1,7 @@
 r"""LaTeX → Unicode plain text, for the terminal and the derived why lines.
 
 Not a LaTeX parser: enough for symuat's statements. Below the kernel's explanations
-(:mod:`symuat.kernel.why`) and the renderers (:mod:`symuat.report`), which both use it.
+(:mod:`symuat.kernel.why`) and the renderers (:mod:`symuat.render.report`), which both use it.
 
 >>> pretty(r"\mathbf R_n^{T}\mathbf R_{n'}=\mathbf R_{n'-n}")
 "RₙᵀR_(n')=R_(n'-n)"

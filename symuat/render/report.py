@@ -857,15 +857,3 @@ def derivation(claim_ids: Iterable[str], width: int = WIDTH) -> tuple[str, list[
         out.append("")
     return "\n".join(out), results
 
-
-class _CallableModule(type(sys)):
-    """``symuat.report(ids)`` stays a function call when this module has been imported (Python then
-    binds the name ``symuat.report`` to the module): the bottom lines, see :func:`symuat._report`."""
-
-    def __call__(self, ids=None, *, jobs: int | None = 1):
-        from symuat import _report
-
-        return _report(ids, jobs=jobs)
-
-
-sys.modules[__name__].__class__ = _CallableModule
