@@ -39,7 +39,6 @@ from __future__ import annotations
 import sympy as sp
 
 from symuat.certify.export import Exported, Unsupported, _Ctx, _nat_expr, _strip, _term
-from symuat.certify.kinds import exporter
 
 
 def _poly_nat(e, what: str) -> str:
@@ -94,7 +93,6 @@ def _leaf_arity(typ: str) -> int:
     return typ.split(" mx R ")[0].count("->") if " -> " in typ else 0
 
 
-@exporter("density")
 def export_density(base: str, data: dict) -> list[Exported]:
     from symuat.kernel.structure import NotAMonomial, density_pattern
 

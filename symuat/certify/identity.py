@@ -20,10 +20,8 @@ Theorem c (N : nat) (h_N_1 : (1 < N)%N) (W : mx R [:: N] [:: N]) :
 from __future__ import annotations
 
 from symuat.certify.export import Exported, export_identity
-from symuat.certify.kinds import exporter
 
 
-@exporter("identity")
 def export_recorded_identity(name: str, data: dict) -> list[Exported]:
     """``lhs =m rhs`` for symbolic sizes (the identity the procedure recorded)."""
     return [export_identity(name, data["lhs"], data["rhs"])]

@@ -1,8 +1,8 @@
 """Exporters for the ``proved`` verdicts that are not identities of matrices.
 
 A decision procedure records what its conclusion rests on
-(:func:`symuat.kernel.certificates.record`, a *kind* and its data); an exporter registered here
-for that kind turns the record into Coq theorems (:class:`~symuat.certify.export.Exported`)
+(:func:`symuat.kernel.certificates.record`, a *kind* and its data); the exporter this table
+(:data:`EXPORTERS`) names for that kind turns the record into Coq theorems (:class:`~symuat.certify.export.Exported`)
 stating exactly what the procedure concluded. A check with no record, or with a kind no exporter
 handles, is not exported (:class:`~symuat.certify.export.Unsupported`, with the reason).
 """
@@ -12,18 +12,18 @@ from __future__ import annotations
 import dataclasses
 from typing import Callable
 
+from symuat.certify import density, identity, printed, witness
 from symuat.certify.export import Exported, Unsupported
 
-#: kind → exporter(base_name, data) → theorems
-EXPORTERS: dict[str, Callable[[str, dict], list[Exported]]] = {}
-
-
-def exporter(kind: str):
-    """Register ``fn(base_name, data) -> list[Exported]`` as the exporter of ``kind``."""
-    def deco(fn):
-        EXPORTERS[kind] = fn
-        return fn
-    return deco
+#: kind → exporter(base_name, data) → theorems: the one table (an exporter module only defines
+#: its functions; a new kind is one module and one line here)
+EXPORTERS: dict[str, Callable[[str, dict], list[Exported]]] = {
+    "density": density.export_density,
+    "identity": identity.export_recorded_identity,
+    "printed_sum": printed.export_printed,
+    "witness": witness.export_witness,
+    "softmax_witness": witness.export_softmax_witness,
+}
 
 
 def export_certificates(base: str, verdict, certificates: list) -> list[Exported]:
@@ -41,7 +41,3 @@ def export_certificates(base: str, verdict, certificates: list) -> list[Exported
     # every theorem's accepted proof term is probed for the library lemmas it applies (the
     # derivation the claim page shows), as an identity's is
     return [t if t.probes else dataclasses.replace(t, probes=((t.name, "direct"),)) for t in out]
-
-
-# the exporters (each module registers its kinds on import)
-from symuat.certify import density, identity, printed, witness  # noqa: E402,F401  (registration)

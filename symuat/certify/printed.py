@@ -42,7 +42,6 @@ import sympy as sp
 from sympy.matrices.expressions import MatrixSymbol
 
 from symuat.certify.export import Exported, Unsupported, _ident
-from symuat.certify.kinds import exporter
 
 
 def _succ(name: str, c: int) -> str:
@@ -98,7 +97,6 @@ def _factors(term):
     return coeff, factors
 
 
-@exporter("printed_sum")
 def export_printed(name: str, data: dict) -> list[Exported]:
     """The printed row (explicit terms, the ellipsis, explicit terms) = entry ``row`` of ``W ⋄ x``."""
     entry = data["entry"]

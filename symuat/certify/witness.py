@@ -37,7 +37,6 @@ import sympy as sp
 from sympy.matrices.expressions import MatrixSymbol
 
 from symuat.certify.export import Exported, Unsupported, _Ctx, _ident, _strip, _term
-from symuat.certify.kinds import exporter
 from symuat.kernel.index_calculus import col_space, row_space
 
 
@@ -105,7 +104,6 @@ def _index(flat: int, dims: list[int]) -> str:
     return out
 
 
-@exporter("witness")
 def export_witness(name: str, data: dict, tactic: str = "symuat_witness") -> list[Exported]:
     """``~ (forall sizes matrices, lhs =m rhs)`` over ℤ (ℚ if a value is a fraction), proved at
     the recorded witness (by ``tactic``: :coq:`symuat_witness`, or :coq:`symuat_refute`, the
@@ -188,7 +186,6 @@ def _prod(dims: list[int]) -> int:
     return out
 
 
-@exporter("softmax_witness")
 def export_softmax_witness(name: str, data: dict) -> list[Exported]:
     """Not exported: the witness is exact only through the real exponential (H9.dep)."""
     raise Unsupported(

@@ -28,7 +28,7 @@ MAX_MEMORY_HELP = ("e.g. 8G: plan the run (logit rows at a time, whether every l
 
 def add_parser(sub) -> None:
     """Register ``symuat model`` on the top-level sub-parser collection ``sub``."""
-    from symuat.cli import HelpFormatter  # wrapped to the terminal's width, defaults shown
+    from symuat.render.help import HelpFormatter  # wrapped to the terminal's width, defaults shown
 
     epilog = MODEL_EXIT
     raw = HelpFormatter
