@@ -41,7 +41,7 @@ def clock_limited(name: str, nm: int) -> tuple[float | None, bool]:
     """Run one strategy in a child process, killed at the budget: (seconds or None, ok)."""
     import subprocess
 
-    code = ("import time, sys; from symuat import attention_sizes as a; t = time.perf_counter(); "
+    code = ("import time, sys; from symuat.expr import attention_sizes as a; t = time.perf_counter(); "
             f"ok = a.STRATEGIES[{name!r}](*a.size_for({nm})); print(time.perf_counter() - t, ok)")
     try:
         out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
