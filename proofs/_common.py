@@ -4,7 +4,7 @@ import os
 import sys
 
 # run from a clone without installing, too
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "src"))
 
 
 def main(claim_ids):

@@ -46,7 +46,9 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[1]
+#: the package's parent (the src layout)
+ROOT = REPO / "src"
 
 #: where a status may be produced (paths relative to the package's parent)
 DECIDERS = ("symuat/kernel/decide/", "symuat/kernel/status.py")
@@ -286,7 +288,7 @@ def _ruff() -> str:
 
 
 def test_ruff_is_clean():
-    run = subprocess.run([_ruff(), "check", "--no-cache", "--output-format", "concise", "."], cwd=ROOT,
+    run = subprocess.run([_ruff(), "check", "--no-cache", "--output-format", "concise", "."], cwd=REPO,
                          capture_output=True, text=True)
     assert run.returncode == 0, run.stdout + run.stderr
 
@@ -294,19 +296,19 @@ def test_ruff_is_clean():
 def _mypy(*args: str, cwd: Path, cache: Path) -> subprocess.CompletedProcess:
     if importlib.util.find_spec("mypy") is None:
         pytest.skip("mypy is not installed (pip install -e .[test] installs it)")
-    return subprocess.run([sys.executable, "-m", "mypy", "--config-file", str(ROOT / "pyproject.toml"),
+    return subprocess.run([sys.executable, "-m", "mypy", "--config-file", str(REPO / "pyproject.toml"),
                            "--cache-dir", str(cache), "--no-error-summary", *args],
                           cwd=cwd, capture_output=True, text=True)
 
 
 def test_mypy_is_clean_on_the_public_api(tmp_path):
-    run = _mypy(cwd=ROOT, cache=tmp_path / "cache")
+    run = _mypy(cwd=REPO, cache=tmp_path / "cache")
     assert run.returncode == 0, run.stdout + run.stderr
 
 
 def test_the_package_ships_its_types():
     assert (ROOT / "symuat" / "py.typed").is_file()
-    assert '"py.typed"' in (ROOT / "pyproject.toml").read_text()
+    assert '"py.typed"' in (REPO / "pyproject.toml").read_text()
 
 
 # -- each checker fails on a planted violation ----------------------------------------------------
@@ -377,7 +379,7 @@ def test_a_new_cycle_is_caught(tmp_path):
 def test_ruff_with_the_project_rules_fails_on_an_unused_import_and_a_stale_noqa(tmp_path):
     bad = tmp_path / "bad.py"
     bad.write_text("import os\nimport sys  # noqa: E731\n\nprint(sys.argv)\n")
-    run = subprocess.run([_ruff(), "check", "--no-cache", "--config", str(ROOT / "pyproject.toml"),
+    run = subprocess.run([_ruff(), "check", "--no-cache", "--config", str(REPO / "pyproject.toml"),
                           "--output-format", "concise", str(bad)], capture_output=True, text=True)
     assert run.returncode == 1 and "F401" in run.stdout and "RUF100" in run.stdout, run.stdout + run.stderr
 

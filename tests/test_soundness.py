@@ -285,7 +285,7 @@ def test_closed_pipe_stops_quietly():
     import sys
     from pathlib import Path
 
-    root = Path(__file__).resolve().parents[1]
+    root = Path(__file__).resolve().parents[1] / "src"  # the package's parent
     proc = subprocess.Popen([sys.executable, "-c", "import sys; from symuat import cli; sys.exit(cli.main(['list']))"],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=root,
                             env={**__import__("os").environ, "PYTHONPATH": str(root)})

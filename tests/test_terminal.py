@@ -14,7 +14,7 @@ from symuat import cli
 from symuat.render import report
 from symuat.verdicts.roll_up import claim_verdicts
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ROOT = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "src")  # the package's parent
 
 
 def _squash(text: str) -> str:

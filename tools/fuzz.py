@@ -47,7 +47,7 @@ import sympy as sp
 from sympy import Identity, MatrixSymbol, OneMatrix, ZeroMatrix
 from sympy.matrices.expressions import KroneckerProduct, MatAdd, MatMul, MatPow, MatrixExpr, Transpose
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[1] / "src"  # the package's parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 

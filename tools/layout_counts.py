@@ -21,8 +21,8 @@ one), one table of
   the node definitions (a new node joins each); for a procedure (``check_real_implication``) its module
   and the code that names it; for a format (``markdown``) its renderer and the code that names it. Each is printed with its places.
 
-The numbers in issue 29's closing note were taken with this script on main 91fc551 (a ``git
-worktree`` of it) and on the branch.
+The numbers in issue 29's closing note were taken with this script on main 91fc551 (``git archive
+91fc551 | tar -x -C DIR``) and on the branch; the package may lie at the top or in ``src/``.
 
 >>> private_uses("from symuat.certify.export import _ident, Exported\\nimport symuat.models.llama as llama\\n"
 ...              "x = llama._rope_from_config(1)\\nfrom symuat.expr import vec\\nvec._delta\\n", "symuat.a")
@@ -48,6 +48,11 @@ HERE = Path(__file__).resolve().parents[1]
 NODES = (("Diamond", "diamond"), ("Sigma", "elementwise"), ("Diag", "decoder"))
 PROCEDURE = ("check_real_implication", "implication")
 FORMAT = "markdown"
+
+
+def package_parent(root: Path) -> Path:
+    """Where the package ``symuat`` lies in a checkout: ``src/`` (the src layout) or the checkout itself."""
+    return root / "src" if (root / "src" / "symuat").is_dir() else root
 
 
 def contracts(root: Path):
@@ -109,8 +114,9 @@ def _code_lines(root: Path, pattern: str, skip: tuple[str, ...]) -> list[str]:
     """``path:line`` of every line of symuat's code (not a doctest, not a comment-only line) matching."""
     rx = re.compile(pattern)
     out = []
-    for path in sorted((root / "symuat").rglob("*.py")):
-        rel = path.relative_to(root).as_posix()
+    src = package_parent(root)
+    for path in sorted((src / "symuat").rglob("*.py")):
+        rel = path.relative_to(src).as_posix()
         if rel.startswith(skip):
             continue
         for n, line in enumerate(path.read_text().splitlines(), 1):
@@ -132,8 +138,9 @@ def _unfold_lists(root: Path) -> list[str]:
 
 
 def _where(root: Path, stem: str) -> str:
-    hits = [p for p in (root / "symuat").rglob(f"{stem}.py") if "claims" not in p.parts]
-    return hits[0].relative_to(root).as_posix() if hits else f"symuat/{stem}.py"
+    src = package_parent(root)
+    hits = [p for p in (src / "symuat").rglob(f"{stem}.py") if "claims" not in p.parts]
+    return hits[0].relative_to(src).as_posix() if hits else f"symuat/{stem}.py"
 
 
 def places(root: Path) -> dict[str, list[str]]:
@@ -152,7 +159,8 @@ def _ruff(root: Path, *args: str) -> int:
     ruff = shutil.which("ruff") or shutil.which("ruff", path=str(Path(sys.executable).parent))
     if ruff is None:
         return -1
-    run = subprocess.run([ruff, "check", "--no-cache", "--exit-zero", "--output-format", "concise", *args, "symuat"],
+    package = (package_parent(root) / "symuat").relative_to(root).as_posix()
+    run = subprocess.run([ruff, "check", "--no-cache", "--exit-zero", "--output-format", "concise", *args, package],
                          cwd=root, capture_output=True, text=True)
     return sum(1 for line in run.stdout.splitlines() if re.match(r"\S+:\d+:\d+: ", line))
 
@@ -162,23 +170,25 @@ def _mypy(root: Path, whole: bool) -> int:
         if whole:
             cfg = Path(tmp) / "mypy.ini"
             cfg.write_text("[mypy]\npython_version = 3.11\nignore_missing_imports = True\n")
-            args = ["--config-file", str(cfg), "-p", "symuat"]
+            args = ["--config-file", str(cfg), "-p", "symuat"]  # found through PYTHONPATH
         else:
             args = ["--config-file", str(root / "pyproject.toml")]
         run = subprocess.run([sys.executable, "-m", "mypy", "--cache-dir", tmp, "--no-error-summary", *args],
-                             cwd=root, capture_output=True, text=True, env={"PYTHONPATH": str(root), "PATH": ""})
+                             cwd=root, capture_output=True, text=True,
+                             env={"PYTHONPATH": str(package_parent(root)), "PATH": ""})
     return sum(1 for line in run.stdout.splitlines() if ": error:" in line)
 
 
 def counts(root: Path, mypy: bool = False) -> dict[str, object]:
     c = contracts(root)
-    graph = c.import_graph(root)
+    src = package_parent(root)
+    graph = c.import_graph(src)
     comps = c.cycles(graph)
     private: list[str] = []
-    for path in sorted((root / "symuat").rglob("*.py")):
-        private += private_uses(path.read_text(), _module_name(root, path))
+    for path in sorted((src / "symuat").rglob("*.py")):
+        private += private_uses(path.read_text(), _module_name(src, path))
     nested = nested_own = 0
-    for path in sorted((root / "symuat").rglob("*.py")):
+    for path in sorted((src / "symuat").rglob("*.py")):
         a, b = nested_imports(path.read_text())
         nested, nested_own = nested + a, nested_own + b
     out: dict[str, object] = {
@@ -190,7 +200,7 @@ def counts(root: Path, mypy: bool = False) -> dict[str, object]:
         "imports inside functions (of symuat)": nested_own,
         "private names used across modules (uses)": len(private),
         "private names used across modules (distinct)": len(set(private)),
-        "top-level modules of symuat": len([p for p in (root / "symuat").glob("*.py")]),
+        "top-level modules of symuat": len([p for p in (src / "symuat").glob("*.py")]),
         "ruff findings (project rules)": _ruff(root),
         "ruff findings (ruff defaults)": _ruff(root, "--isolated"),
     }
@@ -209,7 +219,7 @@ def main(argv: list[str]) -> int:
     ap.add_argument("--places", action="store_true", help="list the places behind each 'places to add' count")
     args = ap.parse_args(argv)
     for root in args.roots:
-        if not (root / "symuat").is_dir() or not (root / "tests" / "test_contracts.py").is_file():
+        if not (package_parent(root) / "symuat").is_dir() or not (root / "tests" / "test_contracts.py").is_file():
             print(f"layout_counts: {root} is not a checkout of symuat (no symuat/ or tests/test_contracts.py)",
                   file=sys.stderr)
             return 2

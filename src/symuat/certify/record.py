@@ -1,7 +1,7 @@
 """The certify record: which checks' exported proofs compiled, valid only for these sources.
 
 The record (``build/certify/record.json``) carries a fingerprint of everything that can change a
-statement or its proof: every source (``coq/*.v`` and ``symuat/**/*.py``) and the toolchain
+statement or its proof: every source (``coq/*.v`` and ``src/symuat/**/*.py``) and the toolchain
 (:func:`toolchain`: the ``coqc`` version, the installed MathComp — a digest of its compiled
 ``.vo`` files, which no version string names portably —, and the Python, SymPy, mpmath and NumPy
 versions that compute the exported statements). :func:`load` returns it only when the
@@ -18,7 +18,9 @@ import os
 from functools import lru_cache
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[2]
+PACKAGE = Path(__file__).resolve().parents[1]
+#: the checkout (``src/symuat`` is the package): the Coq library lies beside it
+ROOT = PACKAGE.parents[1]
 COQ_DIR = ROOT / "coq"
 
 
@@ -81,7 +83,7 @@ def fingerprint(versions: dict | None = None) -> str:
     h = hashlib.sha256()
     for name, version in sorted((toolchain() if versions is None else versions).items()):
         h.update(f"{name}={version}\n".encode())
-    files = sorted(COQ_DIR.glob("*.v")) + sorted((ROOT / "symuat").rglob("*.py"))
+    files = sorted(COQ_DIR.glob("*.v")) + sorted(PACKAGE.rglob("*.py"))
     for f in files:
         h.update(str(f.relative_to(ROOT)).encode())
         h.update(f.read_bytes())
