@@ -4,7 +4,7 @@
     python benchmarks/bench_attention.py [--quick]      (or every benchmark: python benchmarks/run.py)
 
 (a) Proof time of the whole-MHA identity vec_r(H̊) = (Σ_i H_i ⊗ B_iᵀ) vec_r(X) against NM, per
-    strategy (symuat.attention_sizes): `index` (symbolic dimensions — one proof for every size),
+    strategy (symuat.expr.attention_sizes): `index` (symbolic dimensions — one proof for every size),
     `poly` (exact sparse polynomials, Kronecker-structured right side), `naive` (SymPy expand,
     dense W'), `pit` (exact random evaluation over F_p; a cross-check, never a proof). Sizes grow
     until a run takes more than the budget (60 s); the largest NM reached within it is reported.
@@ -25,8 +25,8 @@ import common  # sets OPENBLAS_NUM_THREADS before numpy
 
 import numpy as np
 
-from symuat import attention_sizes as strategies
-from symuat.attention import MHAOperator, attention_patterns, mha_fixed_pattern, mha_forward
+from symuat.expr import attention_sizes as strategies
+from symuat.expr.attention import MHAOperator, attention_patterns, mha_fixed_pattern, mha_forward
 
 BUDGET = 60.0
 
@@ -41,7 +41,7 @@ def clock_limited(name: str, nm: int) -> tuple[float | None, bool]:
     """Run one strategy in a child process, killed at the budget: (seconds or None, ok)."""
     import subprocess
 
-    code = ("import time, sys; from symuat import attention_sizes as a; t = time.perf_counter(); "
+    code = ("import time, sys; from symuat.expr import attention_sizes as a; t = time.perf_counter(); "
             f"ok = a.STRATEGIES[{name!r}](*a.size_for({nm})); print(time.perf_counter() - t, ok)")
     try:
         out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,

@@ -87,13 +87,13 @@ def run(quick: bool = False) -> str:
 
 
 def rollup(quick: bool = False) -> str:
-    """CPU time of :func:`symuat.verdicts.claim_verdicts` over one fresh run's results (median of
+    """CPU time of :func:`symuat.verdicts.roll_up.claim_verdicts` over one fresh run's results (median of
     several, ``time.process_time`` in this process: the load of a shared machine barely moves
     it)."""
     import symuat.claims  # noqa: F401
     from symuat.kernel.registry import REGISTRY
     from symuat.kernel.runner import run_checks
-    from symuat.verdicts import claim_verdicts
+    from symuat.verdicts.roll_up import claim_verdicts
 
     results = list(run_checks(REGISTRY.all_checks(), jobs=1))
     times = []

@@ -32,7 +32,7 @@ CHILD = """
 import time, sympy as sp
 from sympy import Identity, ZeroMatrix
 from symuat.claims.lemmas import ALG, D, X0, raw
-from symuat.residual import forward, unroll
+from symuat.expr.residual import forward, unroll
 from symuat.kernel.index_calculus import compare_entries
 L = {L}
 layers = [raw(k) for k in range(1, L + 1)]
@@ -69,7 +69,7 @@ def part_a(quick: bool = False) -> list[str]:
 
 
 def part_b(quick: bool = False) -> list[str]:
-    from symuat.transformer import Block, forward, to_duat
+    from symuat.numeric.transformer import Block, forward, to_duat
 
     rounds = 5 if quick else 15
     rows = ["| L | forward (every state) | to_duat: parameters + every state (one pass) | "

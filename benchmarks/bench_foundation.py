@@ -21,10 +21,10 @@ import common  # sets OPENBLAS_NUM_THREADS before numpy
 
 from sympy import Identity, MatrixSymbol
 
-from symuat.algebra import dims, kron, mul
+from symuat.expr.algebra import dims, kron, mul
 from symuat.kernel.decide import explicit_expansion
 from symuat.kernel.index_calculus import compare_entries
-from symuat.vec import Vec
+from symuat.expr.vec import Vec
 
 N, M = dims("N M")
 W, X = MatrixSymbol("W", N, N), MatrixSymbol("X", N, M)

@@ -35,7 +35,7 @@ def run(quick: bool = False) -> str:
     from symuat.models.families import gemma3
     from symuat.models import reference
     from symuat.models.rewrite import rewrite
-    from symuat.transformer import to_duat
+    from symuat.numeric.transformer import to_duat
 
     model = gemma3.load_gemma3()
     hf = reference.hf_model(model.source, decoder=True)

@@ -94,7 +94,7 @@ def prompt(model: str, n: int, folder: Path) -> Path:
 def measure(argv: list[str]) -> dict:
     """One child, its stdout and the tail of its stderr (the wrapper of :func:`_run_child` times it)."""
     env = dict(os.environ, OPENBLAS_NUM_THREADS="1", OMP_NUM_THREADS="1", HF_HUB_OFFLINE="1",
-               TRANSFORMERS_OFFLINE="1", PYTHONPATH=str(common.ROOT))
+               TRANSFORMERS_OFFLINE="1", PYTHONPATH=str(common.SRC))
     child = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
     try:
         out, err = child.communicate(timeout=TIMEOUT)

@@ -31,7 +31,7 @@ import numpy as np
 
 from symuat.models import BertNumpy, load_bert
 from symuat.models.families.bert import model_path, relative_error
-from symuat.transformer import to_duat
+from symuat.numeric.transformer import to_duat
 
 
 #: the full Jacobian is formed at this size only: D = 4·384 = 1536 and it already takes ~20 s

@@ -77,8 +77,8 @@ def run(quick: bool = False, baseline: str = BASELINE) -> str:
         variants = {}
         if base_tree is not None:
             variants[f"before (tree at {baseline})"] = (base_tree, None)
-        variants["now, --jobs 1"] = (common.ROOT, 1)
-        variants[f"now, default jobs ({cores} cores)"] = (common.ROOT, None)
+        variants["now, --jobs 1"] = (common.SRC, 1)
+        variants[f"now, default jobs ({cores} cores)"] = (common.SRC, None)
         names = list(variants)
         wall = {n: [] for n in names}
         cpu = {n: [] for n in names}

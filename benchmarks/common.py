@@ -25,6 +25,8 @@ from typing import Callable
 
 RESULTS = Path(__file__).with_name("results")
 ROOT = Path(__file__).resolve().parents[1]
+#: the package's parent (the src layout)
+SRC = ROOT / "src"
 
 
 def single_thread() -> None:

@@ -8,7 +8,7 @@ operator (U+22C4); no macro redefines it.
 import os
 import sys
 
-sys.path.insert(0, os.path.abspath(".."))
+sys.path.insert(0, os.path.abspath("../src"))
 sys.path.insert(0, os.path.abspath("_ext"))
 
 project = "symuat"

@@ -4,12 +4,12 @@ import os
 import sys
 
 # run from a clone without installing, too
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "src"))
 
 
 def main(claim_ids):
     import symuat.claims  # noqa: F401  (registers the catalogue)
-    from symuat import report
+    from symuat.render import report
 
     text, results = report.derivation(claim_ids)
     print(text)

@@ -16,7 +16,7 @@ import sys
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[1] / "src"  # the package's parent: `python -m symuat.cli` runs this checkout
 
 
 def alive(pid: int) -> bool:

@@ -6,7 +6,8 @@ import numpy as np
 import pytest
 import sympy as sp
 
-from symuat import lora, pruning, smallness
+from symuat.numeric import lora
+from symuat.expr import pruning, smallness
 from symuat.errors import KernelInconsistencyError
 from symuat.kernel import decide
 from symuat.kernel.decide import implication
@@ -107,7 +108,7 @@ def test_a3_rank_structure_and_a_wrong_rank_formula(registry):
 
 def test_a3_lift_with_swapped_factor_is_refuted(registry):
     import symuat.claims.applications as app
-    from symuat.algebra import add, mul
+    from symuat.expr.algebra import add, mul
 
     wrong = add(app.lift_right(app._W0, app._N, "row"), app.lift_right(mul(app._B, app._A), app._N, "col"))
     v = decide.check_identity(app.lift_right(add(app._W0, app._dW), app._N, "row"), wrong)

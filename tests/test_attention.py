@@ -7,13 +7,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from sympy import Identity
 
-from symuat.algebra import T, kron, mul
-from symuat.attention import HEAD, MHAOperator, attention_patterns, mha_fixed_pattern, mha_forward, mha_symbols
+from symuat.expr.algebra import T, kron, mul
+from symuat.expr.attention import HEAD, MHAOperator, attention_patterns, mha_fixed_pattern, mha_forward, mha_symbols
 from symuat.errors import ShapeMismatchError
-from symuat.heads import HeadSum, Selector
+from symuat.expr.heads import HeadSum, Selector
 from symuat.kernel import decide
 from symuat.kernel.status import Status
-from symuat.vec import Vec
+from symuat.expr.vec import Vec
 
 
 def _whole(s, order, W):
@@ -134,7 +134,7 @@ def test_attention_shape_errors_name_operands():
 
 
 def test_explicit_size_strategies_prove_and_refute():
-    from symuat import attention_sizes as a
+    from symuat.expr import attention_sizes as a
 
     assert a.prove_index()
     assert a.prove_poly(3, 2, 2, 1) and a.check_pit(3, 2, 2, 1) and a.prove_naive(2, 2, 1, 1)

@@ -98,7 +98,7 @@ def test_a_source_edited_during_the_run_is_not_stored_and_the_next_lookup_misses
     """The key is taken before the checks run; when the sources give another key at store time
     (a ``git pull`` during ``symuat report``), the old code's verdicts are not filed under it.
     Main computed the key after the run, so the next report replayed the old verdicts."""
-    from symuat import report
+    from symuat.render import report
 
     real, runs = report.run_with_progress, []
 
@@ -142,7 +142,7 @@ def test_the_key_covers_the_blas_configuration_the_docstring_promises(monkeypatc
 def test_a_source_edited_while_the_catalogue_is_imported_is_not_stored(cache_dir, monkeypatch):
     """The sources are read when ``symuat report`` starts, before the code that will run is
     imported: an edit during the import is an edit during the run."""
-    from symuat import report
+    from symuat.render import report
 
     digest = {"now": "as the run began"}
     monkeypatch.setattr(cache, "source_digest", lambda root=cache.PACKAGE: digest["now"])

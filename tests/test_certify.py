@@ -14,11 +14,11 @@ import pytest
 import sympy as sp
 from sympy import Identity, MatrixSymbol
 
-from symuat.algebra import kron
+from symuat.expr.algebra import kron
 from symuat.certify.export import Unsupported, coq_file, export_identity
-from symuat.diamond import Diamond
+from symuat.expr.diamond import Diamond
 from symuat.kernel.decide import check_identity
-from symuat.vec import Vec
+from symuat.expr.vec import Vec
 
 n, m, N = sp.symbols("n m N", positive=True, integer=True)
 W, Wsq = MatrixSymbol("W", m, n), MatrixSymbol("W", n, n)
@@ -74,7 +74,7 @@ def test_certified_shows_only_with_a_record_for_these_sources(tmp_path, monkeypa
 
     from symuat.certify import record as rec
     from symuat.kernel.registry import REGISTRY
-    from symuat import report
+    from symuat.render import report
     import symuat.claims  # noqa: F401
 
     monkeypatch.setenv("SYMUAT_CERTIFY_DIR", str(tmp_path))
@@ -129,7 +129,7 @@ def test_a_batch_never_lets_a_failing_theorem_pass(coq_lib):
 
 def test_coq_rejects_a_wrong_convolution_shift(coq_lib):
     """M5.conv's lift with the shift off by one (S_{t-r+1}) is rejected; the true lift compiles."""
-    from symuat.linear import conv1d_symbols
+    from symuat.expr.linear import conv1d_symbols
 
     conv, lift, X = conv1d_symbols()
     _, wrong, _ = conv1d_symbols(shift_error=1)

@@ -15,12 +15,12 @@ import pytest
 import sympy as sp
 from sympy import MatrixSymbol
 
-from symuat.attention import mha_symbols
+from symuat.expr.attention import mha_symbols
 from symuat.certify.density import density_theorems, export_density
 from symuat.certify.export import Unsupported
 from symuat.certify.run import capture, compile_batch
 from symuat.kernel.structure import density_pattern, generic_density
-from symuat.linear import lift_left
+from symuat.expr.linear import lift_left
 
 N, M = sp.symbols("N M", positive=True, integer=True)
 M2_LIFT = lift_left(MatrixSymbol("W", N, N), M, "row")  # W ⊗ I_M: M2[nnz-frac,row]

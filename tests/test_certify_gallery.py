@@ -13,7 +13,7 @@ from sympy import DiagMatrix, DiagonalOf, HadamardProduct, KroneckerProduct, Mat
 from symuat import check_identity, dims
 from symuat.certify.export import coq_file, export_identity
 from symuat.kernel.language import lower
-from symuat.vec import Vec
+from symuat.expr.vec import Vec
 
 m, n = dims("m n")
 A, B, C = (MatrixSymbol(x, n, n) for x in "ABC")

@@ -91,8 +91,8 @@ def test_h7_is_exported_with_its_premise():
 
 
 def test_coq_accepts_the_hadamard_product_and_rejects_a_transposed_operand(coq_lib):
-    from symuat.decoder import Diag, Hadamard
-    from symuat.vec import Vec
+    from symuat.expr.decoder import Diag, Hadamard
+    from symuat.expr.vec import Vec
 
     n, m = sp.symbols("n m", positive=True, integer=True)
     A, B, S = MatrixSymbol("A", n, m), MatrixSymbol("B", n, m), MatrixSymbol("S", n, n)

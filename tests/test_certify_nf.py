@@ -16,11 +16,11 @@ import pytest
 import sympy as sp
 from sympy import Identity, MatrixSymbol
 
-from symuat.algebra import kron
+from symuat.expr.algebra import kron
 from symuat.certify.export import coq_file, export_identity
 from symuat.certify.normal_form import entry_nf
 from symuat.certify.run import chains_of
-from symuat.diamond import Diamond
+from symuat.expr.diamond import Diamond
 from symuat.kernel.decide import check_identity
 
 n, m = sp.symbols("n m", positive=True, integer=True)

@@ -136,9 +136,9 @@ def test_plus_coq_on_a_failing_claim_once_its_refutations_and_correction_are_cer
     says the correction is not certified."""
     import json
 
-    from symuat import report
+    from symuat.render import report
     from symuat.certify import record as rec
-    from symuat.verdicts import roll_up
+    from symuat.verdicts.roll_up import roll_up
 
     claim = REGISTRY.claims["P4"]
     cv = roll_up(claim, [c.run() for c in claim.checks])

@@ -132,8 +132,8 @@ def test_coq_accepts_m1s_columns_and_rejects_the_shifted_picture(coq_lib):
     with certificates.listening(lambda kind, data: kept.setdefault(kind, []).append(data)):
         assert str(m1_pic_symbolic("dia", shift=2).status) == "refuted"
     assert "identity" not in kept  # a refuted picture records nothing; its column 2 exported by hand:
-    from symuat.algebra import T, kron, mul
-    from symuat.basis import Basis
+    from symuat.expr.algebra import T, kron, mul
+    from symuat.expr.basis import Basis
     from symuat.certify.identity import export_recorded_identity
     from symuat.claims import linear
 

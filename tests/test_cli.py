@@ -57,7 +57,7 @@ def test_a_crashing_check_makes_the_exit_status_nonzero(monkeypatch, capsys):
 
 def test_console_script_runs():
     out = subprocess.run([sys.executable, "-m", "symuat.cli", "prove", "P1", "--format", "json"],
-                         capture_output=True, text=True, cwd=ROOT, check=True)
+                         capture_output=True, text=True, cwd=ROOT / "src", check=True)
     assert json.loads(out.stdout)[0]["status"] == "proved"
 
 

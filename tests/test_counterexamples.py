@@ -14,12 +14,12 @@ from functools import partial
 import numpy as np
 from sympy import MatrixSymbol, symbols
 
-from symuat.algebra import T, mul
+from symuat.expr.algebra import T, mul
 from symuat.kernel import decide, minimise
 from symuat.kernel.status import Status
 from symuat.kernel.why import derived_why, why_line
-from symuat.report import detail
-from symuat.values import readable, show_array, show_value, value_latex
+from symuat.render.report import detail
+from symuat.text.values import readable, show_array, show_value, value_latex
 
 m, n, p = symbols("m n p", integer=True, positive=True)
 
@@ -82,7 +82,7 @@ def test_show_prints_no_python_syntax_and_no_long_numbers(all_results):
 def test_no_check_prints_none_found_and_no_correction_is_a_fragment(all_results):
     """Check by check (the claim-level rule is in tests/test_verdict_roles.py): a corrected
     statement is a whole statement and always carries its own verdict."""
-    from symuat.verdicts import correction_defects
+    from symuat.verdicts.roll_up import correction_defects
 
     for key, r in all_results.items():
         cv = r.verdict.corrected if r.verdict is not None else None
@@ -101,7 +101,7 @@ def test_no_check_prints_none_found_and_no_correction_is_a_fragment(all_results)
 
 def test_minimiser_finds_the_smallest_ill_typed_instance():
     """W₂ (m×n) ⋄ W₁ (n×p) under C-col needs m = n: the smallest instance that shows it."""
-    from symuat.diamond import Diamond
+    from symuat.expr.diamond import Diamond
 
     W2, W1, x = MatrixSymbol("W_2", m, n), MatrixSymbol("W_1", n, p), MatrixSymbol("x", m, 1)
     lhs, rhs = mul(T(W1), T(W2), x), Diamond(Diamond(W2, W1, "C-col"), x)
@@ -115,7 +115,7 @@ def test_minimiser_finds_the_smallest_ill_typed_instance():
 
 
 def test_derived_why_names_the_entry_and_the_reading():
-    from symuat.diamond import Diamond
+    from symuat.expr.diamond import Diamond
     from symuat.kernel.registry import Check
 
     A = MatrixSymbol("A", n, n)

@@ -72,7 +72,7 @@ def test_graph_has_one_linked_node_per_claim_and_an_arrow_per_edge():
     reg = _registry()
     for c in reg.all_checks():
         c.run()
-    from symuat.verdicts import claim_verdicts
+    from symuat.verdicts.roll_up import claim_verdicts
 
     results = [c.run() for c in reg.all_checks()]
     verdicts = {cv.id: cv for cv in claim_verdicts(results, reg)}

@@ -7,13 +7,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from sympy import Identity, ZeroMatrix
 
-from symuat.algebra import add, mul
+from symuat.expr.algebra import add, mul
 from symuat.claims.lemmas import ALG, D, X0, raw
 from symuat.errors import ShapeMismatchError
 from symuat.kernel import decide
 from symuat.kernel.status import Status
-from symuat.residual import Unrolled, forward, numpy_algebra, paper_rules, random_instance, unroll
-from symuat.transformer import Block, forward as tf_forward, to_duat
+from symuat.expr.residual import Unrolled, forward, numpy_algebra, paper_rules, random_instance, unroll
+from symuat.numeric.transformer import Block, forward as tf_forward, to_duat
 
 
 def _mutant_unroll(layers, kind):

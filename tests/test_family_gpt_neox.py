@@ -112,7 +112,7 @@ def test_gpt_neox_rewrite_uses_the_x9_form(tmp_path):
     """A parallel layer's W2 reads the layer's input (L_in S2), not W1's output: V_j x'_0 = L_in S2 A_{j-1} x'_0."""
     from symuat.models.family import load
     from symuat.models.rewrite import rewrite
-    from symuat.operators import Composed
+    from symuat.numeric.operators import Composed
 
     m = load(hf_neox(tmp_path / "p"))
     ids = m.tokenize("Hello there")

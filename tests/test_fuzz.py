@@ -38,7 +38,7 @@ def test_the_judge_is_independent_and_agrees_with_the_definitions():
     """The judge's own rules on small cases whose values are known by hand."""
     from sympy import MatrixSymbol
 
-    from symuat.vec import Commutation, Vec
+    from symuat.expr.vec import Commutation, Vec
 
     n, m = fuzz.n, fuzz.m
     X = MatrixSymbol("X", n, m)
@@ -67,7 +67,7 @@ def test_true_rewrites_are_true_for_the_judge(seed):
 
 from sympy import MatrixSymbol, OneMatrix, ZeroMatrix  # noqa: E402
 
-from symuat.algebra import T, dims, mul  # noqa: E402
+from symuat.expr.algebra import T, dims, mul  # noqa: E402
 from symuat.kernel import decide  # noqa: E402
 from symuat.kernel.status import Status  # noqa: E402
 
@@ -259,7 +259,7 @@ def test_the_main_stream_draws_structured_pairs():
 
 
 def test_the_judge_evaluates_the_new_nodes_from_their_definitions():
-    from symuat.decoder import Diag
+    from symuat.expr.decoder import Diag
     from symuat.kernel.head_maps import AxisBlock
     from symuat.kernel.rotary import PairRotation
     from sympy import MatrixSymbol

@@ -21,7 +21,7 @@ from symuat import cli
 from symuat.models.families import gemma3 as g3
 from symuat.models.compare import relative_error
 from symuat.models.formats import ModelError
-from symuat.transformer import to_duat
+from symuat.numeric.transformer import to_duat
 
 # --------------------------------------------------------------------------------------------
 # a tiny Gemma-3 GGUF
@@ -115,7 +115,7 @@ def test_tiny_rewrite_every_state_and_band(tiny):
 
 def test_sandwich_norm_mutant_fails(tiny):
     """W1 without the post-attention lift (x + F(D_pre x)) does not reproduce the layer."""
-    from symuat.operators import Composed, Identity, Sum
+    from symuat.numeric.operators import Composed, Identity, Sum
 
     m = g3.load_gguf_file(tiny)
     X = m.hidden_states(m.tokenize(TEXT))[1]

@@ -3,13 +3,13 @@
 import pytest
 from sympy import Identity, MatrixSymbol, OneMatrix
 
-from symuat.algebra import add, dims, mul
+from symuat.expr.algebra import add, dims, mul
 from symuat.claims.attention import h7_sides, rows_sum_to_one
 from symuat.kernel import decide
 from symuat.kernel.hypotheses import LineSums
 from symuat.kernel.registry import Check, Result
 from symuat.kernel.status import Status
-from symuat import report
+from symuat.render import report
 
 N, M = dims("N M")
 H, X, A, B = (MatrixSymbol("H", N, N), MatrixSymbol("X", N, M), MatrixSymbol("A", N, N),
@@ -65,12 +65,12 @@ def test_input_independence_of_biases_needs_the_row_hypothesis(monkeypatch):
 
 
 def test_rule_needs_the_whole_line_of_a_multi_index_leaf():
-    from symuat.heads import BlockSymbol
+    from symuat.expr.heads import BlockSymbol
 
     h, d = dims("h d")
     Xb = BlockSymbol("Xb", (N,), (h, d))  # columns indexed by (head, feature)
     one_d = OneMatrix(d, 1)
-    from symuat.algebra import kron
+    from symuat.expr.algebra import kron
     lhs = mul(Xb, kron(Identity(h), one_d))  # Σ_f X[n,(i,f)]: partial row sums, one per head
     v = decide.check_identity(lhs, OneMatrix(N, h), hypotheses=[LineSums("Xb")])
     assert v.status is Status.REFUTED

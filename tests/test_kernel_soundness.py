@@ -7,7 +7,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from sympy import Identity, MatrixSymbol
 
-from symuat.algebra import T, add, dims, kron, mul
+from symuat.expr.algebra import T, add, dims, kron, mul
 from symuat.kernel.evaluate import Evaluator
 from symuat.kernel.index_calculus import compare_entries
 

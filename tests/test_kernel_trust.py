@@ -9,11 +9,11 @@ import pytest
 import sympy as sp
 from sympy import MatrixSymbol, OneMatrix
 
-from symuat.algebra import add, dims, mul
+from symuat.expr.algebra import add, dims, mul
 from symuat.kernel import decide
 from symuat.kernel.status import Status
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[1] / "src"  # the package's parent
 
 # -- structure ------------------------------------------------------------------------------------
 
@@ -77,8 +77,8 @@ def test_every_catalogue_check_runs_with_only_the_core_dependencies():
     import subprocess
     import sys
 
-    out = subprocess.run([sys.executable, "-c", _ONLY_CORE], cwd=ROOT, capture_output=True, text=True,
-                         timeout=600, env={"OPENBLAS_NUM_THREADS": "1", "PATH": "/usr/bin:/bin"})
+    out = subprocess.run([sys.executable, "-c", _ONLY_CORE], cwd=ROOT.parent, capture_output=True, text=True,
+                         timeout=600, env={"OPENBLAS_NUM_THREADS": "1", "PATH": "/usr/bin:/bin", "PYTHONPATH": str(ROOT)})
     assert out.returncode == 0, out.stderr[-2000:]
     assert out.stdout.startswith("0 "), out.stdout
 
@@ -107,8 +107,8 @@ def test_a_crashed_check_makes_the_claim_error_in_roll_up_totals_json_and_exit_s
     import symuat.kernel.registry as reg
     from symuat import cli
     from symuat.kernel.runner import run_checks
-    from symuat.headline import headline
-    from symuat.verdicts import claim_verdicts
+    from symuat.verdicts.headline import headline
+    from symuat.verdicts.roll_up import claim_verdicts
 
     fake = _crashing_registry()
     results = list(run_checks(fake.all_checks(), jobs=1))
@@ -232,9 +232,9 @@ def test_listed_sizes_are_all_checked_or_the_call_fails():
 
 
 def _causal_family():
-    from symuat.algebra import T
-    from symuat.attention import HEAD, CausalHeadMatrix
-    from symuat.heads import HeadSum
+    from symuat.expr.algebra import T
+    from symuat.expr.attention import HEAD, CausalHeadMatrix
+    from symuat.expr.heads import HeadSum
 
     N, h = dims("N h")
     one = OneMatrix(N, 1)
@@ -257,7 +257,7 @@ def test_causal_column_sums_draw_the_lower_triangle_and_a_true_statement_is_not_
 
 
 def test_every_hypothesis_holds_at_once():
-    from symuat.algebra import T
+    from symuat.expr.algebra import T
     from symuat.kernel.hypotheses import LineSums
 
     n = dims("n")
@@ -370,8 +370,8 @@ def test_exact_rank_names_a_bad_entry(bad, error):
 
 
 def test_a_shift_whose_r_occurs_in_no_shape_is_decided():
-    from symuat.heads import HeadSum
-    from symuat.linear import ShiftMatrix
+    from symuat.expr.heads import HeadSum
+    from symuat.expr.linear import ShiftMatrix
 
     N, M, r = dims("N M r")
     t = sp.Symbol("t", integer=True)
@@ -383,7 +383,7 @@ def test_a_shift_whose_r_occurs_in_no_shape_is_decided():
 
 def test_an_unbound_tap_is_a_clear_error():
     from symuat.errors import KernelInputError
-    from symuat.linear import ShiftMatrix
+    from symuat.expr.linear import ShiftMatrix
 
     N, M, r = dims("N M r")
     X = MatrixSymbol("X", N, M)

@@ -50,8 +50,8 @@ def test_rms_and_swiglu_mutants_refuted():
 def test_static_alpha_negation_refuted_when_frozen_at_the_same_input():
     """X4.uat's procedure must say `refuted` when the frozen weight is taken at the same input."""
     import symuat.claims.decoder as xd
-    from symuat.algebra import mul
-    from symuat.decoder import Diag
+    from symuat.expr.algebra import mul
+    from symuat.expr.decoder import Diag
 
     same = mul(xd._down, Diag(xd._lin(xd._Wu)), xd._silu(xd._lin(xd._Wg)))
     assert decide.check_negation(xd._ffn, same).status is Status.REFUTED
@@ -89,8 +89,8 @@ def test_random_decoder_rewrite_and_adjoint():
     d = ll.llama_duat(m, states[0])
     assert max(ll.relative_error(a, b) for a, b in zip(d.states, states)) < 1e-12
     assert ll.relative_error(d.logits, m.logits(states[-1])) < 1e-12
-    # the generic recursion (symuat.transformer.to_duat) accepts the Llama layers too
-    from symuat.transformer import to_duat
+    # the generic recursion (symuat.numeric.transformer.to_duat) accepts the Llama layers too
+    from symuat.numeric.transformer import to_duat
 
     gen = to_duat(m.layers, states[0])
     assert ll.relative_error(gen.evaluate(3, method="factored"), states[3]) < 1e-12

@@ -14,7 +14,7 @@ import pytest
 
 from symuat import cli
 from symuat.models import BertNumpy, ModelError, check_rewrite, load_bert, relative_error, tokenize
-from symuat.transformer import to_duat
+from symuat.numeric.transformer import to_duat
 
 
 def _need(module: str, flag: str):

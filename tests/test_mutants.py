@@ -10,14 +10,14 @@ import numpy as np
 import pytest
 from sympy import Identity, MatrixSymbol, OneMatrix
 
-from symuat.algebra import T, add, dims, kron, mul
-from symuat.diamond import Diamond
-from symuat.elementwise import Sigma
+from symuat.expr.algebra import T, add, dims, kron, mul
+from symuat.expr.diamond import Diamond
+from symuat.expr.elementwise import Sigma
 from symuat.kernel import decide
 from symuat.kernel.evaluate import Evaluator
 from symuat.kernel.status import Status
-from symuat.linear import lift_bias_left, lift_left, lift_right
-from symuat.vec import Commutation, Vec
+from symuat.expr.linear import lift_bias_left, lift_left, lift_right
+from symuat.expr.vec import Commutation, Vec
 
 N, M, F, P, Q, m, n = dims("N M F P Q m n")
 A = MatrixSymbol("A", P, N)

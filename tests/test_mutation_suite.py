@@ -2,7 +2,7 @@
 refuted, each with a counterexample that the float64 backend re-checks.
 
 The true statements are taken from the catalogue itself (every check whose procedure is
-``check_identity(lhs, rhs)``) and from the constructions of :mod:`symuat.linear`, the ⋄ node and
+``check_identity(lhs, rhs)``) and from the constructions of :mod:`symuat.expr.linear`, the ⋄ node and
 the DUAT recursion; each mutation is one slip an author or a reader could make: a dropped or an
 extra transpose, swapped Kronecker factors, the other flattening, a reversed product, the other
 ⋄ definition, a dropped identity or bias term, a layer index off by one, a sequential instead of a
@@ -26,14 +26,14 @@ from sympy import Identity, MatrixSymbol, OneMatrix
 from sympy.matrices.expressions import KroneckerProduct, MatAdd, MatMul, MatrixExpr, Transpose
 
 import symuat.claims  # noqa: F401  (registers the catalogue)
-from symuat.algebra import T, add, dims, kron, mul
-from symuat.diamond import Diamond
+from symuat.expr.algebra import T, add, dims, kron, mul
+from symuat.expr.diamond import Diamond
 from symuat.kernel import decide
 from symuat.kernel.evaluate import Evaluator
 from symuat.kernel.registry import REGISTRY
 from symuat.kernel.status import Status
-from symuat.linear import lift_bias_left, lift_left, lift_right
-from symuat.vec import Vec
+from symuat.expr.linear import lift_bias_left, lift_left, lift_right
+from symuat.expr.vec import Vec
 
 ROOT = Path(__file__).resolve().parents[1]
 _spec = importlib.util.spec_from_file_location("symuat_fuzz", ROOT / "tools" / "fuzz.py")

@@ -6,11 +6,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
-from symuat.diamond import diamond
+from symuat.expr.diamond import diamond
 from symuat.errors import DiamondUndefinedError, ShapeMismatchError
-from symuat.kron import KroneckerOperator
-from symuat.linear import conv1d, conv1d_lift, ffn, ffn_lifted, linear_lift
-from symuat.vec import commutation_matrix, unvec, vec
+from symuat.expr.kron import KroneckerOperator
+from symuat.expr.linear import conv1d, conv1d_lift, ffn, ffn_lifted, linear_lift
+from symuat.expr.vec import commutation_matrix, unvec, vec
 
 dim = st.integers(1, 5)
 floats = st.floats(-10, 10, allow_nan=False, allow_infinity=False, width=64)

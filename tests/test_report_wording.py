@@ -11,10 +11,10 @@ import json
 
 import pytest
 
-from symuat import report
+from symuat.render import report
 from symuat.certify import record as rec
-from symuat.headline import display_word, headline
-from symuat.verdicts import ClaimVerdict, claim_verdicts, correction_defects, roll_up
+from symuat.verdicts.headline import display_word, headline
+from symuat.verdicts.roll_up import ClaimVerdict, claim_verdicts, correction_defects, roll_up
 
 
 @pytest.fixture(scope="module")

@@ -10,14 +10,14 @@ import pytest
 import sympy as sp
 from sympy import Identity, MatrixSymbol, Symbol, Trace, ZeroMatrix, sqrt
 
-from symuat.algebra import T, add, dims, kron, mul
-from symuat.diamond import Diamond
-from symuat.elementwise import Sigma
+from symuat.expr.algebra import T, add, dims, kron, mul
+from symuat.expr.diamond import Diamond
+from symuat.expr.elementwise import Sigma
 from symuat.errors import LeafConflictError, UnsupportedExpressionError
 from symuat.kernel import decide
 from symuat.kernel.evaluate import Evaluator
 from symuat.kernel.status import Status
-from symuat.vec import Commutation, Vec
+from symuat.expr.vec import Commutation, Vec
 
 n, m, k, d, p = dims("n m k d p")
 POSITIVE = (Status.PROVED, Status.PROVED_AT_SIZES, Status.NUMERIC_ONLY)
@@ -151,7 +151,7 @@ def test_commutation_with_a_size_one_dimension_is_decided():
 def test_space_mismatch_message_does_not_crash_on_an_unprintable_operand():
     """SymPy's printer asks nodes for their shape; the message about an ill-typed statement must
     not crash on the node it describes."""
-    from symuat.vec import Unvec
+    from symuat.expr.vec import Unvec
 
     class Unprintable(MatrixSymbol):
         def _sympystr(self, printer):
@@ -258,9 +258,9 @@ def test_an_existing_folder_is_a_path_not_a_model_name(tmp_path, monkeypatch, ca
 
 
 def test_numeric_api_rejects_bad_input_with_clear_errors():
-    from symuat.attention import mha_forward
+    from symuat.expr.attention import mha_forward
     from symuat.errors import NonFiniteError
-    from symuat.transformer import Block, forward
+    from symuat.numeric.transformer import Block, forward
 
     rng = np.random.default_rng(0)
     with pytest.raises(ValueError, match="M=10 is not divisible by heads=3"):
@@ -285,7 +285,7 @@ def test_closed_pipe_stops_quietly():
     import sys
     from pathlib import Path
 
-    root = Path(__file__).resolve().parents[1]
+    root = Path(__file__).resolve().parents[1] / "src"  # the package's parent
     proc = subprocess.Popen([sys.executable, "-c", "import sys; from symuat import cli; sys.exit(cli.main(['list']))"],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=root,
                             env={**__import__("os").environ, "PYTHONPATH": str(root)})

@@ -214,7 +214,7 @@ def test_d4_rows_mutants_are_refuted(which):
 
 
 def _conv_lift():
-    from symuat.linear import conv1d_symbols
+    from symuat.expr.linear import conv1d_symbols
 
     _, lift, _ = conv1d_symbols()
     syms = {s.name: s for s in lift("row").free_symbols}
@@ -236,7 +236,7 @@ def test_m5_conv_band_and_a_wider_band_is_refuted(order):
 
 @pytest.mark.parametrize("mask,right,wrong", [("bidir", [], ["n-n'"]), ("causal", ["n-n'"], [])])
 def test_m5_mha_patterns_and_the_swapped_ones(mask, right, wrong):
-    from symuat.attention import mha_symbols
+    from symuat.expr.attention import mha_symbols
     from symuat.kernel.decide.token_pattern import check_token_pattern, n_in, n_out
 
     s = mha_symbols("std", mask)
@@ -275,8 +275,8 @@ def test_m1_pic_proved_and_its_mutants_refuted():
 def test_basis_vector_is_a_fixed_position_and_undefined_beyond_its_length():
     from sympy import MatrixSymbol
 
-    from symuat.algebra import dims, mul
-    from symuat.basis import Basis
+    from symuat.expr.algebra import dims, mul
+    from symuat.expr.basis import Basis
 
     N = dims("N")
     W = MatrixSymbol("W", N, N)
@@ -305,7 +305,7 @@ def test_a4_eq20_independence_step_can_fail():
     """The step 'A_L, c_L involve no W2' is a dependence check that refutes when they do (V_L = W2_L A_{L-1})."""
     from sympy import MatrixSymbol
 
-    from symuat.algebra import dims, mul
+    from symuat.expr.algebra import dims, mul
 
     D, F = dims("D F")
     W2, Ap = MatrixSymbol("W2_L", F, D), MatrixSymbol("A_{L-1}", D, D)

@@ -21,10 +21,10 @@ def test_t8_update_order_swapped_is_refuted():
 
 
 def test_conv_lift_for_symbolic_radius_and_wrong_shifts_refuted():
-    from symuat.algebra import mul
+    from symuat.expr.algebra import mul
     from symuat.kernel import decide
-    from symuat.linear import conv1d_symbols
-    from symuat.vec import Vec
+    from symuat.expr.linear import conv1d_symbols
+    from symuat.expr.vec import Vec
 
     conv, lift, X = conv1d_symbols()
     assert decide.check_identity(Vec(conv, "row"), mul(lift("row"), Vec(X, "row"))).status is Status.PROVED

@@ -29,7 +29,7 @@ from sympy import (
 
 from symuat import check_identity, dims
 from symuat.errors import UnsupportedExpressionError
-from symuat.vec import Vec
+from symuat.expr.vec import Vec
 
 m, n, p = dims("m n p")
 A, B, C = (MatrixSymbol(x, n, n) for x in "ABC")

@@ -10,10 +10,11 @@ import sys
 
 import pytest
 
-from symuat import cli, report
-from symuat.verdicts import claim_verdicts
+from symuat import cli
+from symuat.render import report
+from symuat.verdicts.roll_up import claim_verdicts
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ROOT = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "src")  # the package's parent
 
 
 def _squash(text: str) -> str:

@@ -1,6 +1,6 @@
 """Issue 19: bottom lines a reviewer would sign.
 
-The roll-up's roles (symuat.verdicts.roll_up, rule 4 and rule 7) on a registry of their own —
+The roll-up's roles (symuat.verdicts.roll_up.roll_up, rule 4 and rule 7) on a registry of their own —
 a prediction, a gloss, a confirmation, a value the paper does not state, informal items — then
 the catalogue: the bottom lines the issue names, no correction that is a fragment, no "none
 found" where a correction exists, and counterexamples a reader can check by hand."""
@@ -10,11 +10,11 @@ from fractions import Fraction
 import pytest
 from sympy import MatrixSymbol, symbols
 
-from symuat.algebra import T
+from symuat.expr.algebra import T
 from symuat.kernel import decide, minimise
 from symuat.kernel.registry import Registry
 from symuat.kernel.status import Corrected, Status
-from symuat.verdicts import claim_verdicts, correction_defects, roll_up
+from symuat.verdicts.roll_up import claim_verdicts, correction_defects, roll_up
 
 n = symbols("n", integer=True, positive=True)
 A = MatrixSymbol("A", n, n)
@@ -222,7 +222,7 @@ def test_rope_for_every_even_width_and_its_mutants():
     """X2 for symbolic m: the relative identity and the GGUF→HF layout are proved; the wrong order
     (R_n' R_nᵀ… as R_n R_n') and the unpermuted layout are refuted."""
     from symuat.claims import decoder as dec
-    from symuat.algebra import mul
+    from symuat.expr.algebra import mul
 
     for conv in ("interleaved", "half"):
         place, A, B = dec.rope_blocks(conv)
@@ -237,7 +237,7 @@ def test_rope_for_every_even_width_and_its_mutants():
 
 def test_the_logit_telescope_and_its_forward_chain_mutant():
     """X6.telescope's step, and the forward-chain mutant (ρ pulled back with W1, not W1ᵀ), refuted."""
-    from symuat.algebra import dims, mul
+    from symuat.expr.algebra import dims, mul
 
     D, K = dims("D K")
     rho, W1, Mk = MatrixSymbol("rho", D, 1), MatrixSymbol("W1", D, D), MatrixSymbol("M", D, K)

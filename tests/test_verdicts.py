@@ -1,4 +1,4 @@
-"""The bottom line per claim (symuat.verdicts) and `symuat report`: the roll-up rule on a small
+"""The bottom line per claim (symuat.verdicts.roll_up) and `symuat report`: the roll-up rule on a small
 registry of its own, the catalogue's negated claims, quantities and reading-dependent claims per
 claim group, mutants that flip one check and so the bottom line, the totals line against the
 JSON, and every statement a relation."""
@@ -9,12 +9,13 @@ import re
 import pytest
 from sympy import MatrixSymbol, symbols
 
-from symuat import cli, report
-from symuat.algebra import T
+from symuat import cli
+from symuat.render import report
+from symuat.expr.algebra import T
 from symuat.kernel import decide
 from symuat.kernel.registry import Registry, Result
-from symuat.headline import headline
-from symuat.verdicts import VERDICTS, agrees_with_paper, claim_verdicts, roll_up
+from symuat.verdicts.headline import headline
+from symuat.verdicts.roll_up import VERDICTS, agrees_with_paper, claim_verdicts, roll_up
 
 n = symbols("n", integer=True, positive=True)
 A = MatrixSymbol("A", n, n)
@@ -161,7 +162,7 @@ def test_every_claim_has_a_bottom_line_and_the_totals_match_the_json(verdicts, r
     assert all({"id", "title", "verdict", "strength", "readings_that_hold", "readings_that_fail",
                 "failing_steps", "corrected", "checks", "extension", "errors"} <= set(d) for d in data)
     assert all(d["verdict"] in VERDICTS for d in data)
-    line = headline(list(verdicts.values())).lines()[0]  # the one headline (symuat.headline)
+    line = headline(list(verdicts.values())).lines()[0]  # the one headline (symuat.verdicts.headline)
     held, some, failed = map(int, re.match(r"(\d+) claims? holds?(?: \(\d+ with a wrong printed step or gloss\))?, "
                                            r"(\d+) only under some readings, (\d+) fails?", line).groups())
     paper = [d for d in data if not d["extension"]]

@@ -7,9 +7,9 @@ import pytest
 import sympy as sp
 from sympy import Identity, MatrixSymbol, OneMatrix
 
-from symuat.algebra import T, add, dims, kron, mul
-from symuat.decoder import Diag
-from symuat.heads import BlockSymbol, HeadMatrix, HeadSum
+from symuat.expr.algebra import T, add, dims, kron, mul
+from symuat.expr.decoder import Diag
+from symuat.expr.heads import BlockSymbol, HeadMatrix, HeadSum
 from symuat.kernel import decide
 from symuat.kernel.decide import bands, softcap
 from symuat.kernel.evaluate import Evaluator
@@ -157,8 +157,8 @@ def test_row_stochastic_hypothesis_is_needed_and_columns_do_not_do():
 
 
 def test_sigmoid_instances_are_exact_and_never_refute_a_true_statement():
-    from symuat.decoder import Hadamard
-    from symuat.elementwise import Sigma
+    from symuat.expr.decoder import Hadamard
+    from symuat.expr.elementwise import Sigma
 
     X, W, G = MatrixSymbol("X", N, M), MatrixSymbol("W", M, d), MatrixSymbol("gamma", M, 1)
     silu = lambda P: Hadamard(P, Sigma(P))

@@ -34,7 +34,7 @@ def test_every_entry_is_registered_as_an_extension_of_its_own_group(registry):
 
 
 def test_every_entry_has_a_bottom_line(registry, wp_results):
-    from symuat.verdicts import roll_up
+    from symuat.verdicts.roll_up import roll_up
 
     results = list(wp_results.values())
     assert not [r.check.key for r in results if r.error], [r.error for r in results if r.error]
@@ -93,7 +93,7 @@ def test_wp9_condition_and_wp11_correction(wp_results):
 
 
 def test_mistakes_check_fails_when_a_mutant_holds():
-    from symuat.algebra import dims, mul
+    from symuat.expr.algebra import dims, mul
     from sympy import MatrixSymbol
     from symuat.kernel import decide
     from symuat.kernel.decide.mistakes import mistakes_refuted
@@ -107,8 +107,8 @@ def test_mistakes_check_fails_when_a_mutant_holds():
 
 
 def test_wp_entries_are_grouped_apart_in_the_report(registry, wp_results):
-    from symuat.report import verdict_table
-    from symuat.verdicts import roll_up
+    from symuat.render.report import verdict_table
+    from symuat.verdicts.roll_up import roll_up
 
     results = list(wp_results.values())
     table = verdict_table([roll_up(registry.claims[c], results) for c in WP], width=200)

@@ -47,15 +47,15 @@ import sympy as sp
 from sympy import Identity, MatrixSymbol, OneMatrix, ZeroMatrix
 from sympy.matrices.expressions import KroneckerProduct, MatAdd, MatMul, MatPow, MatrixExpr, Transpose
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[1] / "src"  # the package's parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from symuat.diamond import Diamond  # noqa: E402
-from symuat.elementwise import Sigma  # noqa: E402
-from symuat.heads import BlockSymbol, HeadMatrix, HeadSum, Selector  # noqa: E402
-from symuat.vec import Commutation, Unvec, Vec  # noqa: E402
-from symuat.decoder import Diag  # noqa: E402
+from symuat.expr.diamond import Diamond  # noqa: E402
+from symuat.expr.elementwise import Sigma  # noqa: E402
+from symuat.expr.heads import BlockSymbol, HeadMatrix, HeadSum, Selector  # noqa: E402
+from symuat.expr.vec import Commutation, Unvec, Vec  # noqa: E402
+from symuat.expr.decoder import Diag  # noqa: E402
 from symuat.kernel.decide.instances import TOLERANCE  # noqa: E402
 from symuat.kernel.head_maps import AxisBlock, repeat_interleave_map, rope_permutation, tile_map  # noqa: E402
 from symuat.kernel.rotary import PairRotation  # noqa: E402
@@ -832,7 +832,7 @@ def fuzz_softcap(pairs: int, seed: int = 0) -> list:
 
 def run_pair(lhs, rhs, equal: bool, seed: int) -> tuple[str, str]:
     """Classify the kernel's verdict on one pair: (outcome, detail)."""
-    from symuat.elementwise import sigma_alternative, sigma_exact
+    from symuat.expr.elementwise import sigma_alternative, sigma_exact
     from symuat.errors import KernelInconsistencyError, SymuatError, UnsupportedExpressionError
     from symuat.kernel import decide
     from symuat.kernel.status import Status

@@ -1,7 +1,7 @@
 """Sphinx extension: run every check once and write the claim pages into ``docs/claims/``.
 
 Everything on the generated pages comes from ONE run of every check (what ``symuat prove --all``
-runs) and the verdict report built from it (:func:`symuat.verdicts.claim_verdicts`):
+runs) and the verdict report built from it (:func:`symuat.verdicts.roll_up.claim_verdicts`):
 
 * ``claims/index.rst`` — the verdict summary, a progress bar per section and the dependency
   graph (edges recorded by the registry while the checks ran, :attr:`Registry.edges`);
@@ -46,7 +46,7 @@ VERDICT_WORDS = {
     "error": "a check crashed",
 }
 def section_title(group: str) -> str:
-    from symuat.headline import group_title
+    from symuat.verdicts.headline import group_title
 
     return group_title(group)
 
@@ -336,7 +336,7 @@ def tex_spans(text: str) -> list[tuple[int, int]]:
 def _tex_inline(tex: str) -> str:
     """A stretch of TeX from prose as inline math; one MathJax could not typeset (unbalanced
     braces, a ``\left`` without its ``\right``) as Unicode text instead."""
-    from symuat.report import pretty
+    from symuat.render.report import pretty
 
     if re.fullmatch(r"\\(frac|sqrt|left|right|overset|mathbf|mathrm|operatorname|text|hat|tilde|bar)", tex):
         return f"\\ ``{tex}``\\ "  # prose about a TeX command (“the \\frac numerator”): its name, as code
@@ -352,7 +352,7 @@ def _tex_inline(tex: str) -> str:
 def _label(text: str) -> str:
     """A label (a step's name and reading tags, set in bold) as plain text: TeX in it (``9 ·
     W'_{3,1}``) as Unicode (``9 · W'₃,₁``), since bold cannot hold math."""
-    from symuat.report import pretty
+    from symuat.render.report import pretty
 
     return _escape(pretty(text) if _TEX_MARK.search(text) else text)
 
@@ -506,7 +506,7 @@ def _scalar(x) -> bool:
 def _tex_value(v) -> str | None:
     """A small exact value as LaTeX (matrix, vector, scalar), or None if it is not small."""
     def entry(x):  # an integer, a rational, a closed form in e (288 e^{12}/…), a long rational by its size
-        from symuat.values import value_latex
+        from symuat.text.values import value_latex
 
         return value_latex(x)
     if _scalar(v):
@@ -661,7 +661,7 @@ def check_detail(r, heading: bool = True) -> list[str]:
 
     why = why_line(r.check, v)
     if why:
-        from symuat.report import pretty
+        from symuat.render.report import pretty
 
         # LaTeX without $…$ (a hand-written line: W_{1}^{T} x) as Unicode; $…$ is typeset by rich
         lines += [f"*Why:* {rich(why if '$' in why else pretty(why))}", ""]
@@ -681,7 +681,7 @@ def check_detail(r, heading: bool = True) -> list[str]:
             tex, rest = re.fullmatch(r"(.*?)((?:\s*\([^()]*\))?)", k).groups()
             lines += [f"{_m(tex)}{_escape(rest)}: {rich(str(q))}", ""]
         else:  # closed forms in a quantity (a mistake's witness: 288*e**12/…) read as 288·e¹²/…
-            from symuat.values import readable
+            from symuat.text.values import readable
 
             label = rich(k, links=False)  # emphasis cannot hold a role: a label with math stays upright
             label = f"{label}:" if ":math:`" in label or "*" in label else f"*{label}:*"
@@ -729,7 +729,7 @@ def _first_failing_depth(r) -> str:
 
 
 def bottom_line(cv) -> list[str]:
-    from symuat.headline import display_word
+    from symuat.verdicts.headline import display_word
 
     word = display_word(cv)
     head = f"**Bottom line:** :verdict:`{word}`"
@@ -776,7 +776,7 @@ def bottom_line(cv) -> list[str]:
     if cv.corrected:
         lines += ["   **Corrected statement** " + (f"(:badge:`{cv.corrected_status}`)" if cv.corrected_status else "")
                   + f": `below the printed one <#corrected-{cv.id.lower()}>`__.", ""]
-    from symuat.report import coq_coverage  # what Coq certified of this bottom line (``symuat report``'s +coq)
+    from symuat.render.report import coq_coverage  # what Coq certified of this bottom line (``symuat report``'s +coq)
 
     cov = coq_coverage(cv)
     if cov and cov["certified"]:
@@ -858,8 +858,8 @@ def corrected_box(cv) -> list[str]:
 
 
 def reading_legend(results) -> list[str]:
-    """The reading tags the page uses, one line per reading axis (:func:`symuat.readings.legend`)."""
-    from symuat.readings import legend
+    """The reading tags the page uses, one line per reading axis (:func:`symuat.verdicts.readings.legend`)."""
+    from symuat.verdicts.readings import legend
 
     tags = []
     for r in results:
@@ -1063,7 +1063,7 @@ def chain_lines(tex: str, longer_than: int = 90) -> str:
 
 def claim_page(claim, results, cv, rests_on, used_by, section) -> str:
     title = f"{claim.id} — {claim.title}"
-    from symuat.report import pretty
+    from symuat.render.report import pretty
 
     # the title in plain Unicode (no math role): the sidebar, the browser tab and the search
     # results show it as text, never as TeX source
@@ -1123,7 +1123,7 @@ COLOURS = {
 
 
 def _word(cv) -> str:
-    from symuat.headline import display_word
+    from symuat.verdicts.headline import display_word
 
     return display_word(cv)
 
@@ -1271,7 +1271,7 @@ def run_checks(app):
     """Every check, once, with progress; the verdict report from the same results."""
     import symuat.claims  # noqa: F401
     from symuat.kernel.registry import REGISTRY
-    from symuat.verdicts import claim_verdicts
+    from symuat.verdicts.roll_up import claim_verdicts
 
     start = time.perf_counter()
     checks = REGISTRY.all_checks()
@@ -1337,7 +1337,7 @@ def generate(app):
     index = ["Claims", "======", "",
              f"Generated at build time from one run of every check ({len(results)} checks, {seconds:.0f} s); "
              "nothing on these pages is typed in. The bottom line of a claim is the verdict report's "
-             "(:mod:`symuat.verdicts`).", ""]
+             "(:mod:`symuat.verdicts.roll_up`).", ""]
     for group, members in sections:
         index += [f"**{section_title(group)}** (:ref:`{members[0].id}–{members[-1].id} <section-{group}>`)", ""]
         index += _raw(progress_bar([verdicts[c.id] for c in members]))
@@ -1349,13 +1349,13 @@ def generate(app):
     index += _raw('<div class="graph-wrap">\n' + svg + "\n</div>")
     (out / "index.rst").write_text("\n".join(index) + "\n", encoding="utf-8")
 
-    from symuat.headline import headline
+    from symuat.verdicts.headline import headline
 
     first, second = headline(list(verdicts.values())).lines()
     papers = [c for c in claims if not verdicts[c.id].extension]
     extensions = [c for c in claims if verdicts[c.id].extension]
     summary = [f"**{_escape(first)}** {_escape(second)} (the same count as ``symuat report``'s first lines: "
-               ":func:`symuat.headline.headline`)", ""]
+               ":func:`symuat.verdicts.headline.headline`)", ""]
     summary += ["**The papers' claims**", ""] + _raw(progress_bar([verdicts[c.id] for c in papers]))
     summary += [_table(_summary_rows(papers, verdicts), ("claim", "title", "bottom line", "strength", "checks"),
                        widths="8 52 18 14 8"), ""]
@@ -1404,7 +1404,7 @@ def generate_model_page(app):
              "matrix :math:`W'(x)=\\sum_iH_i\\otimes B_i^\\top` applied matrix-free, LayerNorm as an input-dependent "
              "affine map — and recomputes every hidden state from the combined parameters alone.", ""]
     try:
-        from symuat.figures import dynamic_parameters_figure
+        from symuat.numeric.figures import dynamic_parameters_figure
         from symuat.models import ModelError, check_rewrite
     except ImportError as exc:
         lines += [f"**Not generated in this build: the model tier is not installed** ({_escape(str(exc))}). "
@@ -1542,7 +1542,7 @@ def llama_section(figures: Path) -> list[str]:
               f"{_escape(repr(dec.token_text))} at the last position, term by term "
               f"(\|sum − logit\| = {dec.abs_error:.1e}):", "", _table(rows, ("term", "value")), ""]
     try:
-        from symuat.figures import duat_terms_figure
+        from symuat.numeric.figures import duat_terms_figure
 
         figures.mkdir(parents=True, exist_ok=True)
         words = [net.tokenizer.decode([int(i)]) for i in ids]

@@ -1,0 +1,188 @@
+r"""Density certificates → Coq: "the generic density of ``E`` is ``P/Q``", for symbolic sizes.
+
+:func:`symuat.kernel.decide.check_quantity` records a ``density`` certificate when it proves a
+claimed density equal to :func:`~symuat.kernel.structure.generic_density` of an expression
+``E``. That conclusion rests on the constraint pattern ``pat`` read off the normal form of
+``E[I, J]`` (a product of Kronecker deltas ``delta a b`` and causal indicators
+``(b <= a)%N%:R`` on free indices, shared by every term) and is exported as three theorems
+(``coq/SymuatCount.v`` holds their tactics):
+
+``…_support``
+    for every value of the leaves, over any commutative ring: ``E I J = pat * E I J`` (an entry
+    off the pattern is zero);
+``…_witness``
+    for positive sizes, ``0 < c`` and, at the all-ones leaves (each leaf hypothesised equal to
+    ``1`` everywhere), ``E I J = pat * c%:R``: every entry in the pattern is a polynomial in the
+    leaves' entries that is nonzero at one point, hence nonzero for generic leaves;
+``…_count``
+    ``(Σ_I Σ_J pat) * Q = P * (product of the ranges)`` with ``P/Q`` the claimed density in lowest
+    terms: the pattern holds on exactly the claimed fraction of the entries.
+
+Together: the generic support of ``E`` is the pattern, of density ``P/Q`` — what the procedure
+concluded. Each proof is a generic tactic (``symuat_support``, ``symuat_ones_witness``/``symuat_pos``,
+``symuat_count`` with the counting lemma ``tri_2``); the exporter supplies only the closed form
+of the count (from the pattern's classes) that the count proof rewrites with.
+
+>>> import sympy as sp
+>>> from sympy import MatrixSymbol, Identity
+>>> from symuat.expr.algebra import kron
+>>> N, M = sp.symbols("N M", positive=True, integer=True)
+>>> E = kron(MatrixSymbol("W", N, N), Identity(M))
+>>> ths = export_density("d", {"expr": E, "claimed": 1 / M, "derived": 1 / M})
+>>> print(ths[2].statement)
+Theorem d_count (M N : nat) :
+  (\sum_(i0 < N) \sum_(i1 < M) \sum_(j0 < N) \sum_(j1 < M) (delta i1 j1 : R)) * (M)%:R = (1)%:R * (N * M * N * M)%:R.
+"""
+
+from __future__ import annotations
+
+import sympy as sp
+
+from symuat.certify.export import Exported, Unsupported, _Ctx, _nat_expr, _strip, _term
+
+
+def _poly_nat(e, what: str) -> str:
+    """A polynomial with natural coefficients in the sizes, as a Coq ``nat`` expression."""
+    e = sp.expand(sp.sympify(e))
+    syms = sorted(e.free_symbols, key=str)
+    if syms:
+        poly = sp.Poly(e, *syms)
+        if any(not (c.is_Integer and c >= 0) for c in poly.coeffs()):
+            raise Unsupported(f"{what} {e} is not a polynomial with natural coefficients")
+    elif not (e.is_Integer and e >= 0):
+        raise Unsupported(f"{what} {e} is not a natural number")
+    try:
+        return _nat(sp.factor(e))
+    except Unsupported:  # a factor with a negative coefficient: the expanded form
+        return _nat(e)
+
+
+def _nat(e) -> str:
+    """``e`` (natural coefficients) as Coq ``nat`` text, parenthesised only around sums."""
+    if e.is_Symbol or e.is_Integer:
+        return _nat_expr(e)
+    if e.is_Add:
+        return " + ".join(_nat(a) for a in sorted(e.args, key=lambda a: (a.is_number, sp.default_sort_key(a))))
+    if e.is_Mul or (e.is_Pow and e.exp.is_Integer and e.exp > 0):
+        factors = []
+        for a in (e.args if e.is_Mul else [e]):
+            base, n = (a.base, int(a.exp)) if a.is_Pow and a.exp.is_Integer and a.exp > 0 else (a, 1)
+            text = _nat(base)
+            factors += [f"({text})" if base.is_Add else text] * n
+        return " * ".join(factors)
+    return _nat_expr(e)
+
+
+def _tuple(names: list[str]) -> str:
+    out = "tt"
+    for n in reversed(names):
+        out = f"({n}, {out})"
+    return out
+
+
+def _atom(f) -> str:
+    kind, a, b = f[0], f[1], f[2]
+    if kind == "D":
+        return f"delta {a} {b}"
+    if kind == "T":  # [a ≥ b]
+        return f"({b} <= {a})%N%:R"
+    raise Unsupported(f"constraint {kind} has no Coq form")
+
+
+def _leaf_arity(typ: str) -> int:
+    return typ.split(" mx R ")[0].count("->") if " -> " in typ else 0
+
+
+def export_density(base: str, data: dict) -> list[Exported]:
+    from symuat.kernel.structure import NotAMonomial, density_pattern
+
+    expr, claimed, derived = data["expr"], sp.sympify(data["claimed"]), sp.sympify(data["derived"])
+    try:
+        pat = density_pattern(expr)
+    except NotAMonomial as exc:
+        raise Unsupported(f"no shared constraint pattern to state: {exc}") from None
+    if pat is None:
+        raise Unsupported("the entry is zero (density 0): no pattern to state")
+    if sp.cancel(pat.density - derived) != 0:
+        raise Unsupported(f"the recorded formula {derived} is not the expression's generic density {pat.density}")
+    if sp.cancel(claimed - derived) != 0:
+        raise Unsupported(f"the claim {claimed} is not the derived density {derived}")
+    if any(not (c.is_Integer and c > 0) for c in pat.coefficients):
+        raise Unsupported("a term of the normal form has a coefficient that is not a positive integer: the "
+                          "all-ones witness could vanish")
+    return density_theorems(base, expr, claimed, pat)
+
+
+def density_theorems(base: str, expr, claimed, pat) -> list[Exported]:
+    """The three theorems for "the generic density of ``expr`` is ``claimed``" with the pattern
+    ``pat`` (a :class:`~symuat.kernel.structure.DensityPattern`), unchecked: :func:`export_density`
+    checks them against symuat's derivation first; the tests feed wrong ones for Coq to reject."""
+    claimed = sp.sympify(claimed)
+    ctx = _Ctx()
+    E = _term(expr, ctx)
+    E = E if E.startswith("(") else f"({E})"
+    rows = [n for n, _ in pat.rows]
+    cols = [n for n, _ in pat.cols]
+    binders_idx = " ".join(f"({n} : 'I_{ctx.dim(d)})" for n, d in pat.rows + pat.cols)
+    taken = set(ctx.dims) | set(ctx.leaves) | {"R"}
+    if taken & set(rows + cols):
+        raise Unsupported(f"index names {sorted(taken & set(rows + cols))} clash with sizes or leaves")
+    entry = f"{E} {_tuple(rows)} {_tuple(cols)}"
+    atoms = [_atom(f) for f in pat.constraints]
+    pattern = " * ".join(atoms) if atoms else "1"
+    for v in (pat.witness, pat.count, pat.total, claimed):  # register every size (binders)
+        for s in sp.sympify(v).free_symbols:
+            ctx.dim(s)
+    dims = sorted(ctx.dims)
+    dim_binder = f"({' '.join(dims)} : nat)" if dims else ""
+    leaf_binders = " ".join(f"({leaf} : {t})" for leaf, t in ctx.leaves.items())
+    if ctx.funcs:
+        raise Unsupported("elementwise functions have no generic zero pattern")
+
+    support = Exported(
+        f"{base}_support",
+        f"Theorem {base}_support {dim_binder} {leaf_binders} :\n"
+        f"  forall {binders_idx},\n  {entry} = {pattern} * {entry}.",
+        "symuat_support.")
+
+    c = _poly_nat(pat.witness, "the witness value")
+    positive = " ".join(f"(H{d} : (0 < {d})%N)" for d in dims)
+    ones = " -> ".join(
+        f"(forall{''.join(f' k{n}' for n in range(_leaf_arity(t)))} I J, {leaf}{''.join(f' k{n}' for n in range(_leaf_arity(t)))} I J = 1)"
+        for leaf, t in ctx.leaves.items())
+    witness = Exported(
+        f"{base}_witness",
+        f"Theorem {base}_witness {dim_binder} {positive} :\n"
+        f"  (0 < {c})%N /\\\n  forall {leaf_binders},\n  {ones} ->\n"
+        f"  forall {binders_idx},\n  {entry} = {pattern} * ({c})%:R.",
+        "split; [symuat_pos | symuat_ones_witness].")
+
+    P, Q = sp.fraction(sp.cancel(claimed))
+    Pn, Qn = _poly_nat(P, "the claim's numerator"), _poly_nat(Q, "the claim's denominator")
+    Tn = " * ".join(ctx.dim(d) for _, d in pat.rows + pat.cols) or "1"
+    sums = " ".join(f"\\sum_({n} < {ctx.dim(d)})" for n, d in pat.rows + pat.cols)
+    count = f"(({sums} ({pattern} : R)))"
+    statement = (f"Theorem {base}_count {dim_binder} :\n"
+                 f"  {_strip(count)} * ({Qn})%:R = ({Pn})%:R * ({Tn})%:R.")
+    # the closed form of the count the proof rewrites with: the product of the ranges of the
+    # classes the deltas tie together, times the causal count tri n of each causal pair
+    paired = {r for a, b, _ in pat.pairs for r in (a, b)}
+    C = sp.Integer(1)
+    for root, _, size in pat.classes:
+        if root not in paired:
+            C *= size
+    Cn = _poly_nat(C, "the count's factor")
+    tris = [f"tri R {ctx.dim(n)}" for _, _, n in pat.pairs]
+    closed = f"({Cn})%:R" + "".join(f" * {t}" for t in tris)
+    close = "by symuat_natr; first [ reflexivity | symuat_ring1 ]"
+    if tris:
+        k = len(tris)
+        Q2n = _poly_nat(sp.expand(Q / 2 ** k), f"the denominator / 2^{k} (one 2 per causal pair)")
+        doubled = " * ".join(f"(2%:R * {t})" for t in tris)
+        rest = (f"transitivity (({Cn})%:R * ({Q2n})%:R * ({doubled})); "
+                f"[ {close} | rewrite !tri_2; idtac \"symuat-lemma tri_2\"; {close} ]")
+    else:
+        rest = close
+    proof = f"rewrite (_ : {count} = {closed}); [ {rest} | by symuat_count ]."
+    counted = Exported(f"{base}_count", statement, proof)
+    return [support, witness, counted]

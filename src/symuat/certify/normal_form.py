@@ -1,0 +1,229 @@
+r"""symuat's index-level normal form of an identity, printed as a Coq term: the certificate a proof
+replays.
+
+symuat proves ``lhs = rhs`` by computing the normal form of a generic entry of each side
+(:func:`symuat.kernel.index_calculus.normal_form`: terms ``c · Σ_bound Π factors`` over the free
+indices) and finding the two equal. :func:`nf_term` prints that normal form as a Coq matrix over
+the same index spaces (a ``fun I J => …`` of the free index components), and :func:`nf_proof`
+the proof every exported identity then gets: two side lemmas and the step ::
+
+    Lemma NAME_lhs … : lhs =m NF.  Proof. symuat_nf. Defined.
+    Lemma NAME_rhs … : rhs =m NF.  Proof. symuat_nf. Defined.
+    Theorem NAME … : lhs =m rhs.   Proof. eapply meq_via_nf; [exact: NAME_lhs | exact: NAME_rhs]. Defined.
+
+``symuat_nf`` (``coq/SymuatTac.v``) rewrites the left side with the library's named lemmas into
+prenex form without deltas and matches it against ``NF`` — so Coq checks that symuat's normal
+form *is* the normal form of each side: a wrong certificate (a dropped delta, a wrong
+coefficient, swapped indices) leaves a goal the tactic cannot close. The theorem's statement is
+the same as with the direct tactic (byte-identical).
+
+Factor kinds printed: matrix entries ``E`` (leaves, head families, convolution kernels),
+Kronecker deltas ``D`` (``delta a b``), causal-mask indicators ``T`` (``(b <= a)%N%:R``),
+shifted deltas ``S`` with a tap index (``sdelta b a t r``) and elementwise functions ``F``
+(``f (inner normal form)``). Block indicators ``B`` and coefficients other than 1..8 raise
+:class:`~symuat.certify.export.Unsupported`; the exporter then falls back to the direct tactic.
+
+>>> from sympy import MatrixSymbol, symbols
+>>> from symuat.expr.diamond import Diamond
+>>> from symuat.certify.export import export_identity
+>>> m, n = symbols("m n", positive=True, integer=True)
+>>> W, x = MatrixSymbol("W", m, n), MatrixSymbol("x", m, 1)
+>>> t = export_identity("P1", Diamond(W, x), W.T * x)
+>>> t.proof_kind
+'normal form'
+>>> print(t.normal_form)
+fun (I : idx [:: n]) (J : idx [::]) => let: (i0, _) := I in (\sum_(k0 < m) W (k0, tt) (i0, tt) * x (k0, tt) tt : R)
+"""
+
+from __future__ import annotations
+
+import sympy as sp
+
+from symuat.kernel.index_calculus import IndexContext, col_space, normal_form, row_space
+
+
+def _unsupported(reason: str):
+    from symuat.certify.export import Unsupported
+
+    return Unsupported(reason)
+
+
+def family_arity(*exprs) -> dict:
+    """Leaf name → how many leading indices of its entries select a member of a family (a head
+    matrix ``A_i``: 1, a pair-head matrix: 2, convolution kernels ``K_t``: 1, a plain leaf: 0)."""
+    out: dict = {}
+    for e in exprs:
+        for node in sp.preorder_traversal(e):
+            kind = type(node).__name__
+            if kind in ("HeadMatrix", "CausalHeadMatrix"):
+                out[node.name] = 1
+            elif kind == "PairHeadMatrix":
+                out[node.name] = 2
+            elif kind == "Conv1d":
+                out[node.args[1].name] = 1
+            elif kind in ("MatrixSymbol", "BlockSymbol"):
+                out.setdefault(node.name, 0)
+    return out
+
+
+class _Printer:
+    """Prints a normal-form key with the statement's names (its :class:`export._Ctx`)."""
+
+    def __init__(self, ctx, arity: dict):
+        from symuat.certify.export import _ident
+
+        self.ctx, self.arity, self.ident = ctx, arity, _ident
+        self.taken = set(ctx.leaves) | set(ctx.dims) | set(ctx.funcs) | {c for c, _ in ctx.heads.values()}
+
+    def index(self, name: str) -> str:
+        if name[0] in "ij" and name[1:].isdigit():
+            out = name
+        elif name.startswith("_") and name[1:].isdigit():
+            out = "k" + name[1:]
+        elif name.startswith("~"):
+            depth, k = name[1:].split("_")
+            out = f"l{depth}_{k}"
+        else:
+            raise _unsupported(f"index name {name!r} of the normal form")
+        if out in self.taken:
+            raise _unsupported(f"index {out} clashes with a name of the statement")
+        return out
+
+    def tuple_(self, names) -> str:
+        out = "tt"
+        for n in reversed(names):
+            out = f"({self.index(n)}, {out})"
+        return out
+
+    def factor(self, f) -> str:
+        kind = f[0]
+        if kind == "E":
+            _, name, I, J = f
+            if name not in self.arity:
+                raise _unsupported(f"entry of {name}: no leaf of that name in the statement")
+            fam = self.arity[name]
+            leaf = self.ident(name)
+            heads = " ".join(self.index(x) for x in I[:fam])
+            return f"{leaf} " + (heads + " " if heads else "") + f"{self.tuple_(I[fam:])} {self.tuple_(J)}"
+        if kind == "D":
+            return f"delta {self.index(f[1])} {self.index(f[2])}"
+        if kind == "T":  # [a >= b]
+            return f"({self.index(f[2])} <= {self.index(f[1])})%N%:R"
+        if kind == "S":  # δ_{b, a+k+c}
+            _, b, a, k, c = f
+            if k is None:
+                raise _unsupported("a shifted delta without a tap index")
+            from symuat.certify.export import _int_expr
+
+            return f"sdelta {self.index(b)} {self.index(a)} {self.index(k)} {_int_expr(sp.sympify(-c), self.ctx)}"
+        if kind == "F":
+            fname = self.ident(f[1])
+            if fname not in self.ctx.funcs:
+                raise _unsupported(f"elementwise function {f[1]} not in the statement")
+            return f"{fname} ({self.key(f[2])})"
+        raise _unsupported(f"a factor of kind {kind} (no Coq printer)")
+
+    def term(self, coeff, factors, bound) -> str:
+        """``c · Σ_bound Π factors``; an integer coefficient ``2 ≤ c ≤ 8`` as ``c`` copies of the
+        term (the prenex form unfolds a literal ``c%:R`` into ones the same way), another
+        coefficient raises (the exporter then uses the direct tactic)."""
+        body = " * ".join(self.factor(f) for f in factors) or "1"
+        for b, d in reversed(bound):
+            body = f"\\sum_({self.index(b)} < {self.ctx.dim(d)}) {body}"
+        c = sp.sympify(coeff)
+        if c == 1:
+            return body
+        if c.is_Integer and 2 <= c <= 8:
+            return "(" + " + ".join([f"({body})"] * int(c)) + ")"
+        raise _unsupported(f"coefficient {c} of the normal form (only 1..8 are printed)")
+
+    def key(self, key) -> str:
+        if not key:
+            return "0"
+        return " + ".join(self.term(*t) if not t[2] or len(key) == 1 else f"({self.term(*t)})"
+                          for t in key)
+
+
+def entry_nf(lhs, rhs, check: bool = True):
+    """The normal form symuat found for both sides (raises if they differ: not a proved identity),
+    with the free row and column indices. ``check=False``: the left side's, unchecked."""
+    ic = IndexContext()
+    I = ic.fresh_multi(row_space(lhs), "i")
+    J = ic.fresh_multi(col_space(lhs), "j")
+    left = normal_form(ic.entry(lhs, I, J), ic.dims)
+    if not check:
+        return left, I, J
+    right = normal_form(ic.entry(rhs, I, J), ic.dims)
+    if left != right:
+        raise _unsupported("the two sides have different normal forms (not an identity symuat proved)")
+    return left, I, J
+
+
+def nf_term(ctx, lhs, rhs, key=None) -> str:
+    """The normal form of ``lhs`` (= that of ``rhs``) as a Coq ``mx``: ``fun I J => …``.
+    ``key`` overrides the computed normal form (the mutant tests give a wrong one)."""
+    nf, I, J = entry_nf(lhs, rhs, check=key is None)
+    p = _Printer(ctx, family_arity(lhs, rhs))
+    body = p.key(nf.key if key is None else key)
+    binders = (f"fun (I : idx {ctx.space(row_space(lhs))}) (J : idx {ctx.space(col_space(lhs))}) => ")
+    lets = ""
+    if I:
+        lets += f"let: {_pattern(p, I)} := I in "
+    if J:
+        lets += f"let: {_pattern(p, J)} := J in "
+    return binders + lets + f"({body} : R)"
+
+
+def _pattern(p: _Printer, names) -> str:
+    out = "_"
+    for n in reversed(names):
+        out = f"({p.index(n)}, {out})"
+    return out
+
+
+def side_lemmas(name: str, binders: str, left: str, right: str, nf: str) -> str:
+    """The two side lemmas of a normal-form proof: ``left =m NF`` and ``right =m NF``, each proved
+    by ``symuat_nf`` (no ``Timeout``: what is certified never depends on the machine's speed) and
+    kept transparent (``Defined``) so their proof terms can be probed for the lemmas they apply."""
+    out = ""
+    for side, text in (("lhs", left), ("rhs", right)):
+        out += (f"Lemma {name}_{side} {binders} :\n  {text} =m ({nf}).\n"
+                f"Proof. symuat_nf. Defined.\n")
+    return out
+
+
+def nf_proof(name: str) -> str:
+    """The proof of ``lhs =m rhs``: both sides equal symuat's normal form (the side lemmas)."""
+    return f"eapply meq_via_nf; [exact: {name}_lhs | exact: {name}_rhs]."
+
+
+def probed_lemmas() -> list:
+    """The constants a proof term is probed for, in the library's order (prenex form, deltas,
+    closing): the lemmas of ``coq/SymuatTac.v`` (the ones the tactics use), of
+    ``coq/SymuatWitness.v`` and ``coq/SymuatCount.v`` (witnesses, printed sums, counts),
+    MathComp's ``exchange_big`` (summed indices matched up to order) and ``big_ord_recr`` (a sum
+    over a concrete range expanded), and ``ring`` (the ring tactic's lemma)."""
+    import re
+
+    from symuat.certify.record import COQ_DIR
+
+    names = []
+    for lib in ("SymuatTac.v", "SymuatWitness.v", "SymuatCount.v"):
+        names += re.findall(r"^\s*Lemma\s+([\w']+)", (COQ_DIR / lib).read_text(), re.M)
+    skip = {"R_ring_theory", "R_ring_theory_ring", "R_ring_theory_zmod", "summand_match"}
+    return [n for n in dict.fromkeys(names) if n not in skip] + ["exchange_big", "big_ord_recr", "ring"]
+
+
+_RING = "symuat_ring_ring_lemma1"  # the lemma `Add Ring symuat_ring` (PRELUDE) defines for `ring`
+
+
+def probe_text(const: str, tag: str) -> str:
+    """Coq commands printing ``symuat-uses TAG NAME`` for each library lemma that the proof term of
+    ``const`` (transparent: ``Defined``) references — the lemmas the accepted proof applies, not
+    the ones a search tried and abandoned."""
+    items = [f"idtac \"symuat-probe {tag}\""]
+    for n in probed_lemmas():
+        c = _RING if n == "ring" else n
+        items.append(f"(try match t with context [{c}] => idtac \"symuat-uses {tag} {n}\" end)")
+    return (f"Goal True. let t := eval unfold {const} in {const} in\n  "
+            + ";\n  ".join(items) + ". Abort.\n")

@@ -1,0 +1,577 @@
+"""The certify tier: export every symbolic ``proved`` of the selected groups and let Coq check it.
+
+For each check whose verdict is ``proved`` by the index-level normal form (directly, or every
+link of a chain), the statements that normal form compared equal are captured while the check
+runs (:data:`symuat.kernel.index_calculus.OBSERVER`), exported one file per check
+(:mod:`symuat.certify.export`) and compiled with ``coqc`` against the library in ``coq/``
+(compiled first). A check is ``certified`` only if every theorem of its file compiled in this
+run; otherwise the reason is recorded (``unsupported``: outside the exported fragment;
+``failed``: Coq rejected or the tactic did not close the goal).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import subprocess
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+from symuat.certify.export import Unsupported, batch_file, export_identity
+from symuat.certify.kinds import export_certificates
+from symuat.certify.record import COQ_DIR, fingerprint, out_dir, toolchain
+from symuat.certify.refutation import DENIED_HOLDS, export_check_refutation
+
+#: the core groups (claim IDs), then the further groups exported where in the fragment
+CORE = r"(D|P|M|H)\d+|X1|X3"
+LIBRARY = ("SymuatMx.v", "SymuatTac.v", "SymuatLemmas.v", "SymuatWitness.v", "SymuatCount.v")
+
+
+def proved_for_symbolic_sizes(verdict) -> bool:
+    """A ``proved`` verdict (for symbolic dimensions; ``proved-at-sizes`` is a different status),
+    by any procedure: identities, quantity formulas, rank bounds, exact witnesses, …"""
+    return verdict is not None and str(verdict.status) == "proved"
+
+
+def symbolic_proved(verdict) -> bool:
+    """A symbolic ``proved`` that rests on identities of matrices decided by the index-level
+    normal form — the statements the exporter turns into Coq theorems."""
+    return proved_for_symbolic_sizes(verdict) and (
+        verdict.method.startswith("index-level normal form")
+        or verdict.method.startswith("every link: index-level normal form"))
+
+
+#: how :func:`coq_name` writes the characters of a key that a Coq name cannot carry: ``_CODE_``
+#: with a mnemonic (upper case) for the common ones, the lower-case hex code point otherwise
+_ESCAPES = {".": "", "[": "L", "]": "R", ",": "C", "-": "D", "=": "E"}
+_UNESCAPES = {v: k for k, v in _ESCAPES.items()}
+_PLAIN = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789")
+
+
+def coq_name(key: str, n: int) -> str:
+    """The Coq name of the ``n``-th theorem of check ``key``, injective in ``(key, n)``: ASCII
+    letters and digits stay, every other character becomes ``_CODE_`` (:data:`_ESCAPES`, else its
+    hex code point), so ``A4.concl[layer-wise=k]`` and ``A4.concl[layer-wise=≥k]`` get different
+    names; :func:`key_of_coq_name` reads the pair back.
+
+    >>> coq_name("P5.a[conf]", 0)
+    'c_P5__a_L_conf_R__0'
+    >>> coq_name("A4.concl[layer-wise=≥k]", 0)
+    'c_A4__concl_L_layer_D_wise_E__2265_k_R__0'
+    >>> key_of_coq_name(coq_name("A4.concl[layer-wise=≥k]", 3))
+    ('A4.concl[layer-wise=≥k]', 3)
+    """
+    base = "".join(c if c in _PLAIN else f"_{_ESCAPES.get(c, format(ord(c), 'x'))}_" for c in key)
+    return f"c_{base}_{int(n)}"
+
+
+def key_of_coq_name(name: str) -> tuple[str, int]:
+    """The inverse of :func:`coq_name` (ValueError for a name it does not write)."""
+    if not name.startswith("c_") or "_" not in name[2:]:
+        raise ValueError(f"{name!r} is not a certify theorem name")
+    base, _, n = name[2:].rpartition("_")
+    if not n.isdigit() or str(int(n)) != n:
+        raise ValueError(f"{name!r} does not end in a theorem number")
+    out, k = [], 0
+    while k < len(base):
+        if base[k] in _PLAIN:
+            out.append(base[k])
+            k += 1
+            continue
+        end = base.find("_", k + 1)
+        code = base[k + 1:end] if base[k] == "_" and end > 0 else None
+        if code is None or not (code in _UNESCAPES or re.fullmatch(r"[0-9a-f]+", code)):
+            raise ValueError(f"{name!r}: bad escape at {k}")
+        char = _UNESCAPES[code] if code in _UNESCAPES else chr(int(code, 16))
+        if code not in _UNESCAPES and (char in _PLAIN or char in _ESCAPES or format(ord(char), "x") != code):
+            raise ValueError(f"{name!r}: not the canonical escape of {char!r}")
+        out.append(char)
+        k = end + 1
+    return "".join(out), int(n)
+
+
+def compile_library(out: Path) -> float:
+    lib = out / "lib"
+    lib.mkdir(parents=True, exist_ok=True)
+    start = time.perf_counter()
+    for name in LIBRARY:
+        shutil.copy(COQ_DIR / name, lib / name)
+        _coqc(lib, lib / name, timeout=600)
+    return time.perf_counter() - start
+
+
+#: the logical path of the exported theorems' files (``theories/batchK.v`` is ``SymuatCertified.batchK``)
+THEORIES = "SymuatCertified"
+
+
+#: the Coq processes running now (any thread), ended at once when the run is interrupted
+_RUNNING: set = set()
+_RUNNING_LOCK = threading.Lock()
+_STOPPED = threading.Event()
+
+
+def _run_coq(cmd: list[str], timeout: float, cwd=None) -> subprocess.CompletedProcess:
+    """``subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)``, except that the
+    process is registered in :data:`_RUNNING`, so that an interruption of the run (Ctrl-C,
+    SIGTERM: :func:`_stop_coq`) ends it at once, from whatever thread waits for it; once the run
+    is stopped no Coq process starts."""
+    if _STOPPED.is_set():
+        raise RuntimeError("the certify run was interrupted")
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=cwd)
+    with _RUNNING_LOCK:
+        _RUNNING.add(proc)
+    try:
+        try:
+            stdout, stderr = proc.communicate(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            stdout, stderr = proc.communicate()
+            raise subprocess.TimeoutExpired(cmd, timeout, output=stdout, stderr=stderr) from None
+    except BaseException:
+        proc.kill()
+        proc.wait()
+        raise
+    finally:
+        with _RUNNING_LOCK:
+            _RUNNING.discard(proc)
+    return subprocess.CompletedProcess(cmd, proc.returncode, stdout, stderr)
+
+
+def _stop_coq() -> None:
+    """End every running Coq process and start no other (an interrupted run)."""
+    _STOPPED.set()
+    with _RUNNING_LOCK:
+        running = list(_RUNNING)
+    for proc in running:
+        proc.kill()
+
+
+def _coqc(lib: Path, path: Path, timeout: int) -> subprocess.CompletedProcess:
+    own = [] if path.parent == lib else ["-R", str(path.parent), THEORIES]
+    proc = _run_coq(["coqc", "-q", "-w", "-all", "-R", str(lib), "Symuat", *own, str(path)],
+                    timeout=timeout, cwd=path.parent)
+    if proc.returncode != 0 and path.parent == lib:
+        raise RuntimeError(f"the Coq library {path.name} does not compile:\n{proc.stdout}{proc.stderr}")
+    return proc
+
+
+def _theorem_results(stdout: str) -> dict:
+    """theorem name → whether Coq's kernel accepted it without axioms: its ``symuat-qed`` marker
+    (printed after ``Qed``) is present and its ``Print Assumptions`` lists no ``Axioms:``."""
+    out: dict = {}
+    current = None
+    for line in stdout.splitlines():
+        m = re.match(r"symuat-(qed|begin) (\S+)", line.strip())
+        if m:
+            current = m.group(2) if m.group(1) == "qed" else None
+            if current is not None:
+                out[current] = True
+            continue
+        if current is not None and line.strip().startswith("Axioms:"):
+            out[current] = False
+    return out
+
+
+class CoqProcessLimit(RuntimeError):
+    """A ``coqc`` process ran past its process-level limit: the tier fails as a whole (no proof is
+    timed inside Coq, so a slow machine never turns into fewer certified checks)."""
+
+
+def compile_batch(lib: Path, theorems: list, path: Path, timeout: int = 600) -> dict:
+    """Compile ``theorems`` in batch files (``path``, ``path`` with suffixes on restarts).
+
+    No proof runs under Coq's ``Timeout`` (a wall clock would decide what is certified: at load
+    12–16 the H7 proofs timed out). The ``coqc`` process has a generous limit, ``timeout`` seconds
+    per theorem plus 60; past it :class:`CoqProcessLimit` is raised — the run fails loudly, no
+    theorem is counted as not certified for being slow.
+
+    A failing theorem stops ``coqc``: it is named from the error's line, recorded as failed with
+    Coq's message, and the theorems after it are compiled again in a new file (those before it
+    passed ``Qed`` already: their markers are in the output). A theorem counts as accepted only
+    with its own marker and no axioms, so a failure is never masked.  Returns
+    name → ``{"ok", "reason", "log"}``."""
+    results: dict = {}
+    todo = list(theorems)
+    attempt = 0
+    while todo:
+        target = path if attempt == 0 else path.with_name(f"{path.stem}_r{attempt}.v")
+        text, starts = batch_file(todo)
+        target.write_text(text)
+        limit = timeout * len(todo) + 60
+        try:
+            proc = _coqc(lib, target, limit)
+            stdout, stderr, code = proc.stdout, proc.stderr, proc.returncode
+        except subprocess.TimeoutExpired:
+            raise CoqProcessLimit(f"coqc did not finish {target.name} ({len(todo)} theorems) within its process "
+                                  f"limit of {limit} s; no proof is timed inside Coq, so the tier fails "
+                                  "rather than count a slow proof as not certified") from None
+        accepted = _theorem_results(stdout)
+        logs = _split_logs(stdout)
+        for t in todo:
+            if t.name in accepted:
+                results[t.name] = {"ok": accepted[t.name], "log": logs.get(t.name, ""),
+                                   "reason": "" if accepted[t.name] else "Coq: the proof uses axioms"}
+        if code == 0:
+            for t in todo:  # in a compiled file (``.vo``): re-checked by coqchk
+                if t.name in results:
+                    results[t.name]["vo"] = target.stem
+            missing = [t for t in todo if t.name not in results]
+            for t in missing:  # compiled, but no marker: never counted as certified
+                results[t.name] = {"ok": False, "log": "", "reason": "no Qed marker in coqc's output"}
+            break
+        # the failing theorem: the one whose lines hold the error (else the first without a marker)
+        line = None
+        m = re.search(r'File "[^"]*", line (\d+)', stderr) or re.search(r'File "[^"]*", line (\d+)', stdout)
+        if m and code is not None:
+            line = int(m.group(1))
+        failed = None
+        if line is not None:
+            for first, name in starts:
+                if first <= line:
+                    failed = name
+        if failed is None or failed in results:
+            pending = [t.name for t in todo if t.name not in results]
+            failed = pending[0] if pending else None
+        if failed is None:
+            break
+        err = [l for l in (stderr + stdout).splitlines() if l.startswith("Error") or "Error:" in l]
+        reason = ("Coq: " + " ".join(err)[:300]) if err else (stderr or stdout).strip()[-300:]
+        results[failed] = {"ok": False, "log": logs.get(failed, ""), "reason": reason}
+        names = [t.name for t in todo]
+        todo = [t for t in todo[names.index(failed) + 1:] if t.name not in results]
+        attempt += 1
+    return results
+
+
+def coqchk(out: Path, timeout: int = 1800) -> dict:
+    """Re-check every compiled file of the tier (``out/theories/*.vo``, logical path
+    :data:`THEORIES`), the library (``Symuat.*``) and, as their dependencies, MathComp and Coq's
+    standard library with ``coqchk`` (Coq's stand-alone kernel checker, which re-types the
+    compiled proof terms without the tactics or ``coqc``), ``-o``: its summary of assumptions.
+    ``ok`` only if coqchk exits 0 and lists no axioms."""
+    vos = sorted((out / "theories").glob("*.vo"))
+    mods = [f"Symuat.{Path(n).stem}" for n in LIBRARY] + [f"{THEORIES}.{v.stem}" for v in vos]
+    cmd = ["coqchk", "-o", "-silent", "-R", str(out / "lib"), "Symuat",
+           "-R", str(out / "theories"), THEORIES, *mods]
+    start = time.perf_counter()
+    try:
+        proc = _run_coq(cmd, timeout=timeout)
+        text, code = proc.stdout + proc.stderr, proc.returncode
+    except subprocess.TimeoutExpired:
+        text, code = f"coqchk timed out after {timeout} s", None
+    seconds = round(time.perf_counter() - start, 1)
+    m = re.search(r"\* Axioms:(.*?)(?:\n\s*\*|\Z)", text, re.S)
+    axioms = " ".join(m.group(1).split()) if m else "(no summary)"
+    ok = code == 0 and axioms == "<none>"
+    entry = {"ok": ok, "seconds": seconds, "axioms": axioms, "files": [v.name for v in vos]}
+    if not ok:
+        entry["reason"] = " ".join(text.split())[-400:]
+    return entry
+
+
+def _split_logs(stdout: str) -> dict:
+    out: dict = {}
+    current = None
+    for line in stdout.splitlines():
+        m = re.match(r"symuat-begin (\S+)", line.strip())
+        if m:
+            current = m.group(1)
+            out[current] = ""
+        if current is not None:
+            out[current] += line + "\n"
+    return out
+
+
+def capture(checks, certificates: dict | None = None, unequal: dict | None = None,
+            results: list | None = None) -> dict:
+    """Run ``checks``; return key → (verdict, [(lhs, rhs, hypotheses)] the normal form proved
+    equal; ``hypotheses`` is None, or the hypotheses the identity needed (it does not hold
+    without them), which the exported theorem states as premises).
+
+    ``certificates``, if given, receives key → [(kind, data)]: what the other decision
+    procedures rested their conclusions on (:mod:`symuat.kernel.certificates`). ``unequal``, if
+    given, receives key → [(lhs, rhs, n)]: the pairs the normal form compared unequal (what a
+    refutation refutes, :mod:`symuat.certify.refutation`), each with the number ``n`` of equal
+    pairs captured before it; ``results``, the checks' results."""
+    from symuat.kernel import assumptions, certificates as certs, index_calculus
+    from symuat.kernel.registry import _RUNNING
+
+    seen: dict = {}
+    kept = certificates if certificates is not None else {}
+
+    def sink(kind, data):
+        running = _RUNNING.get()
+        if running is not None:
+            kept.setdefault(running.key, []).append((kind, data))
+
+    def observer(lhs, rhs, result):
+        running = _RUNNING.get()
+        if running is not None and not result.equal and unequal is not None:
+            # with the number of equal pairs seen before it: those after the last unequal pair are
+            # the check's correction (decided after its refutation, :func:`correction_pairs`)
+            unequal.setdefault(running.key, []).append((lhs, rhs, len(seen.get(running.key, []))))
+        if running is not None and result.equal:
+            hyps = assumptions.active()
+            if hyps:  # proved under hypotheses: does the identity hold without them?
+                with assumptions.assuming(()):
+                    plain = index_calculus._compare_entries(lhs, rhs).equal
+                if not plain:
+                    # the theorem states them as premises (export_identity(hypotheses=...))
+                    seen.setdefault(running.key, []).append((lhs, rhs, tuple(hyps)))
+                    return
+            seen.setdefault(running.key, []).append((lhs, rhs, None))
+
+    # a check's verdict is computed once per process (Check.verdict): one computed before this
+    # capture (a report, a test) would be reused without its procedure running, so nothing would
+    # be observed; the selected checks are run afresh here and their earlier verdicts put back
+    saved = [(check, check._verdict) for check in checks]
+    for check in checks:
+        check._verdict = None
+    token = index_calculus.OBSERVER.set(observer)
+    try:
+        out = {}
+        with certs.listening(sink):
+            for check in checks:
+                result = check.run()
+                if results is not None:
+                    results.append(result)
+                out[check.key] = (result.verdict, seen.get(check.key, []))
+    finally:
+        index_calculus.OBSERVER.reset(token)
+        for check, verdict in saved:
+            if verdict is not None:
+                check._verdict = verdict
+    return out
+
+
+def _as_list(x) -> list:
+    return [x] if isinstance(x, str) else list(x)
+
+
+def chains_of(stdout: str) -> dict:
+    """theorem name → the derivation its accepted proof terms apply: ``{"lhs": [...], "step":
+    "meq_via_nf", "rhs": [...]}`` (a normal-form proof: each side's lemmas) or ``{"direct":
+    [...]}``, from the ``symuat-uses TAG NAME`` lines the probes print after ``Defined``
+    (:func:`symuat.certify.normal_form.probe_text`), in the library's order."""
+    out = {}
+    for name, log in _split_logs(stdout).items():
+        tail = log.split(f"symuat-qed {name}", 1)
+        if len(tail) < 2:
+            continue
+        chain: dict = {tag: [] for tag in re.findall(r"^\s*symuat-probe (\w+)", tail[1], re.M)}
+        if not chain:  # not probed (a theorem of another kind than an identity)
+            continue
+        for tag, lemma in re.findall(r"^\s*symuat-uses (\w+) (\S+)", tail[1], re.M):
+            chain.setdefault(tag, []).append(lemma)
+        if "lhs" in chain or "rhs" in chain:
+            chain = {"lhs": chain.get("lhs", []), "step": "meq_via_nf", "rhs": chain.get("rhs", [])}
+        else:
+            chain = {"direct": chain.get("direct", [])}
+        out[name] = chain
+    return out
+
+
+def bottom_line_refutations(results: list) -> list[str]:
+    """The keys of the refuted checks a ``fails`` or "holds under some readings" bottom line rests
+    on (:attr:`~symuat.verdicts.roll_up.ClaimVerdict.grounds`), in the claims' order."""
+    from symuat.verdicts.roll_up import claim_verdicts
+
+    refuted = {r.check.key for r in results if r.verdict is not None and str(r.verdict.status) == "refuted"}
+    return list(dict.fromkeys(k for cv in claim_verdicts(results) if cv.verdict in ("fails", "holds-under-readings")
+                              for k in cv.grounds if k in refuted))
+
+
+def bottom_line_corrections(results: list) -> list[str]:
+    """The keys of the checks whose corrections a ``fails`` or "holds under some readings" bottom
+    line gives (:attr:`~symuat.verdicts.roll_up.ClaimVerdict.corrected_from`)."""
+    from symuat.verdicts.roll_up import claim_verdicts
+
+    return list(dict.fromkeys(k for cv in claim_verdicts(results) if cv.verdict in ("fails", "holds-under-readings")
+                              for k in cv.corrected_from))
+
+
+def correction_pairs(verdict, pairs: list, unequal: list) -> list:
+    """The identities the refuted ``verdict``'s correction rests on: the pairs the normal form
+    proved equal after the check's last unequal comparison (its correction is decided after its
+    refutation), if the correction is ``proved`` by the normal form; else :class:`Unsupported`."""
+    fix = verdict.corrected.verdict if verdict.corrected is not None else None
+    if fix is None or not symbolic_proved(fix):
+        method = " ".join(str(getattr(fix, "method", "none")).split())[:120]
+        raise Unsupported(f"the correction is not an identity proved by the normal form ({method})")
+    after = max((n for *_, n in unequal), default=0)
+    found = pairs[after:]
+    if not found:
+        raise Unsupported("the correction's identities were not captured")
+    return found
+
+
+def certify(pattern: str = CORE, out: Path | None = None, jobs: int = 2, timeout: int = 600,
+            progress=None, check: bool = False) -> dict:
+    """The certify tier; writes ``out/record.json`` and returns the record. ``check``: re-check the
+    compiled files with ``coqchk`` too (:func:`coqchk`, recorded under ``"coqchk"``). ``timeout``:
+    the process limit per theorem of a batch (:func:`compile_batch`; :class:`CoqProcessLimit`
+    past it, and no record is written)."""
+    import symuat.claims  # noqa: F401  (registration)
+    from symuat.kernel.registry import REGISTRY
+
+    _STOPPED.clear()  # a new run (an earlier one in this process may have been interrupted)
+    out = Path(out or out_dir())
+    if out.exists():
+        shutil.rmtree(out)
+    (out / "theories").mkdir(parents=True)
+    lib_seconds = compile_library(out)
+    checks = [c for c in REGISTRY.all_checks() if re.fullmatch(pattern, c.id.split(".")[0])]
+    certificates: dict = {}
+    unequal: dict = {}
+    results: list = []
+    captured = capture(checks, certificates, unequal, results)
+    record = {"fingerprint": fingerprint(), "toolchain": toolchain(), "pattern": pattern, "checks": {},
+              "library_seconds": round(lib_seconds, 1)}
+    todo = []
+    identities: set = set()  # checks exported as identities (a proof through the normal form or direct)
+    for key, (verdict, pairs) in captured.items():
+        if not proved_for_symbolic_sizes(verdict):
+            continue
+        entry = {"status": None, "theorems": [], "hashes": [], "reason": ""}
+        record["checks"][key] = entry
+        identity = symbolic_proved(verdict)
+        if identity and not pairs:
+            # a check whose verdict *is* another check's (REGISTRY.verdict): it stands or falls
+            # with that check's exported theorems
+            deps = sorted(REGISTRY.edges.get(key, ()))
+            same = [d for d in deps if d in captured and captured[d][0] is verdict]
+            if len(same) == 1:
+                entry.update(status=None, via=same[0])
+            else:
+                entry.update(status="unsupported", reason="no statement captured (the verdict is reused from another check)")
+            continue
+        try:
+            if identity:
+                theorems = [export_identity(coq_name(key, n), lhs, rhs, hypotheses=hyps or ())
+                            for n, (lhs, rhs, hyps) in enumerate(pairs)]
+            else:
+                # proved for symbolic sizes by another procedure: exported from what it recorded
+                # (symuat.certify.kinds), else counted in the denominator and listed with the reason
+                theorems = export_certificates(coq_name(key, 0), verdict, certificates.get(key, []))
+        except Unsupported as exc:
+            entry.update(status="unsupported", reason=str(exc))
+            continue
+        entry["theorems"] = [t.name for t in theorems]
+        entry["hashes"] = [t.digest for t in theorems]
+        todo.append((key, theorems))
+        if identity:
+            identities.add(key)
+
+    # the refuted checks a failing bottom line rests on: the refutation, as a theorem
+    record["refutations"] = {}
+    for key in bottom_line_refutations(results):
+        verdict, pairs = captured[key]
+        entry = {"status": None, "theorems": [], "hashes": [], "reason": ""}
+        record["refutations"][key] = entry
+        try:
+            theorems = export_check_refutation("r" + coq_name(key, 0), verdict, unequal.get(key, []), pairs)
+        except Unsupported as exc:
+            entry.update(status="unsupported", reason=str(exc))
+            continue
+        entry["theorems"] = [t.name for t in theorems]
+        entry["hashes"] = [t.digest for t in theorems]
+        entry["kind"] = "identity" if verdict.method.startswith(DENIED_HOLDS) else "refutation"
+        todo.append((key, theorems, "refutations"))
+
+    # the proved corrections those bottom lines give: exported as every proved identity is
+    record["corrections"] = {}
+    for key in bottom_line_corrections(results):
+        verdict, pairs = captured[key]
+        entry = {"status": None, "theorems": [], "hashes": [], "reason": "", "kind": "identity"}
+        record["corrections"][key] = entry
+        try:
+            # a refuted negation's correction is the identity it denied: the direct tactic, as its
+            # refutation (:func:`symuat.certify.refutation.export_check_refutation`)
+            direct = "symuat_entry." if verdict.method.startswith(DENIED_HOLDS) else None
+            theorems = [export_identity("k" + coq_name(key, n), lhs, rhs, proof=direct, hypotheses=hyps or ())
+                        for n, (lhs, rhs, hyps) in enumerate(correction_pairs(verdict, pairs, unequal.get(key, [])))]
+        except Unsupported as exc:
+            entry.update(status="unsupported", reason=str(exc))
+            continue
+        entry["theorems"] = [t.name for t in theorems]
+        entry["hashes"] = [t.digest for t in theorems]
+        todo.append((key, theorems, "corrections"))
+
+    # batches: the theorems dealt to ``jobs`` files, longest statements first (a balanced load)
+    allthm = sorted((t for _, ts, *_ in todo for t in ts), key=lambda t: -len(t.statement))
+    batches = [allthm[k::max(1, jobs)] for k in range(max(1, jobs))]
+    batches = [b for b in batches if b]
+
+    def build(item):
+        k, batch = item
+        return compile_batch(out / "lib", batch, out / "theories" / f"batch{k}.v", timeout)
+
+    start = time.perf_counter()
+    results: dict = {}
+    with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
+        try:
+            for res in pool.map(build, enumerate(batches)):
+                results.update(res)
+        except BaseException:  # Ctrl-C, SIGTERM: the threads' coqc end now, not when their batch is done
+            _stop_coq()
+            raise
+    for n, (key, theorems, *section) in enumerate(todo, 1):
+        entry = record[section[0] if section else "checks"][key]
+        got = [results.get(t.name, {"ok": False, "log": "", "reason": "not compiled"}) for t in theorems]
+        entry["proofs"] = {t.name: {"proof": t.proof_kind if (key in identities and not section)
+                                    or entry.get("kind") == "identity"
+                                    else "certificate"} for t in theorems}
+        for t in theorems:
+            if getattr(t, "fallback", ""):
+                entry["proofs"][t.name]["fallback"] = t.fallback
+        if all(r["ok"] for r in got):
+            entry["status"] = "certified"
+            chains = chains_of("".join(r["log"] for r in got))
+            for t in theorems:
+                if t.name in chains:
+                    entry["proofs"][t.name]["chain"] = chains[t.name]
+            entry["lemmas"] = list(dict.fromkeys(
+                l for t in entry["theorems"] for part in ("lhs", "step", "rhs", "direct")
+                for l in _as_list(chains.get(t, {}).get(part, []))))
+        else:
+            entry["status"] = "failed"
+            entry["reason"] = next(r["reason"] for r in got if not r["ok"])
+        if progress:
+            progress(n, len(todo), key, entry["status"])
+    for key, entry in record["checks"].items():
+        via = entry.get("via")
+        if via:
+            dep = record["checks"].get(via, {})
+            entry.update(status=dep.get("status") or "unsupported", theorems=dep.get("theorems", []),
+                         hashes=dep.get("hashes", []), lemmas=dep.get("lemmas", []),
+                         proofs=dep.get("proofs", {}),
+                         reason=f"the verdict of {via}" + (f": {dep.get('reason')}" if dep.get("reason") else ""))
+    record["compile_seconds"] = round(time.perf_counter() - start, 1)
+    if check:
+        record["coqchk"] = coqchk(out)
+        # the certified theorems coqchk re-checked (those in a file coqc compiled whole; a
+        # theorem before a failing one in its batch passed Qed but has no .vo)
+        certified = [t for section in ("checks", "refutations", "corrections") for e in record[section].values()
+                     if e["status"] == "certified" and not e.get("via") for t in e["theorems"]]
+        covered = [t for t in certified if results.get(t, {}).get("vo")]
+        record["coqchk"]["theorems"] = f"{len(covered)} of {len(certified)}"
+    statuses = [e["status"] for e in record["checks"].values()]
+    record["summary"] = {s: statuses.count(s) for s in ("certified", "failed", "unsupported")}
+    record["summary"]["symbolic_proved"] = len(statuses)
+    kinds = [p["proof"] for e in record["checks"].values() if e["status"] == "certified"
+             and not e.get("via") for p in e.get("proofs", {}).values()]
+    record["summary"]["proofs"] = {k: kinds.count(k) for k in ("normal form", "direct", "certificate")}
+    refuted = [e["status"] for e in record["refutations"].values()]
+    record["summary"]["refutations"] = {s: refuted.count(s) for s in ("certified", "failed", "unsupported")}
+    record["summary"]["refutations"]["total"] = len(refuted)
+    fixed = [e["status"] for e in record["corrections"].values()]
+    record["summary"]["corrections"] = {s: fixed.count(s) for s in ("certified", "failed", "unsupported")}
+    record["summary"]["corrections"]["total"] = len(fixed)
+    (out / "record.json").write_text(json.dumps(record, indent=1, sort_keys=True))
+    from symuat.certify import record as rec
+
+    rec.load.cache_clear()
+    return record

@@ -1,0 +1,195 @@
+r"""Exact witnesses → Coq: "the identity ``lhs = rhs`` fails in general", proved at symuat's values.
+
+A negation (:func:`~symuat.kernel.decide.check_negation`, e.g. P3 "⋄ is not associative") is
+``proved`` by an exact witness: sizes and integer/rational matrices at which the identity it
+denies fails. The procedure records it (kind ``"witness"``: ``lhs``, ``rhs``, ``sizes``,
+``values``, and the exact values of both sides ``lhs_value``/``rhs_value``); this module states
+in Coq exactly what symuat concluded — that the identity, universally quantified over the sizes
+and the matrices (over ℤ, or ℚ when a value is a fraction), is false::
+
+    ~ (forall (n : nat) (A B : mx [comRingType of int] [:: n] [:: n]) (v : …), lhs =m rhs)
+
+and generates its proof from the witness: instantiate the hypothesis at symuat's sizes and
+values (``lmx``: a concrete matrix from its rows) and at one entry where the recorded sides
+differ, then evaluate that entry (:coq:`symuat_witness` in ``coq/SymuatWitness.v``: the big sums
+expanded, the integers/rationals computed) to ``false``. A "witness" at which the identity
+holds leaves Coq a goal it cannot close, so the theorem is rejected.
+
+>>> import sympy as sp
+>>> from sympy import MatrixSymbol
+>>> n = sp.Symbol("n", positive=True, integer=True)
+>>> A, v = MatrixSymbol("A", n, n), MatrixSymbol("v", n, 1)
+>>> t = export_witness("w", {"lhs": A * v, "rhs": A.T * v, "sizes": {"n": 2},
+...                          "values": {"A": [[0, 1], [0, 0]], "v": [[0], [1]]},
+...                          "lhs_value": [[1], [0]], "rhs_value": [[0], [0]]})[0]
+>>> print(t.statement)
+Theorem w :
+  ~ (forall (n : nat) (A : mx [comRingType of int] [:: n] [:: n]) (v : mx [comRingType of int] [:: n] [::]),
+     mul A v =m mul (tr A) v).
+"""
+
+from __future__ import annotations
+
+import re
+from fractions import Fraction
+
+import sympy as sp
+from sympy.matrices.expressions import MatrixSymbol
+
+from symuat.certify.export import Exported, Unsupported, _Ctx, _ident, _strip, _term
+from symuat.kernel.index_calculus import col_space, row_space
+
+
+def _exact(v) -> Fraction:
+    if isinstance(v, bool):
+        raise Unsupported(f"witness value {v!r} is not a number")
+    if isinstance(v, (int, Fraction)):
+        return Fraction(v)
+    s = sp.sympify(v)
+    if not s.is_Rational:
+        raise Unsupported(f"witness value {v} is not an exact rational")
+    return Fraction(int(s.p), int(s.q))
+
+
+def _rows(value) -> list[list[Fraction]]:
+    rows = value.tolist() if hasattr(value, "tolist") else value
+    if not all(isinstance(row, (list, tuple)) for row in rows):
+        raise Unsupported("a witness value that is not a matrix (a list of rows)")
+    return [[_exact(a) for a in row] for row in rows]
+
+
+def _family(value) -> list[list[list[Fraction]]]:
+    """A head family's value (``h`` matrices, :class:`~symuat.expr.heads.HeadMatrix`), exact."""
+    members = value.tolist() if hasattr(value, "tolist") else value
+    return [_rows(m) for m in members]
+
+
+def _lmx(rs: list[int], cs: list[int], vals, ring: str) -> str:
+    body = "[:: " + "; ".join("[:: " + "; ".join(_coq_number(q, ring) for q in r) + "]" for r in vals) + "]"
+    return f"(lmx {_space_text(rs)} {_space_text(cs)} {body})"
+
+
+def _coq_number(q: Fraction, ring: str) -> str:
+    if ring == "int":
+        return f"{q.numerator}%:Z" if q >= 0 else f"(- {-q.numerator}%:Z)"
+    num = f"{abs(q.numerator)}%:Q" if q.denominator == 1 else f"({abs(q.numerator)}%:Q / {q.denominator}%:Q)"
+    return num if q >= 0 else f"(- {num})"
+
+
+def _concrete(space, sizes: dict) -> list[int]:
+    out = []
+    for d in space:
+        val = sp.sympify(d).subs({s: sizes[s.name] for s in sp.sympify(d).free_symbols if s.name in sizes})
+        if not val.is_Integer:
+            raise Unsupported(f"dimension {d} has no value at the witness sizes {sizes}")
+        out.append(int(val))
+    return out
+
+
+def _space_text(dims: list[int]) -> str:
+    return "[:: " + "; ".join(f"{d}%N" for d in dims) + "]" if dims else "[::]"
+
+
+def _index(flat: int, dims: list[int]) -> str:
+    """The multi-index (row-major position ``flat``) of the concrete space ``dims``, as a Coq term."""
+    digits = []
+    for d in reversed(dims):
+        digits.append(flat % d)
+        flat //= d
+    if flat:
+        raise Unsupported("entry outside the witness's index space")
+    out = "tt"
+    for a, d in zip(reversed(digits), reversed(dims)):
+        out = f"(@Ordinal {d} {a} isT, {out})"
+    return out
+
+
+def export_witness(name: str, data: dict, tactic: str = "symuat_witness") -> list[Exported]:
+    """``~ (forall sizes matrices, lhs =m rhs)`` over ℤ (ℚ if a value is a fraction), proved at
+    the recorded witness (by ``tactic``: :coq:`symuat_witness`, or :coq:`symuat_refute`, the
+    same conclusion by computation alone)."""
+    lhs, rhs, sizes, values = data["lhs"], data["rhs"], data["sizes"], data["values"]
+    from symuat.expr.heads import HeadMatrix
+    from symuat.kernel.index_calculus import space_of
+
+    families = {_ident(f.name): f for e in (lhs, rhs) for f in e.atoms(HeadMatrix)}
+    rows = {k: (_family(v) if _ident(k) in families else _rows(v)) for k, v in values.items()}
+    entries = [q for k, r in rows.items() for m in (r if _ident(k) in families else [r]) for row in m for q in row]
+    ring = "int" if all(q.denominator == 1 for q in entries) else "rat"
+    ctx = _Ctx()
+    left, right = _term(lhs, ctx), _term(rhs, ctx)
+    if ctx.funcs:
+        raise Unsupported("a witness of an identity with elementwise functions (no function values)")
+    from symuat.expr.heads import BlockSymbol
+
+    leaves = {}
+    for e in (lhs, rhs):
+        for s in e.atoms(MatrixSymbol, BlockSymbol):
+            leaves[_ident(s.name)] = s
+    R = f"[comRingType of {ring}]"
+    binders, args = [], []
+    if ctx.dims:
+        binders.append("(" + " ".join(sorted(ctx.dims)) + " : nat)")
+        for d in sorted(ctx.dims):
+            sym = ctx.dims[d]
+            if sym.name not in sizes:
+                raise Unsupported(f"the witness gives no value for the size {sym.name}")
+            args.append(f"{int(sizes[sym.name])}%N")
+    for leaf, typ in ctx.leaves.items():
+        if leaf in families and typ.startswith("'I_") and typ.count("'I_") == 1:
+            # a head family 'I_h -> mx: member k is the k-th matrix of the value
+            fam = families[leaf]
+            if fam.name not in rows:
+                raise Unsupported(f"the witness gives no value for {fam.name}")
+            (h,) = _concrete([fam.args[2]], sizes)
+            rs, cs = _concrete(space_of(fam.args[3]), sizes), _concrete(space_of(fam.args[4]), sizes)
+            members = rows[fam.name]
+            if len(members) != h or any(len(m) != _prod(rs) or any(len(r) != _prod(cs) for r in m) for m in members):
+                raise Unsupported(f"the witness value of {fam.name} is not {h} matrices {_prod(rs)}×{_prod(cs)}")
+            binders.append(f"({leaf} : {typ.split(' -> ', 1)[0]} -> mx {R}{typ.split(' -> ', 1)[1][4:]})")
+            args.append(f"(fun k : 'I_{h} => nth (lmx {_space_text(rs)} {_space_text(cs)} [::]) [:: "
+                        + "; ".join(_lmx(rs, cs, m, ring) for m in members) + "] k)")
+            continue
+        if not typ.startswith("mx R ") or leaf not in leaves:
+            raise Unsupported(f"a witness for {leaf} : {typ} (only plain matrices have values)")
+        sym = leaves[leaf]
+        if sym.name not in rows:
+            raise Unsupported(f"the witness gives no value for {sym.name}")
+        rs, cs = _concrete(row_space(sym), sizes), _concrete(col_space(sym), sizes)
+        vals = rows[sym.name]
+        nr, nc = _prod(rs), _prod(cs)
+        if len(vals) != nr or any(len(r) != nc for r in vals):
+            raise Unsupported(f"the witness value of {sym.name} is not {nr}×{nc}")
+        binders.append(f"({leaf} : mx {R}{typ[4:]})")
+        args.append(_lmx(rs, cs, vals, ring))
+    for side in (left, right):
+        if re.search(r"\bR\b", side):
+            raise Unsupported("the identity names the generic ring R outside a leaf's type")
+    # the entry where symuat's exact values of the two sides differ (Coq recomputes both)
+    lv, rv = _rows(data["lhs_value"]), _rows(data["rhs_value"])
+    at = next(((i, j) for i, (a, b) in enumerate(zip(lv, rv)) for j, (p, q) in enumerate(zip(a, b)) if p != q),
+              None)
+    if at is None:
+        raise Unsupported("the recorded sides agree at every entry: no witness")
+    rs, cs = _concrete(row_space(lhs), sizes), _concrete(col_space(lhs), sizes)
+    args += [_index(at[0], rs), _index(at[1], cs)]
+    statement = (f"Theorem {name} :\n  ~ (forall " + " ".join(binders) + ",\n"
+                 f"     {_strip(left)} =m {_strip(right)}).")
+    proof = f"move=> H; move: (H {' '.join(args)}); {tactic}."
+    return [Exported(name, statement, proof)]
+
+
+def _prod(dims: list[int]) -> int:
+    out = 1
+    for d in dims:
+        out *= d
+    return out
+
+
+def export_softmax_witness(name: str, data: dict) -> list[Exported]:
+    """Not exported: the witness is exact only through the real exponential (H9.dep)."""
+    raise Unsupported(
+        "exact witness through softmax: the patterns are rational only because softmax(ln 2·k) = 2^k/Σ2^k, "
+        "a fact about the real exp/ln; MathComp 1.15 has no exp, and Coq.Reals rests on axioms (classical "
+        "reals), which a certified proof may not use; a theorem about the rational patterns alone would "
+        "not state what the check concluded")

@@ -1,0 +1,214 @@
+r"""The pieces of a decoder layer as matrix-free operators on :math:`\operatorname{vec}_r`, and the
+elementwise functions they freeze: shared by every decoder family.
+
+* :class:`TokenDiag` — RMSNorm's linear part frozen at its input (X3), a diagonal lift;
+* :class:`Diagonal` — :math:`\operatorname{diag}(d)` (the frozen up-projection of a gated MLP, X4);
+* :class:`GQAOperator` — grouped-query attention at fixed patterns, :math:`\sum_iH_i\otimes B_i^\top` (X1);
+* :func:`rope_inv_freq`, :func:`rope_angles`, :func:`apply_rope` — RoPE (X2), both layouts;
+* :func:`rms_scales`, :func:`softmax_causal`;
+* :data:`ACTIVATIONS` — the activations a family may name (``silu``, ``gelu``, ``gelu_tanh``, ``relu``);
+* :func:`adjoint` — :math:`op^\top v` through sums and compositions (the transposed chains of X6).
+"""
+
+from __future__ import annotations
+
+import functools
+
+from typing import Callable
+
+import numpy as np
+
+from symuat.numeric.operators import Composed, Identity, Operator, RowMap, Sum
+from symuat.numeric.transformer import gelu, gelu_tanh, silu
+
+
+def relu(x):
+    return np.maximum(np.asarray(x, dtype=float), 0.0)
+
+
+#: σ of a layer by name (symuat's names; a family maps its config's names onto these)
+ACTIVATIONS: dict[str, Callable] = {"silu": silu, "gelu": gelu, "gelu_tanh": gelu_tanh, "relu": relu}
+
+
+RowLinear = RowMap  # Z ↦ ZW on vec_r(Z), with its adjoint (symuat.numeric.operators)
+
+
+class TokenDiag(Operator):
+    r"""RMSNorm's linear part frozen at its input: :math:`\operatorname{diag}(s)\otimes\operatorname{diag}(\gamma)`
+    on :math:`\operatorname{vec}_r(Z)` — a *diagonal* lift (no centring, unlike LayerNorm's T12)."""
+
+    def __init__(self, scales, gamma):
+        self.scales = np.asarray(scales, dtype=float)
+        self.gamma = np.asarray(gamma, dtype=float)
+        self.N, self.M = self.scales.size, self.gamma.size
+        self.shape = (self.N * self.M, self.N * self.M)
+
+    def diagonal(self) -> np.ndarray:
+        return np.outer(self.scales, self.gamma).reshape(-1)
+
+    def rows(self, Z: np.ndarray) -> np.ndarray:
+        """The lift applied to token matrices (…, N, M) at once."""
+        return self.scales[:, None] * Z * self.gamma
+
+    def matvec(self, v):
+        return self.rows(v.reshape(self.N, self.M)).reshape(-1)
+
+    rmatvec = matvec
+
+
+class Diagonal(Operator):
+    """:math:`\\operatorname{diag}(d)`."""
+
+    def __init__(self, d):
+        self.d = np.asarray(d, dtype=float)
+        self.shape = (self.d.size, self.d.size)
+
+    def matvec(self, v):
+        return self.d * v
+
+    rmatvec = matvec
+
+
+class GQAOperator(Operator):
+    r"""Grouped-query attention at fixed patterns, :math:`\sum_iH_i\otimes B_i^\top` with
+    :math:`B_i=W_{V,g(i)}W_{O,i}` (X1), never materialised.
+
+    Query head :math:`i` reads the values of K/V group :math:`g(i)`; the shared
+    :math:`XW_{V,g}` is computed once per group. ``H`` is ``(h, N, N)``, ``WV`` ``(g, M, d)``,
+    ``WO`` ``(h·d, M)`` (``x @ W`` convention).
+    """
+
+    def __init__(self, H, WV, WO, group):
+        self.H = np.asarray(H, dtype=float)
+        self.WV = np.asarray(WV, dtype=float)
+        self.WO = np.asarray(WO, dtype=float)
+        self.group = np.asarray(group)
+        self.h, self.N = self.H.shape[0], self.H.shape[1]
+        self.M, self.d = self.WV.shape[1], self.WV.shape[2]
+        self.shape = (self.N * self.WO.shape[1], self.N * self.M)
+
+    def apply(self, X: np.ndarray) -> np.ndarray:
+        V = X @ self.WV  # (g, N, d): one value projection per K/V group
+        O = self.H @ V[self.group]  # (h, N, d)
+        return O.transpose(1, 0, 2).reshape(self.N, -1) @ self.WO
+
+    def apply_many(self, T: np.ndarray) -> np.ndarray:
+        """The operator on a stack of token matrices ``(k, N, M)`` (an all-zero matrix maps to zero
+        without being applied: a model without biases has :math:`c = 0`)."""
+        out = np.zeros((T.shape[0], self.N, self.WO.shape[1]))
+        for k, X in enumerate(T):
+            if X.any():
+                out[k] = self.apply(X)
+        return out
+
+    def matvec(self, v):
+        return self.apply(v.reshape(self.N, self.M)).reshape(-1)
+
+    def rmatvec(self, v):
+        G = (v.reshape(self.N, -1) @ self.WO.T).reshape(self.N, self.h, self.d).transpose(1, 0, 2)
+        G = self.H.transpose(0, 2, 1) @ G  # (h, N, d)
+        Gg = np.zeros((self.WV.shape[0],) + G.shape[1:])
+        np.add.at(Gg, self.group, G)
+        return np.einsum("gnd,gmd->nm", Gg, self.WV).reshape(-1)
+
+    def blocks(self) -> np.ndarray:
+        """:math:`B_i=W_{V,g(i)}W_{O,i}`, ``(h, M, M)`` (dense, for small pictures and tests)."""
+        WOi = self.WO.reshape(self.h, self.d, -1)
+        return np.einsum("hmd,hdo->hmo", self.WV[self.group], WOi)
+
+    def token_block(self, n: int, n2: int) -> np.ndarray:
+        """The :math:`M\\times M` block of :math:`(W'_{HVO})` mapping input token ``n2`` to output token ``n``."""
+        return np.einsum("h,hko->ok", self.H[:, n, n2], self.blocks())
+
+
+def adjoint(op: Operator, v: np.ndarray) -> np.ndarray:
+    """:math:`op^\\top v` for the operators a layer is built from (sums, compositions, identities,
+    and any operator with ``rmatvec``)."""
+    if isinstance(op, Identity):
+        return v
+    if isinstance(op, Composed):
+        for o in op.ops:
+            v = adjoint(o, v)
+        return v
+    if isinstance(op, Sum):
+        out = adjoint(op.ops[0], v)
+        for o in op.ops[1:]:
+            out = out + adjoint(o, v)
+        return out
+    if not hasattr(op, "rmatvec"):
+        raise TypeError(f"{op!r} has no adjoint (rmatvec)")
+    return op.rmatvec(v)
+
+
+# --------------------------------------------------------------------------------------------
+# RoPE, RMSNorm, the causal softmax
+# --------------------------------------------------------------------------------------------
+
+
+def rope_inv_freq(d: int, theta: float) -> np.ndarray:
+    """:math:`\\theta^{-2j/d}`, ``j = 0 … d/2 − 1``, in float64 (HF's formula, without its float32)."""
+    return 1.0 / (theta ** (np.arange(0, d, 2, dtype=np.float64) / d))
+
+
+def rope_angles(N: int, d: int, theta: float | None = None, *, inv_freq=None) -> np.ndarray:
+    """:math:`n\\,\\omega_j` in float64, shape ``(N, d/2)``; ``ω`` = ``inv_freq`` or :func:`rope_inv_freq`."""
+    inv = rope_inv_freq(d, theta) if inv_freq is None else np.asarray(inv_freq, dtype=np.float64)
+    return np.arange(N, dtype=np.float64)[:, None] * inv[None, :]
+
+
+def apply_rope(Q: np.ndarray, angles: np.ndarray, convention: str) -> np.ndarray:
+    """Rotate every head's query/key pairs by :math:`R_n` (``Q``: ``(heads, N, d)``).
+
+    ``interleaved`` pairs :math:`(2j,2j+1)` (GGUF / Meta), ``half`` pairs :math:`(j,j+d/2)` (HF).
+    """
+    cos, sin = np.cos(angles), np.sin(angles)
+    if convention == "interleaved":
+        a, b = Q[..., 0::2], Q[..., 1::2]
+        out = np.empty_like(Q)
+        out[..., 0::2] = a * cos - b * sin
+        out[..., 1::2] = a * sin + b * cos
+        return out
+    if convention == "half":
+        h = Q.shape[-1] // 2
+        a, b = Q[..., :h], Q[..., h:]
+        return np.concatenate([a * cos - b * sin, b * cos + a * sin], axis=-1)
+    raise ValueError(f"RoPE convention must be 'interleaved' or 'half', not {convention!r}")
+
+
+def rms_scales(Z: np.ndarray, eps: float) -> np.ndarray:
+    """:math:`s_n=1/\\sqrt{\\mathrm{mean}(z_n^2)+\\epsilon}` per row (last axis)."""
+    return 1.0 / np.sqrt((Z * Z).mean(axis=-1) + eps)
+
+
+def softmax_causal(S: np.ndarray, window: int | None = None) -> np.ndarray:
+    """Row softmax of scores ``(…, N, N)`` over the keys :math:`n'\\le n` (and :math:`n-n'<` ``window``).
+
+    The masked entries are never exponentiated: the row maximum and :math:`\\exp` run only where
+    the mask keeps (NumPy's ``where=``), the rest is 0 — the same numbers, bit for bit, as
+    :math:`\\exp(-\\infty)=0` after filling the mask with :math:`-\\infty`, at half the work
+    (the causal mask keeps :math:`N(N+1)/2` of :math:`N^2` entries).
+
+    >>> softmax_causal(np.zeros((3, 3)))
+    array([[1.        , 0.        , 0.        ],
+           [0.5       , 0.5       , 0.        ],
+           [0.33333333, 0.33333333, 0.33333333]])
+    """
+    N = S.shape[-1]
+    keep = _causal_keep(N, window)
+    keep_b = np.broadcast_to(keep, S.shape)
+    top = np.max(S, axis=-1, keepdims=True, where=keep_b, initial=-np.inf)
+    E = np.zeros(np.broadcast_shapes(S.shape, top.shape))
+    np.subtract(S, top, out=E, where=keep_b)
+    np.exp(E, out=E, where=keep_b)
+    E /= E.sum(axis=-1, keepdims=True)
+    return E
+
+
+@functools.lru_cache(maxsize=8)
+def _causal_keep(N: int, window: int | None) -> np.ndarray:
+    n = np.arange(N)
+    keep = n[None, :] <= n[:, None]
+    if window is not None:
+        keep &= (n[:, None] - n[None, :]) < window
+    keep.flags.writeable = False
+    return keep
