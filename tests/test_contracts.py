@@ -72,7 +72,7 @@ KERNEL_READS_NODES = 9
 #: (modules on an import cycle, imports inside cycles) — main f323ef3: (42, 83); 91fc551: (11, 14); the
 #: cycles left: certify export ↔ normal_form (private names); models fold ↔ fold_layernorm went with issue 29's family record. A ratchet,
 #: as above.
-CYCLES = (4, 4)
+CYCLES = (2, 2)
 
 
 # -- the import graph ---------------------------------------------------------------------------
