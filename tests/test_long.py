@@ -355,3 +355,49 @@ def test_decomposition_without_the_forward_gives_the_same_terms_bit_for_bit(toke
     assert b.logit == b.rewrite_logit and abs(b.logit - a.logit) <= 1e-12 * abs(a.logit)
     with pytest.raises(compare.ModelError, match="outside the vocabulary"):
         decompose_logit(m, ids, 10 ** 6, forward=False)
+
+
+# -- long texts: causal and sliding-window patterns formed and applied by their blocks --------------
+
+def _blocked(monkeypatch, on: bool):
+    from symuat.models import lifts
+
+    monkeypatch.setattr(lifts, "BAND_BLOCK", 3 if on else 10 ** 9)
+    monkeypatch.setattr(lifts, "CAUSAL_BLOCKED", 8 if on else 10 ** 9)
+
+
+def _views(m, ids):
+    tr = at.trace(m, ids, keep=False)
+    tg = at.target(tr, None, 3)
+    return m.hidden_states(ids), at.residual_view(tr, tg), at.duat_view(tr, tg), list(rewrite_states(m, m.embed(ids)))
+
+
+@pytest.mark.parametrize("window", [None, 3])
+def test_blocked_patterns_give_the_dense_numbers_and_a_wrong_block_is_caught(window, monkeypatch):
+    """On a long text the patterns are scored, normalised and applied only on the blocks that hold
+    their nonzeros (the causal half; a window's band): every state, pattern and view equals the
+    dense computation's to rounding — and a block that misses one key changes the numbers."""
+    from symuat.models import lifts
+
+    m, ids = _model(5, biases=True, window=window, sandwich=True), np.arange(14) % 29
+    U = np.random.default_rng(3).standard_normal((14, 12))
+    _blocked(monkeypatch, False)
+    assert not lifts.is_banded(14, window)
+    dense, H = _views(m, ids), m.layers[0].patterns(U)
+    _blocked(monkeypatch, True)
+    assert lifts.is_banded(14, window)
+    assert np.allclose(m.layers[0].patterns(U), H, rtol=0, atol=1e-15)
+    blocked = _views(m, ids)
+    for a, b in zip(dense[0], blocked[0]):
+        assert np.allclose(a, b, rtol=1e-13, atol=1e-13)
+    for va, vb in zip(dense[1:3], blocked[1:3]):
+        assert va.passed and vb.passed
+        for name, value in vars(va).items():
+            if isinstance(value, np.ndarray) and value.dtype.kind == "f":
+                assert np.allclose(value, getattr(vb, name), rtol=1e-12, atol=1e-13), name
+    assert all(np.allclose(a, b, rtol=1e-13, atol=1e-13) for a, b in zip(dense[3], blocked[3]))
+    real = lifts.band_blocks  # a mutant: each block drops the first key it should see
+    monkeypatch.setattr(lifts, "band_blocks", lambda N, w, block=None: [(r0, r1, c0 + 1 if r0 else c0)
+                                                                         for r0, r1, c0 in real(N, w, block)])
+    wrong = m.hidden_states(ids)
+    assert not all(np.allclose(a, b, rtol=1e-13, atol=1e-13) for a, b in zip(dense[0], wrong))
