@@ -401,3 +401,26 @@ def test_blocked_patterns_give_the_dense_numbers_and_a_wrong_block_is_caught(win
                                                                          for r0, r1, c0 in real(N, w, block)])
     wrong = m.hidden_states(ids)
     assert not all(np.allclose(a, b, rtol=1e-13, atol=1e-13) for a, b in zip(dense[0], wrong))
+
+
+@pytest.mark.parametrize("window", [None, 3])
+def test_a_band_pattern_reads_as_its_dense_array(window):
+    """A long text's pattern kept by blocks: every product and row a view reads equals the dense
+    array's, and any other reader gets the dense array itself."""
+    from symuat.models.lifts import (BandPattern, pattern_matmul, pattern_rmatmul, pattern_weighted_colsum,
+                                     softmax_causal)
+
+    rng = np.random.default_rng(1)
+    S, N = rng.standard_normal((2, 11, 11)), 11
+    P = BandPattern.from_scores(lambda r0, r1, c0: softmax_causal(S[:, r0:r1, c0:r1], window, r0 - c0), N, window,
+                                block=4)
+    H = softmax_causal(S, window)
+    assert P.shape == (2, N, N) and np.allclose(np.asarray(P), H, rtol=0, atol=1e-15)
+    assert P.nbytes < H.nbytes or window is None
+    V, G = rng.standard_normal((2, N, 3)), rng.standard_normal((2, N, 3))
+    assert np.allclose(pattern_matmul(P, V), H @ V, rtol=1e-14, atol=1e-15)
+    assert np.allclose(pattern_rmatmul(P, G), H.transpose(0, 2, 1) @ G, rtol=1e-14, atol=1e-15)
+    assert np.allclose(pattern_weighted_colsum(P[1], G[1], V[1]), (H[1] * (G[1] @ V[1].T)).sum(axis=0))
+    H = np.asarray(P)  # from here: the very numbers the blocks hold
+    assert np.array_equal(P[:, -1, :], H[:, -1, :]) and np.array_equal(P[1][-1], H[1, -1])
+    assert np.array_equal(P[0][3:5], H[0, 3:5]) and np.array_equal(P.sum(axis=2), H.sum(axis=2))

@@ -883,7 +883,7 @@ def pattern(tr: Trace, layer: int, head: int) -> np.ndarray:
     lt = tr.layers[layer]
     if not 0 <= head < lt.heads:
         raise ModelError(f"head {head} is outside [0, {lt.heads}) (heads are 0-based)")
-    return lt.patterns()[head]
+    return np.asarray(lt.pattern_head(head))  # dense: a long text's banded pattern filled in
 
 
 def explain(model, ids, token: int | None = None, vs: int | None = None, *, states=None,

@@ -36,7 +36,7 @@ import numpy as np
 
 from symuat.models.formats import ModelError
 from symuat.models.lifts import (
-    ACTIVATIONS, Diagonal, GQAOperator, RowLinear, TokenDiag, apply_rope, band_blocks, is_banded, pattern_matmul,
+    ACTIVATIONS, BandPattern, Diagonal, GQAOperator, RowLinear, TokenDiag, apply_rope, is_banded, pattern_matmul,
     rms_scales, rope_angles, rope_inv_freq, softmax_causal,
 )
 from symuat.operators import Composed, Identity, Operator, Sum
@@ -136,14 +136,15 @@ class DecoderLayer:
         c = self.config
         N = U.shape[0]
         Q, K, scale = self.queries_keys(U) if qk is None else qk
-        heads = range(c.heads) if heads is None else list(heads)
-        if is_banded(N, self.window):  # a sliding window: only the band's blocks are scored
-            H = np.zeros((len(heads), N, N))
-            for k, i in enumerate(heads):
-                Qi, Ki = Q[i], K[c.group[i]]
-                for r0, r1, c0 in band_blocks(N, self.window):
-                    H[k, r0:r1, c0:r1] = self.head_pattern((Qi[r0:r1] @ Ki[c0:r1].T) * scale, r0 - c0)
-            return H
+        heads = list(range(c.heads)) if heads is None else list(heads)
+        if is_banded(N, self.window):  # a long text: only the blocks holding nonzeros are scored and kept
+            Qh, Kh = Q[heads], K[np.asarray(c.group)[heads]]
+
+            def block(r0, r1, c0):
+                S = (Qh[:, r0:r1] @ Kh[:, c0:r1].transpose(0, 2, 1)) * scale
+                return np.stack([self.head_pattern(Sk, r0 - c0) for Sk in S])
+
+            return BandPattern.from_scores(block, N, self.window)
         H = np.empty((len(heads), N, N))
         for k, i in enumerate(heads):  # one head's scores at a time: peak (h + 2) N², not 3 h N²
             H[k] = self.head_pattern((Q[i] @ K[c.group[i]].T) * scale)

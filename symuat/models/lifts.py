@@ -79,7 +79,7 @@ class GQAOperator(Operator):
     """
 
     def __init__(self, H, WV, WO, group, window: int | None = None):
-        self.H = np.asarray(H, dtype=float)
+        self.H = H if isinstance(H, BandPattern) else np.asarray(H, dtype=float)
         self.window = window  # a sliding window: H is banded, applied by its blocks
         self.WV = np.asarray(WV, dtype=float)
         self.WO = np.asarray(WO, dtype=float)
@@ -256,7 +256,66 @@ def band_blocks(N: int, window: int | None, block: int | None = None):
         yield r0, min(N, r0 + block), 0 if window is None else max(0, r0 - window + 1)
 
 
-def pattern_matmul(H: np.ndarray, V: np.ndarray, window: int | None = None) -> np.ndarray:
+class BandPattern:
+    """A causal attention pattern on a long text, kept as the row blocks of :func:`band_blocks`:
+    block ``(r0, r1, c0)`` holds rows ``r0:r1``, keys ``c0:r1`` (``(…, R, C)``, leading axes for
+    heads); every entry outside the blocks is 0. A sliding window's band takes :math:`N(w+B)`
+    numbers instead of :math:`N^2`, a causal pattern about half of them.
+
+    :func:`pattern_matmul`, :func:`pattern_rmatmul` and :func:`pattern_weighted_colsum` work on
+    the blocks; ``P[i]`` is head ``i``'s, ``P[..., -1, :]`` the last query's row, and anything
+    else falls back to the dense array (``np.asarray(P)``), so a reader that needs the whole
+    pattern still gets exactly its numbers.
+
+    >>> S = np.arange(25.0).reshape(5, 5) % 3
+    >>> P = BandPattern.from_scores(lambda r0, r1, c0: softmax_causal(S[r0:r1, c0:r1], 2, r0 - c0), 5, 2, block=2)
+    >>> bool(np.array_equal(np.asarray(P), softmax_causal(S, 2))), P.shape
+    (True, (5, 5))
+    """
+
+    def __init__(self, blocks: list, N: int):
+        self.blocks = blocks  # [(r0, r1, c0, data (…, r1 - r0, r1 - c0))]
+        lead = blocks[0][3].shape[:-2] if blocks else ()
+        self.shape = tuple(lead) + (N, N)
+        self.ndim = len(self.shape)
+        self.dtype = np.dtype(float)
+
+    @classmethod
+    def from_scores(cls, block_pattern, N: int, window: int | None, block: int | None = None) -> BandPattern:
+        """The pattern from ``block_pattern(r0, r1, c0)``: the softmaxed block of rows ``r0:r1``, keys ``c0:r1``."""
+        return cls([(r0, r1, c0, block_pattern(r0, r1, c0)) for r0, r1, c0 in band_blocks(N, window, block)], N)
+
+    @property
+    def nbytes(self) -> int:
+        return sum(b[3].nbytes for b in self.blocks)
+
+    def __array__(self, dtype=None, copy=None):
+        out = np.zeros(self.shape)
+        for r0, r1, c0, D in self.blocks:
+            out[..., r0:r1, c0:r1] = D
+        return out if dtype is None else out.astype(dtype)
+
+    def __len__(self) -> int:
+        return self.shape[0]
+
+    def __getitem__(self, key):
+        if isinstance(key, (int, np.integer)) and self.ndim == 3:  # one head's pattern
+            return BandPattern([(r0, r1, c0, D[key]) for r0, r1, c0, D in self.blocks], self.shape[-1])
+        last = (isinstance(key, (int, np.integer)) and key == -1 and self.ndim == 2) or (
+            isinstance(key, tuple) and len(key) == 3 and key[0] in (Ellipsis, slice(None)) and key[2] == slice(None)
+            and isinstance(key[1], (int, np.integer)) and key[1] == -1 and (self.ndim == 3 or key[0] is Ellipsis))
+        if last:  # the last query's row
+            r0, r1, c0, D = self.blocks[-1]
+            out = np.zeros(self.shape[:-2] + (self.shape[-1],))
+            out[..., c0:r1] = D[..., -1, :]
+            return out
+        return np.asarray(self)[key]
+
+    def sum(self, axis=None):
+        return np.asarray(self).sum(axis=axis)
+
+
+def pattern_matmul(H, V: np.ndarray, window: int | None = None) -> np.ndarray:
     """``H @ V`` for causal patterns ``H`` ``(…, N, N)`` and values ``V`` ``(…, N, d)``; on a long
     text (:func:`is_banded`) only the blocks of :func:`band_blocks` are multiplied (the rest of
     ``H`` is 0), so a windowed layer costs :math:`O(N(w+B)d)`, not :math:`O(N^2d)`.
@@ -267,6 +326,11 @@ def pattern_matmul(H: np.ndarray, V: np.ndarray, window: int | None = None) -> n
     True
     """
     N = H.shape[-1]
+    if isinstance(H, BandPattern):
+        out = np.empty(np.broadcast_shapes(H.shape[:-2], V.shape[:-2]) + (N, V.shape[-1]))
+        for r0, r1, c0, D in H.blocks:
+            out[..., r0:r1, :] = D @ V[..., c0:r1, :]
+        return out
     if not is_banded(N, window):
         return H @ V
     out = np.empty(np.broadcast_shapes(H.shape[:-2], V.shape[:-2]) + (N, V.shape[-1]))
@@ -275,7 +339,7 @@ def pattern_matmul(H: np.ndarray, V: np.ndarray, window: int | None = None) -> n
     return out
 
 
-def pattern_rmatmul(H: np.ndarray, G: np.ndarray, window: int | None = None) -> np.ndarray:
+def pattern_rmatmul(H, G: np.ndarray, window: int | None = None) -> np.ndarray:
     """``Hᵀ @ G`` (over the last two axes of ``H``) for causal patterns, by blocks like
     :func:`pattern_matmul`: key column ``c`` is read only by queries ``c … c + window - 1``.
 
@@ -285,6 +349,11 @@ def pattern_rmatmul(H: np.ndarray, G: np.ndarray, window: int | None = None) -> 
     True
     """
     N = H.shape[-1]
+    if isinstance(H, BandPattern):
+        out = np.zeros(np.broadcast_shapes(H.shape[:-2], G.shape[:-2]) + (N, G.shape[-1]))
+        for r0, r1, c0, D in H.blocks:
+            out[..., c0:r1, :] += np.swapaxes(D, -1, -2) @ G[..., r0:r1, :]
+        return out
     HT = np.swapaxes(H, -1, -2)
     if not is_banded(N, window):
         return HT @ G
@@ -296,7 +365,7 @@ def pattern_rmatmul(H: np.ndarray, G: np.ndarray, window: int | None = None) -> 
     return out
 
 
-def pattern_weighted_colsum(H: np.ndarray, G: np.ndarray, V: np.ndarray, window: int | None = None) -> np.ndarray:
+def pattern_weighted_colsum(H, G: np.ndarray, V: np.ndarray, window: int | None = None) -> np.ndarray:
     """:math:`\\sum_n H[n, m]\\,(G[n]\\cdot V[m])` for every key ``m``, ``(N,)``, from one head's
     causal pattern ``H`` ``(N, N)``, ``G`` ``(N, d)`` and ``V`` ``(N, d)`` — what a head's
     source-token split reads — without the dense :math:`N\\times N` product on a long text.
@@ -307,6 +376,11 @@ def pattern_weighted_colsum(H: np.ndarray, G: np.ndarray, V: np.ndarray, window:
     True
     """
     N = H.shape[-1]
+    if isinstance(H, BandPattern):
+        out = np.zeros(N)
+        for r0, r1, c0, D in H.blocks:
+            out[c0:r1] += (D * (G[r0:r1] @ V[c0:r1].T)).sum(axis=0)
+        return out
     if not is_banded(N, window):
         return (H * (G @ V.T)).sum(axis=0)
     out = np.zeros(N)
