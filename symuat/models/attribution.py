@@ -317,15 +317,17 @@ def _recompute(layer, X, s1, attn, s2, slope_of, slot: dict) -> Callable[[str], 
             if head is None:
                 return layer.patterns(U)
             if slot.get("layer") is not layer:  # one layer's Q, K kept (O(N h d)): a head at a time costs one softmax
-                slot.clear()
                 slot.update(layer=layer, qk=layer.queries_keys(U))
             return layer.patterns(U, [head], qk=slot["qk"])[0]
-        Z = (X + attn) * s2[:, None] * layer.g2
+        if slot.get("mlp_layer") is not layer:  # one layer's gate and up kept (2 N F): each formed once
+            Z = (X + attn) * s2[:, None] * layer.g2
+            slot.update(mlp_layer=layer, gate=_affine(Z, layer.Wg, layer.bg), up=_affine(Z, layer.Wu, layer.bu))
+            del Z
+        gate, up = slot["gate"], slot["up"]
         if name == "up":
-            return _affine(Z, layer.Wu, layer.bu)
-        gate = _affine(Z, layer.Wg, layer.bg)
+            return up
         if name == "mlp":
-            mraw = _affine(layer.sigma(gate) * _affine(Z, layer.Wu, layer.bu), layer.Wd, layer.bd)
+            mraw = _affine(layer.sigma(gate) * up, layer.Wd, layer.bd)
             if layer.post_ffn is None:
                 return mraw
             return mraw * rms_scales(mraw, layer.config.eps)[:, None] * layer.post_ffn
