@@ -355,3 +355,72 @@ def test_decomposition_without_the_forward_gives_the_same_terms_bit_for_bit(toke
     assert b.logit == b.rewrite_logit and abs(b.logit - a.logit) <= 1e-12 * abs(a.logit)
     with pytest.raises(compare.ModelError, match="outside the vocabulary"):
         decompose_logit(m, ids, 10 ** 6, forward=False)
+
+
+# -- long texts: causal and sliding-window patterns formed and applied by their blocks --------------
+
+def _blocked(monkeypatch, on: bool):
+    from symuat.models import lifts
+
+    monkeypatch.setattr(lifts, "BAND_BLOCK", 3 if on else 10 ** 9)
+    monkeypatch.setattr(lifts, "CAUSAL_BLOCKED", 8 if on else 10 ** 9)
+
+
+def _views(m, ids):
+    tr = at.trace(m, ids, keep=False)
+    tg = at.target(tr, None, 3)
+    return m.hidden_states(ids), at.residual_view(tr, tg), at.duat_view(tr, tg), list(rewrite_states(m, m.embed(ids)))
+
+
+@pytest.mark.parametrize("window", [None, 3])
+def test_blocked_patterns_give_the_dense_numbers_and_a_wrong_block_is_caught(window, monkeypatch):
+    """On a long text the patterns are scored, normalised and applied only on the blocks that hold
+    their nonzeros (the causal half; a window's band): every state, pattern and view equals the
+    dense computation's to rounding — and a block that misses one key changes the numbers."""
+    from symuat.models import lifts
+
+    m, ids = _model(5, biases=True, window=window, sandwich=True), np.arange(14) % 29
+    U = np.random.default_rng(3).standard_normal((14, 12))
+    _blocked(monkeypatch, False)
+    assert not lifts.is_banded(14, window)
+    dense, H = _views(m, ids), m.layers[0].patterns(U)
+    _blocked(monkeypatch, True)
+    assert lifts.is_banded(14, window)
+    assert np.allclose(m.layers[0].patterns(U), H, rtol=0, atol=1e-15)
+    blocked = _views(m, ids)
+    for a, b in zip(dense[0], blocked[0]):
+        assert np.allclose(a, b, rtol=1e-13, atol=1e-13)
+    for va, vb in zip(dense[1:3], blocked[1:3]):
+        assert va.passed and vb.passed
+        for name, value in vars(va).items():
+            if isinstance(value, np.ndarray) and value.dtype.kind == "f":
+                assert np.allclose(value, getattr(vb, name), rtol=1e-12, atol=1e-13), name
+    assert all(np.allclose(a, b, rtol=1e-13, atol=1e-13) for a, b in zip(dense[3], blocked[3]))
+    real = lifts.band_blocks  # a mutant: each block drops the first key it should see
+    monkeypatch.setattr(lifts, "band_blocks", lambda N, w, block=None: [(r0, r1, c0 + 1 if r0 else c0)
+                                                                         for r0, r1, c0 in real(N, w, block)])
+    wrong = m.hidden_states(ids)
+    assert not all(np.allclose(a, b, rtol=1e-13, atol=1e-13) for a, b in zip(dense[0], wrong))
+
+
+@pytest.mark.parametrize("window", [None, 3])
+def test_a_band_pattern_reads_as_its_dense_array(window):
+    """A long text's pattern kept by blocks: every product and row a view reads equals the dense
+    array's, and any other reader gets the dense array itself."""
+    from symuat.models.lifts import (BandPattern, pattern_matmul, pattern_rmatmul, pattern_weighted_colsum,
+                                     softmax_causal)
+
+    rng = np.random.default_rng(1)
+    S, N = rng.standard_normal((2, 11, 11)), 11
+    P = BandPattern.from_scores(lambda r0, r1, c0: softmax_causal(S[:, r0:r1, c0:r1], window, r0 - c0), N, window,
+                                block=4)
+    H = softmax_causal(S, window)
+    assert P.shape == (2, N, N) and np.allclose(np.asarray(P), H, rtol=0, atol=1e-15)
+    assert P.nbytes < H.nbytes or window is None
+    V, G = rng.standard_normal((2, N, 3)), rng.standard_normal((2, N, 3))
+    assert np.allclose(pattern_matmul(P, V), H @ V, rtol=1e-14, atol=1e-15)
+    assert np.allclose(pattern_rmatmul(P, G), H.transpose(0, 2, 1) @ G, rtol=1e-14, atol=1e-15)
+    assert np.allclose(pattern_weighted_colsum(P[1], G[1], V[1]), (H[1] * (G[1] @ V[1].T)).sum(axis=0))
+    H = np.asarray(P)  # from here: the very numbers the blocks hold
+    assert np.array_equal(P[:, -1, :], H[:, -1, :]) and np.array_equal(P[1][-1], H[1, -1])
+    assert np.array_equal(P[0][3:5], H[0, 3:5]) and np.array_equal(P.sum(axis=2), H.sum(axis=2))

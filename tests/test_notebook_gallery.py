@@ -19,23 +19,34 @@ PAGE = ROOT / "docs" / "notebook.rst"
 def test_the_page_has_blocks_and_each_asserts_its_sums():
     found = symuat_run.blocks(PAGE.read_text(encoding="utf-8"))
     assert len(found) >= 4
-    assert all("assert" in code for _, code in found)
+    assert all("assert" in code for _, code, _ in found)
 
 
 @pytest.mark.long
 def test_every_gallery_block_runs_and_its_assertions_hold():
     pytest.importorskip("pandas")
     found = symuat_run.blocks(PAGE.read_text(encoding="utf-8"))
-    gone = sorted({n for needs, _ in found for n in symuat_run.missing(needs)})
+    gone = sorted({n for needs, _, _ in found for n in symuat_run.missing(needs)})
     if gone:
         if os.environ.get("SYMUAT_REQUIRE_MODEL") == "1":
             pytest.fail(f"{', '.join(gone)} required here (SYMUAT_REQUIRE_MODEL=1): symuat model install")
         pytest.skip(f"{', '.join(gone)} not installed")
     namespace: dict = {"__name__": "gallery"}
-    for k, (_, code) in enumerate(found):
-        symuat_run.run(code, namespace, f"{PAGE.name} block {k}")
+    for k, (_, code, alone) in enumerate(found):
+        if alone:  # as the docs build runs it: in its own process, with its own imports
+            symuat_run.run_alone(code, f"{PAGE.name} block {k}")
+        else:
+            symuat_run.run(code, namespace, f"{PAGE.name} block {k}")
 
 
 def test_a_failing_block_is_an_error_naming_it():
     with pytest.raises(AssertionError):
         symuat_run.run("assert 1 + 1 == 3\n", {}, "block 0")
+
+
+def test_a_block_in_its_own_process_sees_none_of_the_page_and_fails_naming_itself():
+    text = ".. symuat-run::\n   :process: own\n\n   print(1 + 1)\n"
+    assert symuat_run.blocks(text) == [([], "print(1 + 1)\n", True)]
+    assert symuat_run.run_alone("print(1 + 1)\n", "block 0") == "2\n"
+    with pytest.raises(RuntimeError, match="block 3.*NameError"):
+        symuat_run.run_alone("print(m)\n", "block 3")

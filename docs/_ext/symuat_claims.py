@@ -1453,10 +1453,8 @@ def generate_model_page(app):
     from symuat_run import release_memory
 
     release_memory()
-    lines += llama_section(Path(app.srcdir) / "claims" / "figures")
-    release_memory()
-    lines += gemma3_section()
-    release_memory()
+    lines += in_own_process(llama_section, Path(app.srcdir) / "claims" / "figures")
+    lines += in_own_process(gemma3_section)
     out.write_text("\n".join(lines) + "\n", encoding="utf-8")
     _STATE["model_seconds"] = time.perf_counter() - start
 
@@ -1496,6 +1494,17 @@ def trim_mathjax(outdir: Path) -> tuple[int, int]:
 
 
 LLAMA_TEXT = "The capital of France is"
+
+
+def in_own_process(section, *args) -> list[str]:
+    """A model section's lines, computed in a fresh Python process (``spawn``): the model's float64
+    weights (1.1 GB for SmolLM2, 2.2 GB for Gemma-3) are loaded and freed there, so the build's
+    memory is the largest one process's, not the sum of the models'."""
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
+    with ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn")) as pool:
+        return pool.submit(section, *args).result()
 
 
 def llama_section(figures: Path) -> list[str]:

@@ -8,6 +8,9 @@ same blocks the same way, so the examples are tested without a docs build.
 Options: ``:needs: smollm2 gemma3`` — the packaged models the block loads; when one is not
 installed the block is shown with a note instead of its output (a build on a machine without the
 models still succeeds; CI installs them, and the test fails there if one is missing).
+``:process: own`` — the block runs alone in a fresh Python process (its own imports, none of the
+page's names): a model that takes gigabytes is loaded and freed there, so the build's memory is
+the larger of the two processes', not their sum.
 """
 
 from __future__ import annotations
@@ -23,14 +26,15 @@ from docutils.parsers.rst import Directive, directives
 BLOCK = re.compile(r"^\.\. symuat-run::[^\n]*\n((?:[ \t]+:[^\n]*\n)*)\n((?:(?:[ \t]+[^\n]*)?\n)+)", re.M)
 
 
-def blocks(text: str) -> list[tuple[list[str], str]]:
-    """The ``(needs, code)`` of every ``symuat-run`` block of an rst source, in order."""
+def blocks(text: str) -> list[tuple[list[str], str, bool]]:
+    """The ``(needs, code, own_process)`` of every ``symuat-run`` block of an rst source, in order."""
     out = []
     for m in BLOCK.finditer(text):
         opts = dict(re.findall(r":(\w+):[ \t]*([^\n]*)", m.group(1)))
         lines = m.group(2).splitlines()
         indent = min((len(l) - len(l.lstrip()) for l in lines if l.strip()), default=0)
-        out.append((opts.get("needs", "").split(), "\n".join(l[indent:] for l in lines).strip() + "\n"))
+        out.append((opts.get("needs", "").split(), "\n".join(l[indent:] for l in lines).strip() + "\n",
+                    opts.get("process", "").strip() == "own"))
     return out
 
 
@@ -71,9 +75,22 @@ def run(code: str, namespace: dict, where: str) -> str:
     return buf.getvalue()
 
 
+def run_alone(code: str, where: str) -> str:
+    """Execute ``code`` in a fresh Python process (``:process: own``); return what it printed.
+    A failure raises :class:`RuntimeError` with the block's name and the error's last line."""
+    import subprocess
+    import sys
+
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    if proc.returncode != 0:
+        last = (proc.stderr.strip().splitlines() or ["(no message)"])[-1]
+        raise RuntimeError(f"{where} (own process, exit {proc.returncode}): {last}")
+    return proc.stdout
+
+
 class RunDirective(Directive):
     has_content = True
-    option_spec = {"needs": directives.unchanged}
+    option_spec = {"needs": directives.unchanged, "process": lambda v: directives.choice(v, ("own",))}
 
     def run(self):
         env = self.state.document.settings.env
@@ -88,7 +105,7 @@ class RunDirective(Directive):
             return shown + [nodes.paragraph(text=note)]
         where = f"{env.docname}.rst, block '{self.content[0] if self.content else ''}'"
         try:
-            out = run(code, namespace, where)
+            out = run_alone(code, where) if "process" in self.options else run(code, namespace, where)
         except Exception as exc:  # a failing example fails the build, naming it
             raise self.error(f"{where}: {type(exc).__name__}: {exc}") from exc
         finally:
@@ -107,5 +124,5 @@ if __name__ == "__main__":  # python docs/_ext/symuat_run.py PAGE.rst: run a pag
     import sys
 
     ns: dict = {"__name__": "__main__"}
-    for k, (needs, code) in enumerate(blocks(Path(sys.argv[1]).read_text(encoding="utf-8"))):
-        print(run(code, ns, f"block {k}"), end="")
+    for k, (needs, code, alone) in enumerate(blocks(Path(sys.argv[1]).read_text(encoding="utf-8"))):
+        print(run_alone(code, f"block {k}") if alone else run(code, ns, f"block {k}"), end="")

@@ -65,6 +65,8 @@ import numpy as np
 
 from symuat.models import terms as terms_mod
 from symuat.models.formats import ModelError, json_safe
+from symuat.models.lifts import pattern_matmul, pattern_rmatmul, pattern_weighted_colsum
+from symuat.transformer import tanh_gate
 
 TOLERANCE = 1e-12
 
@@ -106,6 +108,7 @@ class LayerTrace:
     #: them again from the layer's frozen input, by the same expressions (bit for bit), when a view needs them
     recompute: Callable[[str], np.ndarray] | None = None
     H_last: np.ndarray | None = None  # (h, N) the last query's pattern row (what the residual view reads)
+    window: int | None = None  # a sliding window: the patterns are banded (applied by their blocks)
     mlp_last: np.ndarray | None = None  # (M,) the MLP write at the last position
 
     def pattern_head(self, i: int) -> np.ndarray:
@@ -201,7 +204,7 @@ def _post(v: np.ndarray, post) -> np.ndarray:
 #: the activation's slope φ with act(z) = z·φ(z), by symuat's activation name (symuat.models.lifts)
 SLOPES: dict[str, Callable] = {
     "silu": lambda z: 0.5 * (1.0 + np.tanh(0.5 * z)),
-    "gelu_tanh": lambda z: 0.5 * (1.0 + np.tanh(math.sqrt(2.0 / math.pi) * (z + 0.044715 * z ** 3))),
+    "gelu_tanh": tanh_gate,
     "gelu": lambda z: 0.5 * (1.0 + _erf(z / math.sqrt(2.0))),
     "relu": lambda z: (np.asarray(z) > 0).astype(float),
 }
@@ -260,12 +263,12 @@ def trace_causal_lm(model, ids, states: list[np.ndarray] | None = None, *, keep:
         V = _affine(U, layer.WV, layer.bv).reshape(N, g, d).transpose(1, 0, 2)
         if keep:
             H = layer.patterns(U)
-            O = H @ V[c.group]
+            O = pattern_matmul(H, V[c.group], layer.window)
         else:  # one head's pattern at a time; its last row kept
             qk, O, H = layer.queries_keys(U), np.empty((c.heads, N, d)), np.empty((c.heads, 1, N))
             for i, kv in enumerate(c.group):
                 Hi = layer.patterns(U, [i], qk=qk)[0]
-                O[i], H[i, 0] = Hi @ V[kv], Hi[-1]
+                O[i], H[i, 0] = pattern_matmul(Hi, V[kv], layer.window), Hi[-1]
             del qk, Hi
         raw = _affine(O.transpose(1, 0, 2).reshape(N, -1), layer.WO, layer.bo)
         post_attn = None
@@ -289,7 +292,7 @@ def trace_causal_lm(model, ids, states: list[np.ndarray] | None = None, *, keep:
             WO=layer.WO.reshape(c.heads, d, M), group=c.group, V=V, attn=attn, s2=s2, g2=layer.g2, Wg=layer.Wg,
             Wd=layer.Wd, gate=gate, up=up, slope=slope_of(gate), mlp=mlp, post_attn=post_attn, post_mlp=post_mlp,
             Wu=layer.Wu, bv=None if layer.bv is None else layer.bv.reshape(g, d), bo=layer.bo, bg=layer.bg,
-            bd=layer.bd, affine=affine))
+            bd=layer.bd, affine=affine, window=layer.window))
         if not keep:
             lt = layers[-1]
             lt.H, lt.gate, lt.up, lt.slope, lt.H_last = None, None, None, None, H[:, -1, :].copy()
@@ -316,15 +319,17 @@ def _recompute(layer, X, s1, attn, s2, slope_of, slot: dict) -> Callable[[str], 
             if head is None:
                 return layer.patterns(U)
             if slot.get("layer") is not layer:  # one layer's Q, K kept (O(N h d)): a head at a time costs one softmax
-                slot.clear()
                 slot.update(layer=layer, qk=layer.queries_keys(U))
             return layer.patterns(U, [head], qk=slot["qk"])[0]
-        Z = (X + attn) * s2[:, None] * layer.g2
+        if slot.get("mlp_layer") is not layer:  # one layer's gate and up kept (2 N F): each formed once
+            Z = (X + attn) * s2[:, None] * layer.g2
+            slot.update(mlp_layer=layer, gate=_affine(Z, layer.Wg, layer.bg), up=_affine(Z, layer.Wu, layer.bu))
+            del Z
+        gate, up = slot["gate"], slot["up"]
         if name == "up":
-            return _affine(Z, layer.Wu, layer.bu)
-        gate = _affine(Z, layer.Wg, layer.bg)
+            return up
         if name == "mlp":
-            mraw = _affine(layer.sigma(gate) * _affine(Z, layer.Wu, layer.bu), layer.Wd, layer.bd)
+            mraw = _affine(layer.sigma(gate) * up, layer.Wd, layer.bd)
             if layer.post_ffn is None:
                 return mraw
             return mraw * rms_scales(mraw, layer.config.eps)[:, None] * layer.post_ffn
@@ -565,7 +570,7 @@ def _per_head(G: np.ndarray, lt: LayerTrace) -> np.ndarray:
 
 def _attention_adjoint(lt: LayerTrace, G: np.ndarray) -> np.ndarray:
     """:math:`(\\text{post}\\,A\\,S_1)^{\\top}G` for ``G`` ``(N, M)``: the frozen attention's adjoint."""
-    Gh = lt.patterns().transpose(0, 2, 1) @ _per_head(_post(G, lt.post_attn), lt)  # (h, N, d)
+    Gh = pattern_rmatmul(lt.patterns(), _per_head(_post(G, lt.post_attn), lt), lt.window)  # (h, N, d)
     return _adjoint_values(lt, Gh)
 
 
@@ -588,9 +593,9 @@ def _attention_apply(lt: LayerTrace, X: np.ndarray, per_head: bool = False) -> t
     if per_head:
         O = np.empty((lt.heads, N, d))
         for i, k in enumerate(lt.group):
-            O[i] = lt.pattern_head(i) @ V[k]
+            O[i] = pattern_matmul(lt.pattern_head(i), V[k], lt.window)
     else:
-        O = lt.patterns() @ V[lt.group]
+        O = pattern_matmul(lt.patterns(), V[lt.group], lt.window)
     O = O.transpose(1, 0, 2).reshape(N, -1) @ lt.WO.reshape(-1, M)
     return V, _post(O, lt.post_attn)
 
@@ -636,9 +641,9 @@ def duat_view(tr: Trace, tg: Target, tol: float = TOLERANCE) -> DUATView:
         Ht_P = np.empty_like(P)
         for i in range(h):  # one head's pattern (formed again on a long text) and (N, N) products at a time
             Hi = lt.pattern_head(i)
-            hd_all[i] = (Hi * (Gh[i] @ Vall[i].T)).sum(axis=0)  # Σ_n H_i[n, m] G_i[n] · V_i[m]
-            hd_a[j, i] = (Hi * (Gh[i] @ Vlin[i].T)).sum(axis=0)
-            Ht_P[i] = Hi.T @ P[i]
+            hd_all[i] = pattern_weighted_colsum(Hi, Gh[i], Vall[i], lt.window)  # Σ_n H_i[n, m] G_i[n] · V_i[m]
+            hd_a[j, i] = pattern_weighted_colsum(Hi, Gh[i], Vlin[i], lt.window)
+            Ht_P[i] = pattern_rmatmul(Hi, P[i], lt.window)
             del Hi
         hd_r[j] = hd_all - hd_a[j]
         if lt.affine:
@@ -880,7 +885,7 @@ def pattern(tr: Trace, layer: int, head: int) -> np.ndarray:
     lt = tr.layers[layer]
     if not 0 <= head < lt.heads:
         raise ModelError(f"head {head} is outside [0, {lt.heads}) (heads are 0-based)")
-    return lt.patterns()[head]
+    return np.asarray(lt.pattern_head(head))  # dense: a long text's banded pattern filled in
 
 
 def explain(model, ids, token: int | None = None, vs: int | None = None, *, states=None,

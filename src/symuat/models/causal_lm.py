@@ -36,8 +36,8 @@ import numpy as np
 
 from symuat.models.formats import ModelError
 from symuat.models.lifts import (
-    ACTIVATIONS, Diagonal, GQAOperator, RowLinear, TokenDiag, apply_rope, rms_scales, rope_angles, rope_inv_freq,
-    softmax_causal,
+    ACTIVATIONS, BandPattern, Diagonal, GQAOperator, RowLinear, TokenDiag, apply_rope, is_banded, pattern_matmul,
+    rms_scales, rope_angles, rope_inv_freq, softmax_causal,
 )
 from symuat.numeric.operators import Composed, Identity, Operator, Sum
 from symuat.numeric.transformer import Eq20
@@ -136,16 +136,26 @@ class DecoderLayer:
         c = self.config
         N = U.shape[0]
         Q, K, scale = self.queries_keys(U) if qk is None else qk
-        heads = range(c.heads) if heads is None else list(heads)
+        heads = list(range(c.heads)) if heads is None else list(heads)
+        if is_banded(N, self.window):  # a long text: only the blocks holding nonzeros are scored and kept
+            Qh, Kh = Q[heads], K[np.asarray(c.group)[heads]]
+
+            def block(r0, r1, c0):
+                S = (Qh[:, r0:r1] @ Kh[:, c0:r1].transpose(0, 2, 1)) * scale
+                return np.stack([self.head_pattern(Sk, r0 - c0) for Sk in S])
+
+            return BandPattern.from_scores(block, N, self.window)
         H = np.empty((len(heads), N, N))
         for k, i in enumerate(heads):  # one head's scores at a time: peak (h + 2) N², not 3 h N²
             H[k] = self.head_pattern((Q[i] @ K[c.group[i]].T) * scale)
         return H
 
-    def head_pattern(self, S: np.ndarray) -> np.ndarray:
-        """One head's pattern from its scaled scores ``S`` ``(N, N)``: the causal (windowed) softmax
-        (a family with more between the scores and the softmax — a soft-cap — overrides this)."""
-        return softmax_causal(S, self.window)
+    def head_pattern(self, S: np.ndarray, offset: int = 0) -> np.ndarray:
+        """One head's pattern from its scaled scores ``S`` ``(N, N)`` (or a block of them, rows
+        ``offset`` ahead of its first key: :func:`~symuat.models.lifts.softmax_causal`): the causal
+        (windowed) softmax (a family with more between the scores and the softmax — a soft-cap —
+        overrides this)."""
+        return softmax_causal(S, self.window, offset)
 
     def attention_bias_row(self) -> np.ndarray:
         r""":math:`\sum_ib_{V,g(i)}^\top W_{O,i}+b_O`: what every token gets from the biases (rows of H sum to 1)."""
@@ -158,7 +168,7 @@ class DecoderLayer:
     def _gqa(self, H) -> GQAOperator:
         c = self.config
         return GQAOperator(H, self.WV.reshape(self.WV.shape[0], c.kv_heads, c.head_dim).transpose(1, 0, 2),
-                           self.WO, c.group)
+                           self.WO, c.group, self.window)
 
     # -- the plain forward --------------------------------------------------------------------
     def forward(self, X: np.ndarray) -> np.ndarray:
@@ -168,7 +178,7 @@ class DecoderLayer:
         U = X * rms_scales(X, c.eps)[:, None] * self.g1
         H = self.patterns(U)
         V = _affine(U, self.WV, self.bv).reshape(N, c.kv_heads, d).transpose(1, 0, 2)
-        att = _affine((H @ V[c.group]).transpose(1, 0, 2).reshape(N, -1), self.WO, self.bo)
+        att = _affine(pattern_matmul(H, V[c.group], self.window).transpose(1, 0, 2).reshape(N, -1), self.WO, self.bo)
         if self.post_attn is not None:
             att = att * rms_scales(att, c.eps)[:, None] * self.post_attn
         Y = X + att

@@ -517,16 +517,16 @@ class GGUFFile:
         for name, ne, qtype, offset in self.tensors:
             qname, data = self.raw(name, ne, qtype, offset)
             quant[name] = qname
+            shape = tuple(int(s) for s in reversed(ne))  # GGUF lists ne0 (the fastest, 'in') first
             try:
                 if qname in ("F32", "F64", "F16"):
                     values = data.view({"F32": np.float32, "F64": np.float64, "F16": np.float16}[qname])
+                    tensors[name] = np.asarray(values, dtype=np.float64).reshape(shape)
                 else:
-                    values = gguf.quants.dequantize(data, gguf.GGMLQuantizationType[qname])
+                    tensors[name] = _dequantize_rows(data, gguf.GGMLQuantizationType[qname]).reshape(shape)
             except NotImplementedError as exc:
                 raise ModelError(f"{self.path}: tensor {name!r} has quantization type {qname}, which symuat cannot "
                                  f"dequantize (supported: {', '.join(supported_quants())})") from exc
-            shape = tuple(int(s) for s in reversed(ne))  # GGUF lists ne0 (the fastest, 'in') first
-            tensors[name] = np.asarray(values, dtype=np.float64).reshape(shape)
         return tensors, quant
 
     def get(self, key: str, default=None):
@@ -535,6 +535,25 @@ class GGUFFile:
         if default is not None:
             return default
         raise ModelError(f"{self.path}: GGUF metadata key {key!r} is missing")
+
+
+#: rows of a quantized tensor dequantized at a time (the float32 temporaries of ``gguf``'s
+#: dequantizer stay small: a 262,144-row embedding is never held in float32 beside its float64)
+DEQUANT_ROWS = 8192
+
+
+def _dequantize_rows(data: np.ndarray, qtype) -> np.ndarray:
+    """``gguf``'s dequantizer applied ``DEQUANT_ROWS`` rows at a time (a row's blocks are
+    dequantized from that row's bytes alone), widened to float64 (exact) into one array."""
+    import gguf
+
+    rows = data.reshape(-1, data.shape[-1]) if data.ndim > 1 else data.reshape(1, -1)
+    first = gguf.quants.dequantize(rows[:DEQUANT_ROWS], qtype)
+    out = np.empty((rows.shape[0], first.shape[-1]), dtype=np.float64)
+    out[:first.shape[0]] = first
+    for r0 in range(DEQUANT_ROWS, rows.shape[0], DEQUANT_ROWS):
+        out[r0:r0 + DEQUANT_ROWS] = gguf.quants.dequantize(rows[r0:r0 + DEQUANT_ROWS], qtype)
+    return out
 
 
 def gguf_hf_name(name: str, blocks: dict[str, str], top: dict[str, str]) -> str:

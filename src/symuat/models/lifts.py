@@ -78,8 +78,9 @@ class GQAOperator(Operator):
     ``WO`` ``(h·d, M)`` (``x @ W`` convention).
     """
 
-    def __init__(self, H, WV, WO, group):
-        self.H = np.asarray(H, dtype=float)
+    def __init__(self, H, WV, WO, group, window: int | None = None):
+        self.H = H if isinstance(H, BandPattern) else np.asarray(H, dtype=float)
+        self.window = window  # a sliding window: H is banded, applied by its blocks
         self.WV = np.asarray(WV, dtype=float)
         self.WO = np.asarray(WO, dtype=float)
         self.group = np.asarray(group)
@@ -89,7 +90,7 @@ class GQAOperator(Operator):
 
     def apply(self, X: np.ndarray) -> np.ndarray:
         V = X @ self.WV  # (g, N, d): one value projection per K/V group
-        O = self.H @ V[self.group]  # (h, N, d)
+        O = pattern_matmul(self.H, V[self.group], self.window)  # (h, N, d)
         return O.transpose(1, 0, 2).reshape(self.N, -1) @ self.WO
 
     def apply_many(self, T: np.ndarray) -> np.ndarray:
@@ -106,7 +107,7 @@ class GQAOperator(Operator):
 
     def rmatvec(self, v):
         G = (v.reshape(self.N, -1) @ self.WO.T).reshape(self.N, self.h, self.d).transpose(1, 0, 2)
-        G = self.H.transpose(0, 2, 1) @ G  # (h, N, d)
+        G = pattern_rmatmul(self.H, G, self.window)  # (h, N, d)
         Gg = np.zeros((self.WV.shape[0],) + G.shape[1:])
         np.add.at(Gg, self.group, G)
         return np.einsum("gnd,gmd->nm", Gg, self.WV).reshape(-1)
@@ -180,7 +181,7 @@ def rms_scales(Z: np.ndarray, eps: float) -> np.ndarray:
     return 1.0 / np.sqrt((Z * Z).mean(axis=-1) + eps)
 
 
-def softmax_causal(S: np.ndarray, window: int | None = None) -> np.ndarray:
+def softmax_causal(S: np.ndarray, window: int | None = None, offset: int = 0) -> np.ndarray:
     """Row softmax of scores ``(…, N, N)`` over the keys :math:`n'\\le n` (and :math:`n-n'<` ``window``).
 
     The masked entries are never exponentiated: the row maximum and :math:`\\exp` run only where
@@ -188,13 +189,18 @@ def softmax_causal(S: np.ndarray, window: int | None = None) -> np.ndarray:
     :math:`\\exp(-\\infty)=0` after filling the mask with :math:`-\\infty`, at half the work
     (the causal mask keeps :math:`N(N+1)/2` of :math:`N^2` entries).
 
+    ``S`` may be a block ``(…, R, C)`` of the scores: rows ``r0 + i`` against keys ``c0 + j`` with
+    ``offset`` = ``r0 - c0`` (:func:`band_blocks`); every row's kept keys must lie in the block.
+
     >>> softmax_causal(np.zeros((3, 3)))
     array([[1.        , 0.        , 0.        ],
            [0.5       , 0.5       , 0.        ],
            [0.33333333, 0.33333333, 0.33333333]])
+    >>> softmax_causal(np.zeros((2, 3)), window=2, offset=1)  # queries 1, 2 against keys 0, 1, 2
+    array([[0.5, 0.5, 0. ],
+           [0. , 0.5, 0.5]])
     """
-    N = S.shape[-1]
-    keep = _causal_keep(N, window)
+    keep = _causal_keep(S.shape[-2], S.shape[-1], window, int(offset))
     keep_b = np.broadcast_to(keep, S.shape)
     top = np.max(S, axis=-1, keepdims=True, where=keep_b, initial=-np.inf)
     E = np.zeros(np.broadcast_shapes(S.shape, top.shape))
@@ -205,10 +211,179 @@ def softmax_causal(S: np.ndarray, window: int | None = None) -> np.ndarray:
 
 
 @functools.lru_cache(maxsize=8)
-def _causal_keep(N: int, window: int | None) -> np.ndarray:
-    n = np.arange(N)
-    keep = n[None, :] <= n[:, None]
+def _causal_keep(R: int, C: int, window: int | None, offset: int = 0) -> np.ndarray:
+    r = np.arange(R)[:, None] + offset  # row i is query offset + i, relative to the block's first key
+    c = np.arange(C)[None, :]
+    keep = c <= r
     if window is not None:
-        keep &= (n[:, None] - n[None, :]) < window
+        keep &= (r - c) < window
     keep.flags.writeable = False
     return keep
+
+
+#: the query rows of one block of a banded (sliding-window) or causal pattern
+BAND_BLOCK = 256
+#: from this many tokens a pattern without a window is formed and applied by causal blocks too
+#: (only keys :math:`\le` the block's last query: about half the work of the dense product)
+CAUSAL_BLOCKED = 2048
+
+
+def is_banded(N: int, window: int | None) -> bool:
+    """Whether an ``N``-token causal pattern is formed and applied by blocks (:func:`band_blocks`):
+    with a sliding window when most of every row is outside it (the blocks cost :math:`N(w+B)`
+    of :math:`N^2`), without one from :data:`CAUSAL_BLOCKED` tokens (the causal half).
+
+    >>> is_banded(8192, 512), is_banded(1024, 512), is_banded(1024, None), is_banded(4096, None)
+    (True, False, False, True)
+    """
+    if window is None:
+        return N >= CAUSAL_BLOCKED
+    return N > 2 * window + BAND_BLOCK
+
+
+def band_blocks(N: int, window: int | None, block: int | None = None):
+    """``(r0, r1, c0)``: query rows ``r0:r1`` see only keys ``c0:r1`` under the causal mask and the
+    ``window`` (``c0 = max(0, r0 - window + 1)``; 0 without a window) — blocks that cover every
+    nonzero of a causal pattern.
+
+    >>> list(band_blocks(5, 2, block=2))
+    [(0, 2, 0), (2, 4, 1), (4, 5, 3)]
+    >>> list(band_blocks(5, None, block=2))
+    [(0, 2, 0), (2, 4, 0), (4, 5, 0)]
+    """
+    block = BAND_BLOCK if block is None else block
+    for r0 in range(0, N, block):
+        yield r0, min(N, r0 + block), 0 if window is None else max(0, r0 - window + 1)
+
+
+class BandPattern:
+    """A causal attention pattern on a long text, kept as the row blocks of :func:`band_blocks`:
+    block ``(r0, r1, c0)`` holds rows ``r0:r1``, keys ``c0:r1`` (``(…, R, C)``, leading axes for
+    heads); every entry outside the blocks is 0. A sliding window's band takes :math:`N(w+B)`
+    numbers instead of :math:`N^2`, a causal pattern about half of them.
+
+    :func:`pattern_matmul`, :func:`pattern_rmatmul` and :func:`pattern_weighted_colsum` work on
+    the blocks; ``P[i]`` is head ``i``'s, ``P[..., -1, :]`` the last query's row, and anything
+    else falls back to the dense array (``np.asarray(P)``), so a reader that needs the whole
+    pattern still gets exactly its numbers.
+
+    >>> S = np.arange(25.0).reshape(5, 5) % 3
+    >>> P = BandPattern.from_scores(lambda r0, r1, c0: softmax_causal(S[r0:r1, c0:r1], 2, r0 - c0), 5, 2, block=2)
+    >>> bool(np.array_equal(np.asarray(P), softmax_causal(S, 2))), P.shape
+    (True, (5, 5))
+    """
+
+    def __init__(self, blocks: list, N: int):
+        self.blocks = blocks  # [(r0, r1, c0, data (…, r1 - r0, r1 - c0))]
+        lead = blocks[0][3].shape[:-2] if blocks else ()
+        self.shape = tuple(lead) + (N, N)
+        self.ndim = len(self.shape)
+        self.dtype = np.dtype(float)
+
+    @classmethod
+    def from_scores(cls, block_pattern, N: int, window: int | None, block: int | None = None) -> BandPattern:
+        """The pattern from ``block_pattern(r0, r1, c0)``: the softmaxed block of rows ``r0:r1``, keys ``c0:r1``."""
+        return cls([(r0, r1, c0, block_pattern(r0, r1, c0)) for r0, r1, c0 in band_blocks(N, window, block)], N)
+
+    @property
+    def nbytes(self) -> int:
+        return sum(b[3].nbytes for b in self.blocks)
+
+    def __array__(self, dtype=None, copy=None):
+        out = np.zeros(self.shape)
+        for r0, r1, c0, D in self.blocks:
+            out[..., r0:r1, c0:r1] = D
+        return out if dtype is None else out.astype(dtype)
+
+    def __len__(self) -> int:
+        return self.shape[0]
+
+    def __getitem__(self, key):
+        if isinstance(key, (int, np.integer)) and self.ndim == 3:  # one head's pattern
+            return BandPattern([(r0, r1, c0, D[key]) for r0, r1, c0, D in self.blocks], self.shape[-1])
+        last = (isinstance(key, (int, np.integer)) and key == -1 and self.ndim == 2) or (
+            isinstance(key, tuple) and len(key) == 3 and key[0] in (Ellipsis, slice(None)) and key[2] == slice(None)
+            and isinstance(key[1], (int, np.integer)) and key[1] == -1 and (self.ndim == 3 or key[0] is Ellipsis))
+        if last:  # the last query's row
+            r0, r1, c0, D = self.blocks[-1]
+            out = np.zeros(self.shape[:-2] + (self.shape[-1],))
+            out[..., c0:r1] = D[..., -1, :]
+            return out
+        return np.asarray(self)[key]
+
+    def sum(self, axis=None):
+        return np.asarray(self).sum(axis=axis)
+
+
+def pattern_matmul(H, V: np.ndarray, window: int | None = None) -> np.ndarray:
+    """``H @ V`` for causal patterns ``H`` ``(…, N, N)`` and values ``V`` ``(…, N, d)``; on a long
+    text (:func:`is_banded`) only the blocks of :func:`band_blocks` are multiplied (the rest of
+    ``H`` is 0), so a windowed layer costs :math:`O(N(w+B)d)`, not :math:`O(N^2d)`.
+
+    >>> H = softmax_causal(np.arange(36.0).reshape(6, 6) % 5, window=2)
+    >>> V = np.arange(12.0).reshape(6, 2)
+    >>> bool(np.allclose(pattern_matmul(H, V, 2), H @ V))
+    True
+    """
+    N = H.shape[-1]
+    if isinstance(H, BandPattern):
+        out = np.empty(np.broadcast_shapes(H.shape[:-2], V.shape[:-2]) + (N, V.shape[-1]))
+        for r0, r1, c0, D in H.blocks:
+            out[..., r0:r1, :] = D @ V[..., c0:r1, :]
+        return out
+    if not is_banded(N, window):
+        return H @ V
+    out = np.empty(np.broadcast_shapes(H.shape[:-2], V.shape[:-2]) + (N, V.shape[-1]))
+    for r0, r1, c0 in band_blocks(N, window):
+        out[..., r0:r1, :] = H[..., r0:r1, c0:r1] @ V[..., c0:r1, :]
+    return out
+
+
+def pattern_rmatmul(H, G: np.ndarray, window: int | None = None) -> np.ndarray:
+    """``Hᵀ @ G`` (over the last two axes of ``H``) for causal patterns, by blocks like
+    :func:`pattern_matmul`: key column ``c`` is read only by queries ``c … c + window - 1``.
+
+    >>> H = softmax_causal(np.arange(36.0).reshape(6, 6) % 5, window=2)
+    >>> G = np.arange(12.0).reshape(6, 2)
+    >>> bool(np.allclose(pattern_rmatmul(H, G, 2), H.T @ G))
+    True
+    """
+    N = H.shape[-1]
+    if isinstance(H, BandPattern):
+        out = np.zeros(np.broadcast_shapes(H.shape[:-2], G.shape[:-2]) + (N, G.shape[-1]))
+        for r0, r1, c0, D in H.blocks:
+            out[..., c0:r1, :] += np.swapaxes(D, -1, -2) @ G[..., r0:r1, :]
+        return out
+    HT = np.swapaxes(H, -1, -2)
+    if not is_banded(N, window):
+        return HT @ G
+    out = np.empty(np.broadcast_shapes(H.shape[:-2], G.shape[:-2]) + (N, G.shape[-1]))
+    for c0 in range(0, N, BAND_BLOCK):
+        c1 = min(N, c0 + BAND_BLOCK)
+        r1 = N if window is None else min(N, c1 + window - 1)
+        out[..., c0:c1, :] = HT[..., c0:c1, c0:r1] @ G[..., c0:r1, :]
+    return out
+
+
+def pattern_weighted_colsum(H, G: np.ndarray, V: np.ndarray, window: int | None = None) -> np.ndarray:
+    """:math:`\\sum_n H[n, m]\\,(G[n]\\cdot V[m])` for every key ``m``, ``(N,)``, from one head's
+    causal pattern ``H`` ``(N, N)``, ``G`` ``(N, d)`` and ``V`` ``(N, d)`` — what a head's
+    source-token split reads — without the dense :math:`N\\times N` product on a long text.
+
+    >>> H = softmax_causal(np.arange(36.0).reshape(6, 6) % 5, window=2)
+    >>> G, V = np.arange(12.0).reshape(6, 2), np.ones((6, 2))
+    >>> bool(np.allclose(pattern_weighted_colsum(H, G, V, 2), (H * (G @ V.T)).sum(axis=0)))
+    True
+    """
+    N = H.shape[-1]
+    if isinstance(H, BandPattern):
+        out = np.zeros(N)
+        for r0, r1, c0, D in H.blocks:
+            out[c0:r1] += (D * (G[r0:r1] @ V[c0:r1].T)).sum(axis=0)
+        return out
+    if not is_banded(N, window):
+        return (H * (G @ V.T)).sum(axis=0)
+    out = np.zeros(N)
+    for r0, r1, c0 in band_blocks(N, window):
+        out[c0:r1] += (H[r0:r1, c0:r1] * (G[r0:r1] @ V[c0:r1].T)).sum(axis=0)
+    return out

@@ -43,7 +43,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from symuat.models.causal_lm import CausalLM, DecoderConfig, _affine
-from symuat.models.lifts import ACTIVATIONS, GQAOperator, RowLinear, rope_angles, softmax_causal
+from symuat.models.lifts import ACTIVATIONS, GQAOperator, RowLinear, pattern_matmul, rope_angles, softmax_causal
 from symuat.models.partial_rotary import apply_partial_rope
 from symuat.numeric.operators import Composed, Identity, Operator, Sum, TokenAffine
 from symuat.numeric.transformer import Eq20, layer_norm, layer_norm_scales, token_affine
@@ -132,7 +132,7 @@ class LNDecoderLayer:
         U = layer_norm(X, *self.ln1, c.eps)
         H = self.patterns(U)
         V = self._split(_affine(U, self.WV, self.bv))
-        att = _affine((H @ V).transpose(1, 0, 2).reshape(N, -1), self.WO, self.bo)
+        att = _affine(pattern_matmul(H, V).transpose(1, 0, 2).reshape(N, -1), self.WO, self.bo)
         if self.parallel:
             return X + att + self._mlp(layer_norm(X, *self.ln2, c.eps))
         Y = X + att

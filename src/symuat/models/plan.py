@@ -104,13 +104,32 @@ def _sizes(model):
     return len(model.layers), c.M, c.heads, c.F, c.vocab, c.kv_heads * c.head_dim
 
 
+def pattern_entries(model, N: int) -> tuple[int, int]:
+    """(numbers one head's pattern keeps, numbers of its largest block of scores) on ``N`` tokens,
+    the most over the layers: ``N²`` each for a dense pattern; a long text's pattern is kept by the
+    blocks that hold its nonzeros (:class:`~symuat.models.lifts.BandPattern`: a window's band, the
+    causal half), and its scores are formed a block at a time."""
+    from symuat.models.lifts import band_blocks, is_banded
+
+    kept, scores = 0, 0
+    for layer in model.layers:
+        window = getattr(layer, "window", None)
+        if is_banded(N, window):
+            sizes = [(r1 - r0) * (r1 - c0) for r0, r1, c0 in band_blocks(N, window)]
+            kept, scores = max(kept, sum(sizes)), max(scores, max(sizes))
+        else:
+            kept, scores = max(kept, N * N), max(scores, N * N)
+    return kept, scores
+
+
 def estimate(model, N: int, command: str, *, reference: bool, rows: int = MAX_ROWS, keep_patterns: bool = False,
              view: str = "residual") -> dict:
     """The estimate's terms (bytes) for ``command`` (``check`` | ``explain``) on ``N`` tokens."""
     L, M, h, F, V, gd = _sizes(model)
     w = weight_bytes(model)
     b = 8
-    layer = b * (h * N * N + 2 * N * N + 6 * N * M + 4 * N * F)  # one layer's patterns, scores, parts, MLP
+    P, S = pattern_entries(model, N)
+    layer = b * (h * P + 2 * S + 6 * N * M + 4 * N * F)  # one layer's patterns, scores, parts, MLP
     parts = {"weights": w, "interpreter": BASE}
     if command == "check":
         parts["states"] = b * 2 * (L + 1) * N * M
@@ -125,9 +144,9 @@ def estimate(model, N: int, command: str, *, reference: bool, rows: int = MAX_RO
     else:
         parts["trace"] = b * L * (2 * N * M + N * gd) + b * (L + 1) * N * M  # inputs, attention writes, values; a_j
         # patterns one head at a time unless kept: a head's pattern and two (N, N) products, Q and K
-        parts["one layer"] = layer if keep_patterns else b * (3 * N * N + 6 * N * M + 4 * N * F + N * (h + 1) * gd)
+        parts["one layer"] = layer if keep_patterns else b * (P + 2 * S + 6 * N * M + 4 * N * F + N * (h + 1) * gd)
         if keep_patterns:
-            parts["kept patterns"] = b * L * (h * N * N + 3 * N * F)
+            parts["kept patterns"] = b * L * (h * P + 3 * N * F)
         if view in ("duat", "both"):  # the rewrite's decomposition runs before the trace: the larger of the two
             parts["DUAT parts"] = max(0, b * 3 * (L + 1) * N * M - parts["trace"])
             parts["one layer"] = layer  # its frozen operators hold a layer's h patterns

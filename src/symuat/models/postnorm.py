@@ -35,7 +35,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from symuat.models.causal_lm import CausalLM, DecoderLayer, _affine
-from symuat.models.lifts import Diagonal, RowLinear, TokenDiag, apply_rope, rms_scales, rope_angles
+from symuat.models.lifts import Diagonal, RowLinear, TokenDiag, apply_rope, pattern_matmul, rms_scales, rope_angles
 from symuat.models.qknorm import full_width
 from symuat.numeric.operators import Composed, Identity, Sum
 from symuat.numeric.transformer import Eq20
@@ -70,7 +70,7 @@ class PostNormLayer(DecoderLayer):
         N, d = X.shape[0], c.head_dim
         H = self.patterns(X)
         V = _affine(X, self.WV, self.bv).reshape(N, c.kv_heads, d).transpose(1, 0, 2)
-        att = _affine((H @ V[c.group]).transpose(1, 0, 2).reshape(N, -1), self.WO, self.bo)
+        att = _affine(pattern_matmul(H, V[c.group], self.window).transpose(1, 0, 2).reshape(N, -1), self.WO, self.bo)
         Y = X + att * rms_scales(att, c.eps)[:, None] * self.post_attn
         m = _affine(self.sigma(_affine(Y, self.Wg, self.bg)) * _affine(Y, self.Wu, self.bu), self.Wd, self.bd)
         return Y + m * rms_scales(m, c.eps)[:, None] * self.post_ffn

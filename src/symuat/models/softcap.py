@@ -62,9 +62,9 @@ class SoftcapLayer(DecoderLayer):
 
     attn_softcap: float | None = None
 
-    def head_pattern(self, S: np.ndarray) -> np.ndarray:
+    def head_pattern(self, S: np.ndarray, offset: int = 0) -> np.ndarray:
         """The soft-cap :math:`c\\tanh(s/c)` of one head's scores, then the causal softmax."""
-        return softmax_causal(S if self.attn_softcap is None else softcap(S, self.attn_softcap), self.window)
+        return softmax_causal(S if self.attn_softcap is None else softcap(S, self.attn_softcap), self.window, offset)
 
 
 class SoftcapLM(CausalLM):

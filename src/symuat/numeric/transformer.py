@@ -58,9 +58,30 @@ def gelu(x):
 
 
 def gelu_tanh(x):
-    """GELU's tanh approximation (HF ``gelu_new`` / ``gelu_pytorch_tanh``)."""
+    """GELU's tanh approximation (HF ``gelu_new`` / ``gelu_pytorch_tanh``):
+    :math:`\\tfrac12x\\,(1+\\tanh(\\sqrt{2/\\pi}\\,(x+0.044715\\,x^3)))`, in torch's order
+    (``x * x * x``, not a power) and in place: one temporary, not six.
+
+    >>> gelu_tanh(np.array([-1.0, 0.0, 1.0])).round(6)
+    array([-0.158808,  0.      ,  0.841192])
+    """
     x = np.asarray(x, dtype=float)
-    return 0.5 * x * (1.0 + np.tanh(math.sqrt(2.0 / math.pi) * (x + 0.044715 * x ** 3)))
+    return x * tanh_gate(x)
+
+
+def tanh_gate(x):
+    """The gate :math:`\\phi` with ``gelu_tanh(x) = x * phi(x)``:
+    :math:`\\tfrac12(1+\\tanh(\\sqrt{2/\\pi}\\,(x+0.044715\\,x^3)))`."""
+    x = np.asarray(x, dtype=float)
+    t = x * x
+    t *= x
+    t *= 0.044715
+    t += x
+    t *= math.sqrt(2.0 / math.pi)
+    np.tanh(t, out=t)
+    t += 1.0
+    t *= 0.5
+    return t
 
 
 def silu(x):
