@@ -66,7 +66,7 @@ import numpy as np
 from symuat.models import terms as terms_mod
 from symuat.models.formats import ModelError, json_safe
 from symuat.models.lifts import pattern_matmul, pattern_rmatmul, pattern_weighted_colsum
-from symuat.transformer import tanh_gate
+from symuat.numeric.transformer import tanh_gate
 
 TOLERANCE = 1e-12
 
