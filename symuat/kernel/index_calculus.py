@@ -404,7 +404,7 @@ def _normalise_term(term: Term, dims: dict, prefix: str):
         orders = itertools.permutations(range(len(bound)))
     else:  # still sound (any renaming is); canonical when the refined classes leave few ties
         orders = _refined_orders(factors, bound, dims)
-    best = best_repr = None
+    best, best_repr = None, ""
     # a factor's renaming depends only on the new names of the summed indices it mentions: each
     # (factor, those names) is renamed, and its repr taken, once for all the orders tried
     renamed: dict = {}
@@ -422,7 +422,7 @@ def _normalise_term(term: Term, dims: dict, prefix: str):
         parts.sort(key=lambda part: part[1])
         bnd = tuple(sorted(((mapping[b], dims[b]) for b in bound), key=lambda t: t[0]))
         cand_repr = _tuple_repr([_tuple_repr([part[1] for part in parts]), _repr(bnd)])  # == repr(cand)
-        if best is None or cand_repr < best_repr:
+        if best is None or cand_repr < best_repr:  # the first order, or a smaller repr
             best, best_repr = (tuple(part[0] for part in parts), bnd), cand_repr
     return coeff, best
 
