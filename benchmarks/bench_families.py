@@ -5,7 +5,7 @@ with its default (sdpa) attention, built from the same checkpoint files.
     python benchmarks/bench_families.py [--quick]      # or: python benchmarks/run.py families
 
 For all-MiniLM-L6-v2 (BERT family) and SmolLM2-135M (Llama family, from its GGUF) at 16, 128 and
-512 tokens: interleaved rounds in one process (the order rotated every round), medians, the ratio
+512 tokens (:func:`measure` also takes Gemma-3-270M, as ``run.py budget`` does): interleaved rounds in one process (the order rotated every round), medians, the ratio
 rewrite / HF. Both sides produce every hidden state (and, for the decoder, the logits):
 
 * HF — ``BertModel`` / ``AutoModelForCausalLM`` from the checkpoint (``symuat.models.reference``'s
