@@ -81,6 +81,14 @@ def load() -> str:
         return "unknown"
 
 
+def load_one() -> str:
+    """The 1-minute load average, for a row's 'load before → after'."""
+    try:
+        return f"{os.getloadavg()[0]:.2f}"
+    except OSError:  # pragma: no cover
+        return "?"
+
+
 def stamp(how: str) -> list[str]:
     """The header of a results file: date, machine, BLAS, versions, load, and how it was measured."""
     try:
@@ -165,7 +173,7 @@ def mib(n: float) -> str:
 
 def write(name: str, title: str, how: str, body: list[str]) -> str:
     text = "\n".join([f"# {title}", "", *stamp(how), "", *body]) + "\n"
-    RESULTS.mkdir(exist_ok=True)
+    RESULTS.mkdir(parents=True, exist_ok=True)
     (RESULTS / name).write_text(text, encoding="utf-8")
     print(text, flush=True)
     return text

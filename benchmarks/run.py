@@ -4,6 +4,8 @@
     python benchmarks/run.py            # the full run (about 15 minutes on 2 cores)
     python benchmarks/run.py --quick    # fewer rounds and sizes (a few minutes)
     python benchmarks/run.py model prove   # only some of them
+    python benchmarks/run.py budget     # every budget of issue 37 in one file, budget.md
+    python benchmarks/run.py budget --quick --out /tmp/x   # its smoke run, written elsewhere
 
 Each file is stamped with the date, the machine (cores, BLAS via threadpoolctl, versions), the
 load, and how every figure was taken (rounds, interleaving, medians). BLAS and torch run on one
@@ -45,6 +47,14 @@ BENCHMARKS = {
 
 
 def main(argv: list[str]) -> int:
+    argv = list(argv)
+    if "--out" in argv:  # write the results files into another folder (a smoke run must not replace them)
+        at = argv.index("--out")
+        if at + 1 >= len(argv):
+            print("run.py: --out needs a folder", file=sys.stderr)
+            return 2
+        common.RESULTS = Path(argv[at + 1])
+        del argv[at:at + 2]
     quick = "--quick" in argv
     chosen = [a for a in argv if not a.startswith("-")] or list(BENCHMARKS)
     unknown = [c for c in chosen if c not in BENCHMARKS]

@@ -404,15 +404,66 @@ def _normalise_term(term: Term, dims: dict, prefix: str):
         orders = itertools.permutations(range(len(bound)))
     else:  # still sound (any renaming is); canonical when the refined classes leave few ties
         orders = _refined_orders(factors, bound, dims)
-    best = None
+    best, best_repr = None, ""
+    # a factor's renaming depends only on the new names of the summed indices it mentions: each
+    # (factor, those names) is renamed, and its repr taken, once for all the orders tried
+    renamed: dict = {}
+    mentions = [[b for b in bound if _occurs(b, f)] for f in factors]
     for order in orders:
         mapping = {bound[k]: f"{prefix}{order[k]}" for k in range(len(bound))}
-        fs = tuple(sorted((_rename_factor(f, mapping, dims) for f in factors), key=repr))
+        parts = []
+        for k, f in enumerate(factors):
+            seen = (k, tuple(mapping[b] for b in mentions[k]))
+            part = renamed.get(seen)
+            if part is None:
+                g = _rename_factor(f, mapping, dims)
+                part = renamed[seen] = (g, _repr(g))
+            parts.append(part)
+        parts.sort(key=lambda part: part[1])
         bnd = tuple(sorted(((mapping[b], dims[b]) for b in bound), key=lambda t: t[0]))
-        cand = (fs, bnd)
-        if best is None or repr(cand) < repr(best):
-            best = cand
+        cand_repr = _tuple_repr([_tuple_repr([part[1] for part in parts]), _repr(bnd)])  # == repr(cand)
+        if best is None or cand_repr < best_repr:  # the first order, or a smaller repr
+            best, best_repr = (tuple(part[0] for part in parts), bnd), cand_repr
     return coeff, best
+
+
+#: repr of the SymPy leaves of keys, by (type, value): SymPy prints through a fresh printer each
+#: time, and the canonical renaming compares the reprs of many keys sharing the same leaves
+_REPRS: dict = {}
+
+
+def _tuple_repr(parts: list[str]) -> str:
+    """``repr`` of a tuple whose items have the reprs ``parts``.
+
+    >>> _tuple_repr([]), _tuple_repr(["'a'"]), _tuple_repr(["'a'", "1"]) == repr(('a', 1))
+    ('()', "('a',)", True)
+    """
+    return "(" + ", ".join(parts) + ("," if len(parts) == 1 else "") + ")"
+
+
+def _repr(x) -> str:
+    """``repr(x)`` for the keys of normal forms (nested tuples of strings, numbers, None and
+    SymPy objects), the same string, with the SymPy leaves' reprs remembered.
+
+    >>> N = sp.Symbol("N")
+    >>> key = (("E", "A", ("_0",), ()), (("_0", N - 1),), None, 2)
+    >>> _repr(key) == repr(key)
+    True
+    """
+    if isinstance(x, str):
+        return repr(x)
+    if type(x) is tuple:
+        return _tuple_repr([_repr(item) for item in x])
+    try:
+        seen = (type(x), x)
+        out = _REPRS.get(seen)
+    except TypeError:  # unhashable
+        return repr(x)
+    if out is None:
+        if len(_REPRS) > 200_000:
+            _REPRS.clear()
+        out = _REPRS[seen] = repr(x)
+    return out
 
 
 _TIE_BUDGET = 5040  # renamings tried among the ties left by colour refinement
@@ -502,7 +553,7 @@ def normal_form(terms: list[Term], dims: dict, prefix: str = "_") -> NormalForm:
         coeff, key = res
         collected[key] = sp.expand(collected.get(key, 0) + coeff)
     items = sorted(
-        ((c, key[0], key[1]) for key, c in collected.items() if c != 0), key=lambda t: repr(t[1:])
+        ((c, key[0], key[1]) for key, c in collected.items() if c != 0), key=lambda t: _repr(t[1:])
     )
     return NormalForm(tuple(items))
 

@@ -194,11 +194,22 @@ class Registry:
         When called from a running check's procedure, the edge (that check → ``key``) is recorded
         in :attr:`edges`: the dependency graph of the docs is these edges, nothing typed in.
         """
-        (check,) = [c for c in self.all_checks() if c.key == key]
+        (check,) = self._by_key().get(key, [])
         caller = _RUNNING.get()
         if caller is not None:
             self.edges.setdefault(caller.key, set()).add(key)
         return check.verdict()
+
+    def _by_key(self) -> dict[str, list[Check]]:
+        """Key → the checks with that key (one, in a sound catalogue), rebuilt when a claim or a
+        check was added or removed since: :meth:`verdict` is asked hundreds of times in a run."""
+        count = tuple((id(claim), len(claim.checks)) for claim in self.claims.values())
+        if getattr(self, "_index", (None, None))[1] != count:
+            index: dict[str, list[Check]] = {}
+            for c in self.all_checks():
+                index.setdefault(c.key, []).append(c)
+            self._index = (index, count)
+        return self._index[0]
 
     def claim_edges(self) -> dict[str, set[str]]:
         """The recorded edges between claims: claim ID → IDs of the claims it rests on."""

@@ -216,7 +216,9 @@ class DecoderLayer:
         S2 = TokenDiag(rms_scales(y.sum(axis=0), c.eps), self.g2)
         z = S2.rows(y)
         Z = z.sum(axis=0)
-        pre = np.stack([z[0] @ self.Wg, (z[1] + z[2]) @ self.Wg])
+        pre = np.empty((2, N, self.Wg.shape[1]))  # [V_j x0, e_j], each product written in place
+        np.matmul(z[0], self.Wg, out=pre[0])
+        np.matmul(z[1] + z[2], self.Wg, out=pre[1])
         if self.bg is not None:
             pre[1] += self.bg
         gate = _affine(Z, self.Wu, self.bu)  # frozen: the up-projection, the dynamic α(x) of X4

@@ -85,9 +85,19 @@ def tanh_gate(x):
 
 
 def silu(x):
-    """:math:`x\\,\\mathrm{sigmoid}(x)` without overflow."""
+    """:math:`x\\,\\mathrm{sigmoid}(x)` without overflow: :math:`x\\cdot\\tfrac12(1+\\tanh\\tfrac x2)`,
+    in place from the first product (one temporary, not four; the same operations, so the same bits).
+
+    >>> silu(np.array([0.0, 2.0, -800.0]))
+    array([ 0.        ,  1.76159416, -0.        ])
+    """
     x = np.asarray(x, dtype=float)
-    return x * (0.5 * (1.0 + np.tanh(0.5 * x)))
+    out = np.multiply(x, 0.5)
+    np.tanh(out, out=out)
+    out += 1.0
+    out *= 0.5
+    out *= x
+    return out
 
 
 ACTIVATIONS: dict[str, Callable] = {"gelu": gelu, "tanh": np.tanh, "relu": lambda x: np.maximum(x, 0.0),
