@@ -1,10 +1,10 @@
-"""symuat.printing: the quick answer to "does this product start with a minus sign?" prints the same
+"""symuat.text.printing: the quick answer to "does this product start with a minus sign?" prints the same
 LaTeX as SymPy's own method, and SymPy's method is back after printing."""
 
 from sympy import Identity, MatrixSymbol, OneMatrix, Rational, Transpose, symbols
 from sympy.matrices.expressions.matmul import MatMul
 
-from symuat.printing import SymuatLatexPrinter, latex
+from symuat.text.printing import SymuatLatexPrinter, latex
 
 N, M = symbols("N M", positive=True)
 A, B, C = MatrixSymbol("A", N, N), MatrixSymbol("B", N, N), MatrixSymbol("C", N, M)
