@@ -8,7 +8,9 @@ the names, the sizes and the matrix terms every exporter of :mod:`symuat.certify
   positions);
 * :func:`nat_expr`, :func:`int_expr` — a size as a ``nat``, an offset as a MathComp ``int``;
 * :func:`term` — a matrix expression as a Coq ``mx`` term: every operation the library's
-  definition of it (its index rule);
+  definition of it (its index rule), written by the entry of :data:`NODES` for its kind — one
+  entry per node kind, its writer and the library definitions it uses; :func:`definitions` lists
+  those, the ones the library's ``symuat_unfold_nodes`` (``coq/SymuatMx.v``) unfolds;
 * :func:`strip` — a term without its outer parentheses;
 * :class:`Unsupported` — raised, with the reason, for what the library has no definition of.
 
@@ -24,6 +26,8 @@ The statements' exporters (:mod:`symuat.certify.export`, :mod:`~symuat.certify.w
 '(tr (diamond W x))'
 >>> ctx.leaves, sorted(ctx.dims)
 ({'W': 'mx R [:: m] [:: n]', 'x': 'mx R [:: m] [::]'}, ['m', 'n'])
+>>> NODES["Diamond"].definitions
+('diamond', 'diamond_vm', 'diamond_prod')
 >>> ident("mul"), ident("W_q"), ident("2x")
 ('mul_', 'W_q', 'v2x')
 """
@@ -31,28 +35,18 @@ The statements' exporters (:mod:`symuat.certify.export`, :mod:`~symuat.certify.w
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 import sympy as sp
-from sympy.matrices.expressions import (
-    Identity, KroneckerProduct, MatAdd, MatMul, MatPow, MatrixExpr, MatrixSymbol, OneMatrix,
-    Transpose, ZeroMatrix,
-)
+from sympy.matrices.expressions import MatMul, MatrixExpr
 
 from symuat.kernel.index_calculus import col_space, row_space, space_of
 
 
 class Unsupported(Exception):
     """The statement is outside the fragment the Coq library defines."""
-
-
-#: names the library or Coq use; a leaf with one of these names is renamed
-RESERVED = {"mul", "tr", "add", "scale", "zero", "ones", "idm", "kron", "vec_r", "vec_c", "diamond",
-             "diamond_vm", "diamond_prod", "selector", "headsum", "ew", "hadamard", "diag", "mtrace", "diagonal", "cmask", "mx", "R",
-             "sdelta", "shift", "conv",
-             "meq", "delta", "deltaI", "sumI", "idx", "dl", "commutation", "I", "J", "at", "as",
-             "fun", "forall", "match", "with", "end", "in", "let", "if", "then", "else", "Type",
-             "Prop", "Set", "nat", "seq", "fix", "is", "return", "tt", "unit", "x0"}
 
 
 def ident(name: str) -> str:
@@ -129,118 +123,238 @@ def _left_fold(op: str, parts: list[str]) -> str:
     return out
 
 
+@dataclass(frozen=True)
+class CoqNode:
+    """How one kind of node is written in Coq: ``write(e, ctx)`` gives its term, built with the
+    library's ``definitions`` (``coq/SymuatMx.v``) — the constants a proof unfolds to reach the
+    entries (the Ltac ``symuat_unfold_nodes`` unfolds exactly those of :func:`definitions`)."""
+
+    write: Callable[[Any, Ctx], str]
+    definitions: tuple[str, ...] = ()
+
+
+#: node kind (the class name, looked up along the class's MRO) → how it is written: the one table
+#: (a new node is one entry here, one definition in ``coq/SymuatMx.v`` and its name in
+#: ``symuat_unfold_nodes`` there; ``tests/test_certify_terms.py`` holds the two in step)
+NODES: dict[str, CoqNode] = {}
+
+
+def writes(*kinds: str, definitions: tuple[str, ...] = ()):
+    """Register the decorated function as the Coq writer of the node kinds ``kinds``."""
+
+    def register(fn: Callable[[Any, Ctx], str]) -> Callable[[Any, Ctx], str]:
+        for kind in kinds:
+            NODES[kind] = CoqNode(fn, definitions)
+        return fn
+
+    return register
+
+
+def definitions() -> list[str]:
+    """Every library definition a written term may use, each once, in the table's order."""
+    return list(dict.fromkeys(d for node in NODES.values() for d in node.definitions))
+
+
 def term(e, ctx: Ctx) -> str:
-    name = type(e).__name__
-    if isinstance(e, MatrixSymbol) or name == "BlockSymbol":
-        typ = f"mx R {ctx.space(row_space(e))} {ctx.space(col_space(e))}"
-        return ctx.leaf(e.name, typ)
-    if name == "HeadMatrix" or name == "CausalHeadMatrix":
-        head = e.args[1]
+    """``e`` as a Coq ``mx`` term (its leaves, dimensions and functions recorded in ``ctx``)."""
+    for cls in type(e).__mro__:
+        node = NODES.get(cls.__name__)
+        if node is not None:
+            return node.write(e, ctx)
+    raise Unsupported(f"no Coq definition for {type(e).__name__}")
+
+
+@writes("MatrixSymbol", "BlockSymbol")
+def _leaf(e, ctx: Ctx) -> str:
+    typ = f"mx R {ctx.space(row_space(e))} {ctx.space(col_space(e))}"
+    return ctx.leaf(e.name, typ)
+
+
+@writes("HeadMatrix", "CausalHeadMatrix", definitions=("cmask",))
+def _head_matrix(e, ctx: Ctx) -> str:
+    head = e.args[1]
+    if head not in ctx.heads:
+        raise Unsupported(f"{e.name}_{head} outside a sum over {head}")
+    # the family is indexed by the range of the sum it is used in (Σ_{i<1} H_i: one head)
+    typ = f"'I_{ctx.heads[head][1]} -> mx R {ctx.space(space_of(e.args[3]))} {ctx.space(space_of(e.args[4]))}"
+    out = f"{ctx.leaf(e.name, typ)} {ctx.heads[head][0]}"
+    return f"(cmask ({out}))" if type(e).__name__ == "CausalHeadMatrix" else f"({out})"
+
+
+@writes("PairHeadMatrix", definitions=("cmask",))
+def _pair_head_matrix(e, ctx: Ctx) -> str:
+    a, b, g, r, rows, cols, causal = e.args[1:]
+    typ = (f"'I_{ctx.dim(g)} -> 'I_{ctx.dim(r)} -> mx R {ctx.space(space_of(rows))} "
+           f"{ctx.space(space_of(cols))}")
+    for head in (a, b):
         if head not in ctx.heads:
-            raise Unsupported(f"{e.name}_{head} outside a sum over {head}")
-        # the family is indexed by the range of the sum it is used in (Σ_{i<1} H_i: one head)
-        typ = f"'I_{ctx.heads[head][1]} -> mx R {ctx.space(space_of(e.args[3]))} {ctx.space(space_of(e.args[4]))}"
-        out = f"{ctx.leaf(e.name, typ)} {ctx.heads[head][0]}"
-        return f"(cmask ({out}))" if name == "CausalHeadMatrix" else f"({out})"
-    if name == "PairHeadMatrix":
-        a, b, g, r, rows, cols, causal = e.args[1:]
-        typ = (f"'I_{ctx.dim(g)} -> 'I_{ctx.dim(r)} -> mx R {ctx.space(space_of(rows))} "
-               f"{ctx.space(space_of(cols))}")
-        for head in (a, b):
-            if head not in ctx.heads:
-                raise Unsupported(f"{e.name} outside a sum over {head}")
-        out = f"{ctx.leaf(e.name, typ)} {ctx.heads[a][0]} {ctx.heads[b][0]}"
-        return f"(cmask ({out}))" if bool(causal) else f"({out})"
-    if name == "Basis":  # e_p at a fixed position p: the theorem assumes p < n (the vector exists)
-        n = ctx.dim(e.args[1])
-        hyp = f"h_{ident(n)}_{e.position}"
-        ctx.ranges[hyp] = f"({e.position} < {n})%N"
-        return f"(selector (Ordinal {hyp}))"
-    if name == "Selector":
-        head = e.args[0]
-        if head not in ctx.heads:
-            raise Unsupported(f"e_{head} outside a sum over {head}")
-        return f"(selector {ctx.heads[head][0]})"
-    if name == "HeadSum":
-        head, h, body = e.args
-        coq = "h_" + ident(str(head))
-        saved = ctx.heads.get(head)
-        ctx.heads[head] = (coq, ctx.dim(h))
-        try:
-            inner = term(body, ctx)
-        finally:
-            if saved is None:
-                ctx.heads.pop(head)
-            else:
-                ctx.heads[head] = saved
-        return f"(headsum (fun {coq} : 'I_{ctx.dim(h)} => {inner}))"
-    if isinstance(e, Transpose):
-        return f"(tr {term(e.arg, ctx)})"
-    if isinstance(e, MatMul):
-        coeff = sp.Integer(1)
-        mats = []
-        for a in e.args:
-            if isinstance(a, MatrixExpr):
-                mats.append(a)
-            else:
-                coeff *= a
-        out = _left_fold("mul", [term(m, ctx) for m in mats])
-        if coeff != 1:
-            out = f"(scale {_scalar(coeff)} {out})"
-        return out
-    if isinstance(e, MatAdd):
-        return _left_fold("add", [term(a, ctx) for a in e.args])
-    if isinstance(e, KroneckerProduct):
-        return _left_fold("kron", [term(a, ctx) for a in e.args])
-    if isinstance(e, MatPow) and sp.sympify(e.exp).is_Integer and int(e.exp) >= 1:
+            raise Unsupported(f"{e.name} outside a sum over {head}")
+    out = f"{ctx.leaf(e.name, typ)} {ctx.heads[a][0]} {ctx.heads[b][0]}"
+    return f"(cmask ({out}))" if bool(causal) else f"({out})"
+
+
+@writes("Basis", definitions=("selector",))
+def _basis(e, ctx: Ctx) -> str:
+    """e_p at a fixed position p: the theorem assumes p < n (the vector exists)."""
+    n = ctx.dim(e.args[1])
+    hyp = f"h_{ident(n)}_{e.position}"
+    ctx.ranges[hyp] = f"({e.position} < {n})%N"
+    return f"(selector (Ordinal {hyp}))"
+
+
+@writes("Selector", definitions=("selector",))
+def _selector(e, ctx: Ctx) -> str:
+    head = e.args[0]
+    if head not in ctx.heads:
+        raise Unsupported(f"e_{head} outside a sum over {head}")
+    return f"(selector {ctx.heads[head][0]})"
+
+
+@writes("HeadSum", definitions=("headsum",))
+def _head_sum(e, ctx: Ctx) -> str:
+    head, h, body = e.args
+    coq = "h_" + ident(str(head))
+    saved = ctx.heads.get(head)
+    ctx.heads[head] = (coq, ctx.dim(h))
+    try:
+        inner = term(body, ctx)
+    finally:
+        if saved is None:
+            ctx.heads.pop(head)
+        else:
+            ctx.heads[head] = saved
+    return f"(headsum (fun {coq} : 'I_{ctx.dim(h)} => {inner}))"
+
+
+@writes("Transpose", definitions=("tr",))
+def _transpose(e, ctx: Ctx) -> str:
+    return f"(tr {term(e.arg, ctx)})"
+
+
+@writes("MatMul", definitions=("mul", "scale"))
+def _product(e, ctx: Ctx) -> str:
+    coeff = sp.Integer(1)
+    mats = []
+    for a in e.args:
+        if isinstance(a, MatrixExpr):
+            mats.append(a)
+        else:
+            coeff *= a
+    out = _left_fold("mul", [term(m, ctx) for m in mats])
+    if coeff != 1:
+        out = f"(scale {_scalar(coeff)} {out})"
+    return out
+
+
+@writes("MatAdd", definitions=("add",))
+def _sum(e, ctx: Ctx) -> str:
+    return _left_fold("add", [term(a, ctx) for a in e.args])
+
+
+@writes("KroneckerProduct", definitions=("kron",))
+def _kronecker(e, ctx: Ctx) -> str:
+    return _left_fold("kron", [term(a, ctx) for a in e.args])
+
+
+@writes("MatPow", definitions=("mul",))
+def _power(e, ctx: Ctx) -> str:
+    if sp.sympify(e.exp).is_Integer and int(e.exp) >= 1:
         return term(MatMul(*[e.base] * int(e.exp)), ctx)
-    if isinstance(e, Identity):
-        return f"(idm {ctx.space(space_of(e.rows))})"
-    if isinstance(e, ZeroMatrix):
-        return f"(zero {ctx.space(space_of(e.rows))} {ctx.space(space_of(e.cols))})"
-    if isinstance(e, OneMatrix):
-        return f"(ones {ctx.space(space_of(e.rows))} {ctx.space(space_of(e.cols))})"
-    if name == "Vec":
-        return f"({'vec_r' if e.order == 'row' else 'vec_c'} {term(e.arg, ctx)})"
-    if name == "Diamond":
-        kind = e.kind
-        if kind == "mv":
-            return f"(diamond {term(e.left, ctx)} {term(e.right, ctx)})"
-        if kind == "vm":
-            return f"(diamond_vm {term(e.left, ctx)} {term(e.right, ctx)})"
-        mm = e.mm
-        if mm == "C-col":
-            return f"(diamond {term(e.left, ctx)} {term(e.right, ctx)})"
-        if mm == "C-prod":
-            return f"(diamond_prod {term(e.left, ctx)} {term(e.right, ctx)})"
-        raise Unsupported("matrix ⋄ matrix without a reading")
-    if name == "Sigma":
-        f = ident(e.fname)
-        ctx.funcs[f] = "R -> R"
-        return f"(ew {f} {term(e.arg, ctx)})"
-    if name == "Diag":
-        return f"(diag {term(e.arg, ctx)})"
-    if name == "Hadamard":
-        return f"(hadamard {term(e.args[0], ctx)} {term(e.args[1], ctx)})"
-    if name == "TraceOf":  # SymPy's Trace (kernel.language)
-        return f"(mtrace {term(e.arg, ctx)})"
-    if name == "DiagonalVector":  # SymPy's DiagonalOf
-        return f"(diagonal {term(e.arg, ctx)})"
-    if name == "ShiftMatrix":
-        n, tap, r = e.args
-        if tap not in ctx.heads:
-            raise Unsupported(f"shift S_{tap} outside a sum over {tap}")
-        return f"(@shift R {ctx.dim(n)} _ ({int_expr(sp.sympify(r), ctx)}) {ctx.heads[tap][0]})"
-    if name == "Conv1d":
-        X, kernels, r = e.args
-        if len(row_space(X)) != 1 or len(col_space(X)) != 1:
-            raise Unsupported("a convolution of a matrix whose axes are not single dimensions")
-        m, h = ctx.dim(X.shape[1]), ctx.dim(2 * r + 1)
-        K = ctx.leaf(kernels.name, f"'I_{h} -> mx R [:: {m}] [:: {m}]")
-        return f"(conv {ctx.dim(r)} {term(X, ctx)} {K})"
-    if name == "Commutation":
-        return f"(commutation {ctx.dim(e.args[0])} {ctx.dim(e.args[1])})"
-    raise Unsupported(f"no Coq definition for {name}")
+    raise Unsupported(f"no Coq definition for {type(e).__name__}")
+
+
+@writes("Identity", definitions=("idm",))
+def _identity(e, ctx: Ctx) -> str:
+    return f"(idm {ctx.space(space_of(e.rows))})"
+
+
+@writes("ZeroMatrix", definitions=("zero",))
+def _zero(e, ctx: Ctx) -> str:
+    return f"(zero {ctx.space(space_of(e.rows))} {ctx.space(space_of(e.cols))})"
+
+
+@writes("OneMatrix", definitions=("ones",))
+def _ones(e, ctx: Ctx) -> str:
+    return f"(ones {ctx.space(space_of(e.rows))} {ctx.space(space_of(e.cols))})"
+
+
+@writes("Vec", definitions=("vec_r", "vec_c"))
+def _vec(e, ctx: Ctx) -> str:
+    return f"({'vec_r' if e.order == 'row' else 'vec_c'} {term(e.arg, ctx)})"
+
+
+@writes("Diamond", definitions=("diamond", "diamond_vm", "diamond_prod"))
+def _diamond(e, ctx: Ctx) -> str:
+    kind = e.kind
+    if kind == "mv":
+        return f"(diamond {term(e.left, ctx)} {term(e.right, ctx)})"
+    if kind == "vm":
+        return f"(diamond_vm {term(e.left, ctx)} {term(e.right, ctx)})"
+    mm = e.mm
+    if mm == "C-col":
+        return f"(diamond {term(e.left, ctx)} {term(e.right, ctx)})"
+    if mm == "C-prod":
+        return f"(diamond_prod {term(e.left, ctx)} {term(e.right, ctx)})"
+    raise Unsupported("matrix ⋄ matrix without a reading")
+
+
+@writes("Sigma", definitions=("ew",))
+def _elementwise(e, ctx: Ctx) -> str:
+    f = ident(e.fname)
+    ctx.funcs[f] = "R -> R"
+    return f"(ew {f} {term(e.arg, ctx)})"
+
+
+@writes("Diag", definitions=("diag",))
+def _diag(e, ctx: Ctx) -> str:
+    return f"(diag {term(e.arg, ctx)})"
+
+
+@writes("Hadamard", definitions=("hadamard",))
+def _hadamard(e, ctx: Ctx) -> str:
+    return f"(hadamard {term(e.args[0], ctx)} {term(e.args[1], ctx)})"
+
+
+@writes("TraceOf", definitions=("mtrace",))  # SymPy's Trace (kernel.language)
+def _trace(e, ctx: Ctx) -> str:
+    return f"(mtrace {term(e.arg, ctx)})"
+
+
+@writes("DiagonalVector", definitions=("diagonal",))  # SymPy's DiagonalOf
+def _diagonal(e, ctx: Ctx) -> str:
+    return f"(diagonal {term(e.arg, ctx)})"
+
+
+@writes("ShiftMatrix", definitions=("shift",))
+def _shift(e, ctx: Ctx) -> str:
+    n, tap, r = e.args
+    if tap not in ctx.heads:
+        raise Unsupported(f"shift S_{tap} outside a sum over {tap}")
+    return f"(@shift R {ctx.dim(n)} _ ({int_expr(sp.sympify(r), ctx)}) {ctx.heads[tap][0]})"
+
+
+@writes("Conv1d", definitions=("conv",))
+def _conv(e, ctx: Ctx) -> str:
+    X, kernels, r = e.args
+    if len(row_space(X)) != 1 or len(col_space(X)) != 1:
+        raise Unsupported("a convolution of a matrix whose axes are not single dimensions")
+    m, h = ctx.dim(X.shape[1]), ctx.dim(2 * r + 1)
+    K = ctx.leaf(kernels.name, f"'I_{h} -> mx R [:: {m}] [:: {m}]")
+    return f"(conv {ctx.dim(r)} {term(X, ctx)} {K})"
+
+
+@writes("Commutation", definitions=("commutation",))
+def _commutation(e, ctx: Ctx) -> str:
+    return f"(commutation {ctx.dim(e.args[0])} {ctx.dim(e.args[1])})"
+
+
+#: names the library or Coq use; a leaf with one of these names is renamed (the nodes' definitions
+#: come from :data:`NODES`)
+RESERVED = set(definitions()) | {
+    "mx", "R", "sdelta", "meq", "delta", "deltaI", "sumI", "idx", "dl", "I", "J", "at", "as",
+    "fun", "forall", "match", "with", "end", "in", "let", "if", "then", "else", "Type",
+    "Prop", "Set", "nat", "seq", "fix", "is", "return", "tt", "unit", "x0"}
+
 
 
 def _scalar(c) -> str:
