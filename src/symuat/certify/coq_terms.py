@@ -50,6 +50,7 @@ class Unsupported(Exception):
 
 
 def ident(name: str) -> str:
+    """A SymPy name as a Coq identifier: other characters as ``_``, a leading letter, off :data:`RESERVED`."""
     out = re.sub(r"[^A-Za-z0-9_']", "_", name)
     if not out or not (out[0].isalpha()):
         out = "v" + out
@@ -58,6 +59,8 @@ def ident(name: str) -> str:
 
 @dataclass
 class Ctx:
+    """What a statement binds, filled in as its terms are written (the theorem's binders)."""
+
     dims: dict = field(default_factory=dict)      # coq name -> sympy symbol
     leaves: dict = field(default_factory=dict)    # coq name -> coq type
     funcs: dict = field(default_factory=dict)     # coq name -> "R -> R"
@@ -100,6 +103,7 @@ def int_expr(d, ctx) -> str:
 
 
 def nat_expr(d) -> str:
+    """A size (a polynomial in the dimensions with natural coefficients) as a Coq ``nat``."""
     if d.is_Symbol:
         return ident(d.name)
     if d.is_Integer:
@@ -365,6 +369,7 @@ def _scalar(c) -> str:
 
 
 def strip(s: str) -> str:
+    """``s`` without its outer parentheses, when they enclose all of it."""
     return s[1:-1] if s.startswith("(") and s.endswith(")") and _balanced(s[1:-1]) else s
 
 
