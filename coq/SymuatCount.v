@@ -92,8 +92,7 @@ Ltac symuat_atoms :=
   symuat_rw natr_true; symuat_rw natr_false.
 
 Ltac symuat_unfold :=
-  unfold diamond_prod, mul, tr, add, scale, zero, ones, idm, kron, vec_r, vec_c, commutation,
-    diamond, diamond_vm, selector, headsum, ew, diag, cmask, shift, conv;
+  symuat_unfold_nodes;
   cbn [sumI splitI deltaI cat fst snd].
 
 Ltac symuat_normal := symuat_prenex; symuat_deltas; cbn [fst snd]; symuat_prenex.

@@ -151,3 +151,11 @@ Arguments shift {R n h}.
 Arguments conv {R n m h}.
 
 Notation "A =m B" := (meq A B) (at level 70).
+
+(** The node definitions a proof unfolds to reach the entries: the one list, which every tactic of
+    the library calls. It names exactly the definitions symuat writes its terms with (the table
+    [NODES] of [symuat.certify.coq_terms]; [tests/test_certify_terms.py] holds the two in step). An
+    outer definition comes before the ones it is written with ([diamond_prod] before [mul]). *)
+Ltac symuat_unfold_nodes :=
+  unfold diamond_prod, mul, tr, add, scale, zero, ones, idm, kron, vec_r, vec_c, commutation,
+    diamond, diamond_vm, selector, headsum, ew, hadamard, diag, mtrace, diagonal, cmask, shift, conv.

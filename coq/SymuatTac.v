@@ -208,12 +208,12 @@ Ltac symuat_close :=
   with close := first [ term | ac ]
   in close.
 
-(** The whole procedure for [lhs =m rhs], with the operations to unfold given by the caller. *)
+(** The whole procedure for [lhs =m rhs]: the node definitions unfolded ([symuat_unfold_nodes]),
+    the prenex form, the deltas, the closing. *)
 Tactic Notation "symuat_entry" :=
   let I := fresh "I" in let J := fresh "J" in
   move=> I J; symuat_destruct;
-  unfold diamond_prod, mul, tr, add, scale, zero, ones, idm, kron, vec_r, vec_c, commutation,
-    diamond, diamond_vm, selector, headsum, ew, hadamard, diag, mtrace, diagonal, cmask, shift, conv;
+  symuat_unfold_nodes;
   cbn [sumI splitI deltaI cat fst snd];
   symuat_prenex; symuat_deltas; cbn [fst snd]; symuat_prenex; symuat_close.
 
@@ -235,13 +235,11 @@ Ltac symuat_line Hl :=
            with (@GRing.add (GRing.Ring.zmodType (GRing.ComRing.ringType R)))
   end.
 
-(* the steps of [symuat_entry] above (keep the two unfold lists the same), with [lines] between
-   the normal form and the closing *)
+(* the steps of [symuat_entry] above, with [lines] between the normal form and the closing *)
 Tactic Notation "symuat_entry" "using" tactic3(lines) :=
   let I := fresh "I" in let J := fresh "J" in
   move=> I J; symuat_destruct;
-  unfold diamond_prod, mul, tr, add, scale, zero, ones, idm, kron, vec_r, vec_c, commutation,
-    diamond, diamond_vm, selector, headsum, ew, hadamard, diag, mtrace, diagonal, cmask, shift, conv;
+  symuat_unfold_nodes;
   cbn [sumI splitI deltaI cat fst snd];
   symuat_prenex; symuat_deltas; cbn [fst snd]; symuat_prenex; lines; symuat_close.
 (** [lhs =m NF] for a normal form [NF] symuat computed (the certificate of a normal-form proof,
@@ -255,8 +253,7 @@ Tactic Notation "symuat_nf" :=
   lazymatch goal with |- _ = ?N =>
     let nf := fresh "nf" in
     set nf := N;
-    unfold diamond_prod, mul, tr, add, scale, zero, ones, idm, kron, vec_r, vec_c, commutation,
-      diamond, diamond_vm, selector, headsum, ew, hadamard, diag, mtrace, diagonal, cmask, shift, conv;
+    symuat_unfold_nodes;
     cbn [sumI splitI deltaI cat fst snd];
     symuat_prenex; symuat_deltas; cbn [fst snd]; symuat_prenex;
     rewrite /nf; clear nf; cbn beta iota;

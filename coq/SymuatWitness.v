@@ -50,8 +50,7 @@ Arguments lmx {R} rs cs rows.
     ([big_ord_recr]), the integers/rationals computed ([vm_compute]) — and must be [false] *)
 Ltac symuat_witness :=
   move=> /eqP;
-  repeat progress (unfold mul, tr, add, scale, zero, ones, idm, kron, vec_r, vec_c, unvec_r,
-    commutation, diamond, diamond_vm, diamond_prod, selector, headsum, ew, diag, cmask, shift, conv);
+  repeat progress symuat_unfold_nodes;
   simpl; rewrite ?big_ord_recr ?big_ord0; idtac "symuat-lemma big_ord_recr";
   vm_compute; idtac "symuat-lemma vm_compute"; done.
 
@@ -85,8 +84,7 @@ Qed.
     each summand (the [big_ord_recr] expansion took 50 s on H4's counterexample, this 1 s). *)
 Ltac symuat_refute :=
   move=> /eqP;
-  repeat progress (unfold mul, tr, add, scale, zero, ones, idm, kron, vec_r, vec_c, unvec_r,
-    commutation, diamond, diamond_vm, diamond_prod, selector, headsum, ew, diag, cmask, shift, conv);
+  repeat progress symuat_unfold_nodes;
   simpl; rewrite ?index_enum_ordl ?unlock; idtac "symuat-lemma index_enum_ordl";
   vm_compute; idtac "symuat-lemma vm_compute"; done.
 

@@ -15,7 +15,8 @@ import sympy as sp
 from sympy import Identity, MatrixSymbol
 
 from symuat.expr.algebra import kron
-from symuat.certify.export import Unsupported, coq_file, export_identity
+from symuat.certify.coq_terms import Unsupported
+from symuat.certify.export import coq_file, export_identity
 from symuat.expr.diamond import Diamond
 from symuat.kernel.decide import check_identity
 from symuat.expr.vec import Vec

@@ -17,7 +17,7 @@ from sympy import MatrixSymbol
 
 from symuat.expr.attention import mha_symbols
 from symuat.certify.density import density_theorems, export_density
-from symuat.certify.export import Unsupported
+from symuat.certify.coq_terms import Unsupported
 from symuat.certify.run import capture, compile_batch
 from symuat.kernel.structure import density_pattern, generic_density
 from symuat.expr.linear import lift_left

@@ -22,7 +22,8 @@ import pytest
 import sympy as sp
 from sympy import MatrixSymbol
 
-from symuat.certify.export import Unsupported, coq_file, export_identity, premise, _Ctx
+from symuat.certify.coq_terms import Ctx, Unsupported
+from symuat.certify.export import coq_file, export_identity, premise
 from symuat.kernel.decide import check_identity
 from symuat.kernel.hypotheses import LineSums
 
@@ -48,7 +49,7 @@ def _h7(order, mask):
 
 
 def test_the_premise_is_the_hypothesis_symuat_assumed():
-    ctx = _Ctx(leaves={"H": "'I_h -> mx R [:: N] [:: N]", "A": "mx R [:: N; M] [:: K]"})
+    ctx = Ctx(leaves={"H": "'I_h -> mx R [:: N] [:: N]", "A": "mx R [:: N; M] [:: K]"})
     assert premise(LineSums("H"), ctx) == (
         r"forall (i : 'I_h) (a : 'I_N), \sum_(b < N) H i (a, tt) (b, tt) = 1")
     assert premise(LineSums("H", causal=True), ctx) == (

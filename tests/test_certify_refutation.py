@@ -17,7 +17,8 @@ import numpy as np
 import pytest
 
 import symuat.claims  # noqa: F401  (registration)
-from symuat.certify.export import Unsupported, batch_file
+from symuat.certify.coq_terms import Unsupported
+from symuat.certify.export import batch_file
 from symuat.certify.refutation import (
     export_check_refutation,
     export_refutation,

@@ -146,7 +146,7 @@ def test_coq_accepts_m1s_columns_and_rejects_the_shifted_picture(coq_lib):
 
 def test_h9_dep_is_listed_with_the_reason_it_cannot_be_stated():
     """H9.dep's witness is exact only through softmax(ln 2·k) = 2^k/Σ2^k: unsupported, saying why."""
-    from symuat.certify.export import Unsupported
+    from symuat.certify.coq_terms import Unsupported
 
     verdict, certs = _certificates("H9.dep")
     assert str(verdict.status) == "proved" and [k for k, _ in certs] == ["softmax_witness"]

@@ -38,7 +38,8 @@ from __future__ import annotations
 
 import sympy as sp
 
-from symuat.certify.export import Exported, Unsupported, _Ctx, _nat_expr, _strip, _term
+from symuat.certify.coq_terms import Ctx, Unsupported, nat_expr, strip, term
+from symuat.certify.export import Exported
 
 
 def _poly_nat(e, what: str) -> str:
@@ -60,7 +61,7 @@ def _poly_nat(e, what: str) -> str:
 def _nat(e) -> str:
     """``e`` (natural coefficients) as Coq ``nat`` text, parenthesised only around sums."""
     if e.is_Symbol or e.is_Integer:
-        return _nat_expr(e)
+        return nat_expr(e)
     if e.is_Add:
         return " + ".join(_nat(a) for a in sorted(e.args, key=lambda a: (a.is_number, sp.default_sort_key(a))))
     if e.is_Mul or (e.is_Pow and e.exp.is_Integer and e.exp > 0):
@@ -70,7 +71,7 @@ def _nat(e) -> str:
             text = _nat(base)
             factors += [f"({text})" if base.is_Add else text] * n
         return " * ".join(factors)
-    return _nat_expr(e)
+    return nat_expr(e)
 
 
 def _tuple(names: list[str]) -> str:
@@ -118,8 +119,8 @@ def density_theorems(base: str, expr, claimed, pat) -> list[Exported]:
     ``pat`` (a :class:`~symuat.kernel.structure.DensityPattern`), unchecked: :func:`export_density`
     checks them against symuat's derivation first; the tests feed wrong ones for Coq to reject."""
     claimed = sp.sympify(claimed)
-    ctx = _Ctx()
-    E = _term(expr, ctx)
+    ctx = Ctx()
+    E = term(expr, ctx)
     E = E if E.startswith("(") else f"({E})"
     rows = [n for n, _ in pat.rows]
     cols = [n for n, _ in pat.cols]
@@ -163,7 +164,7 @@ def density_theorems(base: str, expr, claimed, pat) -> list[Exported]:
     sums = " ".join(f"\\sum_({n} < {ctx.dim(d)})" for n, d in pat.rows + pat.cols)
     count = f"(({sums} ({pattern} : R)))"
     statement = (f"Theorem {base}_count {dim_binder} :\n"
-                 f"  {_strip(count)} * ({Qn})%:R = ({Pn})%:R * ({Tn})%:R.")
+                 f"  {strip(count)} * ({Qn})%:R = ({Pn})%:R * ({Tn})%:R.")
     # the closed form of the count the proof rewrites with: the product of the ranges of the
     # classes the deltas tie together, times the causal count tri n of each causal pair
     paired = {r for a, b, _ in pat.pairs for r in (a, b)}

@@ -4,7 +4,7 @@ A decision procedure records what its conclusion rests on
 (:func:`symuat.kernel.certificates.record`, a *kind* and its data); the exporter this table
 (:data:`EXPORTERS`) names for that kind turns the record into Coq theorems (:class:`~symuat.certify.export.Exported`)
 stating exactly what the procedure concluded. A check with no record, or with a kind no exporter
-handles, is not exported (:class:`~symuat.certify.export.Unsupported`, with the reason).
+handles, is not exported (:class:`~symuat.certify.coq_terms.Unsupported`, with the reason).
 """
 
 from __future__ import annotations
@@ -13,7 +13,8 @@ import dataclasses
 from typing import Callable
 
 from symuat.certify import density, identity, printed, witness
-from symuat.certify.export import Exported, Unsupported
+from symuat.certify.coq_terms import Unsupported
+from symuat.certify.export import Exported
 
 #: kind → exporter(base_name, data) → theorems: the one table (an exporter module only defines
 #: its functions; a new kind is one module and one line here)

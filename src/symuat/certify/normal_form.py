@@ -21,7 +21,7 @@ Factor kinds printed: matrix entries ``E`` (leaves, head families, convolution k
 Kronecker deltas ``D`` (``delta a b``), causal-mask indicators ``T`` (``(b <= a)%N%:R``),
 shifted deltas ``S`` with a tap index (``sdelta b a t r``) and elementwise functions ``F``
 (``f (inner normal form)``). Block indicators ``B`` and coefficients other than 1..8 raise
-:class:`~symuat.certify.export.Unsupported`; the exporter then falls back to the direct tactic.
+:class:`~symuat.certify.coq_terms.Unsupported`; the exporter then falls back to the direct tactic.
 
 >>> from sympy import MatrixSymbol, symbols
 >>> from symuat.expr.diamond import Diamond
@@ -39,13 +39,8 @@ from __future__ import annotations
 
 import sympy as sp
 
+from symuat.certify.coq_terms import Ctx, Unsupported, ident, int_expr
 from symuat.kernel.index_calculus import IndexContext, col_space, normal_form, row_space
-
-
-def _unsupported(reason: str):
-    from symuat.certify.export import Unsupported
-
-    return Unsupported(reason)
 
 
 def family_arity(*exprs) -> dict:
@@ -67,12 +62,10 @@ def family_arity(*exprs) -> dict:
 
 
 class _Printer:
-    """Prints a normal-form key with the statement's names (its :class:`export._Ctx`)."""
+    """Prints a normal-form key with the statement's names (its :class:`~symuat.certify.coq_terms.Ctx`)."""
 
-    def __init__(self, ctx, arity: dict):
-        from symuat.certify.export import _ident
-
-        self.ctx, self.arity, self.ident = ctx, arity, _ident
+    def __init__(self, ctx: Ctx, arity: dict):
+        self.ctx, self.arity, self.ident = ctx, arity, ident
         self.taken = set(ctx.leaves) | set(ctx.dims) | set(ctx.funcs) | {c for c, _ in ctx.heads.values()}
 
     def index(self, name: str) -> str:
@@ -84,9 +77,9 @@ class _Printer:
             depth, k = name[1:].split("_")
             out = f"l{depth}_{k}"
         else:
-            raise _unsupported(f"index name {name!r} of the normal form")
+            raise Unsupported(f"index name {name!r} of the normal form")
         if out in self.taken:
-            raise _unsupported(f"index {out} clashes with a name of the statement")
+            raise Unsupported(f"index {out} clashes with a name of the statement")
         return out
 
     def tuple_(self, names) -> str:
@@ -100,7 +93,7 @@ class _Printer:
         if kind == "E":
             _, name, I, J = f
             if name not in self.arity:
-                raise _unsupported(f"entry of {name}: no leaf of that name in the statement")
+                raise Unsupported(f"entry of {name}: no leaf of that name in the statement")
             fam = self.arity[name]
             leaf = self.ident(name)
             heads = " ".join(self.index(x) for x in I[:fam])
@@ -112,16 +105,14 @@ class _Printer:
         if kind == "S":  # δ_{b, a+k+c}
             _, b, a, k, c = f
             if k is None:
-                raise _unsupported("a shifted delta without a tap index")
-            from symuat.certify.export import _int_expr
-
-            return f"sdelta {self.index(b)} {self.index(a)} {self.index(k)} {_int_expr(sp.sympify(-c), self.ctx)}"
+                raise Unsupported("a shifted delta without a tap index")
+            return f"sdelta {self.index(b)} {self.index(a)} {self.index(k)} {int_expr(sp.sympify(-c), self.ctx)}"
         if kind == "F":
             fname = self.ident(f[1])
             if fname not in self.ctx.funcs:
-                raise _unsupported(f"elementwise function {f[1]} not in the statement")
+                raise Unsupported(f"elementwise function {f[1]} not in the statement")
             return f"{fname} ({self.key(f[2])})"
-        raise _unsupported(f"a factor of kind {kind} (no Coq printer)")
+        raise Unsupported(f"a factor of kind {kind} (no Coq printer)")
 
     def term(self, coeff, factors, bound) -> str:
         """``c · Σ_bound Π factors``; an integer coefficient ``2 ≤ c ≤ 8`` as ``c`` copies of the
@@ -135,7 +126,7 @@ class _Printer:
             return body
         if c.is_Integer and 2 <= c <= 8:
             return "(" + " + ".join([f"({body})"] * int(c)) + ")"
-        raise _unsupported(f"coefficient {c} of the normal form (only 1..8 are printed)")
+        raise Unsupported(f"coefficient {c} of the normal form (only 1..8 are printed)")
 
     def key(self, key) -> str:
         if not key:
@@ -155,7 +146,7 @@ def entry_nf(lhs, rhs, check: bool = True):
         return left, I, J
     right = normal_form(ic.entry(rhs, I, J), ic.dims)
     if left != right:
-        raise _unsupported("the two sides have different normal forms (not an identity symuat proved)")
+        raise Unsupported("the two sides have different normal forms (not an identity symuat proved)")
     return left, I, J
 
 

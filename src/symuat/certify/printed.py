@@ -41,7 +41,8 @@ from __future__ import annotations
 import sympy as sp
 from sympy.matrices.expressions import MatrixSymbol
 
-from symuat.certify.export import Exported, Unsupported, _ident
+from symuat.certify.coq_terms import Unsupported, ident
+from symuat.certify.export import Exported
 
 
 def _succ(name: str, c: int) -> str:
@@ -65,7 +66,7 @@ class _Axes:
             return str(int(d))
         if not d.is_Symbol:
             raise Unsupported(f"size {d} is not a single dimension")
-        return _succ(_ident(d.name), self.least.get(d, 1))
+        return _succ(ident(d.name), self.least.get(d, 1))
 
     def pos(self, p, axis) -> str:
         """The 0-based position of the 1-based ``p`` on ``axis``, as an ordinal."""
@@ -79,7 +80,7 @@ class _Axes:
             c = shifted - s
             if not (c.is_Integer and c >= 0):
                 raise Unsupported(f"position {p + 1} is not a size plus a constant")
-            text = _succ(_ident(s.name), int(c))
+            text = _succ(ident(s.name), int(c))
         else:
             raise Unsupported(f"position {p + 1} is not a constant or a size plus a constant")
         return text, f"@Ordinal {self.size(axis)} {text} ltac:(by [])"
@@ -117,8 +118,8 @@ def export_printed(name: str, data: dict) -> list[Exported]:
     elif row != n_:
         raise Unsupported(f"row {row} is neither a constant nor the last row")
     axes = _Axes(least)
-    Wc, xc = _ident(W.name), _ident(x.name)
-    bases = {str(b): (_ident(mat.name), mat) for b, mat in data["bases"].items()}
+    Wc, xc = ident(W.name), ident(x.name)
+    bases = {str(b): (ident(mat.name), mat) for b, mat in data["bases"].items()}
     if set(bases.values()) != {(Wc, W), (xc, x)}:
         raise Unsupported("the printed entries name matrices other than W and x")
     _, row_ord = axes.pos(row, n_)
@@ -164,7 +165,7 @@ def export_printed(name: str, data: dict) -> list[Exported]:
     ellipsis = (f"\\sum_({k} < {axes.size(m_)} | ({k} : nat) \\notin [:: {'; '.join(positions)}]%N) "
                 f"{term_text(body, bound=var)}")
     parts = texts[:before] + [ellipsis] + texts[before:]
-    dims = sorted({_ident(s.name) for s in (m_, n_) if s.is_Symbol})
+    dims = sorted({ident(s.name) for s in (m_, n_) if s.is_Symbol})
     binders = [f"({' '.join(dims)} : nat)"] if dims else []
     binders += [f"({Wc} : mx R [:: {axes.size(m_)}] [:: {axes.size(n_)}])",
                 f"({xc} : mx R [:: {axes.size(m_)}] [::])"]

@@ -19,7 +19,7 @@ states what symuat concluded:
 A "counterexample" at which the sides agree leaves Coq a goal it cannot close: the theorem is
 rejected (``tests/test_certify_refutation.py``). A refutation this module does not state (a side
 undefined at the counterexample, a count, an explicit expansion of scalar entries) raises
-:class:`~symuat.certify.export.Unsupported` with the reason.
+:class:`~symuat.certify.coq_terms.Unsupported` with the reason.
 
 >>> import sympy as sp
 >>> from sympy import MatrixSymbol
@@ -35,7 +35,8 @@ from __future__ import annotations
 import numpy as np
 import sympy as sp
 
-from symuat.certify.export import Exported, Unsupported, _Ctx
+from symuat.certify.coq_terms import Ctx, Unsupported
+from symuat.certify.export import Exported
 from symuat.certify.witness import export_witness
 from symuat.kernel.index_calculus import col_space, row_space
 
@@ -134,7 +135,7 @@ def export_shape_refutation(name: str, data: dict) -> list[Exported]:
     """``~ (forall sizes, shape lhs = shape rhs)``: the flattened shapes (rows, columns) — the
     products of the index spaces — of the two sides, proved unequal at the counterexample's sizes."""
     lhs, rhs, sizes = data["lhs"], data["rhs"], data["sizes"]
-    ctx = _Ctx()
+    ctx = Ctx()
     spaces = [ctx.space(s) for s in (row_space(lhs), col_space(lhs), row_space(rhs), col_space(rhs))]
     if not ctx.dims:
         raise Unsupported("the shapes of the sides involve no size: nothing to instantiate")

@@ -20,7 +20,8 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from symuat.certify.export import Unsupported, batch_file, export_identity
+from symuat.certify.coq_terms import Unsupported
+from symuat.certify.export import batch_file, export_identity
 from symuat.certify.kinds import export_certificates
 from symuat.certify.record import COQ_DIR, fingerprint, out_dir, toolchain
 from symuat.certify.refutation import DENIED_HOLDS, export_check_refutation

@@ -36,7 +36,8 @@ from fractions import Fraction
 import sympy as sp
 from sympy.matrices.expressions import MatrixSymbol
 
-from symuat.certify.export import Exported, Unsupported, _Ctx, _ident, _strip, _term
+from symuat.certify.coq_terms import Ctx, Unsupported, ident, strip, term
+from symuat.certify.export import Exported
 from symuat.kernel.index_calculus import col_space, row_space
 
 
@@ -112,12 +113,12 @@ def export_witness(name: str, data: dict, tactic: str = "symuat_witness") -> lis
     from symuat.expr.heads import HeadMatrix
     from symuat.kernel.index_calculus import space_of
 
-    families = {_ident(f.name): f for e in (lhs, rhs) for f in e.atoms(HeadMatrix)}
-    rows = {k: (_family(v) if _ident(k) in families else _rows(v)) for k, v in values.items()}
-    entries = [q for k, r in rows.items() for m in (r if _ident(k) in families else [r]) for row in m for q in row]
+    families = {ident(f.name): f for e in (lhs, rhs) for f in e.atoms(HeadMatrix)}
+    rows = {k: (_family(v) if ident(k) in families else _rows(v)) for k, v in values.items()}
+    entries = [q for k, r in rows.items() for m in (r if ident(k) in families else [r]) for row in m for q in row]
     ring = "int" if all(q.denominator == 1 for q in entries) else "rat"
-    ctx = _Ctx()
-    left, right = _term(lhs, ctx), _term(rhs, ctx)
+    ctx = Ctx()
+    left, right = term(lhs, ctx), term(rhs, ctx)
     if ctx.funcs:
         raise Unsupported("a witness of an identity with elementwise functions (no function values)")
     from symuat.expr.heads import BlockSymbol
@@ -125,7 +126,7 @@ def export_witness(name: str, data: dict, tactic: str = "symuat_witness") -> lis
     leaves = {}
     for e in (lhs, rhs):
         for s in e.atoms(MatrixSymbol, BlockSymbol):
-            leaves[_ident(s.name)] = s
+            leaves[ident(s.name)] = s
     R = f"[comRingType of {ring}]"
     binders, args = [], []
     if ctx.dims:
@@ -174,7 +175,7 @@ def export_witness(name: str, data: dict, tactic: str = "symuat_witness") -> lis
     rs, cs = _concrete(row_space(lhs), sizes), _concrete(col_space(lhs), sizes)
     args += [_index(at[0], rs), _index(at[1], cs)]
     statement = (f"Theorem {name} :\n  ~ (forall " + " ".join(binders) + ",\n"
-                 f"     {_strip(left)} =m {_strip(right)}).")
+                 f"     {strip(left)} =m {strip(right)}).")
     proof = f"move=> H; move: (H {' '.join(args)}); {tactic}."
     return [Exported(name, statement, proof)]
 
