@@ -334,7 +334,7 @@ def tex_spans(text: str) -> list[tuple[int, int]]:
 
 
 def _tex_inline(tex: str) -> str:
-    """A stretch of TeX from prose as inline math; one MathJax could not typeset (unbalanced
+    r"""A stretch of TeX from prose as inline math; one MathJax could not typeset (unbalanced
     braces, a ``\left`` without its ``\right``) as Unicode text instead."""
     from symuat.render.report import pretty
 
@@ -1549,7 +1549,7 @@ def llama_section(figures: Path) -> list[str]:
              ("sum of all terms (30 σ-terms)", f"{dec.total:+.6f}"), ("the model's logit", f"{dec.logit:+.6f}")]
     lines += [f"``symuat model explain --model smollm2 --token ' Paris'``: the logit of "
               f"{_escape(repr(dec.token_text))} at the last position, term by term "
-              f"(\|sum − logit\| = {dec.abs_error:.1e}):", "", _table(rows, ("term", "value")), ""]
+              rf"(\|sum − logit\| = {dec.abs_error:.1e}):", "", _table(rows, ("term", "value")), ""]
     try:
         from symuat.numeric.figures import duat_terms_figure
 
