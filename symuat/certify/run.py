@@ -27,7 +27,7 @@ from symuat.certify.refutation import DENIED_HOLDS, export_check_refutation
 
 #: the core groups (claim IDs), then the further groups exported where in the fragment
 CORE = r"(D|P|M|H)\d+|X1|X3"
-LIBRARY = ("SymuatMx.v", "SymuatTac.v", "SymuatLemmas.v", "SymuatWitness.v", "SymuatCount.v")
+LIBRARY = ("SymuatMx.v", "SymuatTac.v", "SymuatLemmas.v", "SymuatWitness.v", "SymuatCount.v", "SymuatDepth.v")
 
 
 def proved_for_symbolic_sizes(verdict) -> bool:

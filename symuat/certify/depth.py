@@ -1,0 +1,97 @@
+r"""The inductions over the number of layers (L2, T7, T9) as Coq theorems for every depth.
+
+symuat proves Lemma 2 (``L2.main.exact[induction]``), the Transformer→DUAT recursion
+(``T7.exact[…]``) and the Eq. 34 bias recursion (``T9[…]``) by an induction meta-argument: a base
+case and the one-layer step for a symbolic layer index (``L2.8[front=raw]``), each an identity
+of its normal form. Here each such check is exported as ONE Coq theorem quantified over the
+depth ``L`` (a ``nat``), stated over a network given as a function from the layer index to the
+layer's parameters (``coq/SymuatDepth.v``: ``net``, ``forward``, the combined parameters
+``cW1 cb1 cW3 cW2 cb2``), and proved by the library's induction (:data:`THEOREMS`) from the one-layer step
+(``one_layer_step``, the identity of ``L2.8[front=raw]``, proved in the library: symuat's
+exported statement of it does not close by the library's tactics, the σ arguments are not matched).
+
+>>> t = export_depth("c_L2", "L2.main.exact[induction]")
+>>> print(t.statement)  # doctest: +NORMALIZE_WHITESPACE
+Theorem c_L2 (D F : nat) (sigma : R -> R) (N : net R D F) (x0 : mx R [:: D] [::]) (L : nat) :
+  forward sigma N x0 L =m add (add (mul (cW1 N L) x0) (cb1 N L))
+    (headsum (fun j : 'I_L => mul (cW3 N L j) (ew sigma (add (mul (cW2 N j) x0) (cb2 sigma N x0 j))))).
+>>> t.proof_kind, t.step
+('induction over depth', 'one_layer_step_holds')
+
+A check that is not in :data:`THEOREMS` is not exported here (:class:`Unsupported`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from symuat.certify.export import Exported, Unsupported
+
+_NET = "(D F : nat) (sigma : R -> R) (N : net R D F) (x0 : mx R [:: D] [::]) (L : nat)"
+_BLOCKS = ("(D F : nat) (sigma : R -> R) (att : nat -> mx R [:: D] [::] -> mx R [:: D] [:: D]) "
+           "(W2 : nat -> mx R [:: F] [:: D]) (b2 : nat -> mx R [:: F] [::]) "
+           "(W3 : nat -> mx R [:: D] [:: F]) (b3 : nat -> mx R [:: D] [::]) "
+           "(x0 : mx R [:: D] [::]) (L : nat)")
+
+
+def _form(net: str, bias: str) -> str:
+    return (f"add (add (mul (cW1 {net} L) x0) (cb1 {net} L))\n    (headsum (fun j : 'I_L => "
+            f"mul (cW3 {net} L j) (ew sigma (add (mul (cW2 {net} j) x0) ({bias} sigma {net} x0 j)))))")
+
+
+@dataclass(frozen=True)
+class DepthTheorem:
+    """A library theorem over the depth and the statement a check's export gives it."""
+
+    library: str   # the theorem of coq/SymuatDepth.v that proves it
+    binders: str
+    lhs: str       # the forward pass after L layers
+    rhs: str       # the unrolled (D)UAT form
+    args: str      # the arguments before the step premise
+    what: str      # what it states, for the record
+
+
+_BOTH = "(both_net sigma att W2 b2 W3 b3 x0)"
+_FFN = "(ffn_net sigma att W2 b2 W3 b3 x0)"
+_RESIDUAL = DepthTheorem("residual_unrolling", _NET, "forward sigma N x0 L", _form("N", "cb2"), "sigma N x0",
+                         "Lemma 2 for every depth L: an Eq. 20 network unrolls into the (D)UAT form")
+#: check key → the theorem that certifies it (the checks whose verdict is an induction over depth)
+THEOREMS: dict[str, DepthTheorem] = {
+    "L2.main.exact[induction]": _RESIDUAL,
+    "T7.exact[eq20]": _RESIDUAL,
+    "T7.bias[one]": _RESIDUAL,
+    "T7.exact[eq30,B-both,W1=id+mha]": DepthTheorem(
+        "transformer_both_unrolling", _BLOCKS, "xboth sigma att W2 b2 W3 b3 x0 L", _form(_BOTH, "cb2"),
+        "sigma att W2 b2 W3 b3 x0",
+        "Eq. 33 for every depth L: Transformer blocks with both skips, W'_{l,1} = I + W^mha_l(x_l)"),
+    "T7.exact[eq30,B-ffn,W1=mha]": DepthTheorem(
+        "transformer_ffn_unrolling", _BLOCKS, "xffn sigma att W2 b2 W3 b3 x0 L", _form(_FFN, "cb2"),
+        "sigma att W2 b2 W3 b3 x0",
+        "Eq. 33 for every depth L: Transformer blocks with the FFN skip only, W'_{l,1} = W^mha_l(x_l)"),
+    "T9[eq20,W2in34=layer,W3in34=stage,b3in34=acc]": DepthTheorem(
+        "eq34_unrolling", _NET, "forward sigma N x0 L", _form("N", "eq34"), "sigma N x0",
+        "Eq. 34 (this reading) for every depth L: its biases give the forward pass of an Eq. 20 network"),
+    "T9[eq30,W2in34=layer,W3in34=stage,b3in34=acc]": DepthTheorem(
+        "eq30_eq34_unrolling", _NET, "forward30 sigma N x0 L", _form("(absorbed N)", "eq34"), "sigma N x0",
+        "Eq. 34 (this reading) for every depth L: its biases give the forward pass of an Eq. 30 network"),
+}
+
+
+@dataclass
+class DepthExported(Exported):
+    """A depth theorem: ``step`` names the one-layer identity its proof applies (in ``sides``)."""
+
+    step: str = ""
+    library: str = ""
+
+
+def export_depth(name: str, key: str) -> DepthExported:
+    """The theorem ``name`` certifying check ``key`` for every depth: the library's induction
+    applied to the one-layer step (``one_layer_step_holds``)."""
+    thm = THEOREMS.get(key)
+    if thm is None:
+        raise Unsupported(f"{key} is not an induction over depth this exporter states")
+    statement = f"Theorem {name} {thm.binders} :\n  {thm.lhs} =m {thm.rhs}."
+    proof = f"exact: ({thm.library} {thm.args} (@one_layer_step_holds R D F) L)."
+    return DepthExported(name, statement, proof, proof_kind="induction over depth", probes=(),
+                         step="one_layer_step_holds", library=thm.library)
