@@ -20,13 +20,17 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
+from symuat.certify.depth import THEOREMS as DEPTH_THEOREMS, export_depth
 from symuat.certify.export import Unsupported, batch_file, export_identity
 from symuat.certify.kinds import export_certificates
 from symuat.certify.record import COQ_DIR, fingerprint, out_dir, toolchain
 from symuat.certify.refutation import DENIED_HOLDS, export_check_refutation
 
+#: the claims whose inductions over the number of layers are Coq theorems for every depth
+#: (:mod:`symuat.certify.depth`), with their other checks
+DEPTH_GROUPS = r"L2|T7|T9"
 #: the core groups (claim IDs), then the further groups exported where in the fragment
-CORE = r"(D|P|M|H)\d+|X1|X3"
+CORE = r"(D|P|M|H)\d+|X1|X3|" + DEPTH_GROUPS
 LIBRARY = ("SymuatMx.v", "SymuatTac.v", "SymuatLemmas.v", "SymuatWitness.v", "SymuatCount.v", "SymuatDepth.v")
 
 
@@ -438,6 +442,14 @@ def certify(pattern: str = CORE, out: Path | None = None, jobs: int = 2, timeout
         entry = {"status": None, "theorems": [], "hashes": [], "reason": ""}
         record["checks"][key] = entry
         identity = symbolic_proved(verdict)
+        if key in DEPTH_THEOREMS:
+            # an induction over the depth: one theorem for every number of layers (its step and
+            # the rest proved in coq/SymuatDepth.v)
+            theorems = [export_depth(coq_name(key, 0), key)]
+            entry["theorems"] = [t.name for t in theorems]
+            entry["hashes"] = [t.digest for t in theorems]
+            todo.append((key, theorems))
+            continue
         if identity and not pairs:
             # a check whose verdict *is* another check's (REGISTRY.verdict): it stands or falls
             # with that check's exported theorems
@@ -522,11 +534,13 @@ def certify(pattern: str = CORE, out: Path | None = None, jobs: int = 2, timeout
         entry = record[section[0] if section else "checks"][key]
         got = [results.get(t.name, {"ok": False, "log": "", "reason": "not compiled"}) for t in theorems]
         entry["proofs"] = {t.name: {"proof": t.proof_kind if (key in identities and not section)
-                                    or entry.get("kind") == "identity"
+                                    or entry.get("kind") == "identity" or getattr(t, "library", "")
                                     else "certificate"} for t in theorems}
         for t in theorems:
             if getattr(t, "fallback", ""):
                 entry["proofs"][t.name]["fallback"] = t.fallback
+            if getattr(t, "library", ""):  # an induction over depth: the library theorem and its step
+                entry["proofs"][t.name].update(library=t.library, step=t.step)
         if all(r["ok"] for r in got):
             entry["status"] = "certified"
             chains = chains_of("".join(r["log"] for r in got))
@@ -563,7 +577,8 @@ def certify(pattern: str = CORE, out: Path | None = None, jobs: int = 2, timeout
     record["summary"]["symbolic_proved"] = len(statuses)
     kinds = [p["proof"] for e in record["checks"].values() if e["status"] == "certified"
              and not e.get("via") for p in e.get("proofs", {}).values()]
-    record["summary"]["proofs"] = {k: kinds.count(k) for k in ("normal form", "direct", "certificate")}
+    record["summary"]["proofs"] = {k: kinds.count(k) for k in ("normal form", "direct", "certificate",
+                                                               "induction over depth")}
     refuted = [e["status"] for e in record["refutations"].values()]
     record["summary"]["refutations"] = {s: refuted.count(s) for s in ("certified", "failed", "unsupported")}
     record["summary"]["refutations"]["total"] = len(refuted)
