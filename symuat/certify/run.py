@@ -513,8 +513,12 @@ def certify(pattern: str = CORE, out: Path | None = None, jobs: int = 2, timeout
         todo.append((key, theorems, "corrections"))
 
     # batches: the theorems dealt to ``jobs`` files, longest statements first (a balanced load)
+    # (the theorems over the depth in a file of their own: it compiles whole, so coqchk re-checks
+    # them whatever fails in the other batches)
     allthm = sorted((t for _, ts, *_ in todo for t in ts), key=lambda t: -len(t.statement))
-    batches = [allthm[k::max(1, jobs)] for k in range(max(1, jobs))]
+    depth = [t for t in allthm if getattr(t, "library", "")]
+    rest = [t for t in allthm if not getattr(t, "library", "")]
+    batches = [rest[k::max(1, jobs)] for k in range(max(1, jobs))] + [depth]
     batches = [b for b in batches if b]
 
     def build(item):
