@@ -138,3 +138,19 @@ def test_coq_rejects_a_correction_with_a_dropped_transpose(coq_lib, cases):
     assert mutant.statement.count("(tr ") == true.statement.count("(tr ") - 1
     res = compile_batch(coq_lib / "lib", [true, mutant], coq_lib / "theories" / "depth_correction.v", timeout=300)
     assert res["k_p6"]["ok"] and not res["k_p6_dropped"]["ok"]
+
+
+def test_inner_summed_indices_keep_their_own_ranges_in_the_certificate():
+    """Inside σ, L2.2.1's two inner terms sum over indices of different ranges (W_{1,1}: D×D,
+    W_{1,3}: D×F): the normal form (and the Coq certificate printed from it) gives each its own
+    — it once gave both the range F, and Coq rejected the certificate."""
+    from symuat.certify.export import _Ctx, _term
+    from symuat.certify.normal_form import nf_term
+
+    (_, pairs, _), = _captured("L2.2.1").values()
+    lhs, rhs, _ = pairs[0]
+    ctx = _Ctx()
+    _term(lhs, ctx), _term(rhs, ctx)
+    nf = nf_term(ctx, lhs, rhs)
+    assert r"\sum_(l1_0 < D) \sum_(l1_1 < D) W__1_1_ (l1_0, tt) (l1_1, tt)" in nf
+    assert r"\sum_(l1_0 < D) \sum_(l1_1 < F) W__1_3_ (l1_0, tt) (l1_1, tt)" in nf
