@@ -231,6 +231,59 @@ apply: meq_trans (residual_unrolling L) _; apply: add_meq => //; apply: headsum_
 by apply: mul_meq => //; apply: ew_meq; apply: add_meq => //; apply: meq_sym; exact: eq34_meq_cb2.
 Qed.
 
+(** ** X6.telescope: a readout [ρ] of [x_L], by the transposed chain [ρ_L = ρ],
+    [ρ_{j-1} = W1_jᵀ ρ_j] ([rho_chain ρ L k] = [ρ_k] for the first [L] layers: the last layer
+    peeled off, [ρ] becomes [W1_{L-1}ᵀ ρ]) *)
+Fixpoint rho_chain (rho : mx R [:: D] [::]) L k : mx R [:: D] [::] :=
+  if L is L'.+1 then (if (k <= L')%N then rho_chain (mul (tr (nW1 N L')) rho) L' k else rho) else rho.
+
+Lemma mul_idm_vec (x : mx R [:: D] [::]) : mul (idm [:: D]) x =m x.
+Proof.
+move=> [i []] [] /=; rewrite /mul /idm /=.
+rewrite (bigD1 i) //= big1 => [|k /negbTE nk]; first by rewrite /delta eqxx mulr1 mul1r addr0.
+by rewrite /delta /= eq_sym nk !mul0r.
+Qed.
+Lemma readout_assoc K (rho : mx R [:: D] [::]) (W : mx R [:: D] [:: D]) (M : mx R [:: D] [:: K])
+    (s : mx R [:: K] [::]) :
+  mul (tr rho) (mul (mul W M) s) =m mul (tr (mul (tr W) rho)) (mul M s).
+Proof. symuat_entry. Qed.
+Lemma readout_last (rho : mx R [:: D] [::]) (W3 : mx R [:: D] [:: F]) (s : mx R [:: F] [::]) :
+  mul (tr rho) (mul W3 s) =m mul (tr (mul (tr W3) rho)) s.
+Proof. symuat_entry. Qed.
+Lemma readout_headsum n (rho : mx R [:: D] [::]) (G : 'I_n -> mx R [:: D] [::]) :
+  mul (tr rho) (headsum G) =m headsum (fun j => mul (tr rho) (G j)).
+Proof. symuat_entry. Qed.
+
+Lemma readout_linear L rho : mul (tr rho) (mul (cW1 L) x0) =m mul (tr (rho_chain rho L 0)) x0.
+Proof.
+elim: L rho => [|L IH] rho /=; first by apply: mul_meq => //; exact: mul_idm_vec.
+apply: meq_trans (readout_assoc _ _ _ _) _; exact: IH.
+Qed.
+
+Lemma readout_term L rho j (s : mx R [:: F] [::]) : (j < L)%N ->
+  mul (tr rho) (mul (cW3 L j) s) =m mul (tr (mul (tr (nW3 N j)) (rho_chain rho L j.+1))) s.
+Proof.
+elim: L rho => [//|L IH] rho lt /=.
+case: (ltnP j L) => [lt'|ge].
+  apply: meq_trans (readout_assoc _ _ _ _) _; exact: IH.
+have e : j = L by apply/eqP; rewrite eqn_leq ge -ltnS lt.
+rewrite e; exact: readout_last.
+Qed.
+
+(** [ρᵀ x'_L = ρ_0ᵀ x'_0 + ρᵀ c_L + Σ_{j<L} (W3_jᵀ ρ_{j+1})ᵀ σ(W'_{j,2} x'_0 + b'_{j,2})] for every depth *)
+Theorem readout_telescope L (rho : mx R [:: D] [::]) :
+  mul (tr rho) (forward L) =m
+  add (add (mul (tr (rho_chain rho L 0)) x0) (mul (tr rho) (cb1 L)))
+      (headsum (fun j : 'I_L => mul (tr (mul (tr (nW3 N j)) (rho_chain rho L j.+1)))
+                                    (ew sigma (add (mul (cW2 j) x0) (cb2 j))))).
+Proof.
+apply: meq_trans (mul_meq (meq_refl (tr rho)) (residual_unrolling L)) _.
+apply: meq_trans (mul_addr _ _ _) _; apply: add_meq.
+  apply: meq_trans (mul_addr _ _ _) _; apply: add_meq => //; exact: readout_linear.
+apply: meq_trans (readout_headsum _ _) _; apply: headsum_meq => j.
+exact: readout_term (ltn_ord j).
+Qed.
+
 (** Any sequence of states that follows the layers is the forward pass *)
 Lemma follows_forward (y : nat -> mx R [:: D] [::]) :
   y 0%N =m x0 ->

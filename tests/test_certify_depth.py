@@ -1,7 +1,7 @@
 """The inductions over the number of layers in Coq (coq/SymuatDepth.v), and Coq's mutants.
 
-Lemma 2 (L2.main.exact[induction]), the Transformer→DUAT recursion (T7.exact[…]) and the Eq. 34
-biases (T9[…]) are each ONE Coq theorem quantified over the depth ``L`` (:mod:`symuat.certify.depth`).
+Lemma 2 (L2.main.exact[induction]), the Transformer→DUAT recursion (T7.exact[…]), the Eq. 34
+biases (T9[…]) and X6's telescoping of a readout (X6.telescope) are each ONE Coq theorem quantified over the depth ``L`` (:mod:`symuat.certify.depth`).
 Each is refutable: the library with a wrong induction step, an unrolled sum missing its last
 layer, earlier ``W'_{j,3}`` left unmultiplied, or a static Eq. 34 bias does not compile. The
 certify exporters reject what does not hold: a counterexample at which the sides agree, a
@@ -38,10 +38,14 @@ def test_each_induction_is_one_theorem_quantified_over_the_number_of_layers():
         assert key in keys, key
         t = export_depth("c", key)
         head, _, body = t.statement.partition(" :\n")
-        assert head.endswith("(L : nat)") and "(D F : nat)" in head
+        assert " (L : nat)" in head and "(D F : nat)" in head
         # the forward pass after L layers = (W'_{L,1} x_0 + b'_{L,1}) + Σ_{j<L} W'_{j,3} σ(W'_{j,2} x_0 + b'_{j,2})
-        assert body.startswith(f"  {thm.lhs} =m add (add (mul (cW1 ")
-        assert "(headsum (fun j : 'I_L => mul (cW3 " in body and "(ew sigma (add (mul (cW2 " in body
+        assert body.startswith(f"  {thm.lhs} =m add (add (mul (")
+        assert "(headsum (fun j : 'I_L => mul (" in body and "(ew sigma (add (mul (cW2 " in body
+        if key != "X6.telescope":  # the forward pass = (W'_{L,1} x_0 + b'_{L,1}) + Σ_j W'_{j,3} σ(…)
+            assert body.startswith(f"  {thm.lhs} =m add (add (mul (cW1 ") and "=> mul (cW3 " in body
+        else:  # ρᵀ x_L = ρ_0ᵀ x_0 + ρᵀ c_L + Σ_j (W3_jᵀ ρ_{j+1})ᵀ σ(…)
+            assert "(tr (rho_chain N rho L 0)) x0" in body and "(tr (mul (tr (nW3 N j)) (rho_chain N rho L j.+1)))" in body
         assert t.proof.startswith(f"exact: ({thm.library} ") and t.proof_kind == "induction over depth"
     with pytest.raises(Unsupported, match="not an induction over depth"):
         export_depth("c", "L2.main.exact[L=2]")
@@ -50,9 +54,9 @@ def test_each_induction_is_one_theorem_quantified_over_the_number_of_layers():
 def test_the_certify_pattern_takes_in_the_depth_claims():
     import re
 
-    for cid in ("L2", "T7", "T9", "P5", "H7", "X3"):
+    for cid in ("L2", "T7", "T9", "X6", "P5", "H7", "X3"):
         assert re.fullmatch(CORE, cid), cid
-    for cid in ("T8", "A4", "X6"):
+    for cid in ("T8", "A4", "X7"):
         assert not re.fullmatch(CORE, cid), cid
 
 
@@ -76,6 +80,9 @@ LIBRARY_MUTANTS = (
     ("the layers are applied one index late",
      "then layer_app sigma (nW1 N L') (nW2 N L') (nb2 N L') (nW3 N L') (nb3 N L') (forward L') else x0.",
      "then layer_app sigma (nW1 N L'.+1) (nW2 N L') (nb2 N L') (nW3 N L') (nb3 N L') (forward L') else x0."),
+    ("the readout chain without the transposes: ρ_{j-1} = W1_j ρ_j",
+     "then (if (k <= L')%N then rho_chain (mul (tr (nW1 N L')) rho) L' k else rho) else rho.",
+     "then (if (k <= L')%N then rho_chain (mul (nW1 N L') rho) L' k else rho) else rho."),
     ("Eq. 34 with the raw bias of the previous layer (b3in34=raw) for the accumulated one",
      "    eq34_form (nW2 N j') (nb2 N j') (cb1 j')",
      "    eq34_form (nW2 N j') (nb2 N j') (nb3 N j')"),

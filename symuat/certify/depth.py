@@ -1,7 +1,8 @@
 r"""The inductions over the number of layers (L2, T7, T9) as Coq theorems for every depth.
 
 symuat proves Lemma 2 (``L2.main.exact[induction]``), the Transformer→DUAT recursion
-(``T7.exact[…]``) and the Eq. 34 bias recursion (``T9[…]``) by an induction meta-argument: a base
+(``T7.exact[…]``), the Eq. 34 bias recursion (``T9[…]``) and X6's telescoping of a readout
+(``X6.telescope``) by an induction meta-argument: a base
 case and the one-layer step for a symbolic layer index (``L2.8[front=raw]``), each an identity
 of its normal form. Here each such check is exported as ONE Coq theorem quantified over the
 depth ``L`` (a ``nat``), stated over a network given as a function from the layer index to the
@@ -49,6 +50,7 @@ class DepthTheorem:
     rhs: str       # the unrolled (D)UAT form
     args: str      # the arguments before the step premise
     what: str      # what it states, for the record
+    tail: str = ""  # the arguments after the depth
 
 
 _BOTH = "(both_net sigma att W2 b2 W3 b3 x0)"
@@ -71,6 +73,12 @@ THEOREMS: dict[str, DepthTheorem] = {
     "T9[eq20,W2in34=layer,W3in34=stage,b3in34=acc]": DepthTheorem(
         "eq34_unrolling", _NET, "forward sigma N x0 L", _form("N", "eq34"), "sigma N x0",
         "Eq. 34 (this reading) for every depth L: its biases give the forward pass of an Eq. 20 network"),
+    "X6.telescope": DepthTheorem(
+        "readout_telescope", _NET + " (rho : mx R [:: D] [::])", "mul (tr rho) (forward sigma N x0 L)",
+        "add (add (mul (tr (rho_chain N rho L 0)) x0) (mul (tr rho) (cb1 N L)))\n    (headsum (fun j : 'I_L => "
+        "mul (tr (mul (tr (nW3 N j)) (rho_chain N rho L j.+1))) (ew sigma (add (mul (cW2 N j) x0) (cb2 sigma N x0 j)))))",
+        "sigma N x0", "X6's telescoping for every depth L: a readout of x_L through the transposed chain "
+        "rho_L = rho, rho_{j-1} = W1_j^T rho_j", tail=" rho"),
     "T9[eq30,W2in34=layer,W3in34=stage,b3in34=acc]": DepthTheorem(
         "eq30_eq34_unrolling", _NET, "forward30 sigma N x0 L", _form("(absorbed N)", "eq34"), "sigma N x0",
         "Eq. 34 (this reading) for every depth L: its biases give the forward pass of an Eq. 30 network"),
@@ -92,6 +100,6 @@ def export_depth(name: str, key: str) -> DepthExported:
     if thm is None:
         raise Unsupported(f"{key} is not an induction over depth this exporter states")
     statement = f"Theorem {name} {thm.binders} :\n  {thm.lhs} =m {thm.rhs}."
-    proof = f"exact: ({thm.library} {thm.args} (@one_layer_step_holds R D F) L)."
+    proof = f"exact: ({thm.library} {thm.args} (@one_layer_step_holds R D F) L{thm.tail})."
     return DepthExported(name, statement, proof, proof_kind="induction over depth", probes=(),
                          step="one_layer_step_holds", library=thm.library)

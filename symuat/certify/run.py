@@ -28,7 +28,7 @@ from symuat.certify.refutation import DENIED_HOLDS, export_check_refutation
 
 #: the claims whose inductions over the number of layers are Coq theorems for every depth
 #: (:mod:`symuat.certify.depth`), with their other checks
-DEPTH_GROUPS = r"L2|T7|T9"
+DEPTH_GROUPS = r"L2|T7|T9|X6"
 #: the core groups (claim IDs), then the further groups exported where in the fragment
 CORE = r"(D|P|M|H)\d+|X1|X3|" + DEPTH_GROUPS
 LIBRARY = ("SymuatMx.v", "SymuatTac.v", "SymuatLemmas.v", "SymuatWitness.v", "SymuatCount.v", "SymuatDepth.v")
