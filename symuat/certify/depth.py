@@ -8,8 +8,8 @@ of its normal form. Here each such check is exported as ONE Coq theorem quantifi
 depth ``L`` (a ``nat``), stated over a network given as a function from the layer index to the
 layer's parameters (``coq/SymuatDepth.v``: ``net``, ``forward``, the combined parameters
 ``cW1 cb1 cW3 cW2 cb2``), and proved by the library's induction (:data:`THEOREMS`) from the one-layer step
-(``one_layer_step``, the identity of ``L2.8[front=raw]``, proved in the library: symuat's
-exported statement of it does not close by the library's tactics, the σ arguments are not matched).
+(``one_layer_step``, the identity of ``L2.8[front=raw]``): discharged by that identity as symuat's
+normal form proves it, exported before the theorem (``step``), else by the library's own proof of it.
 
 >>> t = export_depth("c_L2", "L2.main.exact[induction]")
 >>> print(t.statement)  # doctest: +NORMALIZE_WHITESPACE
@@ -93,13 +93,41 @@ class DepthExported(Exported):
     library: str = ""
 
 
-def export_depth(name: str, key: str) -> DepthExported:
+def export_depth(name: str, key: str, step=None, step_nf_key=None) -> DepthExported:
     """The theorem ``name`` certifying check ``key`` for every depth: the library's induction
-    applied to the one-layer step (``one_layer_step_holds``)."""
+    applied to the one-layer step. ``step``: the pair ``(lhs, rhs)`` symuat's normal form proved for
+    one layer (:data:`STEP_CHECK`); the premise [one_layer_step] is then discharged by that identity,
+    exported as every identity is (proved from symuat's normal form, ``step_nf_key`` replacing the
+    certificate for the mutant tests) and placed before the theorem, so each batch entry stands alone;
+    a pair that is not the one-layer step does not discharge it and Coq rejects the theorem.
+    Without ``step``, the library's own proof of the step (``one_layer_step_holds``)."""
     thm = THEOREMS.get(key)
     if thm is None:
         raise Unsupported(f"{key} is not an induction over depth this exporter states")
     statement = f"Theorem {name} {thm.binders} :\n  {thm.lhs} =m {thm.rhs}."
-    proof = f"exact: ({thm.library} {thm.args} (@one_layer_step_holds R D F) L{thm.tail})."
+    if step is None:
+        proof = f"exact: ({thm.library} {thm.args} (@one_layer_step_holds R D F) L{thm.tail})."
+        return DepthExported(name, statement, proof, proof_kind="induction over depth", probes=(),
+                             step="one_layer_step_holds", library=thm.library)
+    from symuat.certify.export import export_identity
+
+    exported = export_identity(f"{name}_step", *step, nf_key=step_nf_key)
+    # the premise's ten binders introduced in the library's order, then the exported identity
+    # applied: unification matches it whatever the order of its own binders
+    proof = (f"refine ({thm.library} {thm.args} _ L{thm.tail}). "
+             f"move=> ? ? ? ? ? ? ? ? ? ?; exact: {exported.name}.")
     return DepthExported(name, statement, proof, proof_kind="induction over depth", probes=(),
-                         step="one_layer_step_holds", library=thm.library)
+                         sides=exported.batch_text(), step=exported.name, library=thm.library)
+
+
+#: the check whose identity is the one-layer step (Eq. 26–27, the settings applied simultaneously)
+STEP_CHECK = "L2.8[front=raw]"
+
+
+def step_pair(captured: dict):
+    """The one-layer identity ``(lhs, rhs)`` as :data:`STEP_CHECK` proved it (from ``captured``,
+    :func:`symuat.certify.run.capture`'s result, if that check ran), else None."""
+    verdict, pairs = captured.get(STEP_CHECK, (None, []))
+    if verdict is None or str(verdict.status) != "proved" or len(pairs) != 1 or pairs[0][2]:
+        return None
+    return pairs[0][0], pairs[0][1]

@@ -20,7 +20,7 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from symuat.certify.depth import THEOREMS as DEPTH_THEOREMS, export_depth
+from symuat.certify.depth import THEOREMS as DEPTH_THEOREMS, export_depth, step_pair
 from symuat.certify.export import Unsupported, batch_file, export_identity
 from symuat.certify.kinds import export_certificates
 from symuat.certify.record import COQ_DIR, fingerprint, out_dir, toolchain
@@ -443,9 +443,9 @@ def certify(pattern: str = CORE, out: Path | None = None, jobs: int = 2, timeout
         record["checks"][key] = entry
         identity = symbolic_proved(verdict)
         if key in DEPTH_THEOREMS:
-            # an induction over the depth: one theorem for every number of layers (its step and
-            # the rest proved in coq/SymuatDepth.v)
-            theorems = [export_depth(coq_name(key, 0), key)]
+            # an induction over the depth: one theorem for every number of layers (coq/SymuatDepth.v),
+            # its step discharged by the one-layer identity symuat's normal form proved
+            theorems = [export_depth(coq_name(key, 0), key, step=step_pair(captured))]
             entry["theorems"] = [t.name for t in theorems]
             entry["hashes"] = [t.digest for t in theorems]
             todo.append((key, theorems))
