@@ -17,7 +17,7 @@ import pytest
 from sympy import Transpose, preorder_traversal
 
 import symuat.claims  # noqa: F401  (registration)
-from symuat.certify.depth import THEOREMS, export_depth
+from symuat.certify.depth import STEP_CHECK, THEOREMS, export_depth, step_pair
 from symuat.certify.export import Unsupported, export_identity
 from symuat.certify.record import COQ_DIR
 from symuat.certify.refutation import export_refutation, refutation_data
@@ -64,6 +64,21 @@ def test_the_depth_theorems_compile_without_axioms(coq_lib):
     thms = [export_depth(f"d{n}", key) for n, key in enumerate(THEOREMS)]
     res = compile_batch(coq_lib / "lib", thms, coq_lib / "theories" / "depth_batch.v", timeout=300)
     assert {t.name: res[t.name]["ok"] for t in thms} == {t.name: True for t in thms}
+
+
+def test_the_step_is_discharged_by_symuats_one_layer_identity_and_no_other(coq_lib):
+    """With the identity of L2.8[front=raw] (exported, proved from symuat's normal form) the
+    theorem compiles; with another true identity (L2.6.1: Eq. 26, step 1) in its place the premise
+    is not discharged and Coq rejects the theorem."""
+    captured = capture([c for c in REGISTRY.all_checks() if c.key in (STEP_CHECK, "L2.6.1")])
+    step = step_pair(captured)
+    assert step is not None
+    other = captured["L2.6.1"][1][0][:2]
+    true = export_depth("d_step", "L2.main.exact[induction]", step=step)
+    wrong = export_depth("d_other", "L2.main.exact[induction]", step=other)
+    assert true.step == "d_step_step" and "Theorem d_step_step " in true.sides
+    res = compile_batch(coq_lib / "lib", [true, wrong], coq_lib / "theories" / "depth_step.v", timeout=300)
+    assert res["d_step"]["ok"] and not res["d_other"]["ok"]
 
 
 #: false variants of the library: (what is wrong, the text replaced, its replacement)
