@@ -15,13 +15,13 @@
 
     The inductive step is the one-layer identity symuat's normal form proves for a symbolic layer
     index (check [L2.8[front=raw]]), stated as [one_layer_step]: every theorem here takes it as a
-    premise, and [one_layer_step_holds] proves it (symuat's exported statement of that identity
-    does not close by [symuat_nf] or [symuat_entry]: the σ arguments are not matched; so it is
-    proved from distributivity and associativity of the product and congruence).  What else the
-    proofs use is proved here once: congruence of the operations for [=m], the sum over the
-    earlier layers ([mul_headsum_assoc]: L2.8.sum, by [symuat_entry]) and, for Transformer
-    blocks, the block as an Eq. 20 layer ([block_both_eq30], [block_ffn_eq30]: T3.1;
-    [layer30_eq20]: T3.2 and T4.match). *)
+    premise.  [symuat certify] discharges it with that identity as exported and proved from
+    symuat's normal form (symuat.certify.depth); [one_layer_step_holds] proves it here too, from
+    distributivity and associativity of the product and congruence.  What else the proofs use is
+    proved here once: congruence of the operations for [=m], the sum over the earlier layers
+    ([mul_headsum_assoc]: L2.8.sum, by [symuat_entry]) and, for Transformer blocks, the block as
+    an Eq. 20 layer ([block_both_eq30], [block_ffn_eq30]: T3.1; [layer30_eq20]: T3.2 and
+    T4.match). *)
 From mathcomp Require Import all_ssreflect all_algebra.
 From Coq Require Import Setoid Morphisms Ring.
 From Symuat Require Import SymuatMx SymuatTac.
@@ -86,10 +86,9 @@ move=> E; apply: add_meq; first by apply: add_meq => //; apply: mul_meq.
 by apply: mul_meq => //; apply: ew_meq; apply: add_meq => //; apply: mul_meq.
 Qed.
 
-(** The step, proved here: symuat exports it (the statement of [L2.8[front=raw]], the same
-    identity), but neither [symuat_nf] nor [symuat_entry] closes it (matching the arguments of σ
-    after the prenex form fails); so it is proved from distributivity and associativity of the
-    product (each by [symuat_entry] or by its index rule) and congruence. *)
+(** The step, proved here as well (the certify tier uses symuat's exported identity instead): from
+    distributivity and associativity of the product (each by [symuat_entry] or by its index rule)
+    and congruence. *)
 Lemma sumI_add s (G H : idx s -> R) : sumI (fun k => G k + H k) = sumI G + sumI H.
 Proof. elim: s G H => [|d s IH] G H //=; rewrite -big_split; apply: eq_bigr => a _; exact: IH. Qed.
 Lemma mul_addr rs ks cs (W : mx R rs ks) (X Y : mx R ks cs) :
