@@ -208,6 +208,15 @@ Ltac symuat_close :=
   with close := first [ term | ac ]
   in close.
 
+(** Every [+] stated as the ring's (convertible: the same operation). A certificate's sum (typed
+    [: R]) and a rewritten side can carry the commutative ring's Z-module [+] and its ring's;
+    [ring] reifies one, so a sum of the same summands in another order (L2.6.1) did not close. *)
+Ltac symuat_one_add :=
+  lazymatch goal with R : GRing.ComRing.type |- _ =>
+    try change (@GRing.add (GRing.ComRing.zmodType R))
+           with (@GRing.add (GRing.Ring.zmodType (GRing.ComRing.ringType R)))
+  end.
+
 (** The whole procedure for [lhs =m rhs]: the node definitions unfolded ([symuat_unfold_nodes]),
     the prenex form, the deltas, the closing. *)
 Tactic Notation "symuat_entry" :=
@@ -215,7 +224,7 @@ Tactic Notation "symuat_entry" :=
   move=> I J; symuat_destruct;
   symuat_unfold_nodes;
   cbn [sumI splitI deltaI cat fst snd];
-  symuat_prenex; symuat_deltas; cbn [fst snd]; symuat_prenex; symuat_close.
+  symuat_prenex; symuat_deltas; cbn [fst snd]; symuat_prenex; symuat_one_add; symuat_close.
 
 (** The same procedure for a statement proved under hypotheses on lines of its leaves (premises
     [Hl : forall …, Σ_b F(b) = v], in the theorem's statement): after the prenex form and the
@@ -259,7 +268,7 @@ Tactic Notation "symuat_nf" :=
     rewrite /nf; clear nf; cbn beta iota;
     try (lazymatch goal with |- _ = ?M => lazymatch M with context [delta _ _] =>
            symuat_prenex; symuat_deltas; symuat_prenex end end);
-    symuat_close
+    symuat_one_add; symuat_close
   end.
 
 Global Opaque dl.

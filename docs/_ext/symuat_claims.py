@@ -609,7 +609,10 @@ def _coq_derivation(cert: dict) -> list[str]:
     for name in cert["theorems"]:
         p = proofs.get(name, {})
         chain = p.get("chain") or {}
-        if "lhs" in chain:
+        if p.get("proof") == "induction over depth":  # one theorem for every depth (coq/SymuatDepth.v)
+            lines += [f"- ``{name}`` — for every number of layers L, by induction: {_coq_name(p['library'])} "
+                      f"applied to the one-layer step ``{p['step']}`` (symuat's identity for one layer)."]
+        elif "lhs" in chain:
             lines += [f"- ``{name}`` — left side: {names(chain['lhs'])} ⟶ **symuat's normal form** "
                       f"⟵ right side: {names(chain['rhs'])}; hence equal ({_coq_name(chain['step'])})."]
         elif "direct" in chain and p.get("proof") == "certificate":

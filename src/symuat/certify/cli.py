@@ -57,7 +57,10 @@ def summary_lines(record: dict, width: int | None = None) -> list[str]:
     out += wrap(f"theorems: {kinds.get('normal form', 0)} identities replay symuat's normal form "
                 f"(meq_via_nf), {kinds.get('direct', 0)} by the direct tactic"
                 + (f"; {kinds['certificate']} of other kinds (witnesses, counts, printed sums)"
-                   if kinds.get("certificate") else ""), width, "  ", "    ")
+                   if kinds.get("certificate") else "")
+                + (f"; {kinds['induction over depth']} by induction over the number of layers "
+                   "(one theorem for every depth L)" if kinds.get("induction over depth") else ""),
+                width, "  ", "    ")
     for key, entry in sorted(record["checks"].items()):
         if entry["status"] != "certified":
             out += wrap(f"{entry['status']:<11} {key}: {shorten(' '.join(entry['reason'].split()), 160, placeholder=' …')}", width, "  ", "    ")

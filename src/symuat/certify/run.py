@@ -21,6 +21,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from symuat.certify.coq_terms import Unsupported
+from symuat.certify.depth import STEP_CHECK, THEOREMS as DEPTH_THEOREMS, export_depth, step_pair
 from symuat.certify.export import batch_file, export_identity
 from symuat.certify.kinds import export_certificates
 from symuat.certify.record import COQ_DIR, fingerprint, out_dir, toolchain
@@ -28,7 +29,15 @@ from symuat.certify.refutation import DENIED_HOLDS, export_check_refutation
 
 #: the core groups (claim IDs), then the further groups exported where in the fragment
 CORE = r"(D|P|M|H)\d+|X1|X3"
-LIBRARY = ("SymuatMx.v", "SymuatTac.v", "SymuatLemmas.v", "SymuatWitness.v", "SymuatCount.v")
+
+
+def selected(check, pattern: str, depth: bool = True) -> bool:
+    """Whether ``check`` is in a certify run of ``pattern`` (claim IDs): its claim matches, or
+    (``depth``) it is an induction over the number of layers that :mod:`symuat.certify.depth` states
+    as one Coq theorem for every depth (L2, T7, T9, X6), or the one-layer identity their step is."""
+    return bool(re.fullmatch(pattern, check.id.split(".")[0])) or (
+        depth and (check.key in DEPTH_THEOREMS or check.key == STEP_CHECK))
+LIBRARY = ("SymuatMx.v", "SymuatTac.v", "SymuatLemmas.v", "SymuatWitness.v", "SymuatCount.v", "SymuatDepth.v")
 
 
 def proved_for_symbolic_sizes(verdict) -> bool:
@@ -424,7 +433,7 @@ def certify(pattern: str = CORE, out: Path | None = None, jobs: int = 2, timeout
         shutil.rmtree(out)
     (out / "theories").mkdir(parents=True)
     lib_seconds = compile_library(out)
-    checks = [c for c in REGISTRY.all_checks() if re.fullmatch(pattern, c.id.split(".")[0])]
+    checks = [c for c in REGISTRY.all_checks() if selected(c, pattern)]
     certificates: dict = {}
     unequal: dict = {}
     results: list = []
@@ -439,6 +448,14 @@ def certify(pattern: str = CORE, out: Path | None = None, jobs: int = 2, timeout
         entry = {"status": None, "theorems": [], "hashes": [], "reason": ""}
         record["checks"][key] = entry
         identity = symbolic_proved(verdict)
+        if key in DEPTH_THEOREMS:
+            # an induction over the depth: one theorem for every number of layers (coq/SymuatDepth.v),
+            # its step discharged by the one-layer identity symuat's normal form proved
+            theorems = [export_depth(coq_name(key, 0), key, step=step_pair(captured))]
+            entry["theorems"] = [t.name for t in theorems]
+            entry["hashes"] = [t.digest for t in theorems]
+            todo.append((key, theorems))
+            continue
         if identity and not pairs:
             # a check whose verdict *is* another check's (REGISTRY.verdict): it stands or falls
             # with that check's exported theorems
@@ -502,8 +519,12 @@ def certify(pattern: str = CORE, out: Path | None = None, jobs: int = 2, timeout
         todo.append((key, theorems, "corrections"))
 
     # batches: the theorems dealt to ``jobs`` files, longest statements first (a balanced load)
+    # (the theorems over the depth in a file of their own: it compiles whole, so coqchk re-checks
+    # them whatever fails in the other batches)
     allthm = sorted((t for _, ts, *_ in todo for t in ts), key=lambda t: -len(t.statement))
-    batches = [allthm[k::max(1, jobs)] for k in range(max(1, jobs))]
+    depth = [t for t in allthm if getattr(t, "library", "")]
+    rest = [t for t in allthm if not getattr(t, "library", "")]
+    batches = [rest[k::max(1, jobs)] for k in range(max(1, jobs))] + [depth]
     batches = [b for b in batches if b]
 
     def build(item):
@@ -523,11 +544,13 @@ def certify(pattern: str = CORE, out: Path | None = None, jobs: int = 2, timeout
         entry = record[section[0] if section else "checks"][key]
         got = [results.get(t.name, {"ok": False, "log": "", "reason": "not compiled"}) for t in theorems]
         entry["proofs"] = {t.name: {"proof": t.proof_kind if (key in identities and not section)
-                                    or entry.get("kind") == "identity"
+                                    or entry.get("kind") == "identity" or getattr(t, "library", "")
                                     else "certificate"} for t in theorems}
         for t in theorems:
             if getattr(t, "fallback", ""):
                 entry["proofs"][t.name]["fallback"] = t.fallback
+            if getattr(t, "library", ""):  # an induction over depth: the library theorem and its step
+                entry["proofs"][t.name].update(library=t.library, step=t.step)
         if all(r["ok"] for r in got):
             entry["status"] = "certified"
             chains = chains_of("".join(r["log"] for r in got))
@@ -564,7 +587,8 @@ def certify(pattern: str = CORE, out: Path | None = None, jobs: int = 2, timeout
     record["summary"]["symbolic_proved"] = len(statuses)
     kinds = [p["proof"] for e in record["checks"].values() if e["status"] == "certified"
              and not e.get("via") for p in e.get("proofs", {}).values()]
-    record["summary"]["proofs"] = {k: kinds.count(k) for k in ("normal form", "direct", "certificate")}
+    record["summary"]["proofs"] = {k: kinds.count(k) for k in ("normal form", "direct", "certificate",
+                                                               "induction over depth")}
     refuted = [e["status"] for e in record["refutations"].values()]
     record["summary"]["refutations"] = {s: refuted.count(s) for s in ("certified", "failed", "unsupported")}
     record["summary"]["refutations"]["total"] = len(refuted)

@@ -273,14 +273,16 @@ def _rename_factor(factor: tuple, mapping: dict[str, str], dims: dict) -> tuple:
         _, fname, inner = factor
         local_dims = dict(dims)
         terms = []
-        for coeff, factors, bound in inner:
-            names = {b for b, _ in bound}
-            local = {k: v for k, v in mapping.items() if k not in names}
+        for t, (coeff, factors, bound) in enumerate(inner):
+            # each term's summed indices get names of their own: two terms may use one canonical
+            # name for indices of different ranges (L2.2.1: ~1_1 < D in one, < F in the other)
+            own = {b: f"{b}#{t}" for b, _ in bound}
+            local = {k: v for k, v in mapping.items() if k not in own} | own
             for b, d in bound:
-                local_dims[b] = d
+                local_dims[own[b]] = d
             terms.append(
                 Term(coeff, tuple(_rename_factor(f, local, local_dims) for f in factors),
-                     tuple(b for b, _ in bound))
+                     tuple(own[b] for b, _ in bound))
             )
         return ("F", fname, normal_form(terms, local_dims, prefix=_inner_prefix(inner)).key)
     raise TypeError(factor)
