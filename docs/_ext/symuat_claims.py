@@ -1405,7 +1405,8 @@ def generate_model_page(app):
              "affine map — and recomputes every hidden state from the combined parameters alone.", ""]
     try:
         from symuat.numeric.figures import dynamic_parameters_figure
-        from symuat.models import ModelError, check_rewrite
+        from symuat.models import ModelError
+        from symuat.models.families.bert import check_rewrite
     except ImportError as exc:
         lines += [f"**Not generated in this build: the model tier is not installed** ({_escape(str(exc))}). "
                   "Install it with ``pip install -e '.[model]' && symuat model install``.", ""]

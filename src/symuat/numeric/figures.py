@@ -135,7 +135,7 @@ def dynamic_parameters_figure(texts: list[str], path, model: str = "minilm") -> 
     import numpy as np
 
     from symuat.expr.attention import MHAOperator, attention_patterns
-    from symuat.models import BertNumpy, load_bert, model_path, tokenize
+    from symuat.models.families.bert import BertNumpy, load_bert, model_path, tokenize
     from symuat.numeric.transformer import layer_norm_scales, to_duat
 
     folder = model_path(model)
