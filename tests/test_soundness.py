@@ -179,7 +179,8 @@ def _poison(folder, key, value, index=(0, 0)):
 def test_non_finite_weight_is_rejected_at_load_naming_the_tensor(tmp_path, value):
     from test_models import _tiny_bert
 
-    from symuat.models import BertNumpy, ModelError, load_bert
+    from symuat.models import ModelError
+    from symuat.models.families.bert import BertNumpy, load_bert
 
     folder = _tiny_bert(tmp_path / "t")
     _poison(folder, "encoder.layer.1.intermediate.dense.weight", value, (3, 2))
@@ -236,7 +237,8 @@ def _config(folder, **changes):
 def test_bad_config_is_blamed_on_config_json(tmp_path, changes, message):
     from test_models import _tiny_bert
 
-    from symuat.models import BertNumpy, ModelError, load_bert
+    from symuat.models import ModelError
+    from symuat.models.families.bert import BertNumpy, load_bert
 
     folder = _tiny_bert(tmp_path / "t")
     _config(folder, **changes)

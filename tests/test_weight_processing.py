@@ -116,15 +116,16 @@ def test_wp_entries_are_grouped_apart_in_the_report(registry, wp_results):
     assert "correction (proved): the masks agree iff N ≤ w" in table  # a "to examine" entry shows its correction
 
 
-# WP5 on symuat's own decoder code: grouped attention (LlamaLayer) against MHA on expanded weights
+# WP5 on symuat's own decoder code: grouped attention (DecoderLayer) against MHA on expanded weights
 _WP5_SIZES = [{"N": 5, "M": 12, "h": 6, "g": 2}, {"N": 4, "M": 16, "h": 4, "g": 2}, {"N": 3, "M": 8, "h": 4, "g": 1}]
 
 
 def _wp5_trial(sizes, seed, *, index=None):
-    """A random decoder layer's attention (grouped, ``LlamaLayer``) against multi-head attention on the
+    """A random decoder layer's attention (grouped, ``DecoderLayer``) against multi-head attention on the
     expanded weights (the K/V columns repeated per head: repeat_interleave; ``index``: another map)."""
     from symuat.kernel.head_maps import repeat_interleave_index
-    from symuat.models.families.llama import apply_rope, random_llama, rms_scales, rope_angles, softmax_causal
+    from symuat.models.families.llama import random_llama
+    from symuat.models.lifts import apply_rope, rms_scales, rope_angles, softmax_causal
 
     rng = np.random.default_rng(seed)
     h, g = sizes["h"], sizes["g"]

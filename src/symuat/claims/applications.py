@@ -252,7 +252,7 @@ def _rank_count(order, sizes):
     vals = {n: rng.integers(-3, 4, size=tuple(int(sp.sympify(d).subs(sizes)) for d in shape)).astype(object)
             for n, shape in decide.leaf_shapes(expr).items()}
     dense = Evaluator(sizes, vals, "exact")(expr)
-    return Fraction(lora.exact_rank(dense))
+    return Fraction(decide.exact_rank(dense))
 
 
 def _a3_rank(order, claim):

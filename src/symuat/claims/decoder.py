@@ -81,7 +81,8 @@ for _o in ("row", "col"):
 
 def _x1_operator_trial(sizes, seed):
     """The matrix-free GQA operator = the dense Σ H_i ⊗ B_iᵀ = the layer's attention, on a random decoder."""
-    from symuat.models.families.llama import GQAOperator, random_llama, rms_scales
+    from symuat.models.families.llama import random_llama
+    from symuat.models.lifts import GQAOperator, rms_scales
 
     rng = np.random.default_rng(seed)
     m = random_llama(rng, M=sizes["M"], heads=sizes["h"], kv_heads=sizes["g"], layers=1)
@@ -96,7 +97,7 @@ def _x1_operator_trial(sizes, seed):
     fwd = (layer.forward(X) - X)  # attention + FFN: isolate attention by the layer's own Y
     Y = X + op.apply(U)
     Z = Y * rms_scales(Y, c.eps)[:, None] * layer.g2
-    from symuat.models.families.llama import silu
+    from symuat.models.lifts import silu
 
     ffn = (silu(Z @ layer.Wg) * (Z @ layer.Wu)) @ layer.Wd
     res = max(np.abs(op @ U.reshape(-1) - dense @ U.reshape(-1)).max(),
@@ -112,7 +113,7 @@ X1.check("operator", ("std", "causal"),
                                                           {"N": 6, "M": 12, "h": 6, "g": 3},
                                                           {"N": 4, "M": 8, "h": 4, "g": 1}],
                                       what=f"float64, random decoders; relative residual ≤ {decide.TOLERANCE}"),
-         note="symuat.models.families.llama.GQAOperator (matrix-free, one value projection per group) against the dense "
+         note="symuat.models.lifts.GQAOperator (matrix-free, one value projection per group) against the dense "
               "Kronecker sum and the layer's forward pass (a float64 confirmation of the implementation beside "
               "X1.exist's proof)", polarity=None, role="confirmation")
 
@@ -327,7 +328,8 @@ X2.check("vo", ("row", "std", "causal"),
 
 def _x2_trial(sizes, seed):
     """A random decoder layer's scores: rotated q·k = x_n W_Q R_{n'-n} W_Kᵀ x_n'ᵀ (relative form)."""
-    from symuat.models.families.llama import apply_rope, random_llama, rope_angles
+    from symuat.models.families.llama import random_llama
+    from symuat.models.lifts import apply_rope, rope_angles
 
     rng = np.random.default_rng(seed)
     conv = sizes["conv"]
@@ -356,7 +358,7 @@ X2.check("numeric", ("interleaved", "rotate-half"),
          lambda: decide.check_numeric(_x2_trial, [{"N": 5, "M": 8, "h": 2, "conv": "interleaved"},
                                                  {"N": 7, "M": 12, "h": 2, "conv": "half"}],
                                       what=f"float64 scores of a random layer; relative residual ≤ {decide.TOLERANCE}"),
-         note="symuat.models.families.llama.apply_rope, both conventions, against the relative form (a float64 "
+         note="symuat.models.lifts.apply_rope, both conventions, against the relative form (a float64 "
               "confirmation of the implementation beside X2.scores.all)", polarity=None, role="confirmation")
 
 # --------------------------------------------------------------------------------------------
@@ -480,13 +482,15 @@ X4.check("uat", ("alpha(x)", "static"),
 
 def _x4_trial(sizes, seed):
     """The whole decoder's DUAT rewrite (gated W3 frozen per layer) reproduces every state of a random decoder."""
-    from symuat.models.families.llama import llama_duat, random_llama, relative_error
+    from symuat.models.compare import relative_error
+    from symuat.models.families.llama import random_llama
+    from symuat.models.rewrite import rewrite
 
     rng = np.random.default_rng(seed)
     m = random_llama(rng, M=sizes["M"], heads=2, kv_heads=1, F=sizes["F"], layers=sizes["L"])
     ids = rng.integers(0, m.config.vocab, sizes["N"])
     states = m.hidden_states(ids)
-    d = llama_duat(m, states[0])
+    d = rewrite(m, states[0], keep_sigma=True)
     res = max(relative_error(a, b) for a, b in zip(d.states, states))
     return res <= decide.TOLERANCE, f"worst relative error over the states {res:.2e} ≤ {decide.TOLERANCE}", {"residual": res}
 
@@ -542,10 +546,10 @@ X4.check("recursion", ("alpha(x)",),
          note="T7's recursion with gated blocks, for every depth: each gated layer is Eq. 20 with W1 = I + A S₁, "
               "W2 = W_g'S₂W1, b2 = b3 = 0 and the dynamic W3 = W'_down diag(W_u'S₂W1x')", **EXT)
 X4.check("recursion", ("numeric",),
-         r"\|\text{llama\_duat}(x'_0)-\text{forward}(x'_0)\|\le10^{-12}\|\text{forward}(x'_0)\|",
+         r"\|\text{rewrite}(x'_0)-\text{forward}(x'_0)\|\le10^{-12}\|\text{forward}(x'_0)\|",
          lambda: decide.check_numeric(_x4_trial, [{"N": 5, "M": 8, "F": 12, "L": 3}, {"N": 3, "M": 12, "F": 10, "L": 4}],
                                       what=f"float64, random decoders; relative error ≤ {decide.TOLERANCE}"),
-         note="symuat.models.families.llama.llama_duat on random decoders (GQA, RoPE, SwiGLU, RMSNorm): a float64 "
+         note="symuat.models.rewrite.rewrite on random decoders (GQA, RoPE, SwiGLU, RMSNorm): a float64 "
               "confirmation of the implementation beside the proof (X4.recursion[alpha(x)])",
          polarity=None, role="confirmation")
 
@@ -578,13 +582,15 @@ X5.check("embed", ("row",), r"T_D(\mathbf T\mathbf W_E)=(\mathbf I_N\otimes\math
 
 
 def _x5_trial(sizes, seed):
-    from symuat.models.families.llama import llama_duat, random_llama, relative_error
+    from symuat.models.compare import relative_error
+    from symuat.models.families.llama import random_llama
+    from symuat.models.rewrite import rewrite
 
     rng = np.random.default_rng(seed)
     m = random_llama(rng, M=sizes["M"], heads=2, kv_heads=2, layers=sizes["L"], vocab=sizes["V"])
     ids = rng.integers(0, sizes["V"], sizes["N"])
     states = m.hidden_states(ids)
-    d = llama_duat(m, states[0])
+    d = rewrite(m, states[0], keep_sigma=True)
     res = relative_error(d.logits, m.logits(states[-1]))
     return res <= decide.TOLERANCE, f"logits from the combined parameters: relative error {res:.2e} ≤ {decide.TOLERANCE}", \
         {"residual": res}
@@ -630,7 +636,7 @@ X5.check("combined", None, r"\text{logits}'=(I_N\otimes W_E)S_f\Big(A_Lx'_0+c_L+
 X5.check("combined", ("numeric",), r"\|\text{logits from the combined parameters}-\text{logits}\|\le10^{-12}\|\text{logits}\|",
          lambda: decide.check_numeric(_x5_trial, [{"N": 4, "M": 8, "L": 2, "V": 30}, {"N": 6, "M": 12, "L": 3, "V": 17}],
                                       what=f"float64, random decoders; relative error ≤ {decide.TOLERANCE}"),
-         note="symuat.models.families.llama.llama_duat's logits on random decoders: a float64 confirmation of the "
+         note="symuat.models.rewrite.rewrite's logits on random decoders: a float64 confirmation of the "
               "implementation beside the proof (X5.combined)", polarity=None, role="confirmation")
 
 # --------------------------------------------------------------------------------------------
@@ -655,22 +661,21 @@ X6 = REGISTRY.claim(
 def logit_decomposition_trial(sizes, seed, *, mutant: str | None = None):
     """The terms sum back to the logit (``mutant``: ``no-linear`` drops the linear path, ``forward-chain``
     pulls the readout back with W1 instead of W1ᵀ)."""
-    from symuat.models.families import llama as ll
+    from symuat.models import rewrite as rw
+    from symuat.models.families.llama import random_llama
 
     rng = np.random.default_rng(seed)
-    m = ll.random_llama(rng, M=sizes["M"], heads=2, kv_heads=1, layers=sizes["L"], vocab=20)
+    m = random_llama(rng, M=sizes["M"], heads=2, kv_heads=1, layers=sizes["L"], vocab=20)
     ids = rng.integers(0, 20, sizes["N"])
     if mutant == "forward-chain":
-        from symuat.models import rewrite as rw
-
         saved = rw._rmatvec
         rw._rmatvec = lambda op, v: op @ v
         try:
-            dec = ll.decompose_logit(m, ids)
+            dec = rw.decompose_logit(m, ids)
         finally:
             rw._rmatvec = saved
     else:
-        dec = ll.decompose_logit(m, ids)
+        dec = rw.decompose_logit(m, ids)
     total = dec.total - (dec.linear if mutant == "no-linear" else 0.0)
     res = abs(total - dec.logit) / max(1.0, abs(dec.logit))
     return res <= decide.TOLERANCE, f"|Σ terms − logit| / max(1, |logit|) = {res:.2e} ≤ {decide.TOLERANCE}", {"residual": res}
@@ -712,7 +717,7 @@ X6.check("sum", None, r"\Big|\rho^{T}A_Lx'_0+\rho^{T}c_L+\sum_j\rho^{T}U_{L,j}\s
          lambda: decide.check_numeric(logit_decomposition_trial,
                                       [{"N": 4, "M": 8, "L": 2}, {"N": 6, "M": 8, "L": 4}, {"N": 1, "M": 12, "L": 3}],
                                       what="float64, random decoders, the predicted token at the last position"),
-         note="symuat.models.families.llama.decompose_logit on random decoders: a float64 confirmation of the "
+         note="symuat.models.rewrite.decompose_logit on random decoders: a float64 confirmation of the "
               "implementation beside the proof (X6.telescope)", polarity=None, role="confirmation")
 
 
@@ -724,12 +729,14 @@ X6.check("sum", None, r"\Big|\rho^{T}A_Lx'_0+\rho^{T}c_L+\sum_j\rho^{T}U_{L,j}\s
 @lru_cache(maxsize=1)
 def _real_or_random():
     """SmolLM2-135M when installed, else a random decoder (said in the title); loaded once."""
-    from symuat.models.families import llama as ll
+    from symuat.models.families.llama import random_llama
+    from symuat.models.family import load
+    from symuat.models.formats import ModelError
 
     try:
-        return ll.LlamaNumpy(ll.load_llama("smollm2")), "SmolLM2-135M", "The capital of France is"
-    except ll.ModelError:
-        return ll.random_llama(np.random.default_rng(0), M=16, heads=4, kv_heads=2, layers=4, vocab=40), \
+        return load("smollm2"), "SmolLM2-135M", "The capital of France is"
+    except ModelError:
+        return random_llama(np.random.default_rng(0), M=16, heads=4, kv_heads=2, layers=4, vocab=40), \
             "a random decoder (SmolLM2 not installed)", None
 
 
@@ -740,11 +747,11 @@ def causal_structure_figure(path, layer: int = 0):
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    from symuat.models.families.llama import llama_duat
+    from symuat.models.rewrite import rewrite
 
     model, name, text = _real_or_random()
     ids = model.tokenize(text) if text else np.arange(6) % model.config.vocab
-    d = llama_duat(model, model.embed(ids))
+    d = rewrite(model, model.embed(ids), keep_sigma=True)
     A = d.raw[layer].parts["A"]
     N = A.N
     B = A.blocks()
@@ -769,7 +776,7 @@ def causal_structure_figure(path, layer: int = 0):
 def logit_figure(path):
     """Per-layer exact decomposition of the predicted logit (SmolLM2 when installed)."""
     from symuat.numeric.figures import duat_terms_figure
-    from symuat.models.families.llama import decompose_logit
+    from symuat.models.rewrite import decompose_logit
 
     model, _, text = _real_or_random()
     ids = model.tokenize(text) if text else np.arange(6) % model.config.vocab

@@ -30,7 +30,7 @@ from sympy import Basic, Identity, Tuple
 from sympy.core.symbol import Str
 from sympy.matrices.expressions import MatrixExpr
 
-from symuat.kernel.index_calculus import Term, _delta, col_space, row_space, space_of
+from symuat.kernel.index_calculus import Term, _delta, col_space, row_space
 
 __all__ = ["BlockSymbol", "HeadMatrix", "Selector", "HeadSum", "Identity"]
 
@@ -207,6 +207,3 @@ def _leaf_value(ev, name: str, shape: tuple) -> np.ndarray:
         raise ShapeMismatchError("value", name, value.shape, f"the declared {name}", shape,
                                  "a value must have the declared shape")
     return value
-
-
-space_of = space_of  # re-exported for claim modules

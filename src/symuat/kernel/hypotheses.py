@@ -45,7 +45,7 @@ from typing import TYPE_CHECKING, Any, Callable
 import numpy as np
 import sympy as sp
 
-from symuat.kernel.assumptions import _ACTIVE, active, assuming  # noqa: F401  (re-exported)
+from symuat.kernel.assumptions import active
 from symuat.errors import KernelInputError, UnsatisfiableHypothesesError
 from symuat.kernel.index_calculus import _delta, _free_vars
 

@@ -19,16 +19,11 @@ and the comparisons.
 * :mod:`symuat.models.api` — the notebook API: ``load``, ``explain``, ``explain_many``, ``lenses``,
   ``attention_pattern`` (re-exported here), with :mod:`symuat.models.terms` (an attribution as a
   table with TransformerLens's hook names) and :mod:`symuat.models.lens` (the logit and Jacobian lenses).
-
-The names of the BERT family are re-exported here for the existing API.
 """
 
 #: the names importable from here, loaded on first use, so that ``symuat --help`` (which imports
 #: :mod:`symuat.models.command`) does not load NumPy, SymPy and the DUAT code
-_NAMES = {**{n: "symuat.models.families.bert" for n in ("MAX_TOKENS", "MODELS", "BertNumpy", "BertWeights",
-                                                       "LayerReport", "check_rewrite", "hf_hidden_states", "load_bert",
-                                                       "model_path", "tokenize")},
-          "relative_error": "symuat.models.compare", "row_errors": "symuat.models.compare",
+_NAMES = {"relative_error": "symuat.models.compare", "row_errors": "symuat.models.compare",
           "ModelError": "symuat.models.formats", "from_hf": "symuat.models.memory",
           # the notebook API (symuat.models.api)
           **{n: "symuat.models.api" for n in ("load", "explain", "explain_many", "lenses", "attention_pattern")}}

@@ -29,7 +29,7 @@ model's own final state, the readout :math:`r=s_f[n]\,g_f\odot w_t` is one fixed
           +r\cdot\mathrm{mlp}_l[n]\Big).
 
 **The DUAT view** (the papers' form): :math:`\ell_t=\rho_0\cdot x'_0+\sum_j\rho_j\cdot W3_j\sigma_j`
-with :math:`\rho_{j-1}=W1_j^{\top}\rho_j` — :func:`symuat.models.families.llama.decompose_logit`'s terms —
+with :math:`\rho_{j-1}=W1_j^{\top}\rho_j` — :func:`symuat.models.rewrite.decompose_logit`'s terms —
 and each σ-term's *input* :math:`u_j=V_jx'_0+e_j` split into the skip and the attention (per
 head, per source token) of its linear-path part :math:`V_jx'_0` and of its dynamic bias
 :math:`e_j`, through the frozen activation slope: :math:`\rho_j\cdot W3_j\sigma(u_j)=\kappa_j\cdot u_j`,

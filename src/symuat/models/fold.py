@@ -58,9 +58,8 @@ REFUSE_WP4_LLAMA = "WP4: a Llama decoder has no value biases — nothing to fold
 
 
 def _decoder(model) -> CausalLM:
-    """``model`` as a :class:`CausalLM` (the earlier ``LlamaWeights`` wrapper is unwrapped)."""
+    """``model`` itself, refused unless it is a :class:`CausalLM`."""
     from symuat.models.causal_lm import CausalLM  # here, not at the top: `symuat --help` stays light
-    model = getattr(model, "model", model)
     if not isinstance(model, CausalLM):
         raise ModelError(f"expected a decoder (CausalLM), not {type(model).__name__}")
     return model

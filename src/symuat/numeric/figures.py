@@ -121,8 +121,10 @@ def structure_figure(projection: str, mask: str, path, *, N: int = 4, h: int = 2
         return _save(fig, path)
 
 
-def dynamic_parameters_figure(texts: list[str], path, model: str = "minilm") -> Path:
-    """How the input-dependent parameters of the DUAT form change with the input, per layer.
+def dynamic_parameters_figure(texts: list[str], path, bert) -> Path:
+    """How the input-dependent parameters of the DUAT form change with the input, per layer, for a
+    loaded BERT encoder ``bert`` (:class:`symuat.models.families.bert.BertNumpy`; passed in, so this
+    numeric module does not import the model layer).
 
     Left: the size of each layer's attention matrix W'_MHA(x) = Σ_i H_i ⊗ B_iᵀ (Frobenius norm per
     token, from its factors). Middle: the dynamic bias e_j of the unrolled form (norm per token).
@@ -135,14 +137,11 @@ def dynamic_parameters_figure(texts: list[str], path, model: str = "minilm") -> 
     import numpy as np
 
     from symuat.expr.attention import MHAOperator, attention_patterns
-    from symuat.models import BertNumpy, load_bert, model_path, tokenize
     from symuat.numeric.transformer import layer_norm_scales, to_duat
 
-    folder = model_path(model)
-    bert = BertNumpy(load_bert(folder))
     curves = []
     for text in texts:
-        ids = tokenize(text, folder)
+        ids = bert.tokenize(text)
         X = bert.embed(ids)
         N = X.shape[0]
         duat = to_duat(bert.blocks, X)

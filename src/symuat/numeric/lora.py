@@ -40,7 +40,6 @@ from typing import Callable
 import numpy as np
 
 from symuat.errors import ShapeMismatchError
-from symuat.kernel.decide import exact_rank  # noqa: F401  (rank over ℚ, re-exported: lora.exact_rank)
 from symuat.kernel.decide.instances import TOLERANCE
 from symuat.expr.residual import RawLayer, forward as raw_forward, numpy_algebra, reading_grid, unroll
 from symuat.expr.residual import reading_tags  # noqa: F401  (the tags of a reading, as for T8)

@@ -523,7 +523,7 @@ class DUAT:
 
 def duat_step_from_step(block, parts) -> tuple[Eq20, np.ndarray, np.ndarray]:
     r"""The one-pass layer of :func:`to_duat` for any block that only has ``step(X) → (Eq20, X_next)``
-    (e.g. :class:`symuat.models.families.llama.LlamaLayer`): the Eq. 20 parameters at the layer's input
+    (e.g. :class:`symuat.models.causal_lm.DecoderLayer`): the Eq. 20 parameters at the layer's input
     :math:`x'_{j-1}=a+c+R` (``parts`` = :math:`[a, c, R]`, token matrices), then the same recursion
     as :meth:`Block.duat_step`, one operator application per part."""
     T = np.asarray(parts, dtype=float)

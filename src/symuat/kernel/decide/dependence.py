@@ -22,7 +22,8 @@ from symuat.kernel.status import (
 )
 
 from symuat.kernel.evaluate import values_equal
-from symuat.kernel.hypotheses import assuming, latex_list
+from symuat.kernel.assumptions import assuming
+from symuat.kernel.hypotheses import latex_list
 from symuat.kernel.decide.instances import (
     evaluate_at,
     named_sizes,

