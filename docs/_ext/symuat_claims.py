@@ -1406,28 +1406,13 @@ def generate_model_page(app):
              "384 features, 12 heads, GELU, biases) into the DUAT form of Eq. 20 — attention as the input-dependent "
              "matrix :math:`W'(x)=\\sum_iH_i\\otimes B_i^\\top` applied matrix-free, LayerNorm as an input-dependent "
              "affine map — and recomputes every hidden state from the combined parameters alone.", ""]
-    try:
-        from symuat.numeric.figures import dynamic_parameters_figure
-        from symuat.models import ModelError
-        from symuat.models.families.bert import BertNumpy, check_rewrite, load_bert
-    except ImportError as exc:
-        lines += [f"**Not generated in this build: the model tier is not installed** ({_escape(str(exc))}). "
+    run = in_own_process(minilm_run, Path(app.srcdir) / "claims" / "figures" / "minilm-dynamic.png")
+    if "error" in run:
+        lines += [f"**Not generated in this build: the model tier is not installed** ({_escape(run['error'])}). "
                   "Install it with ``pip install -e '.[model]' && symuat model install``.", ""]
         out.write_text("\n".join(lines) + "\n", encoding="utf-8")
         return
-    try:
-        try:
-            report = check_rewrite(MODEL_TEXTS, reference=True)
-        except ImportError:
-            report = check_rewrite(MODEL_TEXTS, reference=False)
-        (Path(app.srcdir) / "claims" / "figures").mkdir(parents=True, exist_ok=True)
-        dynamic_parameters_figure(MODEL_TEXTS, Path(app.srcdir) / "claims" / "figures" / "minilm-dynamic.png",
-                                  BertNumpy(load_bert("minilm")))
-    except (ImportError, ModelError) as exc:
-        lines += [f"**Not generated in this build: the model tier is not installed** ({_escape(str(exc))}). "
-                  "Install it with ``pip install -e '.[model]' && symuat model install``.", ""]
-        out.write_text("\n".join(lines) + "\n", encoding="utf-8")
-        return
+    report = run["report"]
     ref = bool(report["reference"])
     lines += [f"Error: {_escape(report['error_definition'])}.", ""]
     if ref:
@@ -1501,10 +1486,32 @@ def trim_mathjax(outdir: Path) -> tuple[int, int]:
 LLAMA_TEXT = "The capital of France is"
 
 
-def in_own_process(section, *args) -> list[str]:
-    """A model section's lines, computed in a fresh Python process (``spawn``): the model's float64
-    weights (1.1 GB for SmolLM2, 2.2 GB for Gemma-3) are loaded and freed there, so the build's
-    memory is the largest one process's, not the sum of the models'."""
+def minilm_run(figure: Path) -> dict:
+    """The MiniLM check (with the HF reference when the tier is installed) and its figure, for
+    :func:`in_own_process`: ``{"report": …}``, or ``{"error": …}`` when the model tier is missing."""
+    try:
+        from symuat.models import ModelError
+        from symuat.models.families.bert import BertNumpy, check_rewrite, load_bert
+        from symuat.numeric.figures import dynamic_parameters_figure
+    except ImportError as exc:
+        return {"error": str(exc)}
+    try:
+        try:
+            report = check_rewrite(MODEL_TEXTS, reference=True)
+        except ImportError:
+            report = check_rewrite(MODEL_TEXTS, reference=False)
+        figure.parent.mkdir(parents=True, exist_ok=True)
+        dynamic_parameters_figure(MODEL_TEXTS, figure, BertNumpy(load_bert("minilm")))
+    except (ImportError, ModelError) as exc:
+        return {"error": str(exc)}
+    return {"report": report}
+
+
+def in_own_process(section, *args):
+    """A model section's result, computed in a fresh Python process (``spawn``): the model's
+    weights (1.1 GB for SmolLM2, 2.2 GB for Gemma-3 in float64; torch and HF's MiniLM for the
+    reference) are loaded and freed there, so the build's memory is the largest one process's,
+    not the sum of the models'."""
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor
 
