@@ -784,8 +784,17 @@ def bottom_line(cv) -> list[str]:
     cov = coq_coverage(cv)
     if cov and cov["certified"]:
         lines += ["   " + (":badge:`certified: coq` the whole bottom line" if cov["complete"]
-                         else _escape(cov["text"].replace("coq: ", "Coq certified ", 1))) + ".", ""]
+                         else _coverage_rst(cov)) + ".", ""]
     return lines
+
+
+def _coverage_rst(cov: dict) -> str:
+    """The "Coq certified k of n checks …" line, each check key not certified as a code literal
+    (a key such as ``L2.9[W'_{3,1}]`` is a name, not TeX)."""
+    text = _escape(cov["text"].replace("coq: ", "Coq certified ", 1))
+    for key in cov["not_certified"][:3]:
+        text = text.replace(_escape(key), f"``{key}``", 1)
+    return text
 
 
 def _split_text(tex: str) -> list[tuple[str, str]]:
