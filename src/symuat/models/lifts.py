@@ -285,6 +285,12 @@ class BandPattern:
         """The pattern from ``block_pattern(r0, r1, c0)``: the softmaxed block of rows ``r0:r1``, keys ``c0:r1``."""
         return cls([(r0, r1, c0, block_pattern(r0, r1, c0)) for r0, r1, c0 in band_blocks(N, window, block)], N)
 
+    @classmethod
+    def of_dense(cls, H: np.ndarray, window: int | None) -> BandPattern:
+        """The blocks of a dense causal pattern ``H`` (views, no copy): what the products read of it."""
+        N = H.shape[-1]
+        return cls([(r0, r1, c0, H[..., r0:r1, c0:r1]) for r0, r1, c0 in band_blocks(N, window)], N)
+
     @property
     def nbytes(self) -> int:
         return sum(b[3].nbytes for b in self.blocks)
@@ -326,16 +332,13 @@ def pattern_matmul(H, V: np.ndarray, window: int | None = None) -> np.ndarray:
     True
     """
     N = H.shape[-1]
-    if isinstance(H, BandPattern):
-        out = np.empty(np.broadcast_shapes(H.shape[:-2], V.shape[:-2]) + (N, V.shape[-1]))
-        for r0, r1, c0, D in H.blocks:
-            out[..., r0:r1, :] = D @ V[..., c0:r1, :]
-        return out
-    if not is_banded(N, window):
-        return H @ V
+    if not isinstance(H, BandPattern):
+        if not is_banded(N, window):
+            return H @ V
+        H = BandPattern.of_dense(H, window)
     out = np.empty(np.broadcast_shapes(H.shape[:-2], V.shape[:-2]) + (N, V.shape[-1]))
-    for r0, r1, c0 in band_blocks(N, window):
-        out[..., r0:r1, :] = H[..., r0:r1, c0:r1] @ V[..., c0:r1, :]
+    for r0, r1, c0, D in H.blocks:
+        out[..., r0:r1, :] = D @ V[..., c0:r1, :]
     return out
 
 
@@ -349,19 +352,13 @@ def pattern_rmatmul(H, G: np.ndarray, window: int | None = None) -> np.ndarray:
     True
     """
     N = H.shape[-1]
-    if isinstance(H, BandPattern):
-        out = np.zeros(np.broadcast_shapes(H.shape[:-2], G.shape[:-2]) + (N, G.shape[-1]))
-        for r0, r1, c0, D in H.blocks:
-            out[..., c0:r1, :] += np.swapaxes(D, -1, -2) @ G[..., r0:r1, :]
-        return out
-    HT = np.swapaxes(H, -1, -2)
-    if not is_banded(N, window):
-        return HT @ G
-    out = np.empty(np.broadcast_shapes(H.shape[:-2], G.shape[:-2]) + (N, G.shape[-1]))
-    for c0 in range(0, N, BAND_BLOCK):
-        c1 = min(N, c0 + BAND_BLOCK)
-        r1 = N if window is None else min(N, c1 + window - 1)
-        out[..., c0:c1, :] = HT[..., c0:c1, c0:r1] @ G[..., c0:r1, :]
+    if not isinstance(H, BandPattern):
+        if not is_banded(N, window):
+            return np.swapaxes(H, -1, -2) @ G
+        H = BandPattern.of_dense(H, window)
+    out = np.zeros(np.broadcast_shapes(H.shape[:-2], G.shape[:-2]) + (N, G.shape[-1]))
+    for r0, r1, c0, D in H.blocks:
+        out[..., c0:r1, :] += np.swapaxes(D, -1, -2) @ G[..., r0:r1, :]
     return out
 
 
@@ -376,14 +373,11 @@ def pattern_weighted_colsum(H, G: np.ndarray, V: np.ndarray, window: int | None 
     True
     """
     N = H.shape[-1]
-    if isinstance(H, BandPattern):
-        out = np.zeros(N)
-        for r0, r1, c0, D in H.blocks:
-            out[c0:r1] += (D * (G[r0:r1] @ V[c0:r1].T)).sum(axis=0)
-        return out
-    if not is_banded(N, window):
-        return (H * (G @ V.T)).sum(axis=0)
+    if not isinstance(H, BandPattern):
+        if not is_banded(N, window):
+            return (H * (G @ V.T)).sum(axis=0)
+        H = BandPattern.of_dense(H, window)
     out = np.zeros(N)
-    for r0, r1, c0 in band_blocks(N, window):
-        out[c0:r1] += (H[r0:r1, c0:r1] * (G[r0:r1] @ V[c0:r1].T)).sum(axis=0)
+    for r0, r1, c0, D in H.blocks:
+        out[c0:r1] += (D * (G[r0:r1] @ V[c0:r1].T)).sum(axis=0)
     return out
