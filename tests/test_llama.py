@@ -325,6 +325,25 @@ def test_hf_reference_tiny(tmp_path):
     assert report["texts"][0]["stock_hf_float64_gap"]["logits"] > 1e-10  # the float32 islands show
 
 
+def test_hf_stock_gap_of_a_long_text_is_measured_on_its_prefix(tmp_path, monkeypatch):
+    """A long text's stock-HF gap runs HF on its first STOCK_PREFIX tokens only (a causal model's
+    states there are the whole text's), says so, and still finds the float32 islands; the check
+    itself stays against the faithful reference on every row."""
+    if os.environ.get("SYMUAT_REQUIRE_REFERENCE") != "1":
+        pytest.importorskip("torch")
+        pytest.importorskip("transformers")
+    from symuat.models import compare
+
+    monkeypatch.setattr(compare, "STOCK_PREFIX", 3)
+    model = load(write_tiny_folder(tmp_path / "tiny"))
+    text = "Hello there, friend"
+    report = check([text], str(tmp_path / "tiny"), loaded=model)
+    entry = report["texts"][0]
+    assert entry["tokens"] > 3 and entry["stock_hf_float64_gap"]["tokens"] == 3
+    assert entry["stock_hf_float64_gap"]["logits"] > 1e-10 and entry["stock_hf_float64_gap"]["worst_state"] > 1e-10
+    assert max(s["rewrite_vs_reference"] for s in entry["states"]) <= 1e-12
+
+
 # --------------------------------------------------------------------------------------------
 # the real model: SmolLM2-135M (model tier)
 # --------------------------------------------------------------------------------------------

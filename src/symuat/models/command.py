@@ -242,8 +242,9 @@ def _run_check(args, say, show) -> int:
             g = t["stock_hf_float64_gap"]
             islands = "RMSNorm, RoPE angles, softmax" + (", embedding scale" if report["family"] == "gemma3" else "")
             islands = _stock_islands(report["family"], islands)
+            on = f" on the first {g['tokens']:,} tokens" if g.get("tokens", t["tokens"]) < t["tokens"] else ""
             print(f"  finding: stock HF float64 (float32 {islands}) differs from the float64 "
-                  f"forward by {g['worst_state']:.1e} (worst state), {g['logits']:.1e} (logits)")
+                  f"forward by {g['worst_state']:.1e} (worst state), {g['logits']:.1e} (logits){on}")
     if "norm_storage" in report:  # the Gemma 3 family: what the file lacks and WP10
         ns = report["norm_storage"]
         print(f"\nlayers (L local sliding-window, G global): {report['layer_types']}")

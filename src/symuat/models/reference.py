@@ -31,7 +31,7 @@ from symuat.models.formats import ModelError
 NOTE = ("transformers' {cls} built from the checkpoint's own files (from_pretrained{how}) in float64, "
         "attn_implementation='eager'; its float32 islands made float64 for the call: RMSNorm (casts to float32), "
         "the RoPE angles (HF's own rope_init_fn evaluated in float64; position × inv_freq in float64), eager "
-        "attention's softmax (dtype=float32). 'stock_hf_float64_gap' is unpatched HF float64 vs the float64 "
+        "attention's softmax (dtype=float32). 'stock_hf_float64_gap' (on the text's first 'tokens' tokens, at most 1,024) is unpatched HF float64 vs the float64 "
         "forward: a finding about HF, not a tolerance of symuat. HF's last hidden state is taken after the final "
         "RMSNorm, so the last state is compared after that norm")
 

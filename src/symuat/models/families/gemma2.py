@@ -67,7 +67,7 @@ REFERENCE_NOTE = ("transformers' {cls} built from the checkpoint's own files (fr
                   "float64 for the call: Gemma2RMSNorm (x.float(), (1 + w).float()), the RoPE angles (HF's own "
                   "rope_init_fn evaluated in float64; position x inv_freq in float64), eager attention's softmax "
                   "(dtype=float32), and the embedding scale buffer torch.tensor(hidden_size ** 0.5) set to the "
-                  "float64 sqrt(M). 'stock_hf_float64_gap' is unpatched HF float64 vs the float64 forward: a finding "
+                  "float64 sqrt(M). 'stock_hf_float64_gap' (on the text's first 'tokens' tokens, at most 1,024) is unpatched HF float64 vs the float64 forward: a finding "
                   "about HF, not a tolerance of symuat. HF's last hidden state is taken after the final RMSNorm, so "
                   "the last state is compared after that norm; HF's logits are soft-capped, as symuat's")
 

@@ -91,7 +91,7 @@ from typing import Callable
 import numpy as np
 
 from symuat.models.causal_lm import CausalLM, DecoderConfig, DecoderLayer
-from symuat.models.compare import ERROR_DEFINITION, row_errors
+from symuat.models.compare import ERROR_DEFINITION, row_errors, stock_prefix
 from symuat.models.family import Family
 from symuat.models.formats import Fields, GGUFFile, ModelError, Tensors, gguf_hf_name, open_gguf
 from symuat.models.lifts import rope_inv_freq
@@ -391,7 +391,7 @@ HF_PATCH_NOTE = ("HF Gemma3ForCausalLM in float64 (attn_implementation='eager'),
                  "float32 islands made float64 for the call: "
                  "Gemma3RMSNorm (x.float(), (1 + w).float()), the RoPE angles (inv_freq and position x inv_freq in "
                  "float32, for both bases), eager attention's softmax (dtype=float32), and the embedding scale "
-                 "(a float32 scalar buffer sqrt(640), made the float64 sqrt(640)). 'stock_hf_float64_gap' is "
+                 "(a float32 scalar buffer sqrt(640), made the float64 sqrt(640)). 'stock_hf_float64_gap' (on the text's first 'tokens' tokens, at most 1,024) is "
                  "unpatched HF float64 vs the float64 forward: a finding about HF, not a tolerance of symuat. HF's last "
                  "hidden state is after the final norm, so the last state is compared after that norm; HF's logits "
                  "are its lm_head (a bias-free Linear, torch.nn.functional.linear) on that state, 64 rows at a time, "
@@ -719,7 +719,7 @@ def check(texts: list[str], where="gemma3", *, reference: bool = True,
             refs[k] = hf_gemma3_reference(source, ids, faithful=True)
             if refs[k] is None:
                 break
-            stocks[k] = hf_gemma3_reference(source, ids, faithful=False)
+            stocks[k] = hf_gemma3_reference(source, stock_prefix(ids), faithful=False)
             if hf_config is None:
                 hf_config = hf_constants(source)
         free_hf()
@@ -766,8 +766,10 @@ def check(texts: list[str], where="gemma3", *, reference: bool = True,
                     r_rows = hf_logits(ref["hidden_states"][-1], net.lm_head, idx)
                     acc["rewrite_vs_reference"].append(row_errors(d_rows, r_rows))
                     acc["forward_vs_reference"].append(row_errors(f_rows, r_rows))
-                if stock is not None:
-                    acc["stock"].append(row_errors(hf_logits(stock["hidden_states"][-1], net.lm_head, idx), f_rows))
+                if stock is not None and idx[0] < stock["hidden_states"][-1].shape[0]:  # its prefix's rows
+                    P = stock["hidden_states"][-1].shape[0]
+                    acc["stock"].append(row_errors(hf_logits(stock["hidden_states"][-1], net.lm_head, idx[idx < P]),
+                                                   f_rows[idx < P]))
                 if idx[-1] == ids.size - 1 and np.isfinite(f_rows[-1]).all():
                     pred = net.decode(int(np.argmax(f_rows[-1])))
         row = {"state": "logits"}
@@ -778,9 +780,11 @@ def check(texts: list[str], where="gemma3", *, reference: bool = True,
                  "finite": finite and all(bool(np.isfinite(S).all()) for S in states), "prediction": pred,
                  "local_and_global_differ": bool(ids.size > net.window)}
         if stock is not None:
-            gaps = [row_errors(stock["hidden_states"][s], states[s] if s < last else net.final_norm(states[s]))[0]
+            P = stock["hidden_states"][0].shape[0]  # the prefix it ran on (compare.stock_prefix)
+            gaps = [row_errors(stock["hidden_states"][s], states[s][:P] if s < last else net.final_norm(states[s][:P]))[0]
                     for s in range(len(states))]
-            entry["stock_hf_float64_gap"] = {"worst_state": max(gaps), "logits": _worst(acc["stock"])[0]}
+            entry["stock_hf_float64_gap"] = {"worst_state": max(gaps), "logits": _worst(acc["stock"])[0],
+                                             "tokens": int(P)}
         reports.append(entry)
         if weight_processing:  # spec §9 on the real weights (WP11 on the first text, WP9 on one past the window)
             say(f"{tag}: spec §9 on the real weights (WP11 q/k norms, WP9 window edge)")

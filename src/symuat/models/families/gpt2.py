@@ -178,7 +178,7 @@ STOCK_ISLANDS = "the scores of reorder_and_upcast_attn, when set"
 REFERENCE_NOTE = ("transformers' {cls} built from the checkpoint's own files (from_pretrained{how}) in float64, "
                   "attn_implementation='eager'; LayerNorm, gelu_new and the softmax already run in float64; the one "
                   "float32 island, reorder_and_upcast_attn's score product (q.float() @ k.float()), is run in float64 "
-                  "for the call. 'stock_hf_float64_gap' is unpatched HF float64 vs the float64 forward. HF's last "
+                  "for the call. 'stock_hf_float64_gap' (on the text's first 'tokens' tokens, at most 1,024) is unpatched HF float64 vs the float64 forward. HF's last "
                   "hidden state is taken after the final LayerNorm (ln_f), so the last state is compared after it")
 
 

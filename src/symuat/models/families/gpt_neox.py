@@ -249,7 +249,7 @@ REFERENCE_NOTE = ("transformers' {cls} built from the checkpoint's own files (fr
                   "attn_implementation='eager'; its float32 islands made float64 for the call: the RoPE angles of the "
                   "rotary width (HF's own rope_init_fn evaluated in float64; position × inv_freq in float64) and eager "
                   "attention's softmax (dtype=float32); LayerNorm and GELU already run in float64. "
-                  "'stock_hf_float64_gap' is unpatched HF float64 vs the float64 forward: a finding about HF, not a "
+                  "'stock_hf_float64_gap' (on the text's first 'tokens' tokens, at most 1,024) is unpatched HF float64 vs the float64 forward: a finding about HF, not a "
                   "tolerance of symuat. HF's last hidden state is taken after final_layer_norm, so the last state is "
                   "compared after it")
 
