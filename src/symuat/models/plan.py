@@ -10,7 +10,7 @@ layers, width :math:`M`, :math:`h` query heads, MLP width :math:`F`, vocabulary 
 * ``check``: the forward's states and the rewrite's, :math:`2(L+1)NM`; one layer at a time —
   its patterns :math:`hN^2` (every family forms them one head at a time) plus one head's scores
   :math:`2N^2`, its parts and MLP activations :math:`6NM+4NF`; the logits, ``rows`` × :math:`V` for each of up to four sources. With the
-  reference: transformers' float64 copy of the weights, its states (twice: faithful and stock)
+  reference: transformers' float64 copy of the weights, its states (faithful; stock on at most the first 1,024 tokens)
   and its eager attention (:math:`3hN^2`: scores, mask, softmax);
 * ``explain``: the trace (per layer the input, the attention write, the values:
   :math:`2NM+N\\,g\\,d`; the MLP write is formed again), the DUAT view's linear path
@@ -152,7 +152,9 @@ def estimate(model, N: int, command: str, *, reference: bool, rows: int = MAX_RO
             parts["one layer"] = layer  # its frozen operators hold a layer's h patterns
         parts["logit rows"] = b * 2 * V
     if reference:
-        parts["reference"] = w + b * 2 * (L + 1) * N * M + b * 3 * h * N * N + BASE
+        from symuat.models.compare import STOCK_PREFIX
+
+        parts["reference"] = w + b * (L + 1) * (N + min(N, STOCK_PREFIX)) * M + b * 3 * h * N * N + BASE
     return parts
 
 
