@@ -178,6 +178,19 @@ def _require_reference():
         pytest.importorskip("transformers")
 
 
+def test_tiny_stock_gap_of_a_long_text_is_measured_on_its_prefix(tiny, monkeypatch):
+    """Gemma-3's own check runs stock HF on the first STOCK_PREFIX tokens only, says how many, and
+    still sees the float32 islands; every row is checked against the faithful reference."""
+    _require_reference()
+    from symuat.models import reference
+
+    monkeypatch.setattr(reference, "STOCK_PREFIX", 2)
+    entry = g3.check([TEXT], str(tiny), reference=True)["texts"][0]
+    assert entry["tokens"] > 2 and entry["stock_hf_float64_gap"]["tokens"] == 2
+    assert entry["stock_hf_float64_gap"]["worst_state"] > 1e-10
+    assert max(s["rewrite_vs_reference"] for s in entry["states"]) <= 1e-12
+
+
 def test_tiny_hf_reference_and_window_mutant(tiny):
     """HF Gemma3ForCausalLM from the tiny GGUF, float32 islands made float64: ≤ 1e-12 for every state
     and the logits, the constants confirmed; stock HF float64 differs; a window one too wide fails."""

@@ -332,9 +332,9 @@ def test_hf_stock_gap_of_a_long_text_is_measured_on_its_prefix(tmp_path, monkeyp
     if os.environ.get("SYMUAT_REQUIRE_REFERENCE") != "1":
         pytest.importorskip("torch")
         pytest.importorskip("transformers")
-    from symuat.models import compare
+    from symuat.models import reference
 
-    monkeypatch.setattr(compare, "STOCK_PREFIX", 3)
+    monkeypatch.setattr(reference, "STOCK_PREFIX", 3)
     model = load(write_tiny_folder(tmp_path / "tiny"))
     text = "Hello there, friend"
     report = check([text], str(tmp_path / "tiny"), loaded=model)

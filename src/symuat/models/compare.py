@@ -110,20 +110,6 @@ def _with_plan(report: dict, plan) -> dict:
 LOGIT_CHUNK = 64
 #: from this many tokens on, ``check`` frees transformers' model once its reference states are taken
 LONG_TEXT = 1024
-#: the stock-HF gap (a finding about HF, not part of the check) is measured on at most this many
-#: first tokens: a causal model's states on a prefix are its states on those rows of the whole
-#: text, so the gap is the one of those rows, and a long text does not pay a second whole HF
-#: forward (at 2,048 SmolLM2 tokens: 88 s and 0.7 GB more peak)
-STOCK_PREFIX = 1024
-
-
-def stock_prefix(ids: np.ndarray) -> np.ndarray:
-    """The first :data:`STOCK_PREFIX` tokens of ``ids``: what the stock-HF gap is measured on.
-
-    >>> stock_prefix(np.arange(3000)).size, stock_prefix(np.arange(7)).size
-    (1024, 7)
-    """
-    return np.asarray(ids)[:STOCK_PREFIX]
 
 
 def _check_decoder(net, texts, name, reference, say, chunk: int | None = None) -> dict:
@@ -147,7 +133,7 @@ def _check_decoder(net, texts, name, reference, say, chunk: int | None = None) -
             if ref is not None:
                 ref_ok = True
                 try:
-                    stock = ref_mod.decoder_reference(net, stock_prefix(ids), faithful=False, logits=False)
+                    stock = ref_mod.decoder_reference(net, ref_mod.stock_prefix(ids), faithful=False, logits=False)
                 except RuntimeError as exc:  # stock HF cannot run in float64 (GPT-2's reorder_and_upcast_attn)
                     stock_error = f"{type(exc).__name__}: {exc}"
             if ids.size >= LONG_TEXT:

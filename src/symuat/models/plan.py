@@ -152,7 +152,7 @@ def estimate(model, N: int, command: str, *, reference: bool, rows: int = MAX_RO
             parts["one layer"] = layer  # its frozen operators hold a layer's h patterns
         parts["logit rows"] = b * 2 * V
     if reference:
-        from symuat.models.compare import STOCK_PREFIX
+        from symuat.models.reference import STOCK_PREFIX
 
         parts["reference"] = w + b * (L + 1) * (N + min(N, STOCK_PREFIX)) * M + b * 3 * h * N * N + BASE
     return parts

