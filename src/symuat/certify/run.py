@@ -131,9 +131,12 @@ def _run_coq(cmd: list[str], timeout: float, cwd=None) -> subprocess.CompletedPr
     if _STOPPED.is_set():
         raise RuntimeError("the certify run was interrupted")
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=cwd)
-    with _RUNNING_LOCK:
-        _RUNNING.add(proc)
+    with _RUNNING_LOCK:  # registered, or stopped already: an interruption between Popen and here
+        _RUNNING.add(proc)  # (the process runs, :func:`_stop_coq` did not see it) ends it now
+        stopped = _STOPPED.is_set()
     try:
+        if stopped:
+            raise RuntimeError("the certify run was interrupted")
         try:
             stdout, stderr = proc.communicate(timeout=timeout)
         except subprocess.TimeoutExpired:
@@ -152,8 +155,8 @@ def _run_coq(cmd: list[str], timeout: float, cwd=None) -> subprocess.CompletedPr
 
 def _stop_coq() -> None:
     """End every running Coq process and start no other (an interrupted run)."""
-    _STOPPED.set()
-    with _RUNNING_LOCK:
+    with _RUNNING_LOCK:  # with :func:`_run_coq`'s registration: each Coq process is seen by one of the two
+        _STOPPED.set()
         running = list(_RUNNING)
     for proc in running:
         proc.kill()
