@@ -199,7 +199,7 @@ def probed_lemmas() -> list:
     from symuat.certify.record import COQ_DIR
 
     names = []
-    for lib in ("SymuatTac.v", "SymuatWitness.v", "SymuatCount.v"):
+    for lib in ("SymuatTac.v", "SymuatWitness.v", "SymuatCount.v", "SymuatFlat.v"):
         names += re.findall(r"^\s*Lemma\s+([\w']+)", (COQ_DIR / lib).read_text(), re.M)
     skip = {"R_ring_theory", "R_ring_theory_ring", "R_ring_theory_zmod", "summand_match"}
     return [n for n in dict.fromkeys(names) if n not in skip] + ["exchange_big", "big_ord_recr", "ring"]
