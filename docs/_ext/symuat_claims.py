@@ -562,19 +562,22 @@ _COQ_FOREIGN = {"ring": "Coq's ring tactic", "exchange_big": "MathComp bigop", "
 
 
 def coq_library_pages(outdir: Path) -> dict[str, str]:
-    """Render the Coq library the certify record compiled (``lib/*.v`` with their ``.glob``
-    files) with ``coqdoc`` into ``outdir/coq``; return lemma name → page and anchor. Empty without
-    a record, without its compiled library or without ``coqdoc``."""
+    """Render the Coq library into ``outdir/coq`` (``Symuat.<file>.html``, an anchor per lemma);
+    return lemma name → page and anchor. The library the certify record compiled (``lib/*.v`` with
+    their ``.glob`` files) is rendered by ``coqdoc``; without ``coqdoc`` or a compiled library, the
+    sources (the record's, else ``coq/``'s) as highlighted copies (:func:`plain_library_pages`),
+    so the docs build never needs Coq and a derivation's lemma names always link to statements."""
     import shutil
     import subprocess
 
-    from symuat.certify.record import out_dir
+    from symuat.certify.record import COQ_DIR, out_dir
+    from symuat.certify.run import LIBRARY
 
     lib = out_dir() / "lib"
     sources = sorted(lib.glob("*.v"))
-    if not sources or not all(v.with_suffix(".glob").is_file() for v in sources) or not shutil.which("coqdoc"):
-        return {}
     target = outdir / "coq"
+    if not sources or not all(v.with_suffix(".glob").is_file() for v in sources) or not shutil.which("coqdoc"):
+        return plain_library_pages(sources or [COQ_DIR / name for name in LIBRARY], target)
     target.mkdir(parents=True, exist_ok=True)
     proc = subprocess.run(["coqdoc", "--html", "--utf8", "--no-externals", "-d", str(target), "-R", ".", "Symuat",
                            *[v.name for v in sources]], cwd=lib, capture_output=True, text=True)
@@ -584,6 +587,59 @@ def coq_library_pages(outdir: Path) -> dict[str, str]:
     for page in sorted(target.glob("Symuat.*.html")):
         for name in re.findall(r"<a id=\"([A-Za-z_]\w*)\" class=\"idref\"", page.read_text(encoding="utf-8")):
             links.setdefault(name, f"{page.name}#{name}")
+    return links
+
+
+#: a declaration the plain pages anchor (the names a derivation can apply: lemmas, theorems, definitions)
+_COQ_DECLARATION = re.compile(
+    r"^\s*(?:#\[[^\]]*\]\s*)?(?:Local\s+|Global\s+)?"
+    r"(?:Lemma|Theorem|Corollary|Fact|Remark|Definition|Fixpoint|Instance|Record|Inductive|Variant|Ltac)\s+"
+    r"([A-Za-z_][\w']*)")
+
+
+def plain_library_pages(sources: list[Path], target: Path) -> dict[str, str]:
+    r"""Each Coq source as a page of its own, ``target/Symuat.<stem>.html`` (coqdoc's names): the
+    source highlighted by Pygments' Coq lexer, an anchor ``id="name"`` on the line of each
+    declaration (:data:`_COQ_DECLARATION`); return name → page and anchor (the first file declaring
+    a name wins, as in the coqdoc pages). The fallback when ``coqdoc`` is not installed.
+
+    >>> import tempfile
+    >>> d = Path(tempfile.mkdtemp())
+    >>> _ = (d / "SymuatT.v").write_text("(** doc *)\nLemma sum_one (n : nat) : n = n.\nProof. by []. Qed.\n")
+    >>> links = plain_library_pages([d / "SymuatT.v"], d / "coq")
+    >>> links
+    {'sum_one': 'Symuat.SymuatT.html#sum_one'}
+    >>> 'id="sum_one"' in (d / "coq" / "Symuat.SymuatT.html").read_text()
+    True
+    """
+    import html
+
+    from pygments import highlight
+    from pygments.formatters import HtmlFormatter
+    from pygments.lexers import get_lexer_by_name
+
+    target.mkdir(parents=True, exist_ok=True)
+    lexer, fmt = get_lexer_by_name("coq"), HtmlFormatter(nowrap=True)
+    links: dict[str, str] = {}
+    style = fmt.get_style_defs(".highlight")
+    for src in sources:
+        page = f"Symuat.{src.stem}.html"
+        rows = []
+        for n, line in enumerate(src.read_text(encoding="utf-8").splitlines(), 1):
+            m = _COQ_DECLARATION.match(line)
+            anchor = ""
+            if m and m.group(1) not in links:
+                links[m.group(1)] = f"{page}#{m.group(1)}"
+                anchor = f' id="{html.escape(m.group(1))}"'
+            code = highlight(line, lexer, fmt).rstrip("\n")
+            rows.append(f'<span class="line"{anchor}><a class="lineno" href="#L{n}" id="L{n}">{n:4d}</a>  {code}</span>')
+        (target / page).write_text(
+            f"<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>{src.stem} (symuat's Coq library)</title>\n"
+            f"<style>{style}\nbody{{font-family:sans-serif;margin:1em 2em}} .lineno{{color:#999;"
+            f"text-decoration:none}} .line:target{{background:#ffc}}</style></head><body>\n"
+            f"<h1>{src.stem}.v</h1><p>The source of <code>coq/{src.name}</code> (coqdoc was not installed "
+            f"when these pages were built).</p>\n<pre class=\"highlight\">" + "\n".join(rows) + "</pre></body></html>\n",
+            encoding="utf-8")
     return links
 
 
