@@ -103,3 +103,37 @@ def test_with_coqdoc_every_lemma_a_derivation_names_links_to_its_statement(coq_l
     links = docs_ext.coq_library_pages(tmp_path)
     assert (tmp_path / "coq" / "coqdoc.css").is_file()  # coqdoc's pages, not the fallback
     _assert_every_name_lands(tmp_path / "coq", links)
+
+
+def test_each_certified_theorem_shows_the_statement_coq_checked(tmp_path, monkeypatch):
+    """Under each theorem's derivation, its statement as the record's files state it (read from
+    ``theories/*.v``): for M1.pic, the picture's flat positions."""
+    import json
+
+    from symuat.certify import record as rec
+    from symuat.certify.export import batch_file
+    from symuat.certify.kinds import export_certificates
+    from symuat.certify.run import capture
+    import symuat.claims  # noqa: F401  (registration)
+    from symuat.kernel.registry import REGISTRY
+
+    (check,) = [c for c in REGISTRY.all_checks() if c.key == "M1.pic[row,dia]"]
+    kept: dict = {}
+    (verdict, _), = capture([check], kept).values()
+    theorems = export_certificates("pic", verdict, kept[check.key])
+    (tmp_path / "theories").mkdir()
+    (tmp_path / "theories" / "batch0.v").write_text(batch_file(theorems)[0])
+    (tmp_path / "record.json").write_text(json.dumps({"fingerprint": rec.fingerprint(), "checks": {}}))
+    monkeypatch.setenv("SYMUAT_CERTIFY_DIR", str(tmp_path))
+    rec.load.cache_clear()
+    try:
+        statements = docs_ext.coq_statements()
+    finally:
+        rec.load.cache_clear()
+    assert statements == {t.name: t.statement for t in theorems}
+    monkeypatch.setattr(docs_ext, "_COQ_STATEMENTS", statements)
+    cert = {"theorems": [t.name for t in theorems],
+            "proofs": {t.name: {"proof": "certificate", "chain": {"direct": ["fpos_front", "ring"]}} for t in theorems}}
+    text = "\n".join(docs_ext._coq_derivation(cert))
+    assert text.count(".. fold:: the statement Coq checked") == 3
+    assert "        forall p : nat, flatm_at (tr (kron W (idm [:: M]))) p 1%N = printed_col M 1%N" in text

@@ -557,6 +557,11 @@ def _values_block(values: dict, lhs=None, rhs=None) -> list[str]:
 #: lemma name → its statement in the Coq library rendered by coqdoc (``coq/Symuat.X.html#name``),
 #: filled by :func:`coq_library_pages` when a certify record with a compiled library exists
 _COQ_LINKS: dict[str, str] = {}
+#: theorem name → its statement as the certify record compiled it (``Theorem name … : ….``),
+#: filled by :func:`coq_statements`: shown under the theorem's derivation
+_COQ_STATEMENTS: dict[str, str] = {}
+#: a theorem's statement in an exported file (``theories/*.v``): up to its proof
+_COQ_THEOREM = re.compile(r"^Theorem ([\w']+)\b.*?(?=\nProof\.)", re.M | re.S)
 #: names a derivation applies that are not symuat's: what they are
 _COQ_FOREIGN = {"ring": "Coq's ring tactic", "exchange_big": "MathComp bigop", "big_ord_recr": "MathComp bigop"}
 
@@ -643,6 +648,29 @@ def plain_library_pages(sources: list[Path], target: Path) -> dict[str, str]:
     return links
 
 
+def coq_statements() -> dict[str, str]:
+    """Theorem name → its statement, read from the files the current certify record compiled
+    (``theories/*.v``; empty without a record for these sources)."""
+    from symuat.certify.record import load, out_dir
+
+    if load() is None:
+        return {}
+    out: dict[str, str] = {}
+    for f in sorted((out_dir() / "theories").glob("*.v")):
+        for m in _COQ_THEOREM.finditer(f.read_text(encoding="utf-8")):
+            out.setdefault(m.group(1), m.group(0))
+    return out
+
+
+def _coq_statement(name: str) -> list[str]:
+    """The theorem's statement behind a fold, inside its list item (empty when not known)."""
+    text = _COQ_STATEMENTS.get(name)
+    if not text:
+        return []
+    return ["", "  .. fold:: the statement Coq checked", "", "     .. code-block:: coq", "",
+            *[f"        {line}" for line in text.splitlines()], ""]
+
+
 def _coq_name(x: str) -> str:
     """A lemma of a derivation: linked to its statement in the rendered library (``../coq/``), or
     said to be MathComp's or a tactic."""
@@ -678,6 +706,7 @@ def _coq_derivation(cert: dict) -> list[str]:
             lines += [f"- ``{name}`` — direct proof{why}: {names(chain['direct'])}."]
         else:  # a record without per-theorem chains
             lines += [f"- ``{name}`` — " + names(cert.get("lemmas", [])) + "."]
+        lines += _coq_statement(name)
     return lines + [""]
 
 
@@ -1375,6 +1404,8 @@ def generate(app):
 
     _COQ_LINKS.clear()
     _COQ_LINKS.update(coq_library_pages(Path(app.outdir)))
+    _COQ_STATEMENTS.clear()
+    _COQ_STATEMENTS.update(coq_statements())
     out = Path(app.srcdir) / "claims"
     out.mkdir(exist_ok=True)
     for stale in out.glob("*.rst"):
