@@ -76,14 +76,18 @@ def test_the_column_major_statements_are_the_same_statements_over_the_other_layo
 
 def test_coq_accepts_the_row_major_picture_and_rejects_the_column_major_one(coq_lib, pic):
     """The picture's three theorems compile; the column-major picture (both columns and the listing),
-    column 2 shifted by two, and the picture read with w₂ₖ (both refuted by symuat) are rejected."""
+    column 2 shifted by two or not shifted, and the picture read with w₂ₖ (all refuted by symuat) are
+    rejected."""
     assert str(linear.m1_pic_symbolic("dia", shift=2).status) == "refuted"
     assert str(linear.m1_pic_symbolic("dia", first_row=1).status) == "refuted"
+    assert str(linear.m1_pic_symbolic("dia", shift=0).status) == "refuted"
     true = export_certificates("pic", *pic)
     lift = in_sense(lift_left(W, M, "row"), "dia")
     mutants = _column_major_mutants() + [
         export_flat_column("shifted_by_two", {"lift": lift, "column": 1, "offset": 2,
                                               "printed": mul(T(W), Basis(0, N)), "block": M})[0],
+        export_flat_column("not_shifted", {"lift": lift, "column": 1, "offset": 0,
+                                           "printed": mul(T(W), Basis(0, N)), "block": M})[0],
         export_flat_column("second_row", {"lift": lift, "column": 0, "offset": 0,
                                           "printed": mul(T(W), Basis(1, N)), "block": M})[0],
     ]
