@@ -132,8 +132,14 @@ def test_each_certified_theorem_shows_the_statement_coq_checked(tmp_path, monkey
         rec.load.cache_clear()
     assert statements == {t.name: t.statement for t in theorems}
     monkeypatch.setattr(docs_ext, "_COQ_STATEMENTS", statements)
+    monkeypatch.setattr(docs_ext, "_COQ_LINKS", docs_ext.plain_library_pages(
+        [rec.COQ_DIR / "SymuatMx.v", rec.COQ_DIR / "SymuatFlat.v"], tmp_path / "coq"))
     cert = {"theorems": [t.name for t in theorems],
             "proofs": {t.name: {"proof": "certificate", "chain": {"direct": ["fpos_front", "ring"]}} for t in theorems}}
     text = "\n".join(docs_ext._coq_derivation(cert))
     assert text.count(".. fold:: the statement Coq checked") == 3
     assert "        forall p : nat, flatm_at (tr (kron W (idm [:: M]))) p 1%N = printed_col M 1%N" in text
+    # the statement's vocabulary links to the library: the flat positions and the picture's column
+    assert ("     Its terms, defined in the library: `mx <../coq/Symuat.SymuatMx.html#mx>`__, "
+            "`flatm_at <../coq/Symuat.SymuatFlat.html#flatm_at>`__, `tr <../coq/Symuat.SymuatMx.html#tr>`__") in text
+    assert "`printed_col <../coq/Symuat.SymuatFlat.html#printed_col>`__" in text

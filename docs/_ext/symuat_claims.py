@@ -663,12 +663,16 @@ def coq_statements() -> dict[str, str]:
 
 
 def _coq_statement(name: str) -> list[str]:
-    """The theorem's statement behind a fold, inside its list item (empty when not known)."""
+    """The theorem's statement behind a fold, inside its list item (empty when not known), and
+    the library definitions it is written with, each linked to its own statement."""
     text = _COQ_STATEMENTS.get(name)
     if not text:
         return []
+    words = dict.fromkeys(w for w in re.findall(r"[A-Za-z_][\w']*", text) if w in _COQ_LINKS and w != name)
+    defined = (["", "     Its terms, defined in the library: " + ", ".join(_coq_name(w) for w in words) + "."]
+               if words else [])
     return ["", "  .. fold:: the statement Coq checked", "", "     .. code-block:: coq", "",
-            *[f"        {line}" for line in text.splitlines()], ""]
+            *[f"        {line}" for line in text.splitlines()], *defined, ""]
 
 
 def _coq_name(x: str) -> str:
