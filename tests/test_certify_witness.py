@@ -117,33 +117,6 @@ def test_coq_accepts_the_witnesses_and_rows_and_rejects_their_mutants(coq_lib, p
     assert all(res[t.name]["reason"].startswith("Coq:") for t in mutants)
 
 
-def test_coq_accepts_m1s_columns_and_rejects_the_shifted_picture(coq_lib):
-    """M1.pic[row,dia]: its two column identities (basis vectors at fixed positions, each under
-    ``p < n``) compile; the picture read with column 2 shifted by two (symuat refutes it) does not."""
-    from symuat.claims.linear import m1_pic_symbolic
-
-    verdict, certs = _certificates("M1.pic[row,dia]")
-    assert [k for k, _ in certs] == ["identity", "identity"]
-    true = export_certificates("pic", verdict, certs)
-    assert "(h_M_1 : (1 < M)%N)" in true[1].statement
-    kept: dict = {}
-    from symuat.kernel import certificates
-
-    with certificates.listening(lambda kind, data: kept.setdefault(kind, []).append(data)):
-        assert str(m1_pic_symbolic("dia", shift=2).status) == "refuted"
-    assert "identity" not in kept  # a refuted picture records nothing; its column 2 exported by hand:
-    from symuat.expr.algebra import T, kron, mul
-    from symuat.expr.basis import Basis
-    from symuat.certify.identity import export_recorded_identity
-    from symuat.claims import linear
-
-    W, N, M = linear._W, linear.N, linear.M
-    wrong = export_recorded_identity("pic_mutant", {"lhs": certs[1][1]["lhs"],
-                                                    "rhs": kron(mul(T(W), Basis(0, N)), Basis(2, M))})
-    res = compile_batch(coq_lib / "lib", true + wrong, coq_lib / "theories" / "pic_batch.v", timeout=300)
-    assert {k: v["ok"] for k, v in res.items()} == {"pic_identity0": True, "pic_identity1": True, "pic_mutant": False}
-
-
 def test_h9_dep_is_listed_with_the_reason_it_cannot_be_stated():
     """H9.dep's witness is exact only through softmax(ln 2·k) = 2^k/Σ2^k: unsupported, saying why."""
     from symuat.certify.coq_terms import Unsupported

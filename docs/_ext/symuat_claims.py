@@ -557,24 +557,32 @@ def _values_block(values: dict, lhs=None, rhs=None) -> list[str]:
 #: lemma name → its statement in the Coq library rendered by coqdoc (``coq/Symuat.X.html#name``),
 #: filled by :func:`coq_library_pages` when a certify record with a compiled library exists
 _COQ_LINKS: dict[str, str] = {}
+#: theorem name → its statement as the certify record compiled it (``Theorem name … : ….``),
+#: filled by :func:`coq_statements`: shown under the theorem's derivation
+_COQ_STATEMENTS: dict[str, str] = {}
+#: a theorem's statement in an exported file (``theories/*.v``): up to its proof
+_COQ_THEOREM = re.compile(r"^Theorem ([\w']+)\b.*?(?=\nProof\.)", re.M | re.S)
 #: names a derivation applies that are not symuat's: what they are
 _COQ_FOREIGN = {"ring": "Coq's ring tactic", "exchange_big": "MathComp bigop", "big_ord_recr": "MathComp bigop"}
 
 
 def coq_library_pages(outdir: Path) -> dict[str, str]:
-    """Render the Coq library the certify record compiled (``lib/*.v`` with their ``.glob``
-    files) with ``coqdoc`` into ``outdir/coq``; return lemma name → page and anchor. Empty without
-    a record, without its compiled library or without ``coqdoc``."""
+    """Render the Coq library into ``outdir/coq`` (``Symuat.<file>.html``, an anchor per lemma);
+    return lemma name → page and anchor. The library the certify record compiled (``lib/*.v`` with
+    their ``.glob`` files) is rendered by ``coqdoc``; without ``coqdoc`` or a compiled library, the
+    sources (the record's, else ``coq/``'s) as highlighted copies (:func:`plain_library_pages`),
+    so the docs build never needs Coq and a derivation's lemma names always link to statements."""
     import shutil
     import subprocess
 
-    from symuat.certify.record import out_dir
+    from symuat.certify.record import COQ_DIR, out_dir
+    from symuat.certify.run import LIBRARY
 
     lib = out_dir() / "lib"
     sources = sorted(lib.glob("*.v"))
-    if not sources or not all(v.with_suffix(".glob").is_file() for v in sources) or not shutil.which("coqdoc"):
-        return {}
     target = outdir / "coq"
+    if not sources or not all(v.with_suffix(".glob").is_file() for v in sources) or not shutil.which("coqdoc"):
+        return plain_library_pages(sources or [COQ_DIR / name for name in LIBRARY], target)
     target.mkdir(parents=True, exist_ok=True)
     proc = subprocess.run(["coqdoc", "--html", "--utf8", "--no-externals", "-d", str(target), "-R", ".", "Symuat",
                            *[v.name for v in sources]], cwd=lib, capture_output=True, text=True)
@@ -585,6 +593,86 @@ def coq_library_pages(outdir: Path) -> dict[str, str]:
         for name in re.findall(r"<a id=\"([A-Za-z_]\w*)\" class=\"idref\"", page.read_text(encoding="utf-8")):
             links.setdefault(name, f"{page.name}#{name}")
     return links
+
+
+#: a declaration the plain pages anchor (the names a derivation can apply: lemmas, theorems, definitions)
+_COQ_DECLARATION = re.compile(
+    r"^\s*(?:#\[[^\]]*\]\s*)?(?:Local\s+|Global\s+)?"
+    r"(?:Lemma|Theorem|Corollary|Fact|Remark|Definition|Fixpoint|Instance|Record|Inductive|Variant|Ltac)\s+"
+    r"([A-Za-z_][\w']*)")
+
+
+def plain_library_pages(sources: list[Path], target: Path) -> dict[str, str]:
+    r"""Each Coq source as a page of its own, ``target/Symuat.<stem>.html`` (coqdoc's names): the
+    source highlighted by Pygments' Coq lexer, an anchor ``id="name"`` on the line of each
+    declaration (:data:`_COQ_DECLARATION`); return name → page and anchor (the first file declaring
+    a name wins, as in the coqdoc pages). The fallback when ``coqdoc`` is not installed.
+
+    >>> import tempfile
+    >>> d = Path(tempfile.mkdtemp())
+    >>> _ = (d / "SymuatT.v").write_text("(** doc *)\nLemma sum_one (n : nat) : n = n.\nProof. by []. Qed.\n")
+    >>> links = plain_library_pages([d / "SymuatT.v"], d / "coq")
+    >>> links
+    {'sum_one': 'Symuat.SymuatT.html#sum_one'}
+    >>> 'id="sum_one"' in (d / "coq" / "Symuat.SymuatT.html").read_text()
+    True
+    """
+    import html
+
+    from pygments import highlight
+    from pygments.formatters import HtmlFormatter
+    from pygments.lexers import get_lexer_by_name
+
+    target.mkdir(parents=True, exist_ok=True)
+    lexer, fmt = get_lexer_by_name("coq"), HtmlFormatter(nowrap=True)
+    links: dict[str, str] = {}
+    style = fmt.get_style_defs(".highlight")
+    for src in sources:
+        page = f"Symuat.{src.stem}.html"
+        rows = []
+        for n, line in enumerate(src.read_text(encoding="utf-8").splitlines(), 1):
+            m = _COQ_DECLARATION.match(line)
+            anchor = ""
+            if m and m.group(1) not in links:
+                links[m.group(1)] = f"{page}#{m.group(1)}"
+                anchor = f' id="{html.escape(m.group(1))}"'
+            code = highlight(line, lexer, fmt).rstrip("\n")
+            rows.append(f'<span class="line"{anchor}><a class="lineno" href="#L{n}" id="L{n}">{n:4d}</a>  {code}</span>')
+        (target / page).write_text(
+            f"<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>{src.stem} (symuat's Coq library)</title>\n"
+            f"<style>{style}\nbody{{font-family:sans-serif;margin:1em 2em}} .lineno{{color:#999;"
+            f"text-decoration:none}} .line:target{{background:#ffc}}</style></head><body>\n"
+            f"<h1>{src.stem}.v</h1><p>The source of <code>coq/{src.name}</code> (coqdoc was not installed "
+            f"when these pages were built).</p>\n<pre class=\"highlight\">" + "\n".join(rows) + "</pre></body></html>\n",
+            encoding="utf-8")
+    return links
+
+
+def coq_statements() -> dict[str, str]:
+    """Theorem name → its statement, read from the files the current certify record compiled
+    (``theories/*.v``; empty without a record for these sources)."""
+    from symuat.certify.record import load, out_dir
+
+    if load() is None:
+        return {}
+    out: dict[str, str] = {}
+    for f in sorted((out_dir() / "theories").glob("*.v")):
+        for m in _COQ_THEOREM.finditer(f.read_text(encoding="utf-8")):
+            out.setdefault(m.group(1), m.group(0))
+    return out
+
+
+def _coq_statement(name: str) -> list[str]:
+    """The theorem's statement behind a fold, inside its list item (empty when not known), and
+    the library definitions it is written with, each linked to its own statement."""
+    text = _COQ_STATEMENTS.get(name)
+    if not text:
+        return []
+    words = dict.fromkeys(w for w in re.findall(r"[A-Za-z_][\w']*", text) if w in _COQ_LINKS and w != name)
+    defined = (["", "     Its terms, defined in the library: " + ", ".join(_coq_name(w) for w in words) + "."]
+               if words else [])
+    return ["", "  .. fold:: the statement Coq checked", "", "     .. code-block:: coq", "",
+            *[f"        {line}" for line in text.splitlines()], *defined, ""]
 
 
 def _coq_name(x: str) -> str:
@@ -622,6 +710,7 @@ def _coq_derivation(cert: dict) -> list[str]:
             lines += [f"- ``{name}`` — direct proof{why}: {names(chain['direct'])}."]
         else:  # a record without per-theorem chains
             lines += [f"- ``{name}`` — " + names(cert.get("lemmas", [])) + "."]
+        lines += _coq_statement(name)
     return lines + [""]
 
 
@@ -1319,6 +1408,8 @@ def generate(app):
 
     _COQ_LINKS.clear()
     _COQ_LINKS.update(coq_library_pages(Path(app.outdir)))
+    _COQ_STATEMENTS.clear()
+    _COQ_STATEMENTS.update(coq_statements())
     out = Path(app.srcdir) / "claims"
     out.mkdir(exist_ok=True)
     for stale in out.glob("*.rst"):

@@ -97,15 +97,7 @@ def export_identity(name: str, lhs, rhs, proof: str | None = None, nf_key=None, 
         raise Unsupported(f"index spaces differ: {rs_l}×{cs_l} against {rs_r}×{cs_r}")
     ctx = Ctx()
     left, right = term(lhs, ctx), term(rhs, ctx)
-    binders = []
-    if ctx.dims:
-        binders.append("(" + " ".join(sorted(ctx.dims)) + " : nat)")
-    for f, t in sorted(ctx.funcs.items()):
-        binders.append(f"({f} : {t})")
-    for hyp, t in sorted(ctx.ranges.items()):
-        binders.append(f"({hyp} : {t})")
-    for leaf, t in ctx.leaves.items():
-        binders.append(f"({leaf} : {t})")
+    binders = binders_of(ctx)
     names = []
     for k, hyp in enumerate(dict.fromkeys(hypotheses)):
         hname = f"Hl{k}"
@@ -132,6 +124,18 @@ def export_identity(name: str, lhs, rhs, proof: str | None = None, nf_key=None, 
     sides = normal_form.side_lemmas(name, " ".join(binders), strip(left), strip(right), nf)
     return Exported(name, head + "\n" + body, normal_form.nf_proof(name), "normal form", nf, "",
                     sides, ((f"{name}_lhs", "lhs"), (f"{name}_rhs", "rhs")))
+
+
+def binders_of(ctx: Ctx) -> list[str]:
+    """A statement's binders, from what its terms bound (``ctx``): the dimensions, the elementwise
+    functions, the range hypotheses of fixed positions, the leaves."""
+    out = []
+    if ctx.dims:
+        out.append("(" + " ".join(sorted(ctx.dims)) + " : nat)")
+    out += [f"({f} : {t})" for f, t in sorted(ctx.funcs.items())]
+    out += [f"({hyp} : {t})" for hyp, t in sorted(ctx.ranges.items())]
+    out += [f"({leaf} : {t})" for leaf, t in ctx.leaves.items()]
+    return out
 
 
 _LEAF_TYPE = re.compile(r"^((?:'I_\S+ -> )*)mx R (\[[^\]]*\]) (\[[^\]]*\])$")
@@ -218,7 +222,7 @@ def premise(hyp, ctx: Ctx) -> str:
 
 PRELUDE = """From mathcomp Require Import all_ssreflect all_algebra.
 From Coq Require Import Setoid Morphisms Ring.
-From Symuat Require Import SymuatMx SymuatTac SymuatWitness SymuatCount SymuatDepth.
+From Symuat Require Import SymuatMx SymuatTac SymuatWitness SymuatCount SymuatDepth SymuatFlat.
 Import GRing.Theory.
 Local Open Scope ring_scope.
 Section Certified.

@@ -1,8 +1,9 @@
 r"""Identities of matrices recorded by a procedure whose verdict is not the normal form's own.
 
-A check may conclude from identities the index calculus proved and then read them (M1's picture:
-"columns 1 and 2 of W' as printed", two identities with basis vectors at fixed positions). Its
-procedure records each identity (kind ``"identity"``: ``lhs``, ``rhs``); the theorem is the
+A check may conclude from identities the index calculus proved and then read them (e.g. two
+identities with basis vectors at fixed positions). Such identities are on multi-indices: a
+statement about where entries are *drawn* (M1's picture) records flat positions instead
+(:mod:`symuat.certify.picture`). Its procedure records each identity (kind ``"identity"``: ``lhs``, ``rhs``); the theorem is the
 identity exported as :func:`~symuat.certify.export.export_identity` exports every other — for
 symbolic sizes, a basis vector ``e_p ∈ ℝⁿ`` as ``selector (Ordinal h)`` under the hypothesis
 ``h : p < n`` (the vector exists), proved by the same generic tactic.

@@ -12,7 +12,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Callable
 
-from symuat.certify import density, identity, printed, witness
+from symuat.certify import density, identity, picture, printed, witness
 from symuat.certify.coq_terms import Unsupported
 from symuat.certify.export import Exported
 
@@ -21,6 +21,8 @@ from symuat.certify.export import Exported
 EXPORTERS: dict[str, Callable[[str, dict], list[Exported]]] = {
     "density": density.export_density,
     "identity": identity.export_recorded_identity,
+    "flat_column": picture.export_flat_column,
+    "flat_listing": picture.export_flat_listing,
     "printed_sum": printed.export_printed,
     "witness": witness.export_witness,
     "softmax_witness": witness.export_softmax_witness,

@@ -189,8 +189,9 @@ def nf_proof(name: str) -> str:
 
 
 def probed_lemmas() -> list:
-    """The constants a proof term is probed for, in the library's order (prenex form, deltas,
-    closing): the lemmas of ``coq/SymuatTac.v`` (the ones the tactics use), of
+    """The constants a proof term is probed for, in the library's order (a picture's flat positions
+    rewritten first, ``coq/SymuatFlat.v``; prenex form, deltas, closing): the lemmas of
+    ``coq/SymuatTac.v`` (the ones the tactics use), of
     ``coq/SymuatWitness.v`` and ``coq/SymuatCount.v`` (witnesses, printed sums, counts),
     MathComp's ``exchange_big`` (summed indices matched up to order) and ``big_ord_recr`` (a sum
     over a concrete range expanded), and ``ring`` (the ring tactic's lemma)."""
@@ -199,7 +200,7 @@ def probed_lemmas() -> list:
     from symuat.certify.record import COQ_DIR
 
     names = []
-    for lib in ("SymuatTac.v", "SymuatWitness.v", "SymuatCount.v"):
+    for lib in ("SymuatFlat.v", "SymuatTac.v", "SymuatWitness.v", "SymuatCount.v"):
         names += re.findall(r"^\s*Lemma\s+([\w']+)", (COQ_DIR / lib).read_text(), re.M)
     skip = {"R_ring_theory", "R_ring_theory_ring", "R_ring_theory_zmod", "summand_match"}
     return [n for n in dict.fromkeys(names) if n not in skip] + ["exchange_big", "big_ord_recr", "ring"]

@@ -143,8 +143,13 @@ def m1_pic_symbolic(sense: str, *, shift: int = 1, first_row: int = 0):
     if out.status is Status.PROVED:
         from symuat.kernel import certificates
 
-        for lhs, rhs in sides:  # each column: an identity for symbolic N, M, its basis vectors in range
-            certificates.record("identity", lhs=lhs, rhs=rhs)
+        # what the picture draws, at its flat positions (the row-major position of (n, m) is nM + m,
+        # the picture's column j + 1 is flat column j = e_1 ⊗ e_{j+1}): column j of W' is the printed
+        # column, w_{first_row+1,k} at the positions kM + offset; x' lists x row by row
+        for j, offset in ((0, 0), (1, shift)):
+            certificates.record("flat_column", lift=Wp, column=j, offset=offset,
+                                printed=mul(T(_W), Basis(first_row, N)), block=M)
+        certificates.record("flat_listing", flat=Vec(_Xi, "row"), matrix=_Xi)
         out.method = ("columns 1 and 2 of W' as printed, for symbolic N and M ≥ 2 (basis vectors at fixed positions; "
                       "the index form holds for every position), x' = vec_r(x) by definition: " + out.method)
     out.construction = f"W' = {latex(Wp)}"
@@ -167,10 +172,6 @@ for _order in ORDERS:
                     "; the picture is UAT's (dia sense) and lists x' row by row, so this reading is "
                     "symuat's alternative"),
             admitted=(_order, _sense) == ("row", "dia"),
-            coq_states=None if _order != "row" else (
-                "the two column identities W'(e₁⊗e₁) = (Wᵀe₁)⊗e₁ and W'(e₁⊗e₂) = (Wᵀe₁)⊗e₂ on the multi-indices "
-                "(token, feature), which hold in the column-major layout too; the picture's row-major flat positions "
-                "are not in the exported statement"),
         )
 
 # --------------------------------------------------------------------------------------------
