@@ -31,7 +31,17 @@ comes with a counterexample re-checked exactly):
 'exact: entry (0, 1) differs by 1 (1 of 4 entries differ)'
 """
 
+import os as _os
+
 __version__ = "0.1.0"
+
+#: SymPy memoises its pure functions (``cacheit``: an expression's construction, its assumptions,
+#: a substitution) in LRU caches of 1,000 entries by default; the catalogue asks the same questions
+#: far more often than that, and 100,000 entries cut about 8% of ``symuat prove --all``'s CPU time
+#: for about 5 MB (every verdict and record of `prove --all` identical). SymPy reads the
+#: variable when it is first imported — after this line whenever symuat is imported first, as by the
+#: command line and its workers; a value the user set wins.
+_os.environ.setdefault("SYMPY_CACHE_SIZE", "100000")
 
 __all__ = ["report", "prove", "check_identity", "dims", "__version__"]
 
