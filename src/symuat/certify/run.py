@@ -6,7 +6,11 @@ runs (:data:`symuat.kernel.index_calculus.OBSERVER`), exported one file per chec
 (:mod:`symuat.certify.export`) and compiled with ``coqc`` against the library in ``coq/``
 (compiled first). A check is ``certified`` only if every theorem of its file compiled in this
 run; otherwise the reason is recorded (``unsupported``: outside the exported fragment;
-``failed``: Coq rejected or the tactic did not close the goal).
+``failed``: Coq rejected or the tactic did not close the goal; ``excluded``: outside the core
+groups and over the tier's statement budget, :func:`over_budget`).
+
+The tier (:data:`TIER`) runs every claim of the catalogue, so its count is certified / *all*
+symbolic ``proved`` checks, and every check it does not certify is listed with its reason.
 """
 
 from __future__ import annotations
@@ -27,8 +31,42 @@ from symuat.certify.kinds import export_certificates
 from symuat.certify.record import COQ_DIR, fingerprint, out_dir, toolchain
 from symuat.certify.refutation import DENIED_HOLDS, export_check_refutation
 
-#: the core groups (claim IDs), then the further groups exported where in the fragment
+#: the core groups (claim IDs): every statement of theirs the exporter writes is sent to Coq
 CORE = r"(D|P|M|H)\d+|X1|X3"
+
+#: the certify tier's claims: every claim of the catalogue, so that its count is certified / *all*
+#: symbolic ``proved`` checks; outside :data:`CORE` a check is sent to Coq within :data:`BUDGET`
+TIER = r".+"
+
+#: the statement budget of a check outside :data:`CORE` (characters of all its theorems'
+#: statements, together): a deterministic rule on the statement, not a clock, so the count is the
+#: same on a loaded machine. Measured (2026-11-27, coqc 8.16, CPU seconds per check with coqc's
+#: start): every check outside the core under 700 characters costs 1–15 s, those of 800–1,600
+#: characters (L2.2.*, T5.3, T12.block, L2.main.exact[L=2], X9.layer) 20–100+ s each — together
+#: more than the tier's time (≤ 3 minutes more on two cores) allows
+BUDGET = 700
+
+
+def over_budget(key: str, theorems, budget: int | None = BUDGET) -> str | None:
+    """Why the check ``key`` with these exported ``theorems`` is left out of the tier (its reason,
+    listed by ``symuat certify``), or None: a check of :data:`CORE`, an induction over the depth
+    (:data:`~symuat.certify.depth.THEOREMS`) and any check with no ``budget`` are always sent; any
+    other whose statements total more than ``budget`` characters is not.
+
+    >>> class T: statement = "x" * 800
+    >>> over_budget("P1", [T()]) is None, over_budget("L2.2.1", [T()], budget=None) is None
+    (True, True)
+    >>> print(over_budget("L2.2.1", [T()]))
+    its statements total 800 characters, over the tier's budget of 700 for a check outside the core groups (D, P, M, H, X1, X3)
+    """
+    claim = re.match(r"[^.\[]*", key).group()  # the claim ID: "H7" of "H7[std,bidir]", "L2" of "L2.2.1"
+    if budget is None or key in DEPTH_THEOREMS or re.fullmatch(CORE, claim):
+        return None
+    size = sum(len(t.statement) for t in theorems)
+    if size <= budget:
+        return None
+    return (f"its statements total {size} characters, over the tier's budget of {budget} for a check "
+            "outside the core groups (D, P, M, H, X1, X3)")
 
 
 def selected(check, pattern: str, depth: bool = True) -> bool:
@@ -418,12 +456,14 @@ def correction_pairs(verdict, pairs: list, unequal: list) -> list:
     return found
 
 
-def certify(pattern: str = CORE, out: Path | None = None, jobs: int = 2, timeout: int = 600,
-            progress=None, check: bool = False) -> dict:
+def certify(pattern: str = TIER, out: Path | None = None, jobs: int = 2, timeout: int = 600,
+            progress=None, check: bool = False, budget: int | None = BUDGET, depth: bool = True) -> dict:
     """The certify tier; writes ``out/record.json`` and returns the record. ``check``: re-check the
     compiled files with ``coqchk`` too (:func:`coqchk`, recorded under ``"coqchk"``). ``timeout``:
     the process limit per theorem of a batch (:func:`compile_batch`; :class:`CoqProcessLimit`
-    past it, and no record is written)."""
+    past it, and no record is written). ``budget``: the statement budget outside the core
+    (:func:`over_budget`; a check over it is recorded ``excluded`` with the reason; None: none).
+    ``depth``: the inductions over the depth are in the run whatever ``pattern`` (:func:`selected`)."""
     import symuat.claims  # noqa: F401  (registration)
     from symuat.kernel.registry import REGISTRY
 
@@ -433,13 +473,13 @@ def certify(pattern: str = CORE, out: Path | None = None, jobs: int = 2, timeout
         shutil.rmtree(out)
     (out / "theories").mkdir(parents=True)
     lib_seconds = compile_library(out)
-    checks = [c for c in REGISTRY.all_checks() if selected(c, pattern)]
+    checks = [c for c in REGISTRY.all_checks() if selected(c, pattern, depth)]
     certificates: dict = {}
     unequal: dict = {}
     results: list = []
     captured = capture(checks, certificates, unequal, results)
     record = {"fingerprint": fingerprint(), "toolchain": toolchain(), "pattern": pattern, "checks": {},
-              "library_seconds": round(lib_seconds, 1)}
+              "library_seconds": round(lib_seconds, 1), "budget": budget}
     todo = []
     identities: set = set()  # checks exported as identities (a proof through the normal form or direct)
     for key, (verdict, pairs) in captured.items():
@@ -477,6 +517,9 @@ def certify(pattern: str = CORE, out: Path | None = None, jobs: int = 2, timeout
         except Unsupported as exc:
             entry.update(status="unsupported", reason=str(exc))
             continue
+        if over_budget(key, theorems, budget):
+            entry.update(status="excluded", reason=over_budget(key, theorems, budget))
+            continue
         entry["theorems"] = [t.name for t in theorems]
         entry["hashes"] = [t.digest for t in theorems]
         todo.append((key, theorems))
@@ -493,6 +536,9 @@ def certify(pattern: str = CORE, out: Path | None = None, jobs: int = 2, timeout
             theorems = export_check_refutation("r" + coq_name(key, 0), verdict, unequal.get(key, []), pairs)
         except Unsupported as exc:
             entry.update(status="unsupported", reason=str(exc))
+            continue
+        if over_budget(key, theorems, budget):
+            entry.update(status="excluded", reason=over_budget(key, theorems, budget))
             continue
         entry["theorems"] = [t.name for t in theorems]
         entry["hashes"] = [t.digest for t in theorems]
@@ -513,6 +559,9 @@ def certify(pattern: str = CORE, out: Path | None = None, jobs: int = 2, timeout
                         for n, (lhs, rhs, hyps) in enumerate(correction_pairs(verdict, pairs, unequal.get(key, [])))]
         except Unsupported as exc:
             entry.update(status="unsupported", reason=str(exc))
+            continue
+        if over_budget(key, theorems, budget):
+            entry.update(status="excluded", reason=over_budget(key, theorems, budget))
             continue
         entry["theorems"] = [t.name for t in theorems]
         entry["hashes"] = [t.digest for t in theorems]
@@ -583,17 +632,17 @@ def certify(pattern: str = CORE, out: Path | None = None, jobs: int = 2, timeout
         covered = [t for t in certified if results.get(t, {}).get("vo")]
         record["coqchk"]["theorems"] = f"{len(covered)} of {len(certified)}"
     statuses = [e["status"] for e in record["checks"].values()]
-    record["summary"] = {s: statuses.count(s) for s in ("certified", "failed", "unsupported")}
+    record["summary"] = {s: statuses.count(s) for s in ("certified", "failed", "unsupported", "excluded")}
     record["summary"]["symbolic_proved"] = len(statuses)
     kinds = [p["proof"] for e in record["checks"].values() if e["status"] == "certified"
              and not e.get("via") for p in e.get("proofs", {}).values()]
     record["summary"]["proofs"] = {k: kinds.count(k) for k in ("normal form", "direct", "certificate",
                                                                "induction over depth")}
     refuted = [e["status"] for e in record["refutations"].values()]
-    record["summary"]["refutations"] = {s: refuted.count(s) for s in ("certified", "failed", "unsupported")}
+    record["summary"]["refutations"] = {s: refuted.count(s) for s in ("certified", "failed", "unsupported", "excluded")}
     record["summary"]["refutations"]["total"] = len(refuted)
     fixed = [e["status"] for e in record["corrections"].values()]
-    record["summary"]["corrections"] = {s: fixed.count(s) for s in ("certified", "failed", "unsupported")}
+    record["summary"]["corrections"] = {s: fixed.count(s) for s in ("certified", "failed", "unsupported", "excluded")}
     record["summary"]["corrections"]["total"] = len(fixed)
     (out / "record.json").write_text(json.dumps(record, indent=1, sort_keys=True))
     from symuat.certify import record as rec
