@@ -122,13 +122,12 @@ def test_a_refuted_density_is_certified_at_its_count_and_a_count_that_holds_is_r
     rejected, and so is the zero fraction 2/3 stated as refuted."""
     from symuat.certify.density import export_density_refutation
 
-    d, dv, h = sp.symbols("d d_v h", positive=True, integer=True)
     causal = export_density_refutation("rc", {"expr": CAUSAL, "claimed": 1, "derived": generic_density(CAUSAL),
                                               "sizes": {"N": 2, "M": 1, "d_v": 1, "h": 2}})
-    zero = export_density_refutation("rz", {"expr": M2_LIFT, "claimed": sp.Rational(1, 3), "derived": 1 / M,
+    zero = export_density_refutation("rz", {"expr": M2_LIFT, "claimed": sp.Rational(1, 3), "derived": 1 - 1 / M,
                                             "sizes": {"N": 2, "M": 3}, "complement": True})
     with pytest.raises(Unsupported, match="holds at the sizes"):
-        export_density_refutation("no", {"expr": M2_LIFT, "claimed": sp.Rational(2, 3), "derived": 1 / M,
+        export_density_refutation("no", {"expr": M2_LIFT, "claimed": sp.Rational(2, 3), "derived": 1 - 1 / M,
                                          "sizes": {"N": 2, "M": 3}, "complement": True})
     # mutants: the claim the count meets at the sizes, in the refutation's own statement
     meets = dataclasses.replace(
@@ -144,3 +143,14 @@ def test_a_refuted_density_is_certified_at_its_count_and_a_count_that_holds_is_r
     ok = {t.name: res[t.name]["ok"] for t in theorems}
     assert all(ok[t.name] for t in causal + zero), ok
     assert not ok["bad_meets_refute"] and not ok["bad_zero_refute"], ok
+
+
+def test_a_refutation_with_a_density_certificate_is_exported_as_the_count_at_the_counterexample():
+    """The tier's refutations take a ``density_refutation`` certificate (what the kernel's
+    :func:`~symuat.kernel.decide.quantities.check_quantity` is to record when an exact count
+    refutes a density claim) before looking for matrix values the counterexample does not have."""
+    from symuat.certify.refutation import DENSITY_REFUTATION, export_check_refutation
+
+    data = {"expr": CAUSAL, "claimed": 1, "derived": generic_density(CAUSAL), "sizes": {"N": 2, "M": 1, "d_v": 1, "h": 2}}
+    names = [t.name for t in export_check_refutation("r", None, [], [], [(DENSITY_REFUTATION, data)])]
+    assert names == ["r_support", "r_witness", "r_count", "r_refute"]

@@ -199,14 +199,15 @@ def export_density_refutation(base: str, data: dict) -> list[Exported]:
     ``~ (forall sizes, (Σ pat) * Q = P * T)`` for the claimed ``P/Q`` (complement:
     ``(T - Σ pat) * Q = P * T``), proved by computing the count at ``sizes``
     (:coq:`symuat_refute`). A claim the pattern's count meets at ``sizes`` leaves Coq a goal it
-    cannot close (``tests/test_certify_density.py``). ``data``: ``expr``, ``claimed``,
-    ``derived``, ``sizes`` (size name → value), ``complement`` (default False).
+    cannot close (``tests/test_certify_density.py``). ``data`` (the ``density_refutation``
+    certificate): ``expr``, ``claimed`` and ``derived`` (the quantity as the check states it: the
+    zero fraction if ``complement``, default False), ``sizes`` (size name → value).
 
     >>> from sympy import MatrixSymbol, Symbol
     >>> from symuat.expr.linear import lift_left
     >>> N, M = (Symbol(s, positive=True, integer=True) for s in "NM")
     >>> E = lift_left(MatrixSymbol("W", N, N), M, "row")
-    >>> t = export_density_refutation("z", {"expr": E, "claimed": sp.Rational(1, 3), "derived": 1 / M,
+    >>> t = export_density_refutation("z", {"expr": E, "claimed": sp.Rational(1, 3), "derived": 1 - 1 / M,
     ...                                     "sizes": {"N": 2, "M": 3}, "complement": True})
     >>> print(t[-1].statement)
     Theorem z_refute :
@@ -216,6 +217,8 @@ def export_density_refutation(base: str, data: dict) -> list[Exported]:
 
     expr, claimed, derived = data["expr"], sp.sympify(data["claimed"]), sp.sympify(data["derived"])
     complement, sizes = bool(data.get("complement")), dict(data["sizes"])
+    if complement:  # a zero fraction: the density is its complement
+        derived = sp.cancel(1 - derived)
     try:
         pat = density_pattern(expr)
     except NotAMonomial as exc:

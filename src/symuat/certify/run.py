@@ -29,7 +29,8 @@ from symuat.certify.depth import STEP_CHECK, THEOREMS as DEPTH_THEOREMS, export_
 from symuat.certify.export import batch_file, export_identity
 from symuat.certify.kinds import export_certificates
 from symuat.certify.record import COQ_DIR, fingerprint, out_dir, toolchain
-from symuat.certify.refutation import DENIED_HOLDS, export_check_refutation
+from symuat.certify.density import export_density_refutation
+from symuat.certify.refutation import DENIED_HOLDS, DENSITY_REFUTATION, export_check_refutation
 
 #: the core groups (claim IDs): every statement of theirs the exporter writes is sent to Coq
 CORE = r"(D|P|M|H)\d+|X1|X3"
@@ -533,7 +534,8 @@ def certify(pattern: str = TIER, out: Path | None = None, jobs: int = 2, timeout
         entry = {"status": None, "theorems": [], "hashes": [], "reason": ""}
         record["refutations"][key] = entry
         try:
-            theorems = export_check_refutation("r" + coq_name(key, 0), verdict, unequal.get(key, []), pairs)
+            theorems = export_check_refutation("r" + coq_name(key, 0), verdict, unequal.get(key, []), pairs,
+                                               certificates.get(key, []))
         except Unsupported as exc:
             entry.update(status="unsupported", reason=str(exc))
             continue
@@ -555,8 +557,14 @@ def certify(pattern: str = TIER, out: Path | None = None, jobs: int = 2, timeout
             # a refuted negation's correction is the identity it denied: the direct tactic, as its
             # refutation (:func:`symuat.certify.refutation.export_check_refutation`)
             direct = "symuat_entry." if verdict.method.startswith(DENIED_HOLDS) else None
-            theorems = [export_identity("k" + coq_name(key, n), lhs, rhs, proof=direct, hypotheses=hyps or ())
-                        for n, (lhs, rhs, hyps) in enumerate(correction_pairs(verdict, pairs, unequal.get(key, [])))]
+            counted = [d for kind, d in certificates.get(key, []) if kind == DENSITY_REFUTATION]
+            if counted:  # a refuted density: its correction is the derived density (support, witness, count)
+                entry["kind"] = "count"
+                theorems = [t for t in export_density_refutation("k" + coq_name(key, 0), counted[0])
+                            if not t.name.endswith("_refute")]
+            else:
+                theorems = [export_identity("k" + coq_name(key, n), lhs, rhs, proof=direct, hypotheses=hyps or ())
+                            for n, (lhs, rhs, hyps) in enumerate(correction_pairs(verdict, pairs, unequal.get(key, [])))]
         except Unsupported as exc:
             entry.update(status="unsupported", reason=str(exc))
             continue
