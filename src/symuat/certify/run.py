@@ -50,6 +50,13 @@ TIER = r".+"
 BUDGET = 480
 
 
+def in_core(key: str) -> bool:
+    """Whether the check ``key`` is sent to Coq whatever its statements' length: a check of a
+    :data:`CORE` claim, or an induction over the depth (:data:`~symuat.certify.depth.THEOREMS`)."""
+    claim = re.match(r"[^.\[]*", key).group()  # the claim ID: "H7" of "H7[std,bidir]", "L2" of "L2.2.1"
+    return key in DEPTH_THEOREMS or bool(re.fullmatch(CORE, claim))
+
+
 def over_budget(key: str, theorems, budget: int | None = BUDGET) -> str | None:
     """Why the check ``key`` with these exported ``theorems`` is left out of the tier (its reason,
     listed by ``symuat certify``), or None: a check of :data:`CORE`, an induction over the depth
@@ -62,8 +69,7 @@ def over_budget(key: str, theorems, budget: int | None = BUDGET) -> str | None:
     >>> print(over_budget("L2.2.1", [T()]))
     its statements total 800 characters, over the tier's budget of 480 for a check outside the core groups (D, P, M, H, X1, X3)
     """
-    claim = re.match(r"[^.\[]*", key).group()  # the claim ID: "H7" of "H7[std,bidir]", "L2" of "L2.2.1"
-    if budget is None or key in DEPTH_THEOREMS or re.fullmatch(CORE, claim):
+    if budget is None or in_core(key):
         return None
     size = sum(len(t.statement) for t in theorems)
     if size <= budget:
@@ -243,7 +249,9 @@ def compile_batch(lib: Path, theorems: list, path: Path, timeout: int = 600) -> 
     Coq's message, and the theorems after it are compiled again in a new file (those before it
     passed ``Qed`` already: their markers are in the output). A theorem counts as accepted only
     with its own marker and no axioms, so a failure is never masked.  Returns
-    name → ``{"ok", "reason", "log"}``."""
+    name → ``{"ok", "reason", "log"}`` (``"vo"``: the compiled file that holds it, for coqchk).
+    The theorems accepted before a failure are compiled again after the rest, so that they are
+    in a file that compiles whole."""
     results: dict = {}
     todo = list(theorems)
     attempt = 0
@@ -292,7 +300,11 @@ def compile_batch(lib: Path, theorems: list, path: Path, timeout: int = 600) -> 
         reason = ("Coq: " + " ".join(err)[:300]) if err else (stderr or stdout).strip()[-300:]
         results[failed] = {"ok": False, "log": logs.get(failed, ""), "reason": reason}
         names = [t.name for t in todo]
-        todo = [t for t in todo[names.index(failed) + 1:] if t.name not in results]
+        # the theorems after the failure, then those accepted before it once more: in a file that
+        # compiles whole they get a ``.vo``, which coqchk re-checks (a batch ordered shortest
+        # first, :func:`certify`'s extension batch, repeats little)
+        before = [t for t in todo[:names.index(failed)] if results.get(t.name, {}).get("ok")]
+        todo = [t for t in todo[names.index(failed) + 1:] if t.name not in results] + before
         attempt += 1
     return results
 
@@ -579,11 +591,16 @@ def certify(pattern: str = TIER, out: Path | None = None, jobs: int = 2, timeout
 
     # batches: the theorems dealt to ``jobs`` files, longest statements first (a balanced load)
     # (the theorems over the depth in a file of their own: it compiles whole, so coqchk re-checks
-    # them whatever fails in the other batches)
+    # them whatever fails in the other batches; those of checks outside the core in one more,
+    # shortest first: a failure there — T9.range's — touches no core file, and the theorems it
+    # compiles again, :func:`compile_batch`, are the short ones before it)
+    outside = {t.name for key, ts, *_ in todo if not in_core(key) for t in ts}
     allthm = sorted((t for _, ts, *_ in todo for t in ts), key=lambda t: -len(t.statement))
     depth = [t for t in allthm if getattr(t, "library", "")]
-    rest = [t for t in allthm if not getattr(t, "library", "")]
-    batches = [rest[k::max(1, jobs)] for k in range(max(1, jobs))] + [depth]
+    rest = [t for t in allthm if not getattr(t, "library", "") and t.name not in outside]
+    extension = sorted((t for t in allthm if t.name in outside and not getattr(t, "library", "")),
+                       key=lambda t: len(t.statement))
+    batches = [rest[k::max(1, jobs)] for k in range(max(1, jobs))] + [depth, extension]
     batches = [b for b in batches if b]
 
     def build(item):
