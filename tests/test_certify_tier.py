@@ -32,6 +32,7 @@ def test_the_budget_is_a_rule_on_the_statement_and_spares_the_core_and_the_induc
     assert over_budget("X3.sandwich", [_Thm(10 * BUDGET)]) is None       # a core group
     assert over_budget("H7[std,bidir]", [_Thm(10 * BUDGET)]) is None
     assert over_budget("L2.main.exact[induction]", [_Thm(10 * BUDGET)]) is None   # over every depth
+    assert over_budget("L2.8[front=raw]", [_Thm(10 * BUDGET)]) is None            # and its step
     assert over_budget("L2.2.1", [_Thm(10 * BUDGET)], budget=None) is None
     assert re.fullmatch(CORE, "H7") and not re.fullmatch(CORE, "L2")
 

@@ -52,9 +52,10 @@ BUDGET = 480
 
 def in_core(key: str) -> bool:
     """Whether the check ``key`` is sent to Coq whatever its statements' length: a check of a
-    :data:`CORE` claim, or an induction over the depth (:data:`~symuat.certify.depth.THEOREMS`)."""
+    :data:`CORE` claim, an induction over the depth (:data:`~symuat.certify.depth.THEOREMS`) or
+    the one-layer identity their step is (:data:`~symuat.certify.depth.STEP_CHECK`)."""
     claim = re.match(r"[^.\[]*", key).group()  # the claim ID: "H7" of "H7[std,bidir]", "L2" of "L2.2.1"
-    return key in DEPTH_THEOREMS or bool(re.fullmatch(CORE, claim))
+    return key in DEPTH_THEOREMS or key == STEP_CHECK or bool(re.fullmatch(CORE, claim))
 
 
 def over_budget(key: str, theorems, budget: int | None = BUDGET) -> str | None:
