@@ -111,8 +111,8 @@ class _AdmittedTheorem:
 
 def test_a_batch_never_lets_a_failing_theorem_pass(coq_lib):
     """One batch file: true, mutant, true, admitted, true. The mutant is named as failed (from
-    Coq's error line), the theorems after it are compiled again, the admitted one is refused (its
-    assumptions list an axiom), and only the true ones are accepted."""
+    Coq's error line), the theorems after it are compiled again (then the one before it), the
+    admitted one is refused (its assumptions list an axiom), and only the true ones are accepted."""
     from symuat.certify.run import compile_batch
 
     name, true, mutant = CASES[1]
@@ -126,6 +126,9 @@ def test_a_batch_never_lets_a_failing_theorem_pass(coq_lib):
         "b_true0": True, "b_mutant": False, "b_true1": True, "b_admitted": False, "b_true2": True}
     assert res["b_mutant"]["reason"].startswith("Coq:")
     assert "axioms" in res["b_admitted"]["reason"]
+    # the one accepted before the failure is compiled again after the rest: every accepted theorem
+    # is in a file that compiled whole (a .vo coqchk re-checks), the mutant in none
+    assert all(res[k].get("vo") for k in ("b_true0", "b_true1", "b_true2")) and not res["b_mutant"].get("vo")
 
 
 def test_coq_rejects_a_wrong_convolution_shift(coq_lib):

@@ -112,3 +112,45 @@ def test_a_proved_density_records_its_certificate():
     (kind, data), = certs["M2[nnz-frac,row]"]
     assert kind == "density" and sp.simplify(data["claimed"] - 1 / M) == 0
     assert "M2[zero-frac,row]" not in certs  # refuted: nothing recorded
+
+
+def test_a_refuted_density_is_certified_at_its_count_and_a_count_that_holds_is_rejected(coq_lib):
+    """H1.dense[causal]'s refutation (claim 1, the causal pattern is 3/4 at N = 2) and
+    M2[zero-frac,row]'s (zero fraction 1/3 claimed, 2/3 at N = 2, M = 3) as Coq computations on the
+    pattern's count at the counterexample's sizes; a "refutation" whose claim the count meets there
+    (the true density 3/4 claimed as 3/4 by its numbers, forced past the exporter's check) is
+    rejected, and so is the zero fraction 2/3 stated as refuted."""
+    from symuat.certify.density import export_density_refutation
+
+    causal = export_density_refutation("rc", {"expr": CAUSAL, "claimed": 1, "derived": generic_density(CAUSAL),
+                                              "sizes": {"N": 2, "M": 1, "d_v": 1, "h": 2}})
+    zero = export_density_refutation("rz", {"expr": M2_LIFT, "claimed": sp.Rational(1, 3), "derived": 1 - 1 / M,
+                                            "sizes": {"N": 2, "M": 3}, "complement": True})
+    with pytest.raises(Unsupported, match="holds at the sizes"):
+        export_density_refutation("no", {"expr": M2_LIFT, "claimed": sp.Rational(2, 3), "derived": 1 - 1 / M,
+                                         "sizes": {"N": 2, "M": 3}, "complement": True})
+    # mutants: the claim the count meets at the sizes, in the refutation's own statement
+    meets = dataclasses.replace(
+        causal[-1], name="bad_meets_refute",
+        statement=causal[-1].statement.replace("rc_refute", "bad_meets_refute")
+        .replace("* (1)%:R = (1)%:R *", "* (4)%:R = (3)%:R *"))
+    zero_meets = dataclasses.replace(
+        zero[-1], name="bad_zero_refute",
+        statement=zero[-1].statement.replace("rz_refute", "bad_zero_refute").replace("* (3)%:R =", "* (3)%:R = (2)%:R *"))
+    assert meets.statement != causal[-1].statement and zero_meets.statement != zero[-1].statement
+    theorems = causal + zero + [meets, zero_meets]
+    res = compile_batch(coq_lib / "lib", theorems, coq_lib / "theories" / "density_refuted.v", timeout=300)
+    ok = {t.name: res[t.name]["ok"] for t in theorems}
+    assert all(ok[t.name] for t in causal + zero), ok
+    assert not ok["bad_meets_refute"] and not ok["bad_zero_refute"], ok
+
+
+def test_a_refutation_with_a_density_certificate_is_exported_as_the_count_at_the_counterexample():
+    """The tier's refutations take a ``density_refutation`` certificate (what the kernel's
+    :func:`~symuat.kernel.decide.quantities.check_quantity` is to record when an exact count
+    refutes a density claim) before looking for matrix values the counterexample does not have."""
+    from symuat.certify.refutation import DENSITY_REFUTATION, export_check_refutation
+
+    data = {"expr": CAUSAL, "claimed": 1, "derived": generic_density(CAUSAL), "sizes": {"N": 2, "M": 1, "d_v": 1, "h": 2}}
+    names = [t.name for t in export_check_refutation("r", None, [], [], [(DENSITY_REFUTATION, data)])]
+    assert names == ["r_support", "r_witness", "r_count", "r_refute"]

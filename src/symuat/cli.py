@@ -91,7 +91,8 @@ KEYS = ("IDs: P5 (a claim: every check of it), P5.f (one step), P5.f[C-col,LR,sq
         "symuat list names every claim.")
 EPILOG = "\n".join((KEYS, EXIT_CODES))
 STATUSES = ("proved", "proved-at-sizes", "numeric-only", "refuted", "informal", "definition", "error")
-CERTIFY = ("Export every symbolic `proved` of the core groups (D, P, M, H, X1, X3) to Coq theorems, "
+CERTIFY = ("Export every symbolic `proved` of the catalogue (outside the core groups D, P, M, H, X1, X3: "
+           "within a statement budget; every check left out is listed with its reason) to Coq theorems, "
            "compile them with coqc and write the record the report and the docs read ('+coq'). "
            "Needs coqc (Coq 8.16) and MathComp (apt-get install coq libcoq-mathcomp-algebra). "
            "Takes about 12 minutes with --jobs 2 on 2 cores (in CI: library 13.5 s, proofs 686 s; "
@@ -190,7 +191,7 @@ def _parser() -> argparse.ArgumentParser:
                              description="Every claim symuat knows: its ID, how many checks it has, its title.")
     listing.add_argument("--format", choices=("table", "json"), default="table")
     certify = sub.add_parser("certify", formatter_class=fmt, description=CERTIFY, epilog=CERTIFY_EXIT,
-                             help="export every symbolic `proved` of D, P, M, H, X1, X3 to Coq and "
+                             help="export every symbolic `proved` of the catalogue to Coq and "
                                   "compile it (needs coqc 8.16 and MathComp; ~12 min)")
     certify.add_argument("--out", default=None, help="build directory (default: build/certify)")
     certify.add_argument("--jobs", type=int, default=2, metavar="N", help="coqc processes (default 2)")
@@ -198,8 +199,8 @@ def _parser() -> argparse.ArgumentParser:
                          help="re-check the compiled proofs, the library and MathComp with coqchk "
                               "(Coq's independent kernel checker; a failure or an axiom exits 1)")
     certify.add_argument("--pattern", default=None, metavar="REGEX",
-                         help="claim IDs to export (a regular expression matched in full; default: the "
-                              "core groups D, P, M, H, X1, X3). A record for a narrower pattern is written "
+                         help="claim IDs to export (a regular expression matched in full; default: every "
+                              "claim). A record for a narrower pattern is written "
                               "to --out like any other")
     from symuat.models.command import add_parser as add_model_parser
 

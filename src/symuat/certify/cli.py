@@ -13,9 +13,9 @@ def run(args) -> int:
         return 2
     import re
 
-    from symuat.certify.run import CORE, CoqProcessLimit, certify
+    from symuat.certify.run import TIER, CoqProcessLimit, certify
 
-    pattern = args.pattern or CORE
+    pattern = args.pattern or TIER
     try:
         re.compile(pattern)
     except re.error as exc:
@@ -50,7 +50,9 @@ def summary_lines(record: dict, width: int | None = None) -> list[str]:
     s = record["summary"]
     out = wrap(f"{s['certified']} of {s['symbolic_proved']} symbolic proved checks certified by Coq "
                f"({s['failed']} failed, {s['unsupported']} not exported: outside the fragment or not "
-               f"an identity of matrices); "
+               f"an identity of matrices"
+               + (f"; {s['excluded']} excluded: over the tier's statement budget of {record.get('budget')} "
+                  "characters outside the core groups" if s.get("excluded") else "") + "); "
                f"library {record['library_seconds']} s, proofs {record['compile_seconds']} s"
                + _coqchk_text(record.get("coqchk")), width, "", "  ")
     kinds = s.get("proofs", {})
@@ -68,14 +70,16 @@ def summary_lines(record: dict, width: int | None = None) -> list[str]:
     if r is not None:
         out += wrap(f"{r['certified']} of {r['total']} refuted checks that a failing bottom line rests on "
                     f"certified by Coq (the negated identity proved at the counterexample, or the identity a "
-                    f"refuted negation denies; {r['failed']} failed, {r['unsupported']} not exported)", width, "", "  ")
+                    f"refuted negation denies; {r['failed']} failed, {r['unsupported']} not exported"
+                    + (f", {r['excluded']} over the budget" if r.get("excluded") else "") + ")", width, "", "  ")
         for key, entry in sorted(record.get("refutations", {}).items()):
             if entry["status"] != "certified":
                 out += wrap(f"{entry['status']:<11} {key}: {shorten(' '.join(entry['reason'].split()), 160, placeholder=' …')}", width, "  ", "    ")
     c = s.get("corrections")
     if c is not None:
         out += wrap(f"{c['certified']} of {c['total']} corrections of failing bottom lines certified by Coq "
-                    f"({c['failed']} failed, {c['unsupported']} not exported)", width, "", "  ")
+                    f"({c['failed']} failed, {c['unsupported']} not exported"
+                    + (f", {c['excluded']} over the budget" if c.get("excluded") else "") + ")", width, "", "  ")
         for key, entry in sorted(record.get("corrections", {}).items()):
             if entry["status"] != "certified":
                 out += wrap(f"{entry['status']:<11} {key}: {shorten(' '.join(entry['reason'].split()), 160, placeholder=' …')}", width, "  ", "    ")

@@ -187,3 +187,72 @@ def density_theorems(base: str, expr, claimed, pat) -> list[Exported]:
     proof = f"rewrite (_ : {count} = {closed}); [ {rest} | by symuat_count ]."
     counted = Exported(f"{base}_count", statement, proof)
     return [support, witness, counted]
+
+
+def export_density_refutation(base: str, data: dict) -> list[Exported]:
+    r"""A refuted density claim: "the generic density of ``expr`` is ``claimed``" (``complement``:
+    the claim is the fraction of *zero* entries) fails, at symuat's counterexample ``sizes``.
+
+    Four theorems: ``…_support`` and ``…_witness`` as for a proved density (the pattern ``pat``
+    of ``expr`` is its generic support, for symbolic sizes), ``…_count`` (the pattern's count is
+    the derived density: the correction), and ``…_refute`` over ``int``:
+    ``~ (forall sizes, (Σ pat) * Q = P * T)`` for the claimed ``P/Q`` (complement:
+    ``(T - Σ pat) * Q = P * T``), proved by computing the count at ``sizes``
+    (:coq:`symuat_refute`). A claim the pattern's count meets at ``sizes`` leaves Coq a goal it
+    cannot close (``tests/test_certify_density.py``). ``data`` (the ``density_refutation``
+    certificate): ``expr``, ``claimed`` and ``derived`` (the quantity as the check states it: the
+    zero fraction if ``complement``, default False), ``sizes`` (size name → value).
+
+    >>> from sympy import MatrixSymbol, Symbol
+    >>> from symuat.expr.linear import lift_left
+    >>> N, M = (Symbol(s, positive=True, integer=True) for s in "NM")
+    >>> E = lift_left(MatrixSymbol("W", N, N), M, "row")
+    >>> t = export_density_refutation("z", {"expr": E, "claimed": sp.Rational(1, 3), "derived": 1 - 1 / M,
+    ...                                     "sizes": {"N": 2, "M": 3}, "complement": True})
+    >>> print(t[-1].statement)
+    Theorem z_refute :
+      ~ (forall (M N : nat), ((N * M * N * M)%:R - (\sum_(i0 < N) \sum_(i1 < M) \sum_(j0 < N) \sum_(j1 < M) (delta i1 j1 : int))) * (3)%:R = (1)%:R * (N * M * N * M)%:R).
+    """
+    from symuat.kernel.structure import NotAMonomial, density_pattern
+
+    expr, claimed, derived = data["expr"], sp.sympify(data["claimed"]), sp.sympify(data["derived"])
+    complement, sizes = bool(data.get("complement")), dict(data["sizes"])
+    if complement:  # a zero fraction: the density is its complement
+        derived = sp.cancel(1 - derived)
+    try:
+        pat = density_pattern(expr)
+    except NotAMonomial as exc:
+        raise Unsupported(f"no shared constraint pattern to state: {exc}") from None
+    if pat is None:
+        raise Unsupported("the entry is zero (density 0): no pattern to state")
+    if sp.cancel(pat.density - derived) != 0:
+        raise Unsupported(f"the recorded formula {derived} is not the expression's generic density {pat.density}")
+    at = {s: sizes[s.name] for s in sp.sympify(derived).free_symbols | claimed.free_symbols if s.name in sizes}
+    claimed_density = (1 - claimed) if complement else claimed
+    if sp.sympify(derived).subs(at) == claimed_density.subs(at):
+        raise Unsupported(f"the claim {claimed} holds at the sizes {sizes}: nothing refuted there")
+    if any(not (c.is_Integer and c > 0) for c in pat.coefficients):
+        raise Unsupported("a term of the normal form has a coefficient that is not a positive integer: the "
+                          "all-ones witness could vanish")
+    proved = density_theorems(base, expr, derived, pat)
+    ctx = Ctx()
+    term(expr, ctx)
+    for v in (pat.total, claimed):
+        for s in sp.sympify(v).free_symbols:
+            ctx.dim(s)
+    missing = [s.name for s in ctx.dims.values() if s.name not in sizes]
+    if missing:
+        raise Unsupported(f"the counterexample gives no value for the size {missing[0]}")
+    dims = sorted(ctx.dims)
+    P, Q = sp.fraction(sp.cancel(claimed))
+    Pn, Qn = _poly_nat(P, "the claim's numerator"), _poly_nat(Q, "the claim's denominator")
+    Tn = " * ".join(ctx.dim(d) for _, d in pat.rows + pat.cols) or "1"
+    sums = " ".join(f"\\sum_({n} < {ctx.dim(d)})" for n, d in pat.rows + pat.cols)
+    pattern = " * ".join(_atom(f) for f in pat.constraints) or "1"
+    count = f"({sums} ({pattern} : int))"
+    counted = f"(({Tn})%:R - {count})" if complement else f"{count}"
+    statement = (f"Theorem {base}_refute :\n  ~ (forall ({' '.join(dims)} : nat), "
+                 f"{counted} * ({Qn})%:R = ({Pn})%:R * ({Tn})%:R).")
+    args = " ".join(f"{int(sizes[ctx.dims[d].name])}%N" for d in dims)
+    refute = Exported(f"{base}_refute", statement, f"move=> H; move: (H {args}); symuat_refute.")
+    return proved + [refute]

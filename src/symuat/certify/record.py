@@ -190,5 +190,8 @@ def summary_line() -> str | None:
     if not data:
         return None
     s = data["summary"]
-    return (f"Coq: {s['certified']} of {s['symbolic_proved']} symbolic proofs ({data['pattern']}) "
+    from symuat.certify.run import TIER
+
+    which = "of the catalogue" if data["pattern"] == TIER else f"({data['pattern']})"
+    return (f"Coq: {s['certified']} of {s['symbolic_proved']} symbolic proofs {which} "
             f"certified by coqc in the last `symuat certify` run for these sources.")

@@ -158,12 +158,24 @@ EXPORTERS = {"refutation": export_refutation, "shape_refutation": export_shape_r
 DENIED_HOLDS = "the identity the claim denies holds"
 
 
-def export_check_refutation(name: str, verdict, unequal: list, equal: list) -> list[Exported]:
+#: the certificate a refuted density claim records (the expression, the claim, the derived
+#: density and the counterexample's sizes): :func:`symuat.certify.density.export_density_refutation`
+DENSITY_REFUTATION = "density_refutation"
+
+
+def export_check_refutation(name: str, verdict, unequal: list, equal: list, certificates=()) -> list[Exported]:
     """The theorems that certify the refuted ``verdict`` of one check: the negated identity at its
     counterexample (:func:`refutation_data`), or — for a refuted negation — the identity it denies
     (each pair ``equal`` the normal form proved, exported as every proved identity is, with the
-    theorem ``name``, ``name`` suffixed by its position after the first)."""
+    theorem ``name``, ``name`` suffixed by its position after the first), or — a density claim
+    refuted by an exact count, with its :data:`DENSITY_REFUTATION` certificate among
+    ``certificates`` (``[(kind, data)]``) — the claimed count failing at the counterexample."""
+    from symuat.certify.density import export_density_refutation
     from symuat.certify.export import export_identity
+
+    found = [data for kind, data in certificates if kind == DENSITY_REFUTATION]
+    if found:
+        return export_density_refutation(name, found[0])
 
     if verdict.method.startswith(DENIED_HOLDS):
         if not equal:

@@ -6,7 +6,11 @@ runs (:data:`symuat.kernel.index_calculus.OBSERVER`), exported one file per chec
 (:mod:`symuat.certify.export`) and compiled with ``coqc`` against the library in ``coq/``
 (compiled first). A check is ``certified`` only if every theorem of its file compiled in this
 run; otherwise the reason is recorded (``unsupported``: outside the exported fragment;
-``failed``: Coq rejected or the tactic did not close the goal).
+``failed``: Coq rejected or the tactic did not close the goal; ``excluded``: outside the core
+groups and over the tier's statement budget, :func:`over_budget`).
+
+The tier (:data:`TIER`) runs every claim of the catalogue, so its count is certified / *all*
+symbolic ``proved`` checks, and every check it does not certify is listed with its reason.
 """
 
 from __future__ import annotations
@@ -25,10 +29,54 @@ from symuat.certify.depth import STEP_CHECK, THEOREMS as DEPTH_THEOREMS, export_
 from symuat.certify.export import batch_file, export_identity
 from symuat.certify.kinds import export_certificates
 from symuat.certify.record import COQ_DIR, fingerprint, out_dir, toolchain
-from symuat.certify.refutation import DENIED_HOLDS, export_check_refutation
+from symuat.certify.density import export_density_refutation
+from symuat.certify.refutation import DENIED_HOLDS, DENSITY_REFUTATION, export_check_refutation
 
-#: the core groups (claim IDs), then the further groups exported where in the fragment
+#: the core groups (claim IDs): every statement of theirs the exporter writes is sent to Coq
 CORE = r"(D|P|M|H)\d+|X1|X3"
+
+#: the certify tier's claims: every claim of the catalogue, so that its count is certified / *all*
+#: symbolic ``proved`` checks; outside :data:`CORE` a check is sent to Coq within :data:`BUDGET`
+TIER = r".+"
+
+#: the statement budget of a check outside :data:`CORE` (characters of all its theorems'
+#: statements, together): a deterministic rule on the statement, not a clock, so the count is the
+#: same on a loaded machine. Measured one check per coqc (2026-11-27, coqc 8.16, CPU seconds less
+#: coqc's start of about 1.2 s): the 31 exported checks outside the core of at most 480 characters
+#: take 150 s together (at most 30 s each: WP2.kept[post-RMS]); the next two (X4.duat, 482 and 485
+#: characters) 28 and 34 s each, and the 38 longer ones (to 1,583 characters: L2.2.*, T5.3,
+#: T12.block, L2.main.exact[L=2], X9.layer) at least as much each, by the trend — over the ~3
+#: minutes on two cores the tier may grow by
+BUDGET = 480
+
+
+def in_core(key: str) -> bool:
+    """Whether the check ``key`` is sent to Coq whatever its statements' length: a check of a
+    :data:`CORE` claim, an induction over the depth (:data:`~symuat.certify.depth.THEOREMS`) or
+    the one-layer identity their step is (:data:`~symuat.certify.depth.STEP_CHECK`)."""
+    claim = re.match(r"[^.\[]*", key).group()  # the claim ID: "H7" of "H7[std,bidir]", "L2" of "L2.2.1"
+    return key in DEPTH_THEOREMS or key == STEP_CHECK or bool(re.fullmatch(CORE, claim))
+
+
+def over_budget(key: str, theorems, budget: int | None = BUDGET) -> str | None:
+    """Why the check ``key`` with these exported ``theorems`` is left out of the tier (its reason,
+    listed by ``symuat certify``), or None: a check of :data:`CORE`, an induction over the depth
+    (:data:`~symuat.certify.depth.THEOREMS`) and any check with no ``budget`` are always sent; any
+    other whose statements total more than ``budget`` characters is not.
+
+    >>> class T: statement = "x" * 800
+    >>> over_budget("P1", [T()]) is None, over_budget("L2.2.1", [T()], budget=None) is None
+    (True, True)
+    >>> print(over_budget("L2.2.1", [T()]))
+    its statements total 800 characters, over the tier's budget of 480 for a check outside the core groups (D, P, M, H, X1, X3)
+    """
+    if budget is None or in_core(key):
+        return None
+    size = sum(len(t.statement) for t in theorems)
+    if size <= budget:
+        return None
+    return (f"its statements total {size} characters, over the tier's budget of {budget} for a check "
+            "outside the core groups (D, P, M, H, X1, X3)")
 
 
 def selected(check, pattern: str, depth: bool = True) -> bool:
@@ -206,7 +254,9 @@ def compile_batch(lib: Path, theorems: list, path: Path, timeout: int = 600) -> 
     Coq's message, and the theorems after it are compiled again in a new file (those before it
     passed ``Qed`` already: their markers are in the output). A theorem counts as accepted only
     with its own marker and no axioms, so a failure is never masked.  Returns
-    name → ``{"ok", "reason", "log"}``."""
+    name → ``{"ok", "reason", "log"}`` (``"vo"``: the compiled file that holds it, for coqchk).
+    The theorems accepted before a failure are compiled again after the rest, so that they are
+    in a file that compiles whole."""
     results: dict = {}
     todo = list(theorems)
     attempt = 0
@@ -255,7 +305,11 @@ def compile_batch(lib: Path, theorems: list, path: Path, timeout: int = 600) -> 
         reason = ("Coq: " + " ".join(err)[:300]) if err else (stderr or stdout).strip()[-300:]
         results[failed] = {"ok": False, "log": logs.get(failed, ""), "reason": reason}
         names = [t.name for t in todo]
-        todo = [t for t in todo[names.index(failed) + 1:] if t.name not in results]
+        # the theorems after the failure, then those accepted before it once more: in a file that
+        # compiles whole they get a ``.vo``, which coqchk re-checks (a batch ordered shortest
+        # first, :func:`certify`'s extension batch, repeats little)
+        before = [t for t in todo[:names.index(failed)] if results.get(t.name, {}).get("ok")]
+        todo = [t for t in todo[names.index(failed) + 1:] if t.name not in results] + before
         attempt += 1
     return results
 
@@ -422,12 +476,14 @@ def correction_pairs(verdict, pairs: list, unequal: list) -> list:
     return found
 
 
-def certify(pattern: str = CORE, out: Path | None = None, jobs: int = 2, timeout: int = 600,
-            progress=None, check: bool = False) -> dict:
+def certify(pattern: str = TIER, out: Path | None = None, jobs: int = 2, timeout: int = 600,
+            progress=None, check: bool = False, budget: int | None = BUDGET, depth: bool = True) -> dict:
     """The certify tier; writes ``out/record.json`` and returns the record. ``check``: re-check the
     compiled files with ``coqchk`` too (:func:`coqchk`, recorded under ``"coqchk"``). ``timeout``:
     the process limit per theorem of a batch (:func:`compile_batch`; :class:`CoqProcessLimit`
-    past it, and no record is written)."""
+    past it, and no record is written). ``budget``: the statement budget outside the core
+    (:func:`over_budget`; a check over it is recorded ``excluded`` with the reason; None: none).
+    ``depth``: the inductions over the depth are in the run whatever ``pattern`` (:func:`selected`)."""
     import symuat.claims  # noqa: F401  (registration)
     from symuat.kernel.registry import REGISTRY
 
@@ -437,13 +493,13 @@ def certify(pattern: str = CORE, out: Path | None = None, jobs: int = 2, timeout
         shutil.rmtree(out)
     (out / "theories").mkdir(parents=True)
     lib_seconds = compile_library(out)
-    checks = [c for c in REGISTRY.all_checks() if selected(c, pattern)]
+    checks = [c for c in REGISTRY.all_checks() if selected(c, pattern, depth)]
     certificates: dict = {}
     unequal: dict = {}
     results: list = []
     captured = capture(checks, certificates, unequal, results)
     record = {"fingerprint": fingerprint(), "toolchain": toolchain(), "pattern": pattern, "checks": {},
-              "library_seconds": round(lib_seconds, 1)}
+              "library_seconds": round(lib_seconds, 1), "budget": budget}
     todo = []
     identities: set = set()  # checks exported as identities (a proof through the normal form or direct)
     for key, (verdict, pairs) in captured.items():
@@ -481,6 +537,9 @@ def certify(pattern: str = CORE, out: Path | None = None, jobs: int = 2, timeout
         except Unsupported as exc:
             entry.update(status="unsupported", reason=str(exc))
             continue
+        if over_budget(key, theorems, budget):
+            entry.update(status="excluded", reason=over_budget(key, theorems, budget))
+            continue
         entry["theorems"] = [t.name for t in theorems]
         entry["hashes"] = [t.digest for t in theorems]
         todo.append((key, theorems))
@@ -494,9 +553,13 @@ def certify(pattern: str = CORE, out: Path | None = None, jobs: int = 2, timeout
         entry = {"status": None, "theorems": [], "hashes": [], "reason": ""}
         record["refutations"][key] = entry
         try:
-            theorems = export_check_refutation("r" + coq_name(key, 0), verdict, unequal.get(key, []), pairs)
+            theorems = export_check_refutation("r" + coq_name(key, 0), verdict, unequal.get(key, []), pairs,
+                                               certificates.get(key, []))
         except Unsupported as exc:
             entry.update(status="unsupported", reason=str(exc))
+            continue
+        if over_budget(key, theorems, budget):
+            entry.update(status="excluded", reason=over_budget(key, theorems, budget))
             continue
         entry["theorems"] = [t.name for t in theorems]
         entry["hashes"] = [t.digest for t in theorems]
@@ -513,10 +576,19 @@ def certify(pattern: str = CORE, out: Path | None = None, jobs: int = 2, timeout
             # a refuted negation's correction is the identity it denied: the direct tactic, as its
             # refutation (:func:`symuat.certify.refutation.export_check_refutation`)
             direct = "symuat_entry." if verdict.method.startswith(DENIED_HOLDS) else None
-            theorems = [export_identity("k" + coq_name(key, n), lhs, rhs, proof=direct, hypotheses=hyps or ())
-                        for n, (lhs, rhs, hyps) in enumerate(correction_pairs(verdict, pairs, unequal.get(key, [])))]
+            counted = [d for kind, d in certificates.get(key, []) if kind == DENSITY_REFUTATION]
+            if counted:  # a refuted density: its correction is the derived density (support, witness, count)
+                entry["kind"] = "count"
+                theorems = [t for t in export_density_refutation("k" + coq_name(key, 0), counted[0])
+                            if not t.name.endswith("_refute")]
+            else:
+                theorems = [export_identity("k" + coq_name(key, n), lhs, rhs, proof=direct, hypotheses=hyps or ())
+                            for n, (lhs, rhs, hyps) in enumerate(correction_pairs(verdict, pairs, unequal.get(key, [])))]
         except Unsupported as exc:
             entry.update(status="unsupported", reason=str(exc))
+            continue
+        if over_budget(key, theorems, budget):
+            entry.update(status="excluded", reason=over_budget(key, theorems, budget))
             continue
         entry["theorems"] = [t.name for t in theorems]
         entry["hashes"] = [t.digest for t in theorems]
@@ -524,11 +596,16 @@ def certify(pattern: str = CORE, out: Path | None = None, jobs: int = 2, timeout
 
     # batches: the theorems dealt to ``jobs`` files, longest statements first (a balanced load)
     # (the theorems over the depth in a file of their own: it compiles whole, so coqchk re-checks
-    # them whatever fails in the other batches)
+    # them whatever fails in the other batches; those of checks outside the core in one more,
+    # shortest first: a failure there — T9.range's — touches no core file, and the theorems it
+    # compiles again, :func:`compile_batch`, are the short ones before it)
+    outside = {t.name for key, ts, *_ in todo if not in_core(key) for t in ts}
     allthm = sorted((t for _, ts, *_ in todo for t in ts), key=lambda t: -len(t.statement))
     depth = [t for t in allthm if getattr(t, "library", "")]
-    rest = [t for t in allthm if not getattr(t, "library", "")]
-    batches = [rest[k::max(1, jobs)] for k in range(max(1, jobs))] + [depth]
+    rest = [t for t in allthm if not getattr(t, "library", "") and t.name not in outside]
+    extension = sorted((t for t in allthm if t.name in outside and not getattr(t, "library", "")),
+                       key=lambda t: len(t.statement))
+    batches = [rest[k::max(1, jobs)] for k in range(max(1, jobs))] + [depth, extension]
     batches = [b for b in batches if b]
 
     def build(item):
@@ -587,17 +664,17 @@ def certify(pattern: str = CORE, out: Path | None = None, jobs: int = 2, timeout
         covered = [t for t in certified if results.get(t, {}).get("vo")]
         record["coqchk"]["theorems"] = f"{len(covered)} of {len(certified)}"
     statuses = [e["status"] for e in record["checks"].values()]
-    record["summary"] = {s: statuses.count(s) for s in ("certified", "failed", "unsupported")}
+    record["summary"] = {s: statuses.count(s) for s in ("certified", "failed", "unsupported", "excluded")}
     record["summary"]["symbolic_proved"] = len(statuses)
     kinds = [p["proof"] for e in record["checks"].values() if e["status"] == "certified"
              and not e.get("via") for p in e.get("proofs", {}).values()]
     record["summary"]["proofs"] = {k: kinds.count(k) for k in ("normal form", "direct", "certificate",
                                                                "induction over depth")}
     refuted = [e["status"] for e in record["refutations"].values()]
-    record["summary"]["refutations"] = {s: refuted.count(s) for s in ("certified", "failed", "unsupported")}
+    record["summary"]["refutations"] = {s: refuted.count(s) for s in ("certified", "failed", "unsupported", "excluded")}
     record["summary"]["refutations"]["total"] = len(refuted)
     fixed = [e["status"] for e in record["corrections"].values()]
-    record["summary"]["corrections"] = {s: fixed.count(s) for s in ("certified", "failed", "unsupported")}
+    record["summary"]["corrections"] = {s: fixed.count(s) for s in ("certified", "failed", "unsupported", "excluded")}
     record["summary"]["corrections"]["total"] = len(fixed)
     (out / "record.json").write_text(json.dumps(record, indent=1, sort_keys=True))
     from symuat.certify import record as rec
