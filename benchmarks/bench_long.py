@@ -4,6 +4,7 @@ prompt length (512 … 8,192 tokens) for SmolLM2-135M and Gemma-3-270M, beside t
 float64 forward at the same lengths.
 
     python benchmarks/bench_long.py [--quick] [--lengths 512,1024] [--models smollm2,gemma3]
+    python benchmarks/bench_long.py --rows smollm2:2048:explain,smollm2:4096:explain   # those rows again, in place
     python benchmarks/run.py long
 
 Every figure is one run in its own subprocess (so a peak is that run's alone): wall time
@@ -41,8 +42,10 @@ LENGTHS = (512, 1024, 2048, 4096, 8192)
 QUICK = (512, 1024)
 MODELS = ("smollm2", "gemma3")
 TIMEOUT = 3600  # seconds per run
-#: the logit difference explained (main's explain no longer counts Gemma's <bos> as a token of the answer)
-VS = {"smollm2": ("--vs", " the"), "gemma3": ("--vs", " the")}
+#: the logit difference explained: against the first of these that is not the predicted token
+#: itself (explain refuses that one, exit 2: at 2,048 and 4,096 SmolLM2 tokens it predicts " the")
+VS = (" the", " a")
+SAME_TOKEN = "is the explained token itself"
 
 HF_FORWARD = """
 import sys, torch
@@ -133,7 +136,9 @@ def _verdict(kind: str, out: str) -> str:
     return f"{'PASS' if rep.get('passed') else 'FAIL'}, views add up to {split:.1e}"
 
 
-def run(quick: bool = False, lengths=None, models=None) -> str:
+def run(quick: bool = False, lengths=None, models=None, only=None) -> str:
+    """Every (model, length) figure, written to ``long.md``; ``only`` — a set of ``(model, n, what)`` —
+    re-runs just those rows and puts them in place in the existing file, saying so under it."""
     common.single_thread()
     lengths = lengths or (QUICK if quick else LENGTHS)
     models = models or MODELS
@@ -144,23 +149,33 @@ def run(quick: bool = False, lengths=None, models=None) -> str:
             for n in lengths:
                 path = prompt(model, n, Path(tmp))
                 runs = {
-                    "check": sym + ["check", "--model", model, "--text-file", str(path), "--no-reference",
-                                    "--format", "json"],
-                    "explain": sym + ["explain", "--model", model, "--text-file", str(path), *VS.get(model, ()),
-                                      "--by", "head", "--view", "both", "--no-reference", "--format", "json"],
-                    "HF float64 forward": [sys.executable, "-c", HF_FORWARD, model, str(path)],
+                    "check": lambda vs: sym + ["check", "--model", model, "--text-file", str(path),
+                                               "--no-reference", "--format", "json"],
+                    "explain": lambda vs: sym + ["explain", "--model", model, "--text-file", str(path), "--vs", vs,
+                                                 "--by", "head", "--view", "both", "--no-reference", "--format",
+                                                 "json"],
+                    "HF float64 forward": lambda vs: [sys.executable, "-c", HF_FORWARD, model, str(path)],
                 }
                 for what, argv in runs.items():
-                    print(f"  {model} {n} {what} (load {common.load()})", file=sys.stderr, flush=True)
-                    r = _run_child(argv)
+                    if only and (model, n, what) not in only:
+                        continue
+                    for vs in VS:
+                        print(f"  {model} {n} {what} (load {common.load()})", file=sys.stderr, flush=True)
+                        r = _run_child(argv(vs))
+                        if what != "explain" or r.get("code") != 2 or SAME_TOKEN not in r.get("err", ""):
+                            break
                     if r.get("status") == "timeout":
                         rows.append(f"| {model} | {n} | {what} | > {TIMEOUT} s | — | — | timed out |")
                         continue
                     result = _verdict(what, r["out"]) if what != "HF float64 forward" else (
                         "ran" if r["code"] == 0 else f"exit {r['code']}: {r['err'][-120:]!r}")
+                    if what == "explain" and vs != VS[0]:
+                        result += f" (vs {vs!r}: {VS[0]!r} is the predicted token)"
                     rows.append(f"| {model} | {n} | {what} | {r['wall']:.0f} s | {r['cpu']:.0f} s | "
                                 f"{r['rss'] / 2 ** 30:.2f} GiB | {result} |")
-    partial = tuple(lengths) != LENGTHS or tuple(models) != MODELS
+    if only:
+        return _replace_rows(rows[2:])
+    partial = set(lengths) != set(LENGTHS) or set(models) != set(MODELS)
     how = ("each figure one run in its own subprocess: wall = time.perf_counter around it, CPU = its user + system "
            "time and peak RSS = its ru_maxrss, both from os.wait4; one BLAS and one torch thread; check/explain "
            "without the HF reference (measured apart as 'HF float64 forward': sdpa, every hidden state, "
@@ -174,9 +189,31 @@ def run(quick: bool = False, lengths=None, models=None) -> str:
     return common.write("long.md", "Long prompts: time and peak memory against length", how, body)
 
 
+def _replace_rows(rows: list[str]) -> str:
+    """``long.md`` with each of ``rows`` in place of its (model, tokens, what) row, and a line under the
+    table that says which rows were re-run, when and at what load."""
+    path = common.RESULTS / "long.md"
+    text = path.read_text(encoding="utf-8").rstrip("\n").splitlines()
+    key = lambda line: tuple(c.strip() for c in line.split("|")[1:4])
+    new = {key(r): r for r in rows}
+    text = [new.get(key(line), line) if line.startswith("| ") else line for line in text]
+    import time
+
+    text += ["", f"Re-run on {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())} (load {common.load()}), the "
+             f"rest of the file unchanged: " + "; ".join(" ".join(k) for k in new)]
+    out = "\n".join(text) + "\n"
+    path.write_text(out, encoding="utf-8")
+    print(out, flush=True)
+    return out
+
+
 if __name__ == "__main__":
     args = sys.argv[1:]
     pick = lambda flag: next((args[i + 1] for i, a in enumerate(args[:-1]) if a == flag), None)
-    ls, ms = pick("--lengths"), pick("--models")
+    ls, ms, rr = pick("--lengths"), pick("--models"), pick("--rows")
+    only = None
+    if rr:  # --rows smollm2:2048:explain,… : re-run those rows in place
+        only = {(m, int(n), w.replace("-", " ")) for m, n, w in (r.split(":") for r in rr.split(","))}
+        ls, ms = ",".join(sorted({str(n) for _, n, _ in only})), ",".join(sorted({m for m, _, _ in only}))
     run(common.quick_flag(), tuple(int(x) for x in ls.split(",")) if ls else None,
-        tuple(ms.split(",")) if ms else None)
+        tuple(ms.split(",")) if ms else None, only)
