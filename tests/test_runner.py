@@ -61,23 +61,3 @@ def test_edges_recorded_in_workers_reach_the_parent(registry):
     finally:
         REGISTRY.edges.clear()
         REGISTRY.edges.update(saved)
-
-
-def test_on_two_jobs_each_worker_runs_its_own_lane_then_the_end_of_the_other():
-    """Neighbouring checks share a worker (a verdict one rests on is rarely computed twice): each
-    worker's checks are at most two contiguous runs — its lane, then the runs it takes from the
-    end of the other lane once its own is empty."""
-    import os
-    import time
-
-    from symuat.kernel.decide import informal
-    from symuat.kernel.registry import Check
-
-    def where():
-        time.sleep(0.01)
-        return informal(str(os.getpid()))
-
-    checks = [Check(f"X{k}", None, "-", where) for k in range(24)]
-    pids = [r.verdict.detail for r in run_checks(checks, jobs=2, slice_size=2)]
-    runs = [pid for k, pid in enumerate(pids) if k == 0 or pid != pids[k - 1]]
-    assert all(runs.count(pid) <= 2 for pid in set(pids)), pids

@@ -7,13 +7,7 @@ between procedures) except that a check may rest on another's verdict through
 
 * forks worker processes (the registry, with every procedure, is inherited — nothing is pickled
   on the way in); a check another one rests on is computed at most once in each worker;
-* cuts the checks into short consecutive runs and the runs into one contiguous *lane* per worker
-  (:func:`_lanes`): a worker works down its own lane, and when it is empty takes the last run of
-  the lane with the most left (:func:`_take`). Neighbouring checks (the readings of one claim, a
-  claim and the check it rests on) mostly share a worker, so a verdict another check asks for
-  is rarely computed twice and the caches (SymPy's, the kernel's) are warm; the stealing keeps
-  both cores busy to the end;
-* yields each :class:`~symuat.kernel.registry.Result` as soon as it *and every check before it*
+* hands them short consecutive runs of checks (an idle worker takes the next run), and yields each :class:`~symuat.kernel.registry.Result` as soon as it *and every check before it*
   are done — the output order is the input order whatever the number of jobs;
 * brings every verdict back into the parent and memoises it there too, so a later
   ``REGISTRY.verdict(key)`` in the parent reuses it;
@@ -40,8 +34,7 @@ import multiprocessing
 import os
 import pickle
 import signal
-from contextlib import nullcontext
-from concurrent.futures import ProcessPoolExecutor, as_completed
+from concurrent.futures import ProcessPoolExecutor
 from typing import Iterable, Iterator
 
 from symuat.interrupt import default_sigterm_in_worker, pause_point
@@ -80,58 +73,10 @@ def _slices(n: int, jobs: int, size: int | None) -> list[tuple[int, int]]:
     return [(k, min(n, k + size)) for k in range(0, n, size)]
 
 
-def _lanes(m: int, jobs: int) -> list[tuple[int, int]]:
-    """``m`` slices cut into ``jobs`` contiguous lanes, as equal in count as can be.
-
-    >>> _lanes(5, 2)
-    [(0, 2), (2, 5)]
-    """
-    bounds = [m * k // jobs for k in range(jobs + 1)]
-    return list(zip(bounds, bounds[1:]))
-
-
-#: set in the parent just before the workers fork: the slices, and the shared lane state — a lock,
-#: each lane's next and end slice, and the count of lanes claimed (one per worker, at its start)
-_SLICES: list[tuple[int, int]] = []
-_STATE: tuple | None = None
-#: in a worker: the lane it works down
-_LANE = 0
-
-
-def _take(lane: int, lock, front, back) -> int | None:
-    """The next slice for the worker of ``lane``: the first left in its own lane, else the last of
-    the lane with the most left (None when every slice is taken). ``front``/``back`` are each
-    lane's next and end slice, shared between the workers; ``lock`` guards them.
-
-    >>> front, back = [0, 2], [2, 5]
-    >>> [_take(0, None, front, back) for _ in range(6)]
-    [0, 1, 4, 3, 2, None]
-    """
-    with lock if lock is not None else nullcontext():
-        if front[lane] < back[lane]:
-            front[lane] += 1
-            return front[lane] - 1
-        left = [back[k] - front[k] for k in range(len(front))]
-        j = max(range(len(left)), key=left.__getitem__)
-        if left[j] <= 0:
-            return None
-        back[j] -= 1
-        return back[j]
-
-
-def _run_next() -> tuple[int, list[bytes | None], dict[str, set[str]]] | None:
-    """In a worker: take a slice (:func:`_take`) and run it; its index, outcomes and edges."""
-    lock, front, back, _ = _STATE
-    index = _take(_LANE, lock, front, back)
-    if index is None:  # pragma: no cover - as many tickets as slices: never reached
-        return None
-    return (index, *_run_slice(*_SLICES[index]))
-
-
 def run_checks(checks: Iterable[Check], jobs: int | None = None, *, slice_size: int | None = None
                ) -> Iterator[Result]:
     """Run ``checks`` on ``jobs`` processes (default: every core); yield their results in order."""
-    global _CHECKS, _SLICES, _STATE
+    global _CHECKS
     checks = list(checks)
     jobs = default_jobs() if jobs is None else int(jobs)
     if jobs < 1:
@@ -140,55 +85,40 @@ def run_checks(checks: Iterable[Check], jobs: int | None = None, *, slice_size: 
         for check in checks:
             yield check.run()
         return
-    context = multiprocessing.get_context("fork")
-    workers = min(jobs, len(checks))
-    slices = _slices(len(checks), jobs, slice_size)
-    lanes = _lanes(len(slices), workers)
-    _CHECKS, _SLICES = checks, slices
-    _STATE = (context.Lock(), context.RawArray("l", [lo for lo, _ in lanes]),
-              context.RawArray("l", [hi for _, hi in lanes]), context.RawValue("l", 0))
-    pool = ProcessPoolExecutor(max_workers=workers, mp_context=context, initializer=_worker_init)
+    _CHECKS = checks
+    pool = ProcessPoolExecutor(max_workers=min(jobs, len(checks)),
+                               mp_context=multiprocessing.get_context("fork"), initializer=_worker_init)
     try:
-        futures = [pool.submit(_run_next) for _ in slices]  # one ticket per slice
-        done: dict[int, list[bytes | None]] = {}
-        following = 0  # the next slice to yield
-        for n, future in enumerate(as_completed(futures)):
-            index, outcomes, edges = future.result()
+        futures = [(start, stop, pool.submit(_run_slice, start, stop))
+                   for start, stop in _slices(len(checks), jobs, slice_size)]
+        for n, (start, stop, future) in enumerate(futures):
+            outcomes, edges = future.result()
             if n == 0:
                 pause_point("runner", workers=sorted((getattr(pool, "_processes", None) or {}).keys()))
             for caller, keys in edges.items():
                 REGISTRY.edges.setdefault(caller, set()).update(keys)
-            done[index] = outcomes
-            while following in done:
-                start, stop = slices[following]
-                for check, payload in zip(checks[start:stop], done.pop(following)):
-                    if payload is None:
-                        yield check.run()
-                        continue
-                    verdict, seconds, error = pickle.loads(payload)
-                    if verdict is not None and check._verdict is None:
-                        check._verdict = verdict  # the parent's memo, for REGISTRY.verdict(key)
-                    yield Result(check, verdict, seconds, error)
-                following += 1
+            for check, payload in zip(checks[start:stop], outcomes):
+                if payload is None:
+                    yield check.run()
+                    continue
+                verdict, seconds, error = pickle.loads(payload)
+                if verdict is not None and check._verdict is None:
+                    check._verdict = verdict  # the parent's memo, for REGISTRY.verdict(key)
+                yield Result(check, verdict, seconds, error)
     except BaseException:  # Ctrl-C (KeyboardInterrupt), a closed pipe, …: end the workers now
         _terminate(pool)
         raise
     finally:
         pool.shutdown(wait=True, cancel_futures=True)
-        _CHECKS, _SLICES, _STATE = [], [], None
+        _CHECKS = []
 
 
 def _worker_init() -> None:
     """In a worker: ignore SIGINT — Ctrl-C reaches the whole process group, and the parent alone
     handles it (it ends the workers), so no worker prints a traceback; SIGTERM (the parent's way
     of ending it) ends it, whatever handler the parent had when it forked."""
-    global _LANE
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     default_sigterm_in_worker()
-    lock, front, _, claimed = _STATE
-    with lock:  # the lane this worker works down (:func:`_take`)
-        _LANE = claimed.value % len(front)
-        claimed.value += 1
 
 
 def _terminate(pool: ProcessPoolExecutor) -> None:
