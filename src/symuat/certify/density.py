@@ -94,10 +94,10 @@ def _leaf_arity(typ: str) -> int:
     return typ.split(" mx R ")[0].count("->") if " -> " in typ else 0
 
 
-def export_density(base: str, data: dict) -> list[Exported]:
+def _generic_pattern(expr, derived):
+    """The constraint pattern of ``expr``'s entry, whose generic density must be the recorded ``derived``."""
     from symuat.kernel.structure import NotAMonomial, density_pattern
 
-    expr, claimed, derived = data["expr"], sp.sympify(data["claimed"]), sp.sympify(data["derived"])
     try:
         pat = density_pattern(expr)
     except NotAMonomial as exc:
@@ -106,6 +106,12 @@ def export_density(base: str, data: dict) -> list[Exported]:
         raise Unsupported("the entry is zero (density 0): no pattern to state")
     if sp.cancel(pat.density - derived) != 0:
         raise Unsupported(f"the recorded formula {derived} is not the expression's generic density {pat.density}")
+    return pat
+
+
+def export_density(base: str, data: dict) -> list[Exported]:
+    expr, claimed, derived = data["expr"], sp.sympify(data["claimed"]), sp.sympify(data["derived"])
+    pat = _generic_pattern(expr, derived)
     if sp.cancel(claimed - derived) != 0:
         raise Unsupported(f"the claim {claimed} is not the derived density {derived}")
     if any(not (c.is_Integer and c > 0) for c in pat.coefficients):
@@ -213,20 +219,11 @@ def export_density_refutation(base: str, data: dict) -> list[Exported]:
     Theorem z_refute :
       ~ (forall (M N : nat), ((N * M * N * M)%:R - (\sum_(i0 < N) \sum_(i1 < M) \sum_(j0 < N) \sum_(j1 < M) (delta i1 j1 : int))) * (3)%:R = (1)%:R * (N * M * N * M)%:R).
     """
-    from symuat.kernel.structure import NotAMonomial, density_pattern
-
     expr, claimed, derived = data["expr"], sp.sympify(data["claimed"]), sp.sympify(data["derived"])
     complement, sizes = bool(data.get("complement")), dict(data["sizes"])
     if complement:  # a zero fraction: the density is its complement
         derived = sp.cancel(1 - derived)
-    try:
-        pat = density_pattern(expr)
-    except NotAMonomial as exc:
-        raise Unsupported(f"no shared constraint pattern to state: {exc}") from None
-    if pat is None:
-        raise Unsupported("the entry is zero (density 0): no pattern to state")
-    if sp.cancel(pat.density - derived) != 0:
-        raise Unsupported(f"the recorded formula {derived} is not the expression's generic density {pat.density}")
+    pat = _generic_pattern(expr, derived)
     at = {s: sizes[s.name] for s in sp.sympify(derived).free_symbols | claimed.free_symbols if s.name in sizes}
     claimed_density = (1 - claimed) if complement else claimed
     if sp.sympify(derived).subs(at) == claimed_density.subs(at):
