@@ -11,7 +11,7 @@
     and a closing step by [ring] on the summands. *)
 From mathcomp Require Import all_ssreflect all_algebra.
 From Coq Require Import Setoid Morphisms Ring.
-From Symuat Require Import SymuatMx.
+From Symuat Require Import SymuatMx SymuatReflect.
 Import GRing.Theory.
 Set Implicit Arguments.
 Unset Strict Implicit.
@@ -133,16 +133,26 @@ Ltac symuat_rw l := repeat (setoid_rewrite l; idtac "symuat-lemma" l).
 (** Each lemma is exhausted in turn and the round repeated until nothing changes (a failed
     [setoid_rewrite] costs a whole traversal: one per lemma per round, not one per lemma per
     rewrite). *)
-Ltac symuat_prenex :=
+Ltac symuat_prenex_rw :=
   repeat progress (symuat_rw sum_distrl; symuat_rw sum_distrr; symuat_rw mulr_addl;
                    symuat_rw mulr_addr; symuat_rw sum_split; symuat_rw mulr_assoc_r;
                    symuat_rw mulr_one_l; symuat_rw mulr_one_r).
 
+(** The prenex form by computation ([SymuatReflect]: [prenex_sound], proved once), the same form
+    as the rewrites above reach; they remain the fallback for an entry the reifier cannot read
+    (a sum whose body's count depends on its index). *)
+Ltac symuat_prenex := first [ symuat_prenex_refl; idtac "symuat-lemma prenex_sound" | symuat_prenex_rw ].
+
+(** The deltas, only when the goal has one (each rewrite that finds nothing costs a traversal). *)
 Ltac symuat_deltas :=
-  repeat progress (symuat_rw delta_guard; symuat_rw delta_last);
-  symuat_rw delta_alone;
-  repeat progress (symuat_rw delta_refl; symuat_rw sum_delta_l; symuat_rw sum_delta_r;
-                   symuat_rw dl_bubble; symuat_rw dl_bubble_l; symuat_rw dl_sum_out).
+  lazymatch goal with
+  | |- context [delta _ _] =>
+      repeat progress (symuat_rw delta_guard; symuat_rw delta_last);
+      symuat_rw delta_alone;
+      repeat progress (symuat_rw delta_refl; symuat_rw sum_delta_l; symuat_rw sum_delta_r;
+                       symuat_rw dl_bubble; symuat_rw dl_bubble_l; symuat_rw dl_sum_out)
+  | |- _ => idtac
+  end.
 
 (** [ring] over the carrier as MathComp's rewriting leaves it; a literal coefficient [k%:R] (a
     statement's scale, a certificate's merged like terms) is first unfolded into ones *)

@@ -189,8 +189,9 @@ def nf_proof(name: str) -> str:
 
 
 def probed_lemmas() -> list:
-    """The constants a proof term is probed for, in the library's order (a picture's flat positions
-    rewritten first, ``coq/SymuatFlat.v``; prenex form, deltas, closing): the lemmas of
+    """The constants a proof term is probed for, in the library's order (the prenex form by
+    computation, ``coq/SymuatReflect.v``'s ``prenex_sound``; a picture's flat positions
+    rewritten, ``coq/SymuatFlat.v``; prenex form, deltas, closing): the lemmas of
     ``coq/SymuatTac.v`` (the ones the tactics use), of
     ``coq/SymuatWitness.v`` and ``coq/SymuatCount.v`` (witnesses, printed sums, counts),
     MathComp's ``exchange_big`` (summed indices matched up to order) and ``big_ord_recr`` (a sum
@@ -203,7 +204,10 @@ def probed_lemmas() -> list:
     for lib in ("SymuatFlat.v", "SymuatTac.v", "SymuatWitness.v", "SymuatCount.v"):
         names += re.findall(r"^\s*Lemma\s+([\w']+)", (COQ_DIR / lib).read_text(), re.M)
     skip = {"R_ring_theory", "R_ring_theory_ring", "R_ring_theory_zmod", "summand_match"}
-    return [n for n in dict.fromkeys(names) if n not in skip] + ["exchange_big", "big_ord_recr", "ring"]
+    # the prenex form by computation (coq/SymuatReflect.v): its soundness theorem is what a proof
+    # term applies (the lemmas behind it are inside its own proof)
+    return (["prenex_sound"] + [n for n in dict.fromkeys(names) if n not in skip]
+            + ["exchange_big", "big_ord_recr", "ring"])
 
 
 _RING = "symuat_ring_ring_lemma1"  # the lemma `Add Ring symuat_ring` (PRELUDE) defines for `ring`

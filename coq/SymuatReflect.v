@@ -1,0 +1,297 @@
+(** * SymuatReflect: the prenex form of an entry by computation, proved sound once.
+
+    The prenex form of an entry is a sum of terms [Σ_summed Π factors]: products distributed over
+    sums ([mulr_addl], [mulr_addr]), sums pulled out of products ([sum_distrl], [sum_distrr]),
+    a sum of sums split ([sum_split]), products right-associated without a factor [1]. Rewriting
+    those lemmas under binders one [setoid_rewrite] at a time cost most of a proof's time (89 %
+    of [symuat_nf] on T7's step, 6 s). Here the same form is a function, proved once to keep the
+    value ([prenex_sound]), the way [ring] works:
+    - [tm] is the syntax of an entry: atoms (leaf entries, deltas, masks: any term of the ring),
+      [1], [+], [*], sums over an ordinal written as Coq functions of the summed index
+      ([TSum n f k]), and functions of the ring applied to an entry ([TFn g a]: an elementwise
+      [σ], [-x]);
+    - [nf : tm -> seq mono] is the prenex form; [ev] and [ev_list] read both back as ring terms;
+    - a sum is split over its body's terms by position: [TSum n f k] says its body has [k]
+      terms, and [prenex_sound] assumes it ([wf]: for every index; a reified entry proves it by
+      computation, since the count of a body does not look into its atoms);
+    - [symuat_prenex_refl] reads the entry on each side of a goal [L = R] as a [tm]
+      ([reify_tm]), replaces it by [ev_list (nf t)] computed by [cbv] on [nf]'s own definitions
+      (the atoms are not unfolded), and leaves the goal shape [SymuatTac]'s later steps read.
+    Only [prenex_sound] is trusted here, and it is a theorem: a wrong reification is caught by
+    Coq's conversion check ([refine]/[change]), not by this file. *)
+From mathcomp Require Import all_ssreflect all_algebra.
+Import GRing.Theory.
+Set Implicit Arguments.
+Unset Strict Implicit.
+Unset Printing Implicit Defensive.
+Local Open Scope ring_scope.
+
+Section Reflect.
+Variable R : comRingType.
+
+(** the syntax of an entry *)
+Inductive tm : Type :=
+| TAt (r : R)
+| TOne
+| TAdd (a b : tm)
+| TMul (a b : tm)
+| TSum (n : nat) (f : 'I_n -> tm) (k : nat)
+| TFn (g : R -> R) (a : tm).
+
+Fixpoint ev (t : tm) : R :=
+  match t with
+  | TAt r => r
+  | TOne => 1
+  | TAdd a b => ev a + ev b
+  | TMul a b => ev a * ev b
+  | TSum n f _ => \sum_(i < n) ev (f i)
+  | TFn g a => g (ev a)
+  end.
+
+(** the prenex form: a list of terms, each sums over a product of atoms *)
+Inductive mono : Type :=
+| MProd (l : seq R)
+| MSum (n : nat) (f : 'I_n -> mono).
+
+(** a product of atoms, right-associated, with no [1] factor: [x1 * (x2 * …)] *)
+Fixpoint prodl (l : seq R) : R :=
+  match l with
+  | [::] => 1
+  | [:: x] => x
+  | x :: l' => x * prodl l'
+  end.
+
+Fixpoint ev_mono (m : mono) : R :=
+  match m with
+  | MProd l => prodl l
+  | MSum n f => \sum_(i < n) ev_mono (f i)
+  end.
+
+Fixpoint ev_list (l : seq mono) : R :=
+  match l with
+  | [::] => 0
+  | [:: m] => ev_mono m
+  | m :: l' => ev_mono m + ev_list l'
+  end.
+
+(** list functions of its own, so that [cbv] on them touches no list function of an atom *)
+Fixpoint rcat (a b : seq mono) : seq mono := if a is x :: a' then x :: rcat a' b else b.
+Fixpoint rcatR (a b : seq R) : seq R := if a is x :: a' then x :: rcatR a' b else b.
+Fixpoint rmap (g : mono -> mono) (a : seq mono) : seq mono :=
+  if a is x :: a' then g x :: rmap g a' else [::].
+Fixpoint rpairs (a b : seq mono) (g : mono -> mono -> mono) : seq mono :=
+  if a is x :: a' then rcat (rmap (g x) b) (rpairs a' b g) else [::].
+Fixpoint rnth (a : seq mono) (p : nat) : mono :=
+  match a, p with
+  | [::], _ => MProd [:: 0]
+  | x :: _, 0 => x
+  | _ :: a', p'.+1 => rnth a' p'
+  end.
+Fixpoint rdrop (a : seq mono) (p : nat) : seq mono :=
+  match a, p with
+  | _, 0 => a
+  | [::], _ => [::]
+  | _ :: a', p'.+1 => rdrop a' p'
+  end.
+Fixpoint rsplit (p k : nat) (F : nat -> mono) : seq mono :=
+  if k is k'.+1 then F p :: rsplit p.+1 k' F else [::].
+
+(** the product of two terms: the sums of the left, then those of the right, then the atoms *)
+Fixpoint mmul_r (l : seq R) (b : mono) : mono :=
+  match b with
+  | MProd l' => MProd (rcatR l l')
+  | MSum m g => MSum (fun j => mmul_r l (g j))
+  end.
+Fixpoint mmul (a b : mono) : mono :=
+  match a with
+  | MProd l => mmul_r l b
+  | MSum n f => MSum (fun i => mmul (f i) b)
+  end.
+
+Fixpoint nf (t : tm) : seq mono :=
+  match t with
+  | TAt r => [:: MProd [:: r]]
+  | TOne => [:: MProd [::]]
+  | TAdd a b => rcat (nf a) (nf b)
+  | TMul a b => rpairs (nf a) (nf b) mmul
+  | TSum n f k => rsplit 0 k (fun p => MSum (fun i => rnth (nf (f i)) p))
+  | TFn g a => [:: MProd [:: g (ev_list (nf a))]]
+  end.
+
+(** ** Soundness *)
+Lemma prodl_foldr l : prodl l = foldr *%R 1 l.
+Proof.
+elim: l => // x l IH; case: l IH => [|y l] IH; first by rewrite /= mulr1.
+have -> : prodl [:: x, y & l] = x * prodl (y :: l) by [].
+by rewrite IH.
+Qed.
+
+Lemma prodl_cat l l' : prodl (rcatR l l') = prodl l * prodl l'.
+Proof.
+rewrite !prodl_foldr; elim: l => /= [|x l ->]; first by rewrite mul1r.
+by rewrite mulrA.
+Qed.
+
+Lemma ev_list_sum l : ev_list l = \sum_(m <- l) ev_mono m.
+Proof.
+elim: l => [|m [|m' l] IH]; first by rewrite big_nil.
+  by rewrite big_cons big_nil addr0.
+by rewrite big_cons -IH.
+Qed.
+
+Lemma ev_list_cons m l : ev_list (m :: l) = ev_mono m + ev_list l.
+Proof. by case: l => [|m' l] //=; rewrite addr0. Qed.
+
+Lemma rcat_cat a b : rcat a b = a ++ b. Proof. by elim: a => //= x a ->. Qed.
+Lemma rmap_map g a : rmap g a = map g a. Proof. by elim: a => //= x a ->. Qed.
+
+Lemma ev_list_cat a b : ev_list (rcat a b) = ev_list a + ev_list b.
+Proof. by rewrite !ev_list_sum rcat_cat big_cat. Qed.
+
+Lemma mmul_r_sound l b : ev_mono (mmul_r l b) = prodl l * ev_mono b.
+Proof.
+elim: b => [l'|m g IH] /=; first by rewrite prodl_cat.
+rewrite big_distrr; apply: eq_bigr => j _; exact: IH.
+Qed.
+
+Lemma mmul_sound a b : ev_mono (mmul a b) = ev_mono a * ev_mono b.
+Proof.
+elim: a => [l|n f IH] /=; first exact: mmul_r_sound.
+rewrite big_distrl; apply: eq_bigr => i _; exact: IH.
+Qed.
+
+Lemma ev_list_map_mul x b :
+  ev_list (rmap (mmul x) b) = ev_mono x * ev_list b.
+Proof.
+rewrite !ev_list_sum rmap_map big_map big_distrr; apply: eq_bigr => m _; exact: mmul_sound.
+Qed.
+
+Lemma rpairs_sound a b : ev_list (rpairs a b mmul) = ev_list a * ev_list b.
+Proof.
+elim: a => [|x a IH]; first by rewrite /= mul0r.
+have -> : rpairs (x :: a) b mmul = rcat (rmap (mmul x) b) (rpairs a b mmul) by [].
+by rewrite ev_list_cat IH ev_list_map_mul ev_list_cons mulrDl.
+Qed.
+
+(** a list is its first [k] positions plus what lies beyond (the positions beyond its end are
+    [MProd [:: 0]], which is [0]) *)
+Lemma ev_list_split l k :
+  ev_list l = \sum_(p < k) ev_mono (rnth l p) + ev_list (rdrop l k).
+Proof.
+elim: k l => [|k IH] l; first by rewrite big_ord0 add0r; case: l.
+case: l => [|m l].
+  by rewrite big1 ?add0r //.
+rewrite big_ord_recl ev_list_cons (IH l) addrA.
+have -> : rdrop (m :: l) k.+1 = rdrop l k by [].
+by [].
+Qed.
+
+Lemma rsplit_sound p k F :
+  ev_list (rsplit p k F) = \sum_(q < k) ev_mono (F (p + q)%N).
+Proof.
+elim: k p => [|k IH] p; first by rewrite big_ord0.
+rewrite ev_list_sum /= big_cons -ev_list_sum IH big_ord_recl addn0.
+by congr (_ + _); apply: eq_bigr => q _; rewrite addSnnS.
+Qed.
+
+(** the count of [nf]'s terms, read by structure (a [TSum] says its own) *)
+Fixpoint cnt (t : tm) : nat :=
+  match t with
+  | TAt _ | TOne | TFn _ _ => 1
+  | TAdd a b => cnt a + cnt b
+  | TMul a b => cnt a * cnt b
+  | TSum _ _ k => k
+  end.
+
+(** a sum's [k] is its body's count at every index (by computation, for a reified body) *)
+Fixpoint wf (t : tm) : Prop :=
+  match t with
+  | TAt _ | TOne => True
+  | TAdd a b | TMul a b => wf a /\ wf b
+  | TSum n f k => forall i, cnt (f i) = k /\ wf (f i)
+  | TFn _ a => wf a
+  end.
+
+Lemma size_rcat a b : size (rcat a b) = (size a + size b)%N.
+Proof. by rewrite rcat_cat size_cat. Qed.
+Lemma size_rpairs a b g : size (rpairs a b g) = (size a * size b)%N.
+Proof. by elim: a => //= x a IH; rewrite size_rcat rmap_map size_map IH. Qed.
+Lemma size_rsplit p k F : size (rsplit p k F) = k.
+Proof. by elim: k p => //= k IH p; rewrite IH. Qed.
+Lemma size_nf t : size (nf t) = cnt t.
+Proof.
+elim: t => //= [a IHa b IHb|a IHa b IHb|n f _ k]; rewrite ?size_rcat ?size_rpairs ?size_rsplit;
+by rewrite ?IHa ?IHb.
+Qed.
+Lemma rdrop_size l k : (size l <= k)%N -> rdrop l k = [::].
+Proof. by elim: l k => [|m l IH] [|k] //= /IH. Qed.
+
+Lemma prenex_sound t : wf t -> ev_list (nf t) = ev t.
+Proof.
+elim: t => [r||a IHa b IHb|a IHa b IHb|n f IH k|g a IHa] //=.
+- by case=> wa wb; rewrite ev_list_cat IHa ?IHb.
+- by case=> wa wb; rewrite rpairs_sound IHa ?IHb.
+- move=> w; rewrite rsplit_sound.
+  have -> : \sum_(i < n) ev (f i) = \sum_(i < n) \sum_(p < k) ev_mono (rnth (nf (f i)) p).
+    apply: eq_bigr => i _; case: (w i) => ck wi.
+    by rewrite -IH // (ev_list_split _ k) rdrop_size ?size_nf ?ck //= addr0.
+  by rewrite exchange_big /=; apply: eq_bigr => p _.
+- by move=> wa; rewrite IHa.
+Qed.
+
+End Reflect.
+
+(** [reify_tm R e] reads the entry [e : R] as a [tm R] *)
+Ltac reify_tm R e :=
+  lazymatch e with
+  | @GRing.add _ ?a ?b =>
+      let ra := reify_tm R a in let rb := reify_tm R b in constr:(@TAdd R ra rb)
+  | @GRing.mul _ ?a ?b =>
+      let ra := reify_tm R a in let rb := reify_tm R b in constr:(@TMul R ra rb)
+  | @GRing.one _ => constr:(@TOne R)
+  (* an integer literal [x *+ k] as the sum of its [k] terms (the rewrites reached the same
+     through [mulr_addl], unifying [(a + b) * c] with [k%:R * c]) *)
+  | @GRing.natmul _ ?x 1 => reify_tm R x
+  | @GRing.natmul _ ?x (S ?k) =>
+      let rx := reify_tm R x in let rk := reify_tm R (@GRing.natmul _ x k) in constr:(@TAdd R rx rk)
+  | @BigOp.bigop _ (Finite.sort (ordinal_finType ?n)) (GRing.zero _) (index_enum (ordinal_finType _)) (fun i => @BigBody _ _ i (@GRing.add _) true (@?F i)) =>
+      let x := fresh "x" in
+      let f := constr:(fun x : 'I_n =>
+                 ltac:(let b := eval cbv beta in (F x) in let r := reify_tm R b in exact r)) in
+      let kf := eval lazy in (fun i : 'I_n => cnt (f i)) in
+      lazymatch kf with
+      | fun _ => ?k => constr:(@TSum R n f k)
+      end
+  | ?g ?a => reify_app R e g a
+  | _ => constr:(@TAt R e)
+  end
+with reify_app R e g a :=
+  (* a function of the ring applied to an entry (an elementwise [σ], [-x], a guarded delta):
+     its argument is put in prenex form; anything else is an atom *)
+  match constr:(tt) with
+  | _ => let _ := constr:(g : GRing.ComRing.sort R -> GRing.ComRing.sort R) in
+         let _ := constr:(a : GRing.ComRing.sort R) in
+         let ra := reify_tm R a in constr:(@TFn R g ra)
+  | _ => constr:(@TAt R e)
+  end.
+
+(** the entry on the left of the goal [L = R] in prenex form: [L] read as [t], replaced by the
+    computed [ev_list (nf t)] ([prenex_sound]; its premise [wf t] by computation) *)
+Ltac symuat_prenex_side_l :=
+  lazymatch goal with R : GRing.ComRing.type |- ?L = ?Rh =>
+    let t := reify_tm R L in
+    refine (eq_trans (esym (@prenex_sound R t ltac:(cbv [wf cnt]; repeat (split || intro)))) _);
+    lazymatch goal with |- ?A = ?B =>
+      let A' := eval cbv beta iota zeta delta [nf ev_list ev_mono prodl rcat rcatR rmap rpairs rnth
+                                                rdrop rsplit mmul mmul_r] in A in
+      change (A' = B)
+    end
+  end.
+
+(** both sides of [L = R] in prenex form (a side that is a variable — the hidden normal form of
+    [symuat_nf] — is left alone) *)
+Ltac symuat_prenex_refl :=
+  symuat_prenex_side_l;
+  lazymatch goal with
+  | |- _ = ?Rh => tryif is_var Rh then idtac else (symmetry; symuat_prenex_side_l; symmetry)
+  end.

@@ -1,0 +1,74 @@
+"""The prenex form by computation (``coq/SymuatReflect.v``): proved sound once, and it can fail.
+
+``symuat_prenex_refl`` replaces an entry by the prenex form ``nf`` computes (``prenex_sound``).
+It must give the form the rewrites gave (a sum of ``Σ_summed Π factors``, products distributed,
+sums split, no factor 1), a goal it does not equal must stay unproved, and a reified term whose
+sum claims a wrong count of terms must not get through ``prenex_sound``'s premise. Needs
+``coqc`` with MathComp; skips without it unless ``CI`` or ``SYMUAT_REQUIRE_COQ`` is set.
+"""
+
+from __future__ import annotations
+
+import subprocess
+
+import pytest
+
+pytestmark = pytest.mark.coq
+
+PRELUDE = """From mathcomp Require Import all_ssreflect all_algebra.
+From Symuat Require Import SymuatMx SymuatReflect SymuatTac.
+Import GRing.Theory.
+Local Open Scope ring_scope.
+Section T.
+Variable R : comRingType.
+Variables n m : nat.
+Variables (a b : 'I_n -> R) (c : R) (W : 'I_n -> 'I_m -> R) (sigma : R -> R).
+"""
+
+
+def _coq(lib, name: str, body: str) -> subprocess.CompletedProcess:
+    path = lib / "theories" / f"{name}.v"
+    path.write_text(PRELUDE + body + "\nEnd T.\n")
+    return subprocess.run(["coqc", "-q", "-w", "-all", "-R", str(lib / "lib"), "Symuat", str(path)],
+                          capture_output=True, text=True, timeout=300, cwd=path.parent)
+
+
+def _prenex_then_exact(goal: str) -> str:
+    """``goal`` proved by the computed prenex form of its left side, then syntactic equality."""
+    return f"Goal {goal}.\nProof. symuat_prenex_side_l; reflexivity. Qed.\n"
+
+
+PRENEX = [
+    # sums pulled out of products, split over a sum of terms, products right-associated
+    ("distribute", "(\\sum_(i < n) (a i + b i)) * c = \\sum_(i < n) a i * c + \\sum_(i < n) b i * c",
+     "(\\sum_(i < n) (a i + b i)) * c = \\sum_(i < n) a i * c + \\sum_(i < n) b i"),
+    # a factor 1 dropped, two sums nested (the left one outside)
+    ("nested", "(\\sum_(i < n) a i) * (1 * \\sum_(j < m) W i0 j) = \\sum_(i < n) \\sum_(j < m) a i * W i0 j",
+     "(\\sum_(i < n) a i) * (1 * \\sum_(j < m) W i0 j) = \\sum_(j < m) \\sum_(i < n) a i * W i0 j"),
+    # the argument of a function of the ring is put in prenex form, the function kept
+    ("function", "sigma ((a i0 + b i0) * c) = sigma (a i0 * c + b i0 * c)",
+     "sigma ((a i0 + b i0) * c) = sigma (a i0 * c + b i0)"),
+]
+
+
+@pytest.mark.parametrize("name,right,wrong", PRENEX, ids=[p[0] for p in PRENEX])
+def test_the_computed_prenex_form_is_the_rewrites_form_and_a_wrong_one_fails(coq_lib, name, right, wrong):
+    vars_ = "Variable i0 : 'I_n.\n"
+    ok = _coq(coq_lib, f"reflect_ok_{name}", vars_ + _prenex_then_exact(right))
+    assert ok.returncode == 0, ok.stdout + ok.stderr
+    bad = _coq(coq_lib, f"reflect_bad_{name}", vars_ + _prenex_then_exact(wrong))
+    assert bad.returncode != 0
+
+
+def test_a_sum_that_claims_a_wrong_count_of_terms_does_not_pass_the_premise(coq_lib):
+    # the body a i + b i has 2 terms; a reified sum saying 1 would drop b's sum if accepted
+    term = "(TSum (fun i : 'I_n => TAdd (TAt (a i)) (TAt (b i))) {k})"
+    goal = ("Goal wf {t}.\nProof. cbv [wf cnt]; repeat (split || intro). Qed.\n")
+    assert _coq(coq_lib, "reflect_count_ok", goal.format(t=term.format(k=2))).returncode == 0
+    assert _coq(coq_lib, "reflect_count_bad", goal.format(t=term.format(k=1))).returncode != 0
+
+
+def test_a_normal_form_proof_names_the_prenex_theorem_among_its_lemmas():
+    from symuat.certify.normal_form import probed_lemmas
+
+    assert probed_lemmas()[0] == "prenex_sound"
