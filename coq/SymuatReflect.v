@@ -20,6 +20,7 @@
     Only [prenex_sound] is trusted here, and it is a theorem: a wrong reification is caught by
     Coq's conversion check ([refine]/[change]), not by this file. *)
 From mathcomp Require Import all_ssreflect all_algebra.
+From Symuat Require Import SymuatMx.
 Import GRing.Theory.
 Set Implicit Arguments.
 Unset Strict Implicit.
@@ -29,10 +30,15 @@ Local Open Scope ring_scope.
 Section Reflect.
 Variable R : comRingType.
 
+(** a delta guarding the rest of a product: [dl a b y = δ_{ab} · y] (the form [SymuatTac]'s
+    delta steps read) *)
+Definition dl n (a b : 'I_n) y : R := delta a b * y.
+
 (** the syntax of an entry *)
 Inductive tm : Type :=
 | TAt (r : R)
 | TOne
+| TDel (n : nat) (a b : 'I_n)
 | TAdd (a b : tm)
 | TMul (a b : tm)
 | TSum (n : nat) (f : 'I_n -> tm) (k : nat)
@@ -42,16 +48,25 @@ Fixpoint ev (t : tm) : R :=
   match t with
   | TAt r => r
   | TOne => 1
+  | TDel _ a b => delta a b
   | TAdd a b => ev a + ev b
   | TMul a b => ev a * ev b
   | TSum n f _ => \sum_(i < n) ev (f i)
   | TFn g a => g (ev a)
   end.
 
-(** the prenex form: a list of terms, each sums over a product of atoms *)
+(** a delta of a product, kept apart: it is written as a guard [dl a b] around the rest *)
+Inductive guard : Type := G (n : nat) (a b : 'I_n).
+
+(** the prenex form: a list of terms, each sums over a product of guards and atoms *)
 Inductive mono : Type :=
-| MProd (l : seq R)
+| MProd (gs : seq guard) (l : seq R)
 | MSum (n : nat) (f : 'I_n -> mono).
+
+Fixpoint gprod (gs : seq guard) (y : R) : R :=
+  if gs is G _ a b :: gs' then dl a b (gprod gs' y) else y.
+Fixpoint gval (gs : seq guard) : R :=
+  if gs is G _ a b :: gs' then delta a b * gval gs' else 1.
 
 (** a product of atoms, right-associated, with no [1] factor: [x1 * (x2 * …)] *)
 Fixpoint prodl (l : seq R) : R :=
@@ -63,7 +78,7 @@ Fixpoint prodl (l : seq R) : R :=
 
 Fixpoint ev_mono (m : mono) : R :=
   match m with
-  | MProd l => prodl l
+  | MProd gs l => gprod gs (prodl l)
   | MSum n f => \sum_(i < n) ev_mono (f i)
   end.
 
@@ -77,13 +92,14 @@ Fixpoint ev_list (l : seq mono) : R :=
 (** list functions of its own, so that [cbv] on them touches no list function of an atom *)
 Fixpoint rcat (a b : seq mono) : seq mono := if a is x :: a' then x :: rcat a' b else b.
 Fixpoint rcatR (a b : seq R) : seq R := if a is x :: a' then x :: rcatR a' b else b.
+Fixpoint rcatG (a b : seq guard) : seq guard := if a is x :: a' then x :: rcatG a' b else b.
 Fixpoint rmap (g : mono -> mono) (a : seq mono) : seq mono :=
   if a is x :: a' then g x :: rmap g a' else [::].
 Fixpoint rpairs (a b : seq mono) (g : mono -> mono -> mono) : seq mono :=
   if a is x :: a' then rcat (rmap (g x) b) (rpairs a' b g) else [::].
 Fixpoint rnth (a : seq mono) (p : nat) : mono :=
   match a, p with
-  | [::], _ => MProd [:: 0]
+  | [::], _ => MProd [::] [:: 0]
   | x :: _, 0 => x
   | _ :: a', p'.+1 => rnth a' p'
   end.
@@ -97,25 +113,26 @@ Fixpoint rsplit (p k : nat) (F : nat -> mono) : seq mono :=
   if k is k'.+1 then F p :: rsplit p.+1 k' F else [::].
 
 (** the product of two terms: the sums of the left, then those of the right, then the atoms *)
-Fixpoint mmul_r (l : seq R) (b : mono) : mono :=
+Fixpoint mmul_r (gs : seq guard) (l : seq R) (b : mono) : mono :=
   match b with
-  | MProd l' => MProd (rcatR l l')
-  | MSum m g => MSum (fun j => mmul_r l (g j))
+  | MProd gs' l' => MProd (rcatG gs gs') (rcatR l l')
+  | MSum m g => MSum (fun j => mmul_r gs l (g j))
   end.
 Fixpoint mmul (a b : mono) : mono :=
   match a with
-  | MProd l => mmul_r l b
+  | MProd gs l => mmul_r gs l b
   | MSum n f => MSum (fun i => mmul (f i) b)
   end.
 
 Fixpoint nf (t : tm) : seq mono :=
   match t with
-  | TAt r => [:: MProd [:: r]]
-  | TOne => [:: MProd [::]]
+  | TAt r => [:: MProd [::] [:: r]]
+  | TOne => [:: MProd [::] [::]]
+  | TDel _ a b => [:: MProd [:: G a b] [::]]
   | TAdd a b => rcat (nf a) (nf b)
   | TMul a b => rpairs (nf a) (nf b) mmul
   | TSum n f k => rsplit 0 k (fun p => MSum (fun i => rnth (nf (f i)) p))
-  | TFn g a => [:: MProd [:: g (ev_list (nf a))]]
+  | TFn g a => [:: MProd [::] [:: g (ev_list (nf a))]]
   end.
 
 (** ** Soundness *)
@@ -148,15 +165,25 @@ Lemma rmap_map g a : rmap g a = map g a. Proof. by elim: a => //= x a ->. Qed.
 Lemma ev_list_cat a b : ev_list (rcat a b) = ev_list a + ev_list b.
 Proof. by rewrite !ev_list_sum rcat_cat big_cat. Qed.
 
-Lemma mmul_r_sound l b : ev_mono (mmul_r l b) = prodl l * ev_mono b.
+Lemma gprod_gval gs y : gprod gs y = gval gs * y.
+Proof. by elim: gs => [|[n a b] gs IH] /=; rewrite ?mul1r // /dl IH mulrA. Qed.
+
+Lemma gval_cat gs gs' : gval (rcatG gs gs') = gval gs * gval gs'.
+Proof. by elim: gs => [|[n a b] gs IH] /=; rewrite ?mul1r // IH mulrA. Qed.
+
+Lemma ev_prod gs l : ev_mono (MProd gs l) = gval gs * prodl l.
+Proof. exact: gprod_gval. Qed.
+
+Lemma mmul_r_sound gs l b : ev_mono (mmul_r gs l b) = ev_mono (MProd gs l) * ev_mono b.
 Proof.
-elim: b => [l'|m g IH] /=; first by rewrite prodl_cat.
-rewrite big_distrr; apply: eq_bigr => j _; exact: IH.
+elim: b => [gs' l'|m g IH]; last first.
+  rewrite /= big_distrr; apply: eq_bigr => j _; exact: IH.
+by rewrite /mmul_r !ev_prod gval_cat prodl_cat mulrACA.
 Qed.
 
 Lemma mmul_sound a b : ev_mono (mmul a b) = ev_mono a * ev_mono b.
 Proof.
-elim: a => [l|n f IH] /=; first exact: mmul_r_sound.
+elim: a => [gs l|n f IH] /=; first exact: mmul_r_sound.
 rewrite big_distrl; apply: eq_bigr => i _; exact: IH.
 Qed.
 
@@ -197,7 +224,7 @@ Qed.
 (** the count of [nf]'s terms, read by structure (a [TSum] says its own) *)
 Fixpoint cnt (t : tm) : nat :=
   match t with
-  | TAt _ | TOne | TFn _ _ => 1
+  | TAt _ | TOne | TDel _ _ _ | TFn _ _ => 1
   | TAdd a b => cnt a + cnt b
   | TMul a b => cnt a * cnt b
   | TSum _ _ k => k
@@ -206,7 +233,7 @@ Fixpoint cnt (t : tm) : nat :=
 (** a sum's [k] is its body's count at every index (by computation, for a reified body) *)
 Fixpoint wf (t : tm) : Prop :=
   match t with
-  | TAt _ | TOne => True
+  | TAt _ | TOne | TDel _ _ _ => True
   | TAdd a b | TMul a b => wf a /\ wf b
   | TSum n f k => forall i, cnt (f i) = k /\ wf (f i)
   | TFn _ a => wf a
@@ -228,7 +255,8 @@ Proof. by elim: l k => [|m l IH] [|k] //= /IH. Qed.
 
 Lemma prenex_sound t : wf t -> ev_list (nf t) = ev t.
 Proof.
-elim: t => [r||a IHa b IHb|a IHa b IHb|n f IH k|g a IHa] //=.
+elim: t => [r||n a b|a IHa b IHb|a IHa b IHb|n f IH k|g a IHa] //=.
+- by rewrite /dl mulr1.
 - by case=> wa wb; rewrite ev_list_cat IHa ?IHb.
 - by case=> wa wb; rewrite rpairs_sound IHa ?IHb.
 - move=> w; rewrite rsplit_sound.
@@ -249,6 +277,7 @@ Ltac reify_tm R e :=
   | @GRing.mul _ ?a ?b =>
       let ra := reify_tm R a in let rb := reify_tm R b in constr:(@TMul R ra rb)
   | @GRing.one _ => constr:(@TOne R)
+  | @delta _ ?n ?a ?b => constr:(@TDel R n a b)
   (* an integer literal [x *+ k] as the sum of its [k] terms (the rewrites reached the same
      through [mulr_addl], unifying [(a + b) * c] with [k%:R * c]) *)
   | @GRing.natmul _ ?x 1 => reify_tm R x
@@ -282,8 +311,8 @@ Ltac symuat_prenex_side_l :=
     let t := reify_tm R L in
     refine (eq_trans (esym (@prenex_sound R t ltac:(cbv [wf cnt]; repeat (split || intro)))) _);
     lazymatch goal with |- ?A = ?B =>
-      let A' := eval cbv beta iota zeta delta [nf ev_list ev_mono prodl rcat rcatR rmap rpairs rnth
-                                                rdrop rsplit mmul mmul_r] in A in
+      let A' := eval cbv beta iota zeta delta [nf ev_list ev_mono prodl gprod rcat rcatR rcatG rmap
+                                                rpairs rnth rdrop rsplit mmul mmul_r] in A in
       change (A' = B)
     end
   end.

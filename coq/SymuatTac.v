@@ -22,8 +22,8 @@ Section Lemmas.
 Variable R : comRingType.
 Implicit Types (x y z : R).
 
-(** a delta guarding the rest of a product: [dl a b y = δ_{ab} · y] *)
-Definition dl n (a b : 'I_n) y : R := delta a b * y.
+(* a delta guarding the rest of a product, [dl a b y = δ_{ab} · y], is defined in [SymuatReflect]
+   (its prenex form writes the deltas of a product as guards) *)
 
 Lemma sum_distrl I (r : seq I) (P : pred I) (F : I -> R) x :
   (\sum_(i <- r | P i) F i) * x = \sum_(i <- r | P i) F i * x.
@@ -43,7 +43,7 @@ Lemma mulr_one_r x : x * 1 = x. Proof. exact: mulr1. Qed.
 Lemma delta_guard n (a b : 'I_n) y : delta a b * y = dl a b y. Proof. by []. Qed.
 Lemma delta_last n (a b : 'I_n) x : x * delta a b = dl a b x.
 Proof. by rewrite /dl mulrC. Qed.
-Lemma delta_alone n (a b : 'I_n) : delta a b = dl a b 1.
+Lemma delta_alone n (a b : 'I_n) : delta a b = dl a b (1 : R).
 Proof. by rewrite /dl mulr1. Qed.
 Lemma dl_bubble n (a b : 'I_n) x y : x * dl a b y = dl a b (x * y).
 Proof. by rewrite /dl mulrCA. Qed.
@@ -143,14 +143,19 @@ Ltac symuat_prenex_rw :=
     (a sum whose body's count depends on its index). *)
 Ltac symuat_prenex := first [ symuat_prenex_refl; idtac "symuat-lemma prenex_sound" | symuat_prenex_rw ].
 
-(** The deltas, only when the goal has one (each rewrite that finds nothing costs a traversal). *)
+(** The deltas, only when the goal has one (each rewrite that finds nothing costs a traversal):
+    a raw delta is first made a guard ([delta_guard], [delta_last], [delta_alone]); the prenex
+    form by computation already writes every delta of a product as a guard around the rest. *)
+Ltac symuat_dl_steps :=
+  repeat progress (symuat_rw delta_refl; symuat_rw sum_delta_l; symuat_rw sum_delta_r;
+                   symuat_rw dl_bubble; symuat_rw dl_bubble_l; symuat_rw dl_sum_out).
 Ltac symuat_deltas :=
   lazymatch goal with
   | |- context [delta _ _] =>
       repeat progress (symuat_rw delta_guard; symuat_rw delta_last);
       symuat_rw delta_alone;
-      repeat progress (symuat_rw delta_refl; symuat_rw sum_delta_l; symuat_rw sum_delta_r;
-                       symuat_rw dl_bubble; symuat_rw dl_bubble_l; symuat_rw dl_sum_out)
+      symuat_dl_steps
+  | |- context [dl _ _ _] => symuat_dl_steps
   | |- _ => idtac
   end.
 
