@@ -134,3 +134,18 @@ def test_a_worker_killed_with_sigkill_in_the_middle_of_a_claim_ends_the_run_with
     assert done.stdout == ""  # no record at all, so none for a lost check
     assert len(workers) == 2 and info["pid"] in workers
     assert not ended(workers)
+
+
+def test_sigterm_to_the_process_group_with_the_workers_mid_claim_exits_143_not_as_a_lost_worker(tmp_path):
+    """``timeout`` sends SIGTERM to the whole group: the workers die of it as the run gets it. The
+    run must say it was terminated (143), not that it lost a worker (1)."""
+    import signal
+
+    from _signals import alive, signal_at
+
+    if not Path("/proc/self/stat").exists():
+        pytest.skip("needs /proc")
+    done, info = signal_at(["prove", "--all", "--jobs", "2"], "runner-claim", signal.SIGTERM, tmp_path, group=True)
+    assert done.returncode == 143, done.stderr[-2000:]
+    assert done.stderr.strip().splitlines() == ["symuat: terminated"], done.stderr[-2000:]
+    assert not alive(info["pid"])

@@ -49,6 +49,10 @@ closes the parent's ends it inherited; the parent closes the worker's ends). So
   short is end-of-file, not a wait for bytes no one can send) and its sentinel is ready; its task
   pipe then fails the parent's next ``send`` with a broken pipe. Each of these is the lost-worker
   path, never a wait;
+* a SIGTERM to the whole process group (``timeout``, a closed terminal) kills the workers as it
+  reaches the parent: the parent's handler (Terminated, exit 143) runs at its next bytecode, before
+  it has read the dead worker's pipe or, at the latest, while it ends the other workers — the run
+  says it was terminated, not that it lost a worker;
 * on an interruption the parent sends SIGTERM to each worker (the default action there: it
   cannot be caught between two bytecodes, or held up by anything the worker holds), waits at most
   5 s for each, then SIGKILL. Each worker starts with SIGINT and SIGTERM blocked (it is forked
