@@ -158,8 +158,8 @@ class _Worker:
     """The parent's handle on one worker: its process, its two pipes' parent ends, its lane and
     the slices it was given and has not reported yet (in the order given)."""
 
-    def __init__(self, context, lane: int, inherited: list):
-        self.lane = lane
+    def __init__(self, context, lane: int, inherited: list, keys):
+        self.lane, self.keys = lane, keys  # keys(i): the keys of the checks of slice i
         self.pending: list[int] = []
         tasks_in, self.tasks = context.Pipe(duplex=False)  # parent -> worker
         self.results, results_out = context.Pipe(duplex=False)  # worker -> parent
@@ -243,7 +243,8 @@ def run_checks(checks: Iterable[Check], jobs: int | None = None, *, slice_size: 
     workers: list[_Worker] = []
     try:
         for lane in range(len(lanes)):  # known (to be ended) before it exists
-            workers.append(_Worker(context, lane, [c for w in workers for c in (w.tasks, w.results)]))
+            workers.append(_Worker(context, lane, [c for w in workers for c in (w.tasks, w.results)],
+                                   lambda i: [c.key for c in checks[slice(*slices[i])]]))
             workers[-1].start()
         busy = list(workers)
         for worker in workers:
@@ -324,7 +325,7 @@ def _lost(worker: _Worker) -> WorkerLostError:
             how = f"was killed by signal {-code}"
     else:
         how = f"exited with status {code}"
-    keys = [c.key for i in sorted(worker.pending) for c in _CHECKS[slice(*_SLICES[i])]]
+    keys = [key for i in sorted(worker.pending) for key in worker.keys(i)]
     which = keys[0] if len(keys) == 1 else f"{keys[0]} … {keys[-1]}"
     return WorkerLostError(f"worker process {worker.process.pid} {how} before reporting {len(keys)} "
                            f"check{'s' if len(keys) != 1 else ''} ({which}); no verdict is reported for them")
