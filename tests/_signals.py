@@ -39,15 +39,28 @@ def ended(pids, within: float = 30.0) -> list[int]:
     return left
 
 
+def _sigint_as_at_a_terminal() -> None:
+    """In the command's process before it starts: SIGINT's default action, as a terminal's Ctrl-C
+    finds it. A shell starts a background job (``pytest … &``, a CI step run from a script)
+    with SIGINT *ignored*, and Python then keeps it ignored: the command would sleep through the
+    test's SIGINT at its pause point and, 10 minutes later, finish with exit 0."""
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def signal_at(args: list[str], point: str, signum: int, tmp_path: Path, env: dict | None = None,
-              wait: float = 600, before=None) -> tuple[subprocess.CompletedProcess, dict]:
+              wait: float = 600, before=None, group: bool = False) -> tuple[subprocess.CompletedProcess, dict]:
     """Run ``python -m symuat.cli *args`` until it reaches ``point``, call ``before(info)`` (what
-    the pause point wrote), send it ``signum``, and return its completed process and ``info``."""
+    the pause point wrote), send it ``signum`` (with ``group``: to its whole process group, as
+    ``timeout`` or a terminal's hang-up does — the command runs in a session of its own), and return
+    its completed process and ``info``."""
     marker = tmp_path / f"paused-{point}.json"
     env = {**os.environ, "OPENBLAS_NUM_THREADS": "1", "SYMUAT_CACHE": "off",
            "SYMUAT_TEST_PAUSE": f"{point}={marker}", **(env or {})}
     proc = subprocess.Popen([sys.executable, "-m", "symuat.cli", *args], cwd=ROOT, env=env,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=group,
+                            preexec_fn=_sigint_as_at_a_terminal)
     try:
         deadline = time.monotonic() + wait
         while not marker.exists():
@@ -60,7 +73,7 @@ def signal_at(args: list[str], point: str, signum: int, tmp_path: Path, env: dic
         info = json.loads(marker.read_text())
         if before is not None:
             before(info)
-        os.kill(proc.pid, signum)
+        (os.killpg if group else os.kill)(proc.pid, signum)
         out, err = proc.communicate(timeout=wait)
     finally:
         if proc.poll() is None:

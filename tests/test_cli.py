@@ -100,3 +100,52 @@ def test_a_run_killed_with_sigkill_leaves_no_worker(tmp_path):
     done, info = signal_at(["prove", "--all", "--jobs", "2"], "runner", signal.SIGKILL, tmp_path, before=_workers_run)
     assert done.returncode == -signal.SIGKILL
     assert not ended(info["workers"])
+
+
+def test_a_worker_killed_with_sigkill_in_the_middle_of_a_claim_ends_the_run_with_one_line(tmp_path):
+    """A worker is SIGKILLed with slices claimed and not reported (paused at ``runner-claim``, just
+    after receiving one): the run neither hangs nor prints a verdict for them — exit 1, one line
+    naming the process and the signal, and the other worker ended too."""
+    import os
+    import signal
+
+    from _signals import ended, signal_at
+
+    if not Path("/proc/self/stat").exists():
+        pytest.skip("needs /proc")
+    workers = []
+
+    def kill_the_worker(info):
+        parent = Path(f"/proc/{info['pid']}/stat").read_text().rsplit(")", 1)[1].split()[1]
+        for stat in Path("/proc").glob("[0-9]*/stat"):
+            try:
+                if stat.read_text().rsplit(")", 1)[1].split()[1] == parent:
+                    workers.append(int(stat.parent.name))
+            except (OSError, IndexError):  # a process that ended meanwhile
+                pass
+        os.kill(info["pid"], signal.SIGKILL)
+
+    # the run itself is sent signal 0 (nothing): the worker's SIGKILL is the only signal
+    done, info = signal_at(["prove", "--all", "--jobs", "2", "--format", "json"], "runner-claim", 0, tmp_path,
+                           before=kill_the_worker)
+    assert done.returncode == 1, done.stderr[-2000:]
+    assert done.stderr.strip().splitlines() == [done.stderr.strip()], done.stderr[-2000:]
+    assert done.stderr.startswith(f"symuat: worker process {info['pid']} was killed by SIGKILL before reporting")
+    assert done.stdout == ""  # no record at all, so none for a lost check
+    assert len(workers) == 2 and info["pid"] in workers
+    assert not ended(workers)
+
+
+def test_sigterm_to_the_process_group_with_the_workers_mid_claim_exits_143_not_as_a_lost_worker(tmp_path):
+    """``timeout`` sends SIGTERM to the whole group: the workers die of it as the run gets it. The
+    run must say it was terminated (143), not that it lost a worker (1)."""
+    import signal
+
+    from _signals import alive, signal_at
+
+    if not Path("/proc/self/stat").exists():
+        pytest.skip("needs /proc")
+    done, info = signal_at(["prove", "--all", "--jobs", "2"], "runner-claim", signal.SIGTERM, tmp_path, group=True)
+    assert done.returncode == 143, done.stderr[-2000:]
+    assert done.stderr.strip().splitlines() == ["symuat: terminated"], done.stderr[-2000:]
+    assert not alive(info["pid"])

@@ -21,7 +21,7 @@ import argparse
 import re
 import sys
 
-from symuat.errors import UnknownClaimError
+from symuat.errors import UnknownClaimError, WorkerLostError
 from symuat.render.help import HelpFormatter
 from symuat.verdicts.readings import READINGS
 
@@ -84,7 +84,7 @@ def select(registry, patterns):
 
 
 EXIT_CODES = ("exit status: 0 every check ran (a refutation is a result, not a failure); 1 a check "
-              "crashed; 2 bad input (an unknown ID, a bad option); 130 interrupted (Ctrl-C); 143 terminated "
+              "crashed (or a worker process was killed); 2 bad input (an unknown ID, a bad option); 130 interrupted (Ctrl-C); 143 terminated "
               "(SIGTERM)")
 KEYS = ("IDs: P5 (a claim: every check of it), P5.f (one step), P5.f[C-col,LR,square] (one reading of "
         "it), P5.f[C-col] (every reading with these tags); case does not matter (p5 is P5). "
@@ -439,6 +439,9 @@ def _quiet_on_broken_pipe(run):
         except KeyboardInterrupt:  # Ctrl-C: one line, exit 130 (128 + SIGINT); the runner ended its workers
             print("symuat: interrupted", file=sys.stderr)
             return 130
+        except WorkerLostError as exc:  # a worker of the runner killed from outside: one line, exit 1
+            print(f"symuat: {exc}", file=sys.stderr)
+            return 1
         except BrokenPipeError:
             try:
                 devnull = os.open(os.devnull, os.O_WRONLY)

@@ -70,3 +70,9 @@ class KernelInputError(SymuatError, ValueError):
 class UnsatisfiableHypothesesError(KernelInputError):
     """Hypotheses that cannot hold together (rows sum to 1 and to 2): a statement under them is
     vacuous, not decided; the message names them."""
+
+
+class WorkerLostError(SymuatError, RuntimeError):
+    """A worker process of :mod:`symuat.kernel.runner` ended before reporting the checks it was
+    given (killed from outside, say): the message names the process, how it ended and the checks.
+    No verdict is reported for them."""
