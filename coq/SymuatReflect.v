@@ -6,10 +6,10 @@
     those lemmas under binders one [setoid_rewrite] at a time cost most of a proof's time (89 %
     of [symuat_nf] on T7's step, 6 s). Here the same form is a function, proved once to keep the
     value ([prenex_sound]), the way [ring] works:
-    - [tm] is the syntax of an entry: atoms (leaf entries, deltas, masks: any term of the ring),
-      [1], [+], [*], sums over an ordinal written as Coq functions of the summed index
-      ([TSum n f k]), and functions of the ring applied to an entry ([TFn g a]: an elementwise
-      [σ], [-x]);
+    - [tm] is the syntax of an entry: atoms (leaf entries, masks: any term of the ring), [0],
+      [1], deltas (written as guards [dl a b] around the rest of their product), [+], [*], sums
+      over an ordinal written as Coq functions of the summed index ([TSum n f k]), and functions
+      of the ring applied to an entry ([TFn g a]: an elementwise [σ], [-x]);
     - [nf : tm -> seq mono] is the prenex form; [ev] and [ev_list] read both back as ring terms;
     - a sum is split over its body's terms by position: [TSum n f k] says its body has [k]
       terms, and [prenex_sound] assumes it ([wf]: for every index; a reified entry proves it by
@@ -37,6 +37,7 @@ Definition dl n (a b : 'I_n) y : R := delta a b * y.
 (** the syntax of an entry *)
 Inductive tm : Type :=
 | TAt (r : R)
+| TZero
 | TOne
 | TDel (n : nat) (a b : 'I_n)
 | TAdd (a b : tm)
@@ -47,6 +48,7 @@ Inductive tm : Type :=
 Fixpoint ev (t : tm) : R :=
   match t with
   | TAt r => r
+  | TZero => 0
   | TOne => 1
   | TDel _ a b => delta a b
   | TAdd a b => ev a + ev b
@@ -127,6 +129,7 @@ Fixpoint mmul (a b : mono) : mono :=
 Fixpoint nf (t : tm) : seq mono :=
   match t with
   | TAt r => [:: MProd [::] [:: r]]
+  | TZero => [::]
   | TOne => [:: MProd [::] [::]]
   | TDel _ a b => [:: MProd [:: G a b] [::]]
   | TAdd a b => rcat (nf a) (nf b)
@@ -224,6 +227,7 @@ Qed.
 (** the count of [nf]'s terms, read by structure (a [TSum] says its own) *)
 Fixpoint cnt (t : tm) : nat :=
   match t with
+  | TZero => 0
   | TAt _ | TOne | TDel _ _ _ | TFn _ _ => 1
   | TAdd a b => cnt a + cnt b
   | TMul a b => cnt a * cnt b
@@ -233,7 +237,7 @@ Fixpoint cnt (t : tm) : nat :=
 (** a sum's [k] is its body's count at every index (by computation, for a reified body) *)
 Fixpoint wf (t : tm) : Prop :=
   match t with
-  | TAt _ | TOne | TDel _ _ _ => True
+  | TAt _ | TZero | TOne | TDel _ _ _ => True
   | TAdd a b | TMul a b => wf a /\ wf b
   | TSum n f k => forall i, cnt (f i) = k /\ wf (f i)
   | TFn _ a => wf a
@@ -255,7 +259,7 @@ Proof. by elim: l k => [|m l IH] [|k] //= /IH. Qed.
 
 Lemma prenex_sound t : wf t -> ev_list (nf t) = ev t.
 Proof.
-elim: t => [r||n a b|a IHa b IHb|a IHa b IHb|n f IH k|g a IHa] //=.
+elim: t => [r|||n a b|a IHa b IHb|a IHa b IHb|n f IH k|g a IHa] //=.
 - by rewrite /dl mulr1.
 - by case=> wa wb; rewrite ev_list_cat IHa ?IHb.
 - by case=> wa wb; rewrite rpairs_sound IHa ?IHb.
@@ -277,6 +281,7 @@ Ltac reify_tm R e :=
   | @GRing.mul _ ?a ?b =>
       let ra := reify_tm R a in let rb := reify_tm R b in constr:(@TMul R ra rb)
   | @GRing.one _ => constr:(@TOne R)
+  | @GRing.zero _ => constr:(@TZero R)
   | @delta _ ?n ?a ?b => constr:(@TDel R n a b)
   (* an integer literal [x *+ k] as the sum of its [k] terms (the rewrites reached the same
      through [mulr_addl], unifying [(a + b) * c] with [k%:R * c]) *)
