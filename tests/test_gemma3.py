@@ -5,7 +5,7 @@ Gemma-3-270M with a text longer than its 512-token window.
 
 The Gemma-3-270M tier (installed by `symuat model install gemma3`) is skipped when the packages
 are absent and fails instead when SYMUAT_REQUIRE_MODEL=1 (CI). It loads the weights once
-(~10–25 s, 2.3 GB in float64) and compares the logits for a subset of rows (the first and the
+(~10–25 s, 1.0 GB: the layers in float64, the vocabulary as the file stores it) and compares the logits for a subset of rows (the first and the
 last 32: the full N × 262 144 array of a 600-token text is 1.3 GB); `symuat model check --model
 gemma3` compares every row, 64 at a time, with the HF reference (CI runs it).
 """
