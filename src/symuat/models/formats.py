@@ -90,7 +90,7 @@ def map_bytes(path: Path, what: str):
 
     path = Path(path)
     try:
-        with open(path, "rb") as fh:
+        with path.open("rb") as fh:
             size = os.fstat(fh.fileno()).st_size
             return mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ) if size else b""
     except (OSError, ValueError):  # the messages of read_bytes, which meets the same errors
