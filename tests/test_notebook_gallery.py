@@ -31,12 +31,8 @@ def test_every_gallery_block_runs_and_its_assertions_hold():
         if os.environ.get("SYMUAT_REQUIRE_MODEL") == "1":
             pytest.fail(f"{', '.join(gone)} required here (SYMUAT_REQUIRE_MODEL=1): symuat model install")
         pytest.skip(f"{', '.join(gone)} not installed")
-    namespace: dict = {"__name__": "gallery"}
-    for k, (_, code, alone) in enumerate(found):
-        if alone:  # as the docs build runs it: in its own process, with its own imports
-            symuat_run.run_alone(code, f"{PAGE.name} block {k}")
-        else:
-            symuat_run.run(code, namespace, f"{PAGE.name} block {k}")
+    printed = symuat_run.run_page(PAGE.read_text(encoding="utf-8"), PAGE.name)  # as the docs build runs them
+    assert len(printed) == len(found) and all(printed)
 
 
 def test_a_failing_block_is_an_error_naming_it():
@@ -50,3 +46,25 @@ def test_a_block_in_its_own_process_sees_none_of_the_page_and_fails_naming_itsel
     assert symuat_run.run_alone("print(1 + 1)\n", "block 0") == "2\n"
     with pytest.raises(RuntimeError, match="block 3.*NameError"):
         symuat_run.run_alone("print(m)\n", "block 3")
+
+
+def test_page_blocks_share_one_worker_that_sees_none_of_the_main_namespace_and_ends_after_the_last():
+    text = "".join(f".. symuat-run::\n{opts}\n   {code}\n\n" for opts, code in (
+        ("   :process: page\n", "import os; m = 41; print(os.getpid())"), ("", "m = 0; print(m)"),
+        ("   :process: page\n", "m += 1; print(m, os.getpid())")))
+    assert [mode for _, _, mode in symuat_run.blocks(text)] == ["page", False, "page"]
+    first, main, last = symuat_run.run_page(text, "page.rst")
+    pid = first.strip()
+    assert main == "0\n" and last == f"42 {pid}\n" and pid != str(os.getpid())  # one worker, its own names
+    assert not Path(f"/proc/{pid}").exists()  # ended (and reaped) after the last page block
+
+
+def test_a_failing_page_block_names_itself_and_the_worker_is_ended():
+    worker = symuat_run.PageWorker()
+    assert worker.run("x = 2\n", "block 0") == ""
+    with pytest.raises(RuntimeError, match="block 1 .page worker.: NameError"):
+        worker.run("print(y)\n", "block 1")
+    assert worker.run("print(x)\n", "block 2") == "2\n"  # the namespace survives a failing block
+    proc = worker.proc
+    worker.close()
+    assert proc.poll() == 0 and worker.proc is None

@@ -1415,9 +1415,8 @@ def generate(app):
     for stale in out.glob("*.rst"):
         stale.unlink()
     fig_start = time.perf_counter()
-    figures = [(stem, draw) for claim in claims for stem, _, draw in claim.figures]
-    for stem, draw in _progress(figures, "symuat: drawing figures... ", app, lambda f: f[0]):
-        draw(out / "figures" / f"{stem}.png")
+    stems = [stem for claim in claims for stem, _, _ in claim.figures]
+    in_own_process(draw_figures, stems, out / "figures")  # X1's and X6's load SmolLM2: never in this process
     fig_seconds = time.perf_counter() - fig_start
     for group, members in sections:
         for claim in members:
@@ -1607,11 +1606,24 @@ def minilm_run(figure: Path) -> dict:
     return {"report": report}
 
 
+def draw_figures(stems: list[str], folder: Path) -> None:
+    """The claims' figures ``stems``, drawn into ``folder`` — in :func:`in_own_process`: two of them
+    read SmolLM2-135M in float64 (1.1 GB, cached by the claims module for the process's life), which
+    the build's own process would otherwise hold beside every model it starts later."""
+    import symuat.claims  # noqa: F401
+    from symuat.kernel.registry import REGISTRY
+
+    draws = {stem: draw for claim in REGISTRY.ordered_claims() for stem, _, draw in claim.figures}
+    folder.mkdir(parents=True, exist_ok=True)
+    for stem in stems:
+        draws[stem](folder / f"{stem}.png")
+
+
 def in_own_process(section, *args):
     """A model section's result, computed in a fresh Python process (``spawn``): the model's
-    weights (1.1 GB for SmolLM2, 2.2 GB for Gemma-3 in float64; torch and HF's MiniLM for the
-    reference) are loaded and freed there, so the build's memory is the largest one process's,
-    not the sum of the models'."""
+    weights (1.1 GB for SmolLM2 in float64; 0.8 GB for Gemma-3, its vocabulary kept as the GGUF
+    stores it; torch and HF's MiniLM for the reference) are loaded and freed there, so the build's
+    memory is its own process's (small: no model) plus one model's, never the sum of the models'."""
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor
 
@@ -1679,7 +1691,7 @@ def llama_section(figures: Path) -> list[str]:
 
 def gemma3_section() -> list[str]:
     """The Gemma-3 family (Gemma-3-270M from its GGUF): ``symuat model check --model gemma3``, run
-    in this build without the HF reference (about 8 s of CPU and 3 GB); a note when the model
+    in this build without the HF reference (about 8 s of CPU and 1.3 GiB); a note when the model
     package is absent."""
     title = "A current decoder: Gemma-3-270M (the Gemma-3 family)"
     lines = [title, "-" * len(title), "",

@@ -82,6 +82,21 @@ def read_bytes(path: Path, what: str) -> bytes:
         raise ModelError(f"{path}: cannot read the {what} ({exc.strerror or exc})") from exc
 
 
+def map_bytes(path: Path, what: str):
+    """The bytes of ``path`` mapped read-only (``mmap``): a page is read when it is used, and a
+    tensor kept in the file's form is a view of its pages, not a copy; the errors of :func:`read_bytes`
+    (an empty file is read as ``b""``)."""
+    import mmap
+
+    path = Path(path)
+    try:
+        with path.open("rb") as fh:
+            size = os.fstat(fh.fileno()).st_size
+            return mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ) if size else b""
+    except (OSError, ValueError):  # the messages of read_bytes, which meets the same errors
+        return read_bytes(path, what)
+
+
 def check_folder(folder: Path) -> Path:
     """``folder`` exists, is a folder and can be listed and read."""
     if isinstance(folder, InMemory):
@@ -234,12 +249,14 @@ class Tensors:
         if key not in self.tensors:
             raise ModelError(f"{self.source}: tensor {self._name(key)!r} is missing")
         self.used.add(key)
-        value = np.asarray(self.tensors[key], dtype=np.float64)
+        value = self.tensors[key]
+        if not getattr(value, "streamed", False):  # a QuantizedRows stays in its file's form
+            value = np.asarray(value, dtype=np.float64)
         if value.shape != tuple(shape):
             raise ModelError(f"{self.source}: tensor {self._name(key)!r} has shape {value.shape}, expected "
                              f"{tuple(shape)}")
         if finite:
-            ok = np.isfinite(value)
+            ok = np.isfinite(np.asarray(value))
             if not ok.all():
                 bad = np.argwhere(~ok)
                 raise ModelError(f"{self.source}: tensor {self._name(key)!r} has {len(bad)} non-finite value(s) "
@@ -424,7 +441,7 @@ class GGUFFile:
         self.path = path = Path(path)
         if path.is_dir():
             raise ModelError(f"{path}: a folder, not a GGUF file")
-        self.buf = buf = read_bytes(path, "GGUF file")
+        self.buf = buf = map_bytes(path, "GGUF file")
         self.pos = 0
         self._struct = struct
         if buf[:4] != b"GGUF":
@@ -509,9 +526,15 @@ class GGUFFile:
         data = np.frombuffer(self.buf, dtype=np.uint8, count=nbytes, offset=start).reshape(-1, row_bytes)
         return qt.name, data
 
-    def tensor_arrays(self) -> tuple[dict[str, np.ndarray], dict[str, str]]:
-        """Every tensor dequantized to float64 in the shape ``(ne_{k-1}, …, ne_0)``; and its type name."""
+    def tensor_arrays(self, rows: tuple[str, ...] = ()) -> tuple[dict[str, np.ndarray], dict[str, str]]:
+        """Every tensor dequantized to float64 in the shape ``(ne_{k-1}, …, ne_0)``; and its type name.
+        The 2-D tensors named in ``rows`` are kept in the file's form instead, their rows dequantized
+        when read (:class:`~symuat.models.quantized_rows.QuantizedRows`: a tied vocabulary)."""
+        import mmap
+
         import gguf
+
+        from symuat.models.quantized_rows import QuantizedRows, dequantize
 
         tensors, quant = {}, {}
         for name, ne, qtype, offset in self.tensors:
@@ -519,7 +542,10 @@ class GGUFFile:
             quant[name] = qname
             shape = tuple(int(s) for s in reversed(ne))  # GGUF lists ne0 (the fastest, 'in') first
             try:
-                if qname in ("F32", "F64", "F16"):
+                if name in rows and len(shape) == 2:
+                    dequantize(data[:1], qname)  # a type gguf cannot dequantize is refused here, by name
+                    tensors[name] = QuantizedRows(data, qname, shape)  # a view of the file's pages
+                elif qname in ("F32", "F64", "F16"):
                     values = data.view({"F32": np.float32, "F64": np.float64, "F16": np.float16}[qname])
                     tensors[name] = np.asarray(values, dtype=np.float64).reshape(shape)
                 else:
@@ -527,6 +553,8 @@ class GGUFFile:
             except NotImplementedError as exc:
                 raise ModelError(f"{self.path}: tensor {name!r} has quantization type {qname}, which symuat cannot "
                                  f"dequantize (supported: {', '.join(supported_quants())})") from exc
+        if isinstance(self.buf, mmap.mmap) and hasattr(mmap, "MADV_DONTNEED"):
+            self.buf.madvise(mmap.MADV_DONTNEED)  # the pages read so far leave the process (re-read if used)
         return tensors, quant
 
     def get(self, key: str, default=None):

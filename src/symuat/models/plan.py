@@ -62,15 +62,18 @@ def gib(n: float) -> str:
     return f"{n / 2 ** 30:.2f} GiB"
 
 
-def weight_bytes(model) -> int:
-    """Every distinct array the model holds (a tied head once)."""
+def weight_bytes(model, *, float64: bool = False) -> int:
+    """Every distinct array the model holds (a tied head once; a vocabulary kept in its file's form,
+    :class:`~symuat.models.quantized_rows.QuantizedRows`, by its stored bytes — by its float64 size
+    with ``float64``, what a reference that holds every weight in float64 takes)."""
     seen, total = set(), 0
 
     def add(a):
         nonlocal total
-        if isinstance(a, np.ndarray) and id(a) not in seen:
+        streamed = getattr(a, "streamed", False)
+        if (isinstance(a, np.ndarray) or streamed) and id(a) not in seen:
             seen.add(id(a))
-            total += a.nbytes
+            total += 8 * a.shape[0] * a.shape[1] if streamed and float64 else a.nbytes
 
     for name in ("embed_tokens", "lm_head", "norm"):
         add(getattr(model, name, None))
@@ -131,6 +134,8 @@ def estimate(model, N: int, command: str, *, reference: bool, rows: int = MAX_RO
     P, S = pattern_entries(model, N)
     layer = b * (h * P + 2 * S + 6 * N * M + 4 * N * F)  # one layer's patterns, scores, parts, MLP
     parts = {"weights": w, "interpreter": BASE}
+    if getattr(getattr(model, "lm_head", None), "streamed", False):  # a block of the vocabulary, dequantized
+        parts["vocabulary block"] = b * 2 * model.lm_head.block_rows * M
     if command == "check":
         parts["states"] = b * 2 * (L + 1) * N * M
         # the forward and the rewrite's frozen operators hold a layer's h patterns (formed a head at a time)
@@ -154,7 +159,7 @@ def estimate(model, N: int, command: str, *, reference: bool, rows: int = MAX_RO
     if reference:
         from symuat.models.reference import STOCK_PREFIX
 
-        parts["reference"] = w + b * (L + 1) * (N + min(N, STOCK_PREFIX)) * M + b * 3 * h * N * N + BASE
+        parts["reference"] = weight_bytes(model, float64=True) + b * (L + 1) * (N + min(N, STOCK_PREFIX)) * M + b * 3 * h * N * N + BASE
     return parts
 
 

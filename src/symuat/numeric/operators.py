@@ -135,7 +135,8 @@ class RowMap(Operator):
     """:math:`Z\\mapsto ZW` on :math:`\\operatorname{vec}_r(Z)`, i.e. :math:`I_N\\otimes W^\\top` (a per-token Linear)."""
 
     def __init__(self, W, N: int):
-        self.W = np.asarray(W, dtype=float)
+        # a streamed matrix (a vocabulary kept quantized, symuat.models.quantized_rows) is kept as it is
+        self.W = W if getattr(W, "streamed", False) else np.asarray(W, dtype=float)
         self.N = N
         self.shape = (N * self.W.shape[1], N * self.W.shape[0])
 

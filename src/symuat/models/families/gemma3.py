@@ -237,7 +237,10 @@ def load_gguf_file(path) -> CausalLM:
         a.fail("embedding_length", f"is {M}, not a multiple of attention.head_count {h}: llama.cpp's 27B score "
                "scale 1/sqrt(n_embd / n_head) would truncate")
     qpas = query_pre_attn_scalar(L, M, h, d)
-    raw, quant = f.tensor_arrays()
+    tokenizer = _gguf_tokenizer(f, f.path)  # before the float64 weights: its temporaries do not stack on them
+    # the tied 262,144-token vocabulary stays in the file's form (Q8_0: 178 MB, not 1.34 GB in float64):
+    # the rows a prompt embeds are dequantized, the logits streamed by vocabulary blocks
+    raw, quant = f.tensor_arrays(rows=("token_embd.weight",))
     if "output.weight" in raw:
         raise ModelError(f"{f.path}: an untied output.weight; Gemma 3 ties the unembedding to the embedding")
     tensors, names = {}, {}
@@ -273,7 +276,7 @@ def load_gguf_file(path) -> CausalLM:
             config=cfg, window=window if kind == "local" else None, inv_freq=inv[kind],
             scale=qpas ** -0.5))
     model = CausalLM(cfg, take("model.embed_tokens.weight", (cfg.vocab, M)), layers,
-                     take("model.norm.weight", (M,)), None, source=f.path, tokenizer=_gguf_tokenizer(f, f.path),
+                     take("model.norm.weight", (M,)), None, source=f.path, tokenizer=tokenizer,
                      embed_scale=math.sqrt(M), quant_types=quant)
     t.refuse_unused("gemma3", _SUPPORTED)
     model.norm_storage, model.layer_types, model.window = storage, kinds, window
@@ -612,14 +615,31 @@ def hf_gemma3_reference(source: Path, ids, *, faithful: bool = True) -> dict | N
     return {"hidden_states": hs, "lm_head": model._symuat_lm_head_sha}
 
 
-def hf_logits(last: np.ndarray, weight: np.ndarray, rows) -> np.ndarray:
+def hf_logits(last: np.ndarray, weight, rows) -> np.ndarray:
     """HF's ``lm_head`` (a bias-free ``nn.Linear``: ``torch.nn.functional.linear``) on the token
     rows ``rows`` of its last hidden state, with the weight as a float64 torch tensor (shared,
-    not copied)."""
+    not copied); a weight kept in its file's form (:class:`~symuat.models.quantized_rows.QuantizedRows`)
+    is applied a block of vocabulary rows at a time, each logit the same ``linear`` of its row."""
     import torch
 
+    x = torch.from_numpy(last[np.asarray(rows)])
     with torch.no_grad():
-        return torch.nn.functional.linear(torch.from_numpy(last[np.asarray(rows)]), torch.from_numpy(weight)).numpy()
+        if not getattr(weight, "streamed", False):
+            return torch.nn.functional.linear(x, torch.from_numpy(weight)).numpy()
+        out = np.empty((x.shape[0], weight.shape[0]))
+        for r0, block in weight.blocks():
+            out[:, r0:r0 + block.shape[0]] = torch.nn.functional.linear(x, torch.from_numpy(block)).numpy()
+        return out
+
+
+def weight_sha256(weight) -> str:
+    """The SHA-256 of a float64 weight's bytes (C order): whole, or streamed by blocks when it is kept
+    in its file's form — the same digest."""
+    import hashlib
+
+    if getattr(weight, "streamed", False):
+        return weight.sha256()
+    return hashlib.sha256(np.ascontiguousarray(weight).tobytes()).hexdigest()
 
 
 def free_hf() -> None:
@@ -682,7 +702,8 @@ def check(texts: list[str], where="gemma3", *, reference: bool = True,
     """Every hidden state and the logits from the DUAT form, vs the float64 forward and the
     float64-faithful HF reference; errors per token row (:func:`symuat.models.compare.row_errors`).
 
-    Memory (the embedding alone is 1.34 GB in float64): the HF reference runs first, for every
+    Memory (the embedding would be 1.34 GB in float64; symuat keeps it in the file's form, 178 MB,
+    :class:`~symuat.models.quantized_rows.QuantizedRows`): the HF reference runs first, for every
     text, and is freed before symuat's weights are loaded; the logits of every row are compared
     ``chunk`` rows at a time, never as a whole N × 262 144 array. :func:`symuat.models.compare.check`
     hands a Gemma 3 model to this function.
@@ -692,8 +713,6 @@ def check(texts: list[str], where="gemma3", *, reference: bool = True,
     than the window), reported under
     ``weight_processing``; its ``passed`` is part of the check's verdict.
     """
-    import hashlib
-
     from symuat.models.rewrite import rewrite_states
 
     say = progress or (lambda msg: None)
@@ -730,7 +749,7 @@ def check(texts: list[str], where="gemma3", *, reference: bool = True,
     disagreements = []
     if ref_ok:
         disagreements = constants_agree(net, hf_config)
-        if hashlib.sha256(np.ascontiguousarray(net.lm_head).tobytes()).hexdigest() != refs[0]["lm_head"]:
+        if weight_sha256(net.lm_head) != refs[0]["lm_head"]:
             disagreements.append("HF's lm_head.weight (float64) is not bit-identical to symuat's embedding")
     reports, wp = [], {}
     for k, (text, ids, ref, stock) in enumerate(zip(texts, id_lists, refs, stocks)):
