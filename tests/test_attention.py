@@ -149,3 +149,19 @@ def test_explicit_size_strategies_prove_and_refute():
     for mutant in (swapped_heads, transposed_blocks):
         assert not a.prove_poly(3, 2, 2, 2, blocks=mutant)
         assert not a.check_pit(3, 2, 2, 2, blocks=mutant)
+
+
+def test_std_apply_many_is_each_matrix_applied_alone():
+    """``std`` MHA on a stack: the matrices' values go side by side through each H_i at once; each
+    result is the operator on that matrix alone (and not on its neighbour's)."""
+    rng = np.random.default_rng(2)
+    h, N, M, dv = 3, 5, 6, 2
+    H = rng.random((h, N, N))
+    WV, WO = rng.standard_normal((h, M, dv)), rng.standard_normal((h * dv, M))
+    op = MHAOperator(H, WV, WO, projection="std")
+    Xs = rng.standard_normal((3, N, M))
+    got = op.apply_many(Xs)
+    dense = sum(np.kron(H[i], (WV[i] @ WO[i * dv:(i + 1) * dv]).T) for i in range(h))  # Σ_i H_i ⊗ B_iᵀ (H5)
+    for k in range(3):
+        np.testing.assert_allclose(got[k].reshape(-1), dense @ Xs[k].reshape(-1), rtol=1e-12, atol=1e-12)
+    assert not np.allclose(got[0], got[1])

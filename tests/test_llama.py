@@ -433,3 +433,27 @@ def test_causal_softmax_is_the_minus_infinity_fill_bit_for_bit(shape, window):
     F = np.exp(F - F.max(axis=-1, keepdims=True))
     assert np.array_equal(softmax_causal(S, window), F / F.sum(axis=-1, keepdims=True))
     assert not softmax_causal(S, window)[..., ~keep].any()
+
+
+@pytest.mark.parametrize("N,window", [(7, None), (300, 8)])
+def test_gqa_apply_many_is_each_nonzero_part_applied_alone_and_a_zero_part_maps_to_zero(N, window):
+    """The parts go through the operator together (values side by side, one product per factor):
+    each result is that part's own W'_MHA X_k — for a dense pattern and a banded one (BandPattern) —
+    and a swap of the group map (a wrong head-to-K/V assignment) is caught by the same comparison."""
+    from symuat.models.lifts import BandPattern, GQAOperator, softmax_causal
+
+    rng = np.random.default_rng(1)
+    h, g, M, d = 4, 2, 6, 3
+    H = softmax_causal(rng.standard_normal((h, N, N)), window)
+    if window is not None:
+        H = BandPattern.of_dense(H, window)
+    WV, WO = rng.standard_normal((g, M, d)), rng.standard_normal((h * d, M))
+    op = GQAOperator(H, WV, WO, [0, 0, 1, 1], window)
+    T = rng.standard_normal((3, N, M))
+    T[1] = 0.0
+    got = op.apply_many(T)
+    assert not got[1].any()
+    for k in (0, 2):
+        assert relative_error(got[k], op.apply(T[k])) <= 1e-14
+    swapped = GQAOperator(H, WV, WO, [1, 1, 0, 0], window)
+    assert relative_error(swapped.apply_many(T)[0], op.apply(T[0])) > 1e-3

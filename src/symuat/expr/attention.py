@@ -413,10 +413,11 @@ class MHAOperator:
             x = Xs.reshape(k, N, h, -1).transpose(0, 2, 1, 3)  # x_i = X S_i per head: (k, h, N, d)
             return np.matmul(np.matmul(self.H, x), self.C).sum(axis=1)  # Σ_i H_i x_i C_i
         dv = self.WOi.shape[1]
-        V = (Xs.reshape(k * N, self.M) @ self._WV_all).reshape(k, N, h, dv).transpose(0, 2, 1, 3)
-        heads = np.matmul(self.H, V)  # H_i X W_Vi: (k, h, N, d_v)
-        concat = heads.transpose(0, 2, 1, 3).reshape(k * N, h * dv)
-        return (concat @ self._WO_all).reshape(k, N, -1)  # Σ_i H_i X W_Vi W_O,i
+        # every matrix's values side by side per head, (h, N, k·d_v): each H_i is read once for all k
+        V = (Xs.reshape(k * N, self.M) @ self._WV_all).reshape(k, N, h, dv).transpose(2, 1, 0, 3).reshape(h, N, -1)
+        heads = np.matmul(self.H, V)  # H_i X_k W_Vi for every k: (h, N, k·d_v)
+        concat = heads.reshape(h, N, k, dv).transpose(2, 1, 0, 3).reshape(k * N, h * dv)
+        return (concat @ self._WO_all).reshape(k, N, -1)  # Σ_i H_i X_k W_Vi W_O,i
 
     def matvec(self, v) -> np.ndarray:
         v = np.asarray(v, dtype=float)

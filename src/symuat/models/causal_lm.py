@@ -216,9 +216,9 @@ class DecoderLayer:
         S2 = TokenDiag(rms_scales(y.sum(axis=0), c.eps), self.g2)
         z = S2.rows(y)
         Z = z.sum(axis=0)
-        pre = np.empty((2, N, self.Wg.shape[1]))  # [V_j x0, e_j], each product written in place
-        np.matmul(z[0], self.Wg, out=pre[0])
-        np.matmul(z[1] + z[2], self.Wg, out=pre[1])
+        z[1] += z[2]  # [S2 a, S2 (c + R)]: the two inputs of W_g
+        pre = np.empty((2, N, self.Wg.shape[1]))  # [V_j x0, e_j]: one product for both, written in place
+        np.matmul(z[:2].reshape(2 * N, M), self.Wg, out=pre.reshape(2 * N, -1))
         if self.bg is not None:
             pre[1] += self.bg
         gate = _affine(Z, self.Wu, self.bu)  # frozen: the up-projection, the dynamic α(x) of X4
@@ -236,12 +236,13 @@ class DecoderLayer:
         I = Identity(N * M)
         att = Composed([A, S1]) if Sa is None else Composed([Sa, A, S1])
         W1 = Sum([I, att])
-        b_att_v = np.ascontiguousarray(b_att).reshape(-1)
         bg = self.bg
         W3 = Composed([Ld, Diagonal(gate.reshape(-1))]) if Sf is None else Composed([Sf, Ld, Diagonal(gate.reshape(-1))])
+        # b2 and b3 are formed when asked for (the one pass has folded them into the parts already):
+        # a layer keeps no (N·M) bias vectors it is never asked for — without biases, vectors of zeros
         p = Eq20(W1=W1, W2=Composed([Lg, S2, W1]),
-                 b2=lambda: Lg @ (S2 @ b_att_v) + (np.tile(bg, N) if bg is not None else 0.0),
-                 W3=W3, b3=b_att_v + np.ascontiguousarray(b_ffn).reshape(-1), sigma=self.sigma)
+                 b2=lambda: Lg @ (S2 @ b_att.reshape(-1)) + (np.tile(bg, N) if bg is not None else 0.0),
+                 W3=W3, b3=lambda: (b_att + b_ffn).reshape(-1), sigma=self.sigma)
         p.parts = {"S1": S1, "A": A, "Sa": Sa, "S2": S2, "Lg": Lg, "gate": W3.ops[-1], "Ld": Ld, "Sf": Sf}
         return p, nxt, pre
 
