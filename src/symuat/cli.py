@@ -95,8 +95,8 @@ CERTIFY = ("Export every symbolic `proved` of the catalogue (outside the core gr
            "within a statement budget; every check left out is listed with its reason) to Coq theorems, "
            "compile them with coqc and write the record the report and the docs read ('+coq'). "
            "Needs coqc (Coq 8.16) and MathComp (apt-get install coq libcoq-mathcomp-algebra). "
-           "Takes about 12 minutes with --jobs 2 on 2 cores (in CI: library 13.5 s, proofs 686 s; "
-           "--coqchk 95.5 s more; coq/README.md).")
+           "Takes about 6 minutes with --jobs 2 on 2 cores (2026-11-27, load 2-4: library 8 s, proofs "
+           "274 s, --coqchk 64 s more; coq/README.md).")
 CERTIFY_EXIT = ("exit status: 0 the tier ran (a theorem Coq rejects is listed, not a crash); 1 --coqchk "
                 "failed or found an axiom, or a crash; 2 bad input (no coqc, a bad --pattern); "
                 "130 interrupted")
