@@ -122,7 +122,8 @@ def export_identity(name: str, lhs, rhs, proof: str | None = None, nf_key=None, 
         return Exported(name, head + "\n" + body, "symuat_entry.", fallback=str(exc),
                         probes=((name, "direct"),))
     sides = normal_form.side_lemmas(name, " ".join(binders), strip(left), strip(right), nf)
-    return Exported(name, head + "\n" + body, normal_form.nf_proof(name), "normal form", nf, "",
+    args = tuple(n for b in binders for n in re.match(r"\(([^:]+?) :", b).group(1).split())
+    return Exported(name, head + "\n" + body, normal_form.nf_proof(name, args), "normal form", nf, "",
                     sides, ((f"{name}_lhs", "lhs"), (f"{name}_rhs", "rhs")))
 
 

@@ -183,9 +183,21 @@ def side_lemmas(name: str, binders: str, left: str, right: str, nf: str) -> str:
     return out
 
 
-def nf_proof(name: str) -> str:
-    """The proof of ``lhs =m rhs``: both sides equal symuat's normal form (the side lemmas)."""
-    return f"eapply meq_via_nf; [exact: {name}_lhs | exact: {name}_rhs]."
+def nf_proof(name: str, args: tuple = ()) -> str:
+    """The proof of ``lhs =m rhs``: both sides equal symuat's normal form (the side lemmas).
+    ``args``: the theorem's binder names, to apply a side lemma to them when ``exact:`` cannot
+    infer one (a leaf the side's statement does not mention: T9.range's ``W``).
+
+    >>> nf_proof("t")
+    'eapply meq_via_nf; [exact: t_lhs | exact: t_rhs].'
+    >>> nf_proof("t", ("n", "W"))
+    'eapply meq_via_nf; [first [exact: t_lhs | exact (t_lhs n W)] | first [exact: t_rhs | exact (t_rhs n W)]].'
+    """
+    if not args:
+        return f"eapply meq_via_nf; [exact: {name}_lhs | exact: {name}_rhs]."
+    app = " ".join(args)
+    return (f"eapply meq_via_nf; [first [exact: {name}_lhs | exact ({name}_lhs {app})] | "
+            f"first [exact: {name}_rhs | exact ({name}_rhs {app})]].")
 
 
 def probed_lemmas() -> list:
