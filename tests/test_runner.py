@@ -1,5 +1,6 @@
 """symuat.kernel.runner: the same verdicts, in the same order, on one process or several."""
 
+import re
 from dataclasses import replace
 
 from symuat.kernel.runner import run_checks
@@ -111,7 +112,8 @@ def _within(seconds):
 def test_a_worker_killed_holding_claimed_checks_is_reported_by_name_not_waited_for():
     """SIGKILL ends a worker between its claim of a slice and its report: the parent neither hangs
     nor reports a verdict for the lost checks — every result it yields (before them, and at most
-    those it already has in order) is the one computed, then WorkerLostError names the process, the signal and the first lost check; no worker is left."""
+    those it already has in order) is the one computed, then WorkerLostError names the process, the
+    signal and the lost checks (X9 among them); no worker is left."""
     import multiprocessing
     import os
     import signal
@@ -136,7 +138,12 @@ def test_a_worker_killed_holding_claimed_checks_is_reported_by_name_not_waited_f
             seen.append(r.verdict.detail)
     assert seen == [f"item {k}" for k in range(len(seen))] and len(seen) <= 9, seen  # only computed verdicts
     message = str(lost.value)
-    assert "was killed by SIGKILL" in message and "(X9" in message and "\n" not in message, message
+    assert "was killed by SIGKILL" in message and "\n" not in message, message
+    # the lost checks: the killed worker's claimed slices, X9 among them (with one slice queued
+    # ahead it may also hold the one before, unreported: which depends on timing, so not pinned)
+    held = re.search(r"\((X\d+)(?: … (X\d+))?\)", message)
+    first, last = int(held.group(1)[1:]), int((held.group(2) or held.group(1))[1:])
+    assert len(seen) <= first <= 9 <= last, message
     assert not multiprocessing.active_children()
 
 
