@@ -122,21 +122,29 @@ def export_identity(name: str, lhs, rhs, proof: str | None = None, nf_key=None, 
         return Exported(name, head + "\n" + body, "symuat_entry.", fallback=str(exc),
                         probes=((name, "direct"),))
     sides = normal_form.side_lemmas(name, " ".join(binders), strip(left), strip(right), nf)
-    args = tuple(n for b in binders for n in re.match(r"\(([^:]+?) :", b).group(1).split())
-    return Exported(name, head + "\n" + body, normal_form.nf_proof(name, args), "normal form", nf, "",
+    return Exported(name, head + "\n" + body, normal_form.nf_proof(name, binder_names(ctx)), "normal form", nf, "",
                     sides, ((f"{name}_lhs", "lhs"), (f"{name}_rhs", "rhs")))
 
 
-def binders_of(ctx: Ctx) -> list[str]:
-    """A statement's binders, from what its terms bound (``ctx``): the dimensions, the elementwise
-    functions, the range hypotheses of fixed positions, the leaves."""
-    out = []
-    if ctx.dims:
-        out.append("(" + " ".join(sorted(ctx.dims)) + " : nat)")
-    out += [f"({f} : {t})" for f, t in sorted(ctx.funcs.items())]
-    out += [f"({hyp} : {t})" for hyp, t in sorted(ctx.ranges.items())]
-    out += [f"({leaf} : {t})" for leaf, t in ctx.leaves.items()]
+def _binder_groups(ctx: Ctx) -> list[tuple[list[str], str]]:
+    """A statement's binders as (names, type), in order, from what its terms bound (``ctx``): the
+    dimensions, the elementwise functions, the range hypotheses of fixed positions, the leaves."""
+    out = [(sorted(ctx.dims), "nat")] if ctx.dims else []
+    out += [([f], t) for f, t in sorted(ctx.funcs.items())]
+    out += [([hyp], t) for hyp, t in sorted(ctx.ranges.items())]
+    out += [([leaf], t) for leaf, t in ctx.leaves.items()]
     return out
+
+
+def binders_of(ctx: Ctx) -> list[str]:
+    """A statement's binders (:func:`_binder_groups`), as Coq writes them: ``(N M : nat)``, …"""
+    return [f"({' '.join(names)} : {t})" for names, t in _binder_groups(ctx)]
+
+
+def binder_names(ctx: Ctx) -> tuple[str, ...]:
+    """The names :func:`binders_of` binds, in their order (a lemma stated with those binders,
+    applied to them)."""
+    return tuple(n for names, _ in _binder_groups(ctx) for n in names)
 
 
 _LEAF_TYPE = re.compile(r"^((?:'I_\S+ -> )*)mx R (\[[^\]]*\]) (\[[^\]]*\])$")
