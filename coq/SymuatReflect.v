@@ -92,9 +92,7 @@ Fixpoint ev_list (l : seq mono) : R :=
   end.
 
 (** list functions of its own, so that [cbv] on them touches no list function of an atom *)
-Fixpoint rcat (a b : seq mono) : seq mono := if a is x :: a' then x :: rcat a' b else b.
-Fixpoint rcatR (a b : seq R) : seq R := if a is x :: a' then x :: rcatR a' b else b.
-Fixpoint rcatG (a b : seq guard) : seq guard := if a is x :: a' then x :: rcatG a' b else b.
+Fixpoint rcat T (a b : seq T) : seq T := if a is x :: a' then x :: rcat a' b else b.
 Fixpoint rmap (g : mono -> mono) (a : seq mono) : seq mono :=
   if a is x :: a' then g x :: rmap g a' else [::].
 Fixpoint rpairs (a b : seq mono) (g : mono -> mono -> mono) : seq mono :=
@@ -117,7 +115,7 @@ Fixpoint rsplit (p k : nat) (F : nat -> mono) : seq mono :=
 (** the product of two terms: the sums of the left, then those of the right, then the atoms *)
 Fixpoint mmul_r (gs : seq guard) (l : seq R) (b : mono) : mono :=
   match b with
-  | MProd gs' l' => MProd (rcatG gs gs') (rcatR l l')
+  | MProd gs' l' => MProd (rcat gs gs') (rcat l l')
   | MSum m g => MSum (fun j => mmul_r gs l (g j))
   end.
 Fixpoint mmul (a b : mono) : mono :=
@@ -146,7 +144,7 @@ have -> : prodl [:: x, y & l] = x * prodl (y :: l) by [].
 by rewrite IH.
 Qed.
 
-Lemma prodl_cat l l' : prodl (rcatR l l') = prodl l * prodl l'.
+Lemma prodl_cat l l' : prodl (rcat l l') = prodl l * prodl l'.
 Proof.
 rewrite !prodl_foldr; elim: l => /= [|x l ->]; first by rewrite mul1r.
 by rewrite mulrA.
@@ -162,7 +160,7 @@ Qed.
 Lemma ev_list_cons m l : ev_list (m :: l) = ev_mono m + ev_list l.
 Proof. by case: l => [|m' l] //=; rewrite addr0. Qed.
 
-Lemma rcat_cat a b : rcat a b = a ++ b. Proof. by elim: a => //= x a ->. Qed.
+Lemma rcat_cat T (a b : seq T) : rcat a b = a ++ b. Proof. by elim: a => //= x a ->. Qed.
 Lemma rmap_map g a : rmap g a = map g a. Proof. by elim: a => //= x a ->. Qed.
 
 Lemma ev_list_cat a b : ev_list (rcat a b) = ev_list a + ev_list b.
@@ -171,7 +169,7 @@ Proof. by rewrite !ev_list_sum rcat_cat big_cat. Qed.
 Lemma gprod_gval gs y : gprod gs y = gval gs * y.
 Proof. by elim: gs => [|[n a b] gs IH] /=; rewrite ?mul1r // /dl IH mulrA. Qed.
 
-Lemma gval_cat gs gs' : gval (rcatG gs gs') = gval gs * gval gs'.
+Lemma gval_cat gs gs' : gval (rcat gs gs') = gval gs * gval gs'.
 Proof. by elim: gs => [|[n a b] gs IH] /=; rewrite ?mul1r // IH mulrA. Qed.
 
 Lemma ev_prod gs l : ev_mono (MProd gs l) = gval gs * prodl l.
@@ -243,7 +241,7 @@ Fixpoint wf (t : tm) : Prop :=
   | TFn _ a => wf a
   end.
 
-Lemma size_rcat a b : size (rcat a b) = (size a + size b)%N.
+Lemma size_rcat T (a b : seq T) : size (rcat a b) = (size a + size b)%N.
 Proof. by rewrite rcat_cat size_cat. Qed.
 Lemma size_rpairs a b g : size (rpairs a b g) = (size a * size b)%N.
 Proof. by elim: a => //= x a IH; rewrite size_rcat rmap_map size_map IH. Qed.
@@ -316,7 +314,7 @@ Ltac symuat_prenex_side_l :=
     let t := reify_tm R L in
     refine (eq_trans (esym (@prenex_sound R t ltac:(cbv [wf cnt]; repeat (split || intro)))) _);
     lazymatch goal with |- ?A = ?B =>
-      let A' := eval cbv beta iota zeta delta [nf ev_list ev_mono prodl gprod rcat rcatR rcatG rmap
+      let A' := eval cbv beta iota zeta delta [nf ev_list ev_mono prodl gprod rcat rmap
                                                 rpairs rnth rdrop rsplit mmul mmul_r] in A in
       change (A' = B)
     end
