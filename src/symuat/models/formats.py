@@ -532,8 +532,6 @@ class GGUFFile:
         when read (:class:`~symuat.models.quantized_rows.QuantizedRows`: a tied vocabulary)."""
         import mmap
 
-        import gguf
-
         from symuat.models.quantized_rows import QuantizedRows, dequantize
 
         tensors, quant = {}, {}
@@ -545,11 +543,8 @@ class GGUFFile:
                 if name in rows and len(shape) == 2:
                     dequantize(data[:1], qname)  # a type gguf cannot dequantize is refused here, by name
                     tensors[name] = QuantizedRows(data, qname, shape)  # a view of the file's pages
-                elif qname in ("F32", "F64", "F16"):
-                    values = data.view({"F32": np.float32, "F64": np.float64, "F16": np.float16}[qname])
-                    tensors[name] = np.asarray(values, dtype=np.float64).reshape(shape)
                 else:
-                    tensors[name] = _dequantize_rows(data, gguf.GGMLQuantizationType[qname]).reshape(shape)
+                    tensors[name] = _dequantize_rows(data, qname).reshape(shape)
             except NotImplementedError as exc:
                 raise ModelError(f"{self.path}: tensor {name!r} has quantization type {qname}, which symuat cannot "
                                  f"dequantize (supported: {', '.join(supported_quants())})") from exc
@@ -565,22 +560,19 @@ class GGUFFile:
         raise ModelError(f"{self.path}: GGUF metadata key {key!r} is missing")
 
 
-#: rows of a quantized tensor dequantized at a time (the float32 temporaries of ``gguf``'s
-#: dequantizer stay small: a 262,144-row embedding is never held in float32 beside its float64)
-DEQUANT_ROWS = 8192
-
-
-def _dequantize_rows(data: np.ndarray, qtype) -> np.ndarray:
-    """``gguf``'s dequantizer applied ``DEQUANT_ROWS`` rows at a time (a row's blocks are
-    dequantized from that row's bytes alone), widened to float64 (exact) into one array."""
-    import gguf
+def _dequantize_rows(data: np.ndarray, qtype: str) -> np.ndarray:
+    """:func:`~symuat.models.quantized_rows.dequantize` applied ``BLOCK_ROWS`` rows at a time (a
+    row's blocks are dequantized from that row's bytes alone, so the float32 temporaries of
+    ``gguf``'s dequantizer stay small: a 262,144-row embedding is never held in float32 beside its
+    float64), into one float64 array."""
+    from symuat.models.quantized_rows import BLOCK_ROWS, dequantize
 
     rows = data.reshape(-1, data.shape[-1]) if data.ndim > 1 else data.reshape(1, -1)
-    first = gguf.quants.dequantize(rows[:DEQUANT_ROWS], qtype)
+    first = dequantize(rows[:BLOCK_ROWS], qtype)
     out = np.empty((rows.shape[0], first.shape[-1]), dtype=np.float64)
     out[:first.shape[0]] = first
-    for r0 in range(DEQUANT_ROWS, rows.shape[0], DEQUANT_ROWS):
-        out[r0:r0 + DEQUANT_ROWS] = gguf.quants.dequantize(rows[r0:r0 + DEQUANT_ROWS], qtype)
+    for r0 in range(BLOCK_ROWS, rows.shape[0], BLOCK_ROWS):
+        out[r0:r0 + BLOCK_ROWS] = dequantize(rows[r0:r0 + BLOCK_ROWS], qtype)
     return out
 
 
