@@ -57,11 +57,11 @@ def pytest_report_header(config):
             "(what CI runs)")
 
 
-@pytest.fixture(scope="module")
-def coq_lib(tmp_path_factory):
-    """The Coq library (coq/*.v) compiled into a fresh folder, with ``theories/`` beside it for
-    the test's exported files. Needs ``coqc`` with MathComp: skips without it, unless ``CI`` or
-    ``SYMUAT_REQUIRE_COQ`` is set (then a missing coqc fails)."""
+@pytest.fixture(scope="session")
+def _coq_library(tmp_path_factory):
+    """The Coq library (coq/*.v) compiled once for the session (``lib/``). Needs ``coqc`` with
+    MathComp: skips without it, unless ``CI`` or ``SYMUAT_REQUIRE_COQ`` is set (then a missing
+    coqc fails)."""
     import shutil
 
     from symuat.certify.run import compile_library
@@ -70,9 +70,21 @@ def coq_lib(tmp_path_factory):
         if os.environ.get("CI") or os.environ.get("SYMUAT_REQUIRE_COQ"):
             pytest.fail("coqc not found (required: CI / SYMUAT_REQUIRE_COQ is set)")
         pytest.skip("coqc not installed")
-    out = tmp_path_factory.mktemp("certify")
+    out = tmp_path_factory.mktemp("library")
     compile_library(out)
-    (out / "theories").mkdir(exist_ok=True)
+    return out / "lib"
+
+
+@pytest.fixture(scope="module")
+def coq_lib(_coq_library, tmp_path_factory):
+    """A folder of the test module's own with the compiled Coq library (``lib/``, a copy of the
+    session's :func:`_coq_library`: a compiled file is read by its logical name, not its place) and
+    ``theories/`` beside it for the test's exported files."""
+    import shutil
+
+    out = tmp_path_factory.mktemp("certify")
+    shutil.copytree(_coq_library, out / "lib")
+    (out / "theories").mkdir()
     return out
 
 

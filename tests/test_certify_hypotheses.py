@@ -113,7 +113,8 @@ def test_coq_accepts_the_hadamard_product_and_rejects_a_transposed_operand(coq_l
 
 def test_coqchk_rechecks_the_tier_and_fails_on_an_axiom(coq_lib, tmp_path):
     """``certify(check=True)`` re-checks the compiled files with coqchk (no axioms: ok, and every
-    certified theorem is in a checked file); a compiled file that assumes an axiom is not ok."""
+    certified theorem is in a checked file); a compiled file that assumes an axiom, or rests on a
+    library the check of the library did not take in, is not ok."""
     from symuat.certify.run import THEORIES, _coqc, certify, coqchk
 
     if shutil.which("coqchk") is None:
@@ -128,4 +129,13 @@ def test_coqchk_rechecks_the_tier_and_fails_on_an_axiom(coq_lib, tmp_path):
     assert _coqc(tmp_path / "c" / "lib", bad, timeout=300).returncode == 0
     again = coqchk(tmp_path / "c")
     assert not again["ok"] and "cheat" in again["axioms"], again
+    assert again["library_seconds"] == chk["library_seconds"]  # the same library: checked once per process
+    # a file resting on a library the library's check did not take in: admitted unchecked, not ok
+    bad.unlink()
+    (tmp_path / "c" / "theories" / "cheat.vo").unlink()
+    other = tmp_path / "c" / "theories" / "reals.v"
+    other.write_text("From Coq Require Import Reals.\nTheorem r : (0 <= 1)%R. Proof. left; exact Rlt_0_1. Qed.\n")
+    assert _coqc(tmp_path / "c" / "lib", other, timeout=300).returncode == 0
+    third = coqchk(tmp_path / "c")
+    assert not third["ok"] and third["reason"].startswith("admitted without a check ("), third
     assert THEORIES == "SymuatCertified"
