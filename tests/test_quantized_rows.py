@@ -67,3 +67,21 @@ def test_dequantize_refuses_a_type_gguf_cannot_read_and_bad_rows_are_refused(q8)
     with pytest.raises(ValueError, match="stored rows"):
         QuantizedRows(E.data[:3], "Q8_0", (4, 64))
     assert dequantize(np.zeros((1, 4), np.uint8), "F32").tolist() == [[0.0]]
+
+
+def test_q8_0_formed_in_float64_is_gguf_s_float32_dequantization_for_every_scale_and_every_int8():
+    """Every float16 scale (all 65,536 bit patterns: subnormals, inf, nan) against every int8: the
+    float64 ``d·q`` of :func:`dequantize_q8_0` is ``gguf``'s float32 ``d·q``, widened — the product
+    of an 11-bit and an 8-bit significand is exact in both formats."""
+    from symuat.models.quantized_rows import dequantize_q8_0
+
+    scales = np.arange(2**16, dtype=np.uint16).view(np.float16).view(np.uint8).reshape(-1, 1, 2)
+    q = np.arange(-128, 128, dtype=np.int8).view(np.uint8).reshape(1, 8, 32)   # 8 blocks a row
+    data = np.concatenate([np.broadcast_to(scales, (2**16, 8, 2)), np.broadcast_to(q, (2**16, 8, 32))], axis=2)
+    data = np.ascontiguousarray(data).reshape(2**16, 8 * 34)
+    with np.errstate(invalid="ignore", over="ignore"):
+        ours = dequantize_q8_0(data)
+        theirs = np.asarray(gguf.quants.dequantize(data, gguf.GGMLQuantizationType.Q8_0), dtype=np.float64)
+    assert ours.shape == theirs.shape == (2**16, 256)
+    assert np.array_equal(ours, theirs, equal_nan=True)
+    assert np.array_equal(dequantize(data[:3], "Q8_0"), theirs[:3])

@@ -43,13 +43,40 @@ PLAIN = {"F16": np.float16, "F32": np.float32, "F64": np.float64}
 
 def dequantize(data: np.ndarray, qtype: str) -> np.ndarray:
     """The float64 rows of ``data`` (``(rows, row bytes)`` uint8, GGUF type ``qtype``): F16/F32/F64
-    widened, a quantized type through ``gguf.quants.dequantize`` (exact in float32, widened exactly).
-    ``NotImplementedError`` for a type ``gguf`` cannot dequantize."""
+    widened, Q8_0 by :func:`dequantize_q8_0`, another quantized type through
+    ``gguf.quants.dequantize`` (exact in float32, widened exactly). ``NotImplementedError`` for a
+    type ``gguf`` cannot dequantize."""
     if qtype in PLAIN:
         return np.asarray(data.view(PLAIN[qtype]), dtype=np.float64)
+    if qtype == "Q8_0":
+        return dequantize_q8_0(data)
     import gguf
 
     return np.asarray(gguf.quants.dequantize(data, gguf.GGMLQuantizationType[qtype]), dtype=np.float64)
+
+
+#: a Q8_0 block: a float16 scale ``d`` and 32 int8 ``q`` (34 bytes), the 32 numbers ``d·q``
+Q8_0_BLOCK = 34
+
+
+def dequantize_q8_0(data: np.ndarray) -> np.ndarray:
+    """The float64 rows of Q8_0 ``data`` (``(rows, row bytes)`` uint8): each block's ``d·q``
+    formed in float64. ``gguf`` forms it in float32 and widens; the numbers are the same, because
+    the product of a float16 (11 significant bits) and an int8 (8 bits) is exact in either
+    format, and so are inf and nan (``tests/test_quantized_rows.py`` compares every byte
+    pattern's block with ``gguf``'s). One pass over the float64 rows instead of three.
+
+    >>> d = np.array([0.5], dtype=np.float16).view(np.uint8)
+    >>> q = np.arange(-16, 16, dtype=np.int8).view(np.uint8)
+    >>> dequantize_q8_0(np.concatenate([d, q])[None])[0, :3].tolist()
+    [-8.0, -7.5, -7.0]
+    """
+    rows = data.shape[0]
+    blocks = data.reshape(rows, -1, Q8_0_BLOCK)
+    d = np.ascontiguousarray(blocks[..., :2]).view(np.float16).astype(np.float64)   # (rows, blocks, 1)
+    out = blocks[..., 2:].view(np.int8).astype(np.float64)                          # (rows, blocks, 32)
+    out *= d
+    return out.reshape(rows, -1)
 
 
 class QuantizedRows:
