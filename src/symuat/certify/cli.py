@@ -89,5 +89,7 @@ def summary_lines(record: dict, width: int | None = None) -> list[str]:
 def _coqchk_text(chk) -> str:
     if chk is None:
         return ""
+    when = (f"the library's {chk['library_seconds']} s beside the proofs, {chk['after_proofs_seconds']} s after them"
+            if "after_proofs_seconds" in chk else f"{chk['seconds']} s")
     return (f"; coqchk {'ok' if chk['ok'] else 'FAILED'} ({chk['theorems']} certified theorems re-checked "
-            f"with the library and MathComp, axioms: {chk['axioms']}, {chk['seconds']} s)")
+            f"with the library and MathComp, axioms: {chk['axioms']}, {when})")

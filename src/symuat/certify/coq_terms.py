@@ -78,7 +78,10 @@ class Ctx:
         return "(" + nat_expr(d) + ")%N"
 
     def space(self, space) -> str:
-        return "[:: " + "; ".join(self.dim(d) for d in space) + "]" if space else "[::]"
+        """An index space, a list of sizes (a literal size in ``nat``'s scope: the statements open
+        ``ring_scope``, where ``2`` would be a ring element)."""
+        sizes = [self.dim(d) for d in space]
+        return "[:: " + "; ".join(f"{d}%N" if d.isdigit() else d for d in sizes) + "]" if space else "[::]"
 
     def leaf(self, name: str, typ: str) -> str:
         coq = ident(name)

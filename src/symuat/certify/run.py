@@ -173,13 +173,16 @@ _RUNNING_LOCK = threading.Lock()
 _STOPPED = threading.Event()
 
 
-def _run_coq(cmd: list[str], timeout: float, cwd=None) -> subprocess.CompletedProcess:
+def _run_coq(cmd: list[str], timeout: float, cwd=None, nice: int = 0) -> subprocess.CompletedProcess:
     """``subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)``, except that the
     process is registered in :data:`_RUNNING`, so that an interruption of the run (Ctrl-C,
     SIGTERM: :func:`_stop_coq`) ends it at once, from whatever thread waits for it; once the run
-    is stopped no Coq process starts."""
+    is stopped no Coq process starts. ``nice``: run it at that niceness (``nice -n``), so that it
+    takes the cores the other Coq processes leave idle."""
     if _STOPPED.is_set():
         raise RuntimeError("the certify run was interrupted")
+    if nice and shutil.which("nice"):
+        cmd = ["nice", "-n", str(nice), *cmd]
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=cwd)
     with _RUNNING_LOCK:  # registered, or stopped already: an interruption between Popen and here
         _RUNNING.add(proc)  # (the process runs, :func:`_stop_coq` did not see it) ends it now
@@ -320,12 +323,12 @@ _LIBRARY_CHECKED: dict = {}
 _LIBRARY_CHECKED_LOCK = threading.Lock()
 
 
-def _coqchk(args: list[str], timeout: int) -> tuple[str, int | None, float]:
+def _coqchk(args: list[str], timeout: int, nice: int = 0) -> tuple[str, int | None, float]:
     """``coqchk -o`` with ``args`` (not ``-silent``: its ``Checking library:`` and ``Admitting
     library:`` lines are read); its output, exit code (None: timed out) and seconds."""
     start = time.perf_counter()
     try:
-        proc = _run_coq(["coqchk", "-o", *args], timeout=timeout)
+        proc = _run_coq(["coqchk", "-o", *args], timeout=timeout, nice=nice)
         text, code = proc.stdout + proc.stderr, proc.returncode
     except subprocess.TimeoutExpired:
         text, code = f"coqchk timed out after {timeout} s", None
@@ -341,7 +344,7 @@ def _libraries(text: str, what: str) -> set[str]:
     return set(re.findall(rf"^{what} library: (\S+)", text, re.M))
 
 
-def coqchk_library(lib: Path, timeout: int = 1800) -> dict:
+def coqchk_library(lib: Path, timeout: int = 1800, nice: int = 0) -> dict:
     """Re-check the compiled library (``lib/*.vo``, logical path ``Symuat``) and, as its
     dependencies, MathComp and Coq's standard library, with ``coqchk`` (Coq's stand-alone kernel
     checker, which re-types the compiled proof terms without the tactics or ``coqc``); ``ok`` only
@@ -354,7 +357,8 @@ def coqchk_library(lib: Path, timeout: int = 1800) -> dict:
     with _LIBRARY_CHECKED_LOCK:
         if key in _LIBRARY_CHECKED:
             return _LIBRARY_CHECKED[key]
-    text, code, seconds = _coqchk(["-R", str(lib), "Symuat", *(f"Symuat.{Path(n).stem}" for n in LIBRARY)], timeout)
+    text, code, seconds = _coqchk(["-R", str(lib), "Symuat", *(f"Symuat.{Path(n).stem}" for n in LIBRARY)], timeout,
+                                  nice)
     checked = _libraries(text, "Checking")
     axioms = _axioms(text)
     entry = {"ok": code == 0 and axioms == "<none>" and bool(checked), "seconds": seconds, "axioms": axioms,
@@ -367,7 +371,7 @@ def coqchk_library(lib: Path, timeout: int = 1800) -> dict:
     return entry
 
 
-def coqchk(out: Path, timeout: int = 1800, library: dict | None = None) -> dict:
+def coqchk(out: Path, timeout: int = 1800, library: dict | None = None, jobs: int = 1) -> dict:
     """Re-check every compiled file of the tier (``out/theories/*.vo``, logical path
     :data:`THEORIES`) with ``coqchk``, the library and everything it rests on included, in two
     parts: :func:`coqchk_library` checks the library with MathComp and Coq's standard library
@@ -376,22 +380,29 @@ def coqchk(out: Path, timeout: int = 1800, library: dict | None = None) -> dict:
     admitted no library the first did not check, and every assumption coqchk lists is a constant
     of such an admitted library (a constant sealed in a module of an admitted library is listed as
     an assumption; the first check found none): an axiom of the tier's own files, or of a library
-    nobody checked, fails it. ``"axioms"``: ``<none>`` when ok, else what was listed."""
+    nobody checked, fails it. ``"axioms"``: ``<none>`` when ok, else what was listed. ``jobs``:
+    the tier's files are checked by that many coqchk processes at once (each takes some files)."""
     lib = library or coqchk_library(out / "lib", timeout)
-    vos = sorted((out / "theories").glob("*.vo"))
-    args = ["-R", str(out / "lib"), "Symuat", "-R", str(out / "theories"), THEORIES]
-    for v in vos:
-        args += ["-norec", f"{THEORIES}.{v.stem}"]
-    text, code, seconds = _coqchk(args, timeout)
-    admitted = _libraries(text, "Admitting")
+    vos = sorted((out / "theories").glob("*.vo"), key=lambda v: -v.stat().st_size)
+    parts = [vos[k::max(1, jobs)] for k in range(max(1, jobs))]
+    base = ["-R", str(out / "lib"), "Symuat", "-R", str(out / "theories"), THEORIES]
+    start = time.perf_counter()
+    with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
+        runs = list(pool.map(lambda part: _coqchk(base + [a for v in part for a in ("-norec", f"{THEORIES}.{v.stem}")],
+                                                  timeout), [p for p in parts if p]))
+    seconds = round(time.perf_counter() - start, 1)
+    text = "\n".join(t for t, _, _ in runs)
+    code = next((c for _, c, _ in runs if c != 0), 0)
+    admitted = set().union(*(_libraries(t, "Admitting") for t, _, _ in runs))
     unchecked = sorted(admitted - set(lib.get("checked", ())))
-    listed = _axioms(text)
-    foreign = [a for a in (listed.split() if listed not in ("<none>", "(no summary)") else [])
-               if not any(a.startswith(m + ".") for m in admitted)]
-    ok = bool(lib["ok"]) and code == 0 and listed != "(no summary)" and not unchecked and not foreign
+    listings = [_axioms(t) for t, _, _ in runs]
+    listed = " ".join(a for a in listings if a != "<none>") or "<none>"
+    foreign = [a for a in (listed.split() if "(no summary)" not in listings else [])
+               if a != "<none>" and not any(a.startswith(m + ".") for m in admitted)]
+    ok = bool(lib["ok"]) and code == 0 and "(no summary)" not in listings and not unchecked and not foreign
     axioms = "<none>" if ok else (lib["axioms"] if not lib["ok"] else " ".join(foreign) or listed)
     entry = {"ok": ok, "seconds": round(lib["seconds"] + seconds, 1), "axioms": axioms,
-             "files": [v.name for v in vos], "library_seconds": lib["seconds"], "theories_seconds": seconds}
+             "files": sorted(v.name for v in vos), "library_seconds": lib["seconds"], "theories_seconds": seconds}
     if not ok:
         entry["reason"] = (lib.get("reason") if not lib["ok"] else
                            f"admitted without a check ({len(unchecked)} libraries): {', '.join(unchecked)}"[:400] if unchecked else
@@ -656,17 +667,21 @@ def certify(pattern: str = TIER, out: Path | None = None, jobs: int = 2, timeout
 
     # batches: the theorems dealt to ``jobs`` files, longest statements first (a balanced load)
     # (the theorems over the depth in a file of their own: it compiles whole, so coqchk re-checks
-    # them whatever fails in the other batches; those of checks outside the core in ``jobs`` more,
-    # each shortest first: a failure there — T9.range's — touches no core file, and the theorems
-    # it compiles again, :func:`compile_batch`, are the short ones before it)
+    # them whatever fails in the other batches; those of checks outside the core in 3 files a
+    # job, each shortest first: a failure there — X8.affine's — touches no core file, and the
+    # theorems it compiles again, :func:`compile_batch`, are the few short ones before it)
     outside = {t.name for key, ts, *_ in todo if not in_core(key) for t in ts}
     allthm = sorted((t for _, ts, *_ in todo for t in ts), key=lambda t: -len(t.statement))
     depth = [t for t in allthm if getattr(t, "library", "")]
     rest = [t for t in allthm if not getattr(t, "library", "") and t.name not in outside]
     extension = sorted((t for t in allthm if t.name in outside and not getattr(t, "library", "")),
                        key=lambda t: len(t.statement))
-    batches = ([rest[k::max(1, jobs)] for k in range(max(1, jobs))] + [depth]
-               + [extension[k::max(1, jobs)] for k in range(max(1, jobs))])
+    # the extension in 3 files a job: a failing theorem's file is compiled again without it
+    # (:func:`compile_batch`), and a small file is little to compile again; the short depth file
+    # last, to fill a core the others leave idle
+    chunks = 3 * max(1, jobs)
+    batches = ([rest[k::max(1, jobs)] for k in range(max(1, jobs))]
+               + [extension[k::chunks] for k in range(chunks)] + [depth])
     batches = [b for b in batches if b]
 
     def build(item):
@@ -678,7 +693,7 @@ def certify(pattern: str = TIER, out: Path | None = None, jobs: int = 2, timeout
     # coqchk of the library (with MathComp: most of coqchk's time) beside the proofs, in a thread
     # of its own (an interruption ends its process with the proofs', :func:`_stop_coq`)
     checking = ThreadPoolExecutor(max_workers=1) if check else None
-    library_check = checking.submit(coqchk_library, out / "lib") if checking else None
+    library_check = checking.submit(coqchk_library, out / "lib", nice=10) if checking else None
     with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
         try:
             for res in pool.map(build, enumerate(batches)):
@@ -721,10 +736,13 @@ def certify(pattern: str = TIER, out: Path | None = None, jobs: int = 2, timeout
                          reason=f"the verdict of {via}" + (f": {dep.get('reason')}" if dep.get("reason") else ""))
     record["compile_seconds"] = round(time.perf_counter() - start, 1)
     if check:
+        after = time.perf_counter()
         try:
-            record["coqchk"] = coqchk(out, library=library_check.result())
+            record["coqchk"] = coqchk(out, library=library_check.result(), jobs=jobs)
         finally:
             checking.shutdown()
+        # what coqchk added to the run: the library's check ran beside the proofs
+        record["coqchk"]["after_proofs_seconds"] = round(time.perf_counter() - after, 1)
         # the certified theorems coqchk re-checked (those in a file coqc compiled whole; a
         # theorem before a failing one in its batch passed Qed but has no .vo)
         certified = [t for section in ("checks", "refutations", "corrections") for e in record[section].values()
