@@ -161,8 +161,13 @@ Ltac symuat_deltas :=
 
 (** [ring] over the carrier as MathComp's rewriting leaves it; a literal coefficient [k%:R] (a
     statement's scale, a certificate's merged like terms) is first unfolded into ones *)
+(** a negative integer literal [(-k)%:~R] (a scale by [-k]) as [- k%:R], which [ring] reads *)
+Lemma intr_Negz (T : ringType) (n : nat) : ((Negz n)%:~R : T) = - (n.+1)%:R.
+Proof. by rewrite NegzE mulrNz. Qed.
+
 Ltac symuat_ring :=
-  rewrite ?mulrS ?mulr0n;  (* an integer literal [k%:R] as [1 + … + 0], which [ring] computes with *)
+  (* an integer literal [k%:R] as [1 + … + 0], and [(-k)%:~R] as [- (1 + …)], which [ring] computes with *)
+  rewrite ?intr_Negz ?mulrS ?mulr0n;
   match goal with R : GRing.ComRing.type |- @eq _ ?a ?b =>
     first [ change (@eq (GRing.Ring.sort (GRing.ComRing.ringType R)) a b); ring
           | (* a sum at the top: the ring over the carrier as a Z-module ([R_ring_theory_zmod]) *)
