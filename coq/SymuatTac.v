@@ -54,6 +54,9 @@ Lemma dl_sum_out n (a b : 'I_n) I (r : seq I) (P : pred I) (F : I -> R) :
 Proof. by rewrite /dl big_distrr. Qed.
 Lemma dl_add n (a b : 'I_n) y z : dl a b y + dl a b z = dl a b (y + z).
 Proof. by rewrite /dl mulrDr. Qed.
+(** a guard is symmetric: [δ_{ab} = δ_{ba}] *)
+Lemma dl_sym n (a b : 'I_n) y : dl a b y = dl b a y.
+Proof. by rewrite /dl /delta eq_sym. Qed.
 Lemma delta_refl n (a : 'I_n) y : dl a a y = y.
 Proof. by rewrite /dl /delta eqxx mul1r. Qed.
 (** [Σ_b δ_{ba} f(b) = f(a)] and [Σ_b δ_{ab} f(b) = f(a)] *)
@@ -196,6 +199,7 @@ Ltac symuat_close :=
           | rewrite [in RHS]sum_rot4 /=; idtac "symuat-lemma sum_rot4"; apply: eq_bigr => ? _; term
           | rewrite [in RHS]sum_rot5 /=; idtac "symuat-lemma sum_rot5"; apply: eq_bigr => ? _; term
           | congr (dl _ _ _); term
+          | rewrite [in RHS]dl_sym; idtac "symuat-lemma dl_sym"; congr (dl _ _ _); term
           | leaf ]
   with leaf :=
     (repeat (setoid_rewrite sum_const_ord; idtac "symuat-lemma sum_const_ord")); rewrite ?dl_unfold;
