@@ -371,7 +371,14 @@ def coqchk_library(lib: Path, timeout: int = 1800, nice: int = 0) -> dict:
     return entry
 
 
-def coqchk(out: Path, timeout: int = 1800, library: dict | None = None, jobs: int = 1) -> dict:
+def coqchk_theories(out: Path, stems: list[str], timeout: int = 1800, nice: int = 0) -> tuple[str, int | None, float]:
+    """coqchk of the tier's files ``stems`` (``out/theories/STEM.vo``) ``-norec``: their
+    dependencies admitted (:func:`coqchk` says what makes that a full check)."""
+    args = ["-R", str(out / "lib"), "Symuat", "-R", str(out / "theories"), THEORIES]
+    return _coqchk(args + [a for stem in stems for a in ("-norec", f"{THEORIES}.{stem}")], timeout, nice)
+
+
+def coqchk(out: Path, timeout: int = 1800, library: dict | None = None, jobs: int = 1, early: dict | None = None) -> dict:
     """Re-check every compiled file of the tier (``out/theories/*.vo``, logical path
     :data:`THEORIES`) with ``coqchk``, the library and everything it rests on included, in two
     parts: :func:`coqchk_library` checks the library with MathComp and Coq's standard library
@@ -381,15 +388,18 @@ def coqchk(out: Path, timeout: int = 1800, library: dict | None = None, jobs: in
     of such an admitted library (a constant sealed in a module of an admitted library is listed as
     an assumption; the first check found none): an axiom of the tier's own files, or of a library
     nobody checked, fails it. ``"axioms"``: ``<none>`` when ok, else what was listed. ``jobs``:
-    the tier's files are checked by that many coqchk processes at once (each takes some files)."""
+    the tier's files are checked by that many coqchk processes at once (each takes some files).
+    ``early``: file stem → the future of its :func:`coqchk_theories`, started when the file was
+    compiled (the run's batches that finish first are checked while the others compile)."""
     lib = library or coqchk_library(out / "lib", timeout)
     vos = sorted((out / "theories").glob("*.vo"), key=lambda v: -v.stat().st_size)
-    parts = [vos[k::max(1, jobs)] for k in range(max(1, jobs))]
-    base = ["-R", str(out / "lib"), "Symuat", "-R", str(out / "theories"), THEORIES]
+    early = {stem: f for stem, f in (early or {}).items() if stem in {v.stem for v in vos}}
+    rest = [v.stem for v in vos if v.stem not in early]
+    parts = [rest[k::max(1, jobs)] for k in range(max(1, jobs))]
     start = time.perf_counter()
     with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
-        runs = list(pool.map(lambda part: _coqchk(base + [a for v in part for a in ("-norec", f"{THEORIES}.{v.stem}")],
-                                                  timeout), [p for p in parts if p]))
+        runs = list(pool.map(lambda part: coqchk_theories(out, part, timeout), [p for p in parts if p]))
+    runs += [f.result() for f in early.values()]
     seconds = round(time.perf_counter() - start, 1)
     text = "\n".join(t for t, _, _ in runs)
     code = next((c for _, c, _ in runs if c != 0), 0)
@@ -684,15 +694,21 @@ def certify(pattern: str = TIER, out: Path | None = None, jobs: int = 2, timeout
                + [extension[k::chunks] for k in range(chunks)] + [depth])
     batches = [b for b in batches if b]
 
+    early: dict = {}  # a batch's compiled files, coqchk'd as soon as they exist (at nice 10)
+
     def build(item):
         k, batch = item
-        return compile_batch(out / "lib", batch, out / "theories" / f"batch{k}.v", timeout)
+        res = compile_batch(out / "lib", batch, out / "theories" / f"batch{k}.v", timeout)
+        if checking is not None:
+            for stem in sorted({r["vo"] for r in res.values() if r.get("vo")}):
+                early[stem] = checking.submit(coqchk_theories, out, [stem], 1800, 10)
+        return res
 
     start = time.perf_counter()
     results: dict = {}
     # coqchk of the library (with MathComp: most of coqchk's time) beside the proofs, in a thread
     # of its own (an interruption ends its process with the proofs', :func:`_stop_coq`)
-    checking = ThreadPoolExecutor(max_workers=1) if check else None
+    checking = ThreadPoolExecutor(max_workers=1 + max(1, jobs)) if check else None
     library_check = checking.submit(coqchk_library, out / "lib", nice=10) if checking else None
     with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
         try:
@@ -738,7 +754,7 @@ def certify(pattern: str = TIER, out: Path | None = None, jobs: int = 2, timeout
     if check:
         after = time.perf_counter()
         try:
-            record["coqchk"] = coqchk(out, library=library_check.result(), jobs=jobs)
+            record["coqchk"] = coqchk(out, library=library_check.result(), jobs=jobs, early=early)
         finally:
             checking.shutdown()
         # what coqchk added to the run: the library's check ran beside the proofs
