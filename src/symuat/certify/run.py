@@ -171,6 +171,8 @@ THEORIES = "SymuatCertified"
 _RUNNING: set = set()
 _RUNNING_LOCK = threading.Lock()
 _STOPPED = threading.Event()
+#: the run's proofs are done: a Coq process asked to be niced starts at the default priority
+_UNNICED = threading.Event()
 
 
 def _run_coq(cmd: list[str], timeout: float, cwd=None, nice: int = 0) -> subprocess.CompletedProcess:
@@ -181,7 +183,7 @@ def _run_coq(cmd: list[str], timeout: float, cwd=None, nice: int = 0) -> subproc
     takes the cores the other Coq processes leave idle."""
     if _STOPPED.is_set():
         raise RuntimeError("the certify run was interrupted")
-    if nice and shutil.which("nice"):
+    if nice and shutil.which("nice") and not _UNNICED.is_set():
         cmd = ["nice", "-n", str(nice), *cmd]
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=cwd)
     with _RUNNING_LOCK:  # registered, or stopped already: an interruption between Popen and here
@@ -213,6 +215,23 @@ def _stop_coq() -> None:
         running = list(_RUNNING)
     for proc in running:
         proc.kill()
+
+
+def _unnice() -> None:
+    """Give the running niced Coq processes (:func:`_run_coq`'s ``nice``) the default priority:
+    niced, they took the cores the proofs left idle; once nothing else of the run is left, on a
+    loaded machine they would wait behind every other process. Without the right to lower a
+    niceness (not root) they stay as they are."""
+    import os
+
+    _UNNICED.set()
+    with _RUNNING_LOCK:
+        running = [p for p in _RUNNING if p.args and p.args[0] == "nice"]
+    for proc in running:
+        try:
+            os.setpriority(os.PRIO_PROCESS, proc.pid, 0)
+        except OSError:
+            pass
 
 
 def _coqc(lib: Path, path: Path, timeout: int) -> subprocess.CompletedProcess:
@@ -569,6 +588,7 @@ def certify(pattern: str = TIER, out: Path | None = None, jobs: int = 2, timeout
     from symuat.kernel.registry import REGISTRY
 
     _STOPPED.clear()  # a new run (an earlier one in this process may have been interrupted)
+    _UNNICED.clear()
     out = Path(out or out_dir())
     if out.exists():
         shutil.rmtree(out)
@@ -753,6 +773,7 @@ def certify(pattern: str = TIER, out: Path | None = None, jobs: int = 2, timeout
     record["compile_seconds"] = round(time.perf_counter() - start, 1)
     if check:
         after = time.perf_counter()
+        _unnice()  # the proofs are done: what coqchk has left runs at the others' priority
         try:
             record["coqchk"] = coqchk(out, library=library_check.result(), jobs=jobs, early=early)
         finally:
