@@ -57,6 +57,16 @@ def ident(name: str) -> str:
     return out + "_" if out in RESERVED else out
 
 
+def nat_list(sizes: list[str]) -> str:
+    """A list of sizes (Coq texts) as Coq reads it, a literal size in ``nat``'s scope: the
+    statements open ``ring_scope``, where the ``2`` of ``[:: 2]`` would be a ring element.
+
+    >>> nat_list(["N", "2"]), nat_list([])
+    ('[:: N; 2%N]', '[::]')
+    """
+    return "[:: " + "; ".join(f"{d}%N" if d.isdigit() else d for d in sizes) + "]" if sizes else "[::]"
+
+
 @dataclass
 class Ctx:
     """What a statement binds, filled in as its terms are written (the theorem's binders)."""
@@ -78,10 +88,8 @@ class Ctx:
         return "(" + nat_expr(d) + ")%N"
 
     def space(self, space) -> str:
-        """An index space, a list of sizes (a literal size in ``nat``'s scope: the statements open
-        ``ring_scope``, where ``2`` would be a ring element)."""
-        sizes = [self.dim(d) for d in space]
-        return "[:: " + "; ".join(f"{d}%N" if d.isdigit() else d for d in sizes) + "]" if space else "[::]"
+        """An index space: :func:`nat_list` of its sizes."""
+        return nat_list([self.dim(d) for d in space])
 
     def leaf(self, name: str, typ: str) -> str:
         coq = ident(name)
@@ -346,7 +354,7 @@ def _conv(e, ctx: Ctx) -> str:
     if len(row_space(X)) != 1 or len(col_space(X)) != 1:
         raise Unsupported("a convolution of a matrix whose axes are not single dimensions")
     m, h = ctx.dim(X.shape[1]), ctx.dim(2 * r + 1)
-    K = ctx.leaf(kernels.name, f"'I_{h} -> mx R [:: {m}] [:: {m}]")
+    K = ctx.leaf(kernels.name, f"'I_{h} -> mx R {nat_list([m])} {nat_list([m])}")
     return f"(conv {ctx.dim(r)} {term(X, ctx)} {K})"
 
 

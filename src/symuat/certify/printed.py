@@ -41,7 +41,7 @@ from __future__ import annotations
 import sympy as sp
 from sympy.matrices.expressions import MatrixSymbol
 
-from symuat.certify.coq_terms import Unsupported, ident
+from symuat.certify.coq_terms import Unsupported, ident, nat_list
 from symuat.certify.export import Exported
 
 
@@ -167,8 +167,8 @@ def export_printed(name: str, data: dict) -> list[Exported]:
     parts = texts[:before] + [ellipsis] + texts[before:]
     dims = sorted({ident(s.name) for s in (m_, n_) if s.is_Symbol})
     binders = [f"({' '.join(dims)} : nat)"] if dims else []
-    binders += [f"({Wc} : mx R [:: {axes.size(m_)}] [:: {axes.size(n_)}])",
-                f"({xc} : mx R [:: {axes.size(m_)}] [::])"]
+    binders += [f"({Wc} : mx R {nat_list([axes.size(m_)])} {nat_list([axes.size(n_)])})",
+                f"({xc} : mx R {nat_list([axes.size(m_)])} [::])"]
     statement = (f"Theorem {name} {' '.join(binders)} :\n"
                  f"  diamond {Wc} {xc} ({row_ord}, tt) tt =\n    " + "\n    + ".join(parts) + ".")
     proof = (f"symuat_printed ([:: {'; '.join(ords[:before])}]) ([:: {'; '.join(ords[before:])}]) "

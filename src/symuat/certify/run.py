@@ -412,8 +412,9 @@ def coqchk(out: Path, timeout: int = 1800, library: dict | None = None, jobs: in
     compiled (the run's batches that finish first are checked while the others compile)."""
     lib = library or coqchk_library(out / "lib", timeout)
     vos = sorted((out / "theories").glob("*.vo"), key=lambda v: -v.stat().st_size)
-    early = {stem: f for stem, f in (early or {}).items() if stem in {v.stem for v in vos}}
-    rest = [v.stem for v in vos if v.stem not in early]
+    stems = [v.stem for v in vos]
+    early = {stem: f for stem, f in (early or {}).items() if stem in stems}
+    rest = [stem for stem in stems if stem not in early]
     parts = [rest[k::max(1, jobs)] for k in range(max(1, jobs))]
     start = time.perf_counter()
     with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
@@ -721,7 +722,7 @@ def certify(pattern: str = TIER, out: Path | None = None, jobs: int = 2, timeout
         res = compile_batch(out / "lib", batch, out / "theories" / f"batch{k}.v", timeout)
         if checking is not None:
             for stem in sorted({r["vo"] for r in res.values() if r.get("vo")}):
-                early[stem] = checking.submit(coqchk_theories, out, [stem], 1800, 10)
+                early[stem] = checking.submit(coqchk_theories, out, [stem], nice=10)
         return res
 
     start = time.perf_counter()

@@ -63,8 +63,8 @@ def dequantize_q8_0(data: np.ndarray) -> np.ndarray:
     """The float64 rows of Q8_0 ``data`` (``(rows, row bytes)`` uint8): each block's ``d·q``
     formed in float64. ``gguf`` forms it in float32 and widens; the numbers are the same, because
     the product of a float16 (11 significant bits) and an int8 (8 bits) is exact in either
-    format, and so are inf and nan (``tests/test_quantized_rows.py`` compares every byte
-    pattern's block with ``gguf``'s). One pass over the float64 rows instead of three.
+    format, and so are inf and nan (``tests/test_quantized_rows.py`` compares every float16 scale
+    against every int8 with ``gguf``). One pass over the float64 rows instead of three.
 
     >>> d = np.array([0.5], dtype=np.float16).view(np.uint8)
     >>> q = np.arange(-16, 16, dtype=np.int8).view(np.uint8)
