@@ -163,3 +163,123 @@ def test_plus_coq_on_a_failing_claim_once_its_refutations_and_correction_are_cer
         assert report.coq_coverage(cv)["complete"]
     finally:
         rec.load.cache_clear()
+
+
+# --------------------------------------------------------------------------------------------
+# witnesses a claim's own search found (T8's readings), with the elementwise σ instantiated
+# --------------------------------------------------------------------------------------------
+
+T8_DEPTH1 = "T8[eq20,W1rhs=acc,unprimed=acc,abs=all,W3=all,W2in34=final,W3in34=final,b3in34=acc]"
+T8_DEPTH1_TOO = "T8[eq20,W1rhs=acc,unprimed=acc,abs=all,W3=all,W2in34=final,W3in34=final,b3in34=raw]"
+
+
+def _recorded(*keys):
+    checks = [c for c in REGISTRY.all_checks() if c.key in keys]
+    certificates: dict = {}
+    unequal: dict = {}
+    out = capture(checks, certificates, unequal)
+    return {k: (v, pairs, unequal.get(k, []), certificates.get(k, [])) for k, (v, pairs) in out.items()}
+
+
+@pytest.fixture(scope="module")
+def searched():
+    return _recorded(T8_DEPTH1, T8_DEPTH1_TOO, "T6[seq,W3=i,W2=raw]", "H1.dense[causal]")
+
+
+def test_a_searched_witness_states_the_rules_against_the_forward_pass_for_every_sigma(searched):
+    """T8's reading fails at depth 1: the theorem quantifies the sizes, σ and the layer's
+    matrices, and instantiates σ at the polynomial symuat evaluated (t³ − 2t + 1)."""
+    verdict, equal, unequal, certs = searched[T8_DEPTH1]
+    assert [kind for kind, _ in certs] == ["refutation_witness"]
+    (t,) = export_check_refutation("r8", verdict, unequal, equal, certs)
+    assert t.statement.startswith("Theorem r8 :\n  ~ (forall (D F : nat) (sigma : [comRingType of int] -> "
+                                  "[comRingType of int]) (W__1_1_ : mx [comRingType of int] [:: D] [:: D])")
+    assert "(ew sigma (add (mul (mul W__1_2_ W__1_1_) x_0)" in t.statement  # the paper's W'_{1,2} = W_{1,2} W_{1,1}
+    assert "(fun t => ((((1%:Z) * t + 0%:Z) * t + (- 2%:Z)) * t + 1%:Z))" in t.proof
+
+
+def test_readings_refuted_by_the_same_statement_share_its_theorem(searched):
+    from symuat.certify.run import shared_statement
+
+    a, b = (export_check_refutation(name, v, u, e, c) for name, (v, e, u, c) in
+            (("ra", searched[T8_DEPTH1]), ("rb", searched[T8_DEPTH1_TOO])))
+    assert a[0].name != b[0].name and shared_statement(a) == shared_statement(b)
+    other = export_check_refutation("r_t6", *(searched["T6[seq,W3=i,W2=raw]"][i] for i in (0, 2, 1, 3)))
+    assert shared_statement(other) != shared_statement(a)
+
+
+def test_a_recorded_witness_whose_sides_do_not_evaluate_to_its_values_is_not_exported(searched):
+    from symuat.certify.refutation import export_recorded_refutation
+
+    (_, data), = searched[T8_DEPTH1][3]
+    with pytest.raises(Unsupported, match="does not evaluate"):
+        export_recorded_refutation("x", dict(data, lhs_value=np.asarray(data["lhs_value"]) + 1))
+
+
+def test_a_normal_form_refutation_with_sigma_names_the_sigma_of_its_counterexample(searched):
+    verdict, equal, unequal, certs = searched["T6[seq,W3=i,W2=raw]"]
+    kind, data = refutation_data(verdict, unequal)
+    assert kind == "refutation" and data["sigma"] is not None
+    (t,) = export_check_refutation("r6", verdict, unequal, equal, certs)
+    assert "(sigma : [comRingType of int] -> [comRingType of int])" in t.statement
+
+
+def test_a_refuted_density_records_its_count(searched):
+    verdict, equal, unequal, certs = searched["H1.dense[causal]"]
+    assert [kind for kind, _ in certs] == ["density_refutation"]
+    thms = export_check_refutation("rd", verdict, unequal, equal, certs)
+    assert thms[-1].name == "rd_refute" and thms[-1].statement.startswith("Theorem rd_refute :\n  ~ (forall")
+
+
+def test_coq_proves_the_searched_witnesses_and_rejects_sigmas_and_values_that_do_not_refute(coq_lib, searched):
+    true = []
+    for n, key in enumerate((T8_DEPTH1, "T6[seq,W3=i,W2=raw]", "H1.dense[causal]")):
+        verdict, equal, unequal, certs = searched[key]
+        true += [t for t in export_check_refutation(f"t_{n}", verdict, unequal, equal, certs)
+                 if n < 2 or t.name.endswith("_refute")]
+    (_, data), = searched[T8_DEPTH1][3]
+    assert np.shape(data["values"]["W_{1,1}"]) == (1, 1)  # D = 1
+    # σ constant: σ(anything) = 1 on both sides, which then agree
+    constant = export_refutation("m_constant_sigma", dict(data, sigma=lambda t: 0 * t + 1))
+    # W_{1,1} = 1 (D = 1): the paper's W'_{1,2} = W_{1,2} W_{1,1} is W_{1,2}, and the sides agree
+    one = export_refutation("m_identity_layer", dict(data, values=dict(data["values"], **{"W_{1,1}": np.ones((1, 1), dtype=int)})))
+    mutants = constant + one
+    res = compile_batch(coq_lib / "lib", [t for pair in zip(true, mutants) for t in pair] + true[len(mutants):],
+                        coq_lib / "theories" / "searched_batch.v", timeout=300)
+    assert {t.name: res[t.name]["ok"] for t in true} == {t.name: True for t in true}
+    assert {t.name: res[t.name]["ok"] for t in mutants} == {t.name: False for t in mutants}
+
+
+def test_a_check_refuted_through_a_link_states_the_links_refuted_identity():
+    """T7.exact's reading is refuted because its block is not the Eq. 20 layer (T3.1's check,
+    whose verdict it reuses): its theorem is T3.1's negated identity, at T3.1's counterexample."""
+    from symuat.certify.run import reused_refutation
+
+    key, link = "T7.exact[eq30,B-both,W1=mha]", "T3.1[B-both,W1=mha]"
+    checks = [c for c in REGISTRY.all_checks() if c.key in (key, link)]
+    unequal: dict = {}
+    captured = capture(checks, {}, unequal)
+    assert not unequal.get(key) and unequal.get(link)
+    assert reused_refutation(key, captured[key][0], captured, unequal) == link
+    assert reused_refutation(link, captured[link][0], captured, unequal) is None
+    (a,), (b,) = (export_check_refutation(n, captured[k][0], unequal[link], captured[k][1])
+                  for n, k in (("ra", key), ("rb", link)))
+    assert a.statement.replace("ra", "rb", 1) == b.statement
+
+
+def test_every_cited_mistake_is_exported_as_its_checks_refutation():
+    """WP10.mistakes is proved by its two mutants' refutations: two witness theorems; a mistake
+    the exporter cannot state (WP12's −1/M coefficient) leaves the check unsupported, naming it."""
+    from symuat.certify.run import MISTAKES, export_mistakes
+
+    keys = [c.key for c in REGISTRY.all_checks() if c.key.startswith(("WP10.", "WP12."))]
+    checks = [c for c in REGISTRY.all_checks() if c.key in keys]
+    certificates: dict = {}
+    unequal: dict = {}
+    captured = capture(checks, certificates, unequal)
+    verdict = captured["WP10.mistakes"][0]
+    assert verdict.method.startswith(MISTAKES)
+    thms = export_mistakes("WP10.mistakes", verdict, captured, unequal, certificates)
+    assert len(thms) == 2 and all(t.statement.split(":", 1)[1].lstrip().startswith("~ (forall") for t in thms)
+    with pytest.raises(Unsupported, match="the mistake WP12.mutant"):
+        export_mistakes("WP12.mistakes", captured["WP12.mistakes"][0], captured, unequal, certificates)

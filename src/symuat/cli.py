@@ -92,11 +92,12 @@ KEYS = ("IDs: P5 (a claim: every check of it), P5.f (one step), P5.f[C-col,LR,sq
 EPILOG = "\n".join((KEYS, EXIT_CODES))
 STATUSES = ("proved", "proved-at-sizes", "numeric-only", "refuted", "informal", "definition", "error")
 CERTIFY = ("Export every symbolic `proved` of the catalogue (outside the core groups D, P, M, H, X1, X3: "
-           "within a statement budget; every check left out is listed with its reason) to Coq theorems, "
-           "compile them with coqc and write the record the report and the docs read ('+coq'). "
+           "within a statement budget; every check left out is listed with its reason), every refutation "
+           "a failing bottom line rests on (proved at its counterexample) and their corrections to Coq "
+           "theorems, compile them with coqc and write the record the report and the docs read ('+coq'). "
            "Needs coqc (Coq 8.16) and MathComp (apt-get install coq libcoq-mathcomp-algebra). "
-           "Takes about 6 minutes with --jobs 2 on 2 cores (2026-11-27, load 2-4: library 8 s, proofs "
-           "274 s, --coqchk 64 s more; coq/README.md).")
+           "Takes about 6 minutes with --jobs 2 on 2 cores (2026-11-27, quiet: library 8 s, proofs "
+           "294 s, --coqchk 21 s more; coq/README.md).")
 CERTIFY_EXIT = ("exit status: 0 the tier ran (a theorem Coq rejects is listed, not a crash); 1 --coqchk "
                 "failed or found an axiom, or a crash; 2 bad input (no coqc, a bad --pattern); "
                 "130 interrupted")

@@ -51,14 +51,16 @@ def _clip(text: str, width: int) -> str:
 
     return textwrap.shorten(" ".join(str(text).split()), width, placeholder=" …")
 
-def _evaluates_to(expr, sizes: dict, values: dict, want) -> bool:
-    """Whether ``expr`` evaluated exactly at the counterexample is the recorded value ``want``."""
+def _evaluates_to(expr, sizes: dict, values: dict, want, sigma=None) -> bool:
+    """Whether ``expr`` evaluated exactly at the counterexample (its elementwise functions as the
+    concrete ``sigma``; None: symuat's first, :func:`~symuat.expr.elementwise.sigma_exact`) is the
+    recorded value ``want``."""
     from symuat.kernel.decide.instances import dimension_symbols, evaluate_at
 
     syms = {d.name: d for d in dimension_symbols(expr)}
     if any(name not in sizes for name in syms):
         return False
-    got, err = evaluate_at(expr, {syms[k]: v for k, v in sizes.items() if k in syms}, values, "exact")
+    got, err = evaluate_at(expr, {syms[k]: v for k, v in sizes.items() if k in syms}, values, "exact", sigma)
     if err or got is None or want is None or np.shape(got) != np.shape(want):
         return False
     return all(sp.simplify(a - b) == 0 for a, b in zip(np.asarray(got).flat, np.asarray(want).flat))
@@ -79,28 +81,44 @@ def refutation_data(verdict, unequal: list) -> tuple[str, dict]:
                           f"no Coq statement types it): {_clip(reason, 120)}")
     if not any(isinstance(v, np.ndarray) and v.ndim == 2 for v in cex.values.values()):
         raise Unsupported(f"the counterexample gives scalar entries, not matrices ({_clip(reason, 100)})")
-    for lhs, rhs, *_ in unequal:
-        if _evaluates_to(lhs, cex.sizes, cex.values, cex.lhs) and _evaluates_to(rhs, cex.sizes, cex.values, cex.rhs):
-            data = {"lhs": lhs, "rhs": rhs, "sizes": dict(cex.sizes), "values": dict(cex.values),
-                    "lhs_value": cex.lhs, "rhs_value": cex.rhs}
-            from symuat.kernel.index_calculus import _compare_entries
+    match = _evaluated_pair(unequal, cex)
+    if match is None:
+        raise Unsupported("no comparison of the check evaluates to its counterexample's sides")
+    lhs, rhs, sigma = match
+    data = {"lhs": lhs, "rhs": rhs, "sizes": dict(cex.sizes), "values": dict(cex.values),
+            "lhs_value": cex.lhs, "rhs_value": cex.rhs, "sigma": sigma}
+    from symuat.kernel.index_calculus import _compare_entries
 
-            typed = _compare_entries(lhs, rhs).reason or ""
-            if typed.startswith("ill-typed"):
-                raise Unsupported("the refuted statement is ill-typed for symbolic sizes, so not a Coq "
-                                  f"statement (symuat refutes it where it evaluates): {_clip(typed, 120)}")
-            if (row_space(lhs), col_space(lhs)) != (row_space(rhs), col_space(rhs)):
-                # the sides are of different index spaces (P5.pre[…,W12]: n×1 against n×n), so
-                # ``lhs = rhs`` is not even a Coq statement; the identity fails for all sizes at
-                # every size where the shapes differ — the counterexample's, else the first of
-                # 2, 3 for every size (at n = 1 both are 1×1 and the values differ instead)
-                return "shape_refutation", dict(data, sizes=_differing_sizes(lhs, rhs, cex.sizes))
-            if reason.startswith(VALUES):
-                return "refutation", data
-            if reason.startswith(SHAPES):
-                return "shape_refutation", data
-            raise Unsupported(f"a counterexample of another kind: {_clip(reason, 120)}")
-    raise Unsupported("no comparison of the check evaluates to its counterexample's sides")
+    typed = _compare_entries(lhs, rhs).reason or ""
+    if typed.startswith("ill-typed"):
+        raise Unsupported("the refuted statement is ill-typed for symbolic sizes, so not a Coq "
+                          f"statement (symuat refutes it where it evaluates): {_clip(typed, 120)}")
+    if (row_space(lhs), col_space(lhs)) != (row_space(rhs), col_space(rhs)):
+        # the sides are of different index spaces (P5.pre[…,W12]: n×1 against n×n), so
+        # ``lhs = rhs`` is not even a Coq statement; the identity fails for all sizes at
+        # every size where the shapes differ — the counterexample's, else the first of
+        # 2, 3 for every size (at n = 1 both are 1×1 and the values differ instead)
+        return "shape_refutation", dict(data, sizes=_differing_sizes(lhs, rhs, cex.sizes))
+    if reason.startswith(VALUES):
+        return "refutation", data
+    if reason.startswith(SHAPES):
+        return "shape_refutation", data
+    raise Unsupported(f"a counterexample of another kind: {_clip(reason, 120)}")
+
+
+def _evaluated_pair(unequal: list, cex):
+    """The first pair ``(lhs, rhs, σ)`` of ``unequal`` whose sides evaluate exactly at the
+    counterexample to its recorded values — with the elementwise functions as the σ symuat
+    evaluated them (its first, else its second concrete σ) — or None."""
+    from symuat.expr.elementwise import sigma_alternative, sigma_exact
+    from symuat.kernel.decide.instances import _has_sigma
+
+    for lhs, rhs, *_ in unequal:
+        for sigma in (sigma_exact, sigma_alternative) if _has_sigma(lhs, rhs) else (None,):
+            if (_evaluates_to(lhs, cex.sizes, cex.values, cex.lhs, sigma)
+                    and _evaluates_to(rhs, cex.sizes, cex.values, cex.rhs, sigma)):
+                return lhs, rhs, sigma
+    return None
 
 
 def _flat_shape(expr, sizes: dict) -> tuple[int, int]:
@@ -163,6 +181,24 @@ DENIED_HOLDS = "the identity the claim denies holds"
 DENSITY_REFUTATION = "density_refutation"
 
 
+#: the certificate of a witness a claim's own search found
+#: (:func:`~symuat.kernel.decide.witness.refute_with_exact_witness` with its ``statement``: the
+#: sides as expressions, the leaves' values, the concrete σ, the exact values of both sides)
+WITNESS_REFUTATION = "refutation_witness"
+
+
+def export_recorded_refutation(name: str, data: dict) -> list[Exported]:
+    """``~ (forall sizes functions matrices, lhs =m rhs)`` at a witness the claim's search recorded
+    (:data:`WITNESS_REFUTATION`), once its sides are checked to evaluate, at the recorded values
+    and σ, to the recorded exact values (so the theorem states the comparison that was refuted)."""
+    sizes = {k: v for k, v in data["sizes"].items()}
+    for side in ("lhs", "rhs"):
+        if not _evaluates_to(data[side], sizes, data["values"], np.asarray(data[f"{side}_value"], dtype=object),
+                             data.get("sigma")):
+            raise Unsupported(f"the recorded {side} does not evaluate to the witness's value")
+    return export_refutation(name, data)
+
+
 def export_check_refutation(name: str, verdict, unequal: list, equal: list, certificates=()) -> list[Exported]:
     """The theorems that certify the refuted ``verdict`` of one check: the negated identity at its
     counterexample (:func:`refutation_data`), or — for a refuted negation — the identity it denies
@@ -176,6 +212,9 @@ def export_check_refutation(name: str, verdict, unequal: list, equal: list, cert
     found = [data for kind, data in certificates if kind == DENSITY_REFUTATION]
     if found:
         return export_density_refutation(name, found[0])
+    found = [data for kind, data in certificates if kind == WITNESS_REFUTATION]
+    if found:
+        return export_recorded_refutation(name, found[-1])
 
     if verdict.method.startswith(DENIED_HOLDS):
         if not equal:

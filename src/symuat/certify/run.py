@@ -50,6 +50,12 @@ CORE = r"(D|P|M|H)\d+|X1|X3"
 #: had not finished after 12 minutes
 BUDGET = 1100
 
+#: the statement budget of a refutation (a theorem proved by computing its witness, not by the
+#: normal form's search: its cost grows more slowly with its length). At 4,000 characters every
+#: T8/T9 witness is sent (the longest, depth 3, 3,153 characters; the 50 distinct statements of
+#: the 396 refuted readings compile in 72 s, the 14 of depth 3 in 42 s of it; 2026-11-27)
+REFUTATION_BUDGET = 4000
+
 
 def in_core(key: str) -> bool:
     """Whether the check ``key`` is sent to Coq whatever its statements' length: a check of a
@@ -78,6 +84,62 @@ def over_budget(key: str, theorems, budget: int | None = BUDGET) -> str | None:
         return None
     return (f"its statements total {size} characters, over the tier's budget of {budget} for a check "
             "outside the core groups (D, P, M, H, X1, X3)")
+
+
+#: how :func:`~symuat.kernel.decide.mistakes.mistakes_refuted` states a ``proved``
+MISTAKES = "every cited mistake"
+
+
+def export_mistakes(key: str, verdict, captured: dict, unequal: dict, certificates: dict) -> list:
+    """The theorems of "every cited mistake is refuted" (``key``, proved by
+    :func:`~symuat.kernel.decide.mistakes.mistakes_refuted` from the verdicts of the mistakes'
+    own checks, the check's recorded dependencies): each mistake's refutation, as
+    :func:`~symuat.certify.refutation.export_check_refutation` states it (one mistake it cannot
+    state leaves the check unsupported, with that mistake's reason)."""
+    from symuat.kernel.registry import REGISTRY
+
+    deps = [d for d in sorted(REGISTRY.edges.get(key, ())) if d in captured]
+    refuted = [d for d in deps if str(captured[d][0].status) == "refuted"]
+    m = re.search(r"\((\d+)\)", verdict.method)
+    if not refuted or len(refuted) != len(deps) or (m and int(m.group(1)) != len(refuted)):
+        raise Unsupported(f"the mistakes' checks were not all captured refuted ({len(refuted)} of {len(deps)})")
+    out: list = []
+    for n, d in enumerate(refuted):
+        v, pairs = captured[d]
+        try:
+            out += export_check_refutation(coq_name(key, n), v, unequal.get(d, []), pairs, certificates.get(d, []))
+        except Unsupported as exc:
+            raise Unsupported(f"the mistake {d}: {exc}") from None
+    return out
+
+
+def reused_refutation(key: str, verdict, captured: dict, unequal: dict) -> str | None:
+    """The refuted check whose refutation ``verdict`` (of ``key``) reuses: a check with no unequal
+    comparison of its own whose counterexample is that check's (the same object: a link
+    ``REGISTRY.verdict`` returned, T7.exact's T3.1), or None."""
+    cex = verdict.counterexample
+    if cex is None or unequal.get(key):
+        return None
+    return next((k for k, (v, _) in captured.items() if k != key and v is not verdict and unequal.get(k)
+                 and v.counterexample is cex), None)
+
+
+def shared_statement(theorems) -> tuple:
+    """What a check's theorems state and how they are proved, up to their names: two refuted
+    checks with the same (T8's readings that differ only after the depth of their witness) are
+    certified by one set of theorems, the first check's.
+
+    >>> from symuat.certify.export import Exported
+    >>> a = Exported("ra", "Theorem ra : ~ (forall n : nat, n = 0%N).", "move=> H; by move: (H 1%N).")
+    >>> b = Exported("rb", "Theorem rb : ~ (forall n : nat, n = 0%N).", "move=> H; by move: (H 1%N).")
+    >>> shared_statement([a]) == shared_statement([b])
+    True
+    """
+    out = []
+    for t in theorems:
+        rename = lambda text: re.sub(rf"\b{re.escape(t.name)}\b", "\u2022", text)
+        out.append((rename(t.statement), rename(t.proof), rename(t.sides)))
+    return tuple(out)
 
 
 def selected(check, pattern: str, depth: bool = True) -> bool:
@@ -590,6 +652,7 @@ def certify(pattern: str = TIER, out: Path | None = None, jobs: int = 2, timeout
 
     _STOPPED.clear()  # a new run (an earlier one in this process may have been interrupted)
     _UNNICED.clear()
+    refutation_budget = None if budget is None else max(budget, REFUTATION_BUDGET)
     out = Path(out or out_dir())
     if out.exists():
         shutil.rmtree(out)
@@ -632,6 +695,9 @@ def certify(pattern: str = TIER, out: Path | None = None, jobs: int = 2, timeout
             if identity:
                 theorems = [export_identity(coq_name(key, n), lhs, rhs, hypotheses=hyps or ())
                             for n, (lhs, rhs, hyps) in enumerate(pairs)]
+            elif verdict.method.startswith(MISTAKES):
+                # "every cited mistake is refuted": the refutation of each mistake's check
+                theorems = export_mistakes(key, verdict, captured, unequal, certificates)
             else:
                 # proved for symbolic sizes by another procedure: exported from what it recorded
                 # (symuat.certify.kinds), else counted in the denominator and listed with the reason
@@ -639,8 +705,10 @@ def certify(pattern: str = TIER, out: Path | None = None, jobs: int = 2, timeout
         except Unsupported as exc:
             entry.update(status="unsupported", reason=str(exc))
             continue
-        if over_budget(key, theorems, budget):
-            entry.update(status="excluded", reason=over_budget(key, theorems, budget))
+        # refutations (the mistakes') are computations: the refutations' budget
+        allowed = refutation_budget if verdict.method.startswith(MISTAKES) else budget
+        if over_budget(key, theorems, allowed):
+            entry.update(status="excluded", reason=over_budget(key, theorems, allowed))
             continue
         entry["theorems"] = [t.name for t in theorems]
         entry["hashes"] = [t.digest for t in theorems]
@@ -648,24 +716,36 @@ def certify(pattern: str = TIER, out: Path | None = None, jobs: int = 2, timeout
         if identity:
             identities.add(key)
 
-    # the refuted checks a failing bottom line rests on: the refutation, as a theorem
+    # the refuted checks a failing bottom line rests on: the refutation, as a theorem (one theorem
+    # for the checks whose refutations state the same: T8's readings that agree up to the depth
+    # their witness has, :func:`shared_statement`)
     record["refutations"] = {}
+    stated: dict = {}  # a refutation's statement and proof, up to its name → the first check's key
     for key in bottom_line_refutations(results):
         verdict, pairs = captured[key]
         entry = {"status": None, "theorems": [], "hashes": [], "reason": ""}
         record["refutations"][key] = entry
+        reused = reused_refutation(key, verdict, captured, unequal)
+        if reused:
+            # refuted by a link that is another check (T7's readings by T3.1's): the identity that
+            # check compared unequal, at the counterexample the verdict reuses
+            entry["link"] = reused
         try:
-            theorems = export_check_refutation("r" + coq_name(key, 0), verdict, unequal.get(key, []), pairs,
-                                               certificates.get(key, []))
+            theorems = export_check_refutation("r" + coq_name(key, 0), verdict, unequal.get(reused or key, []),
+                                               pairs, certificates.get(key, []))
         except Unsupported as exc:
             entry.update(status="unsupported", reason=str(exc))
             continue
-        if over_budget(key, theorems, budget):
-            entry.update(status="excluded", reason=over_budget(key, theorems, budget))
+        entry["kind"] = "identity" if verdict.method.startswith(DENIED_HOLDS) else "refutation"
+        same = stated.setdefault(shared_statement(theorems), key)
+        if same != key:
+            entry["same_statement"] = same  # its theorems are the first's: status copied below
+            continue
+        if over_budget(key, theorems, refutation_budget):
+            entry.update(status="excluded", reason=over_budget(key, theorems, refutation_budget))
             continue
         entry["theorems"] = [t.name for t in theorems]
         entry["hashes"] = [t.digest for t in theorems]
-        entry["kind"] = "identity" if verdict.method.startswith(DENIED_HOLDS) else "refutation"
         todo.append((key, theorems, "refutations"))
 
     # the proved corrections those bottom lines give: exported as every proved identity is
@@ -674,6 +754,13 @@ def certify(pattern: str = TIER, out: Path | None = None, jobs: int = 2, timeout
         verdict, pairs = captured[key]
         entry = {"status": None, "theorems": [], "hashes": [], "reason": "", "kind": "identity"}
         record["corrections"][key] = entry
+        fix = verdict.corrected.verdict if verdict.corrected is not None else None
+        same = [k for k, (v, _) in captured.items() if v is fix and k in record["checks"]]
+        if same:
+            # the correction *is* a check's verdict (T8's: L2.main.exact[induction], one theorem
+            # for every depth): it stands or falls with that check's theorems
+            entry.update(via=same[0], kind="check")
+            continue
         try:
             # a refuted negation's correction is the identity it denied: the direct tactic, as its
             # refutation (:func:`symuat.certify.refutation.export_check_refutation`)
@@ -771,6 +858,19 @@ def certify(pattern: str = TIER, out: Path | None = None, jobs: int = 2, timeout
                          hashes=dep.get("hashes", []), lemmas=dep.get("lemmas", []),
                          proofs=dep.get("proofs", {}),
                          reason=f"the verdict of {via}" + (f": {dep.get('reason')}" if dep.get("reason") else ""))
+    for key, entry in record["corrections"].items():
+        via = entry.get("via")
+        if via:
+            dep = record["checks"][via]
+            entry.update(status=dep.get("status") or "unsupported", theorems=dep.get("theorems", []),
+                         hashes=dep.get("hashes", []), lemmas=dep.get("lemmas", []), proofs=dep.get("proofs", {}),
+                         reason=f"the verdict of {via}" + (f": {dep.get('reason')}" if dep.get("reason") else ""))
+    for key, entry in record["refutations"].items():
+        same = entry.get("same_statement")
+        if same:
+            dep = record["refutations"][same]
+            entry.update({k: dep.get(k) for k in ("status", "theorems", "hashes", "lemmas", "proofs", "reason")
+                          if k in dep})
     record["compile_seconds"] = round(time.perf_counter() - start, 1)
     if check:
         after = time.perf_counter()
@@ -784,7 +884,7 @@ def certify(pattern: str = TIER, out: Path | None = None, jobs: int = 2, timeout
         # the certified theorems coqchk re-checked (those in a file coqc compiled whole; a
         # theorem before a failing one in its batch passed Qed but has no .vo)
         certified = [t for section in ("checks", "refutations", "corrections") for e in record[section].values()
-                     if e["status"] == "certified" and not e.get("via") for t in e["theorems"]]
+                     if e["status"] == "certified" and not e.get("via") and not e.get("same_statement") for t in e["theorems"]]
         covered = [t for t in certified if results.get(t, {}).get("vo")]
         record["coqchk"]["theorems"] = f"{len(covered)} of {len(certified)}"
     statuses = [e["status"] for e in record["checks"].values()]

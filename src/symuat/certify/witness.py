@@ -47,7 +47,7 @@ def _exact(v) -> Fraction:
     if isinstance(v, (int, Fraction)):
         return Fraction(v)
     s = sp.sympify(v)
-    if not s.is_Rational:
+    if not (isinstance(s, sp.Basic) and s.is_Rational):
         raise Unsupported(f"witness value {v} is not an exact rational")
     return Fraction(int(s.p), int(s.q))
 
@@ -119,7 +119,7 @@ def export_witness(name: str, data: dict, tactic: str = "symuat_witness") -> lis
     ring = "int" if all(q.denominator == 1 for q in entries) else "rat"
     ctx = Ctx()
     left, right = term(lhs, ctx), term(rhs, ctx)
-    if ctx.funcs:
+    if ctx.funcs and data.get("sigma") is None:
         raise Unsupported("a witness of an identity with elementwise functions (no function values)")
     from symuat.expr.heads import BlockSymbol
 
@@ -136,6 +136,11 @@ def export_witness(name: str, data: dict, tactic: str = "symuat_witness") -> lis
             if sym.name not in sizes:
                 raise Unsupported(f"the witness gives no value for the size {sym.name}")
             args.append(f"{int(sizes[sym.name])}%N")
+    for f in sorted(ctx.funcs):
+        # every elementwise function at the concrete σ symuat evaluated (one σ for all of them:
+        # the identity is claimed for every function, so one instance refutes it)
+        binders.append(f"({f} : {R} -> {R})")
+        args.append(coq_polynomial(data["sigma"], ring))
     for leaf, typ in ctx.leaves.items():
         if leaf in families and typ.startswith("'I_") and typ.count("'I_") == 1:
             # a head family 'I_h -> mx: member k is the k-th matrix of the value
@@ -178,6 +183,30 @@ def export_witness(name: str, data: dict, tactic: str = "symuat_witness") -> lis
                  f"     {strip(left)} =m {strip(right)}).")
     proof = f"move=> H; move: (H {' '.join(args)}); {tactic}."
     return [Exported(name, statement, proof)]
+
+
+def coq_polynomial(sigma, ring: str) -> str:
+    """The concrete σ (a Python function that is a polynomial with integer coefficients, as
+    :func:`~symuat.expr.elementwise.sigma_exact`) as a Coq function of the ring, in Horner form.
+
+    >>> from symuat.expr.elementwise import sigma_exact, sigma_alternative
+    >>> print(coq_polynomial(sigma_exact, "int"))
+    (fun t => ((((1%:Z) * t + 0%:Z) * t + (- 2%:Z)) * t + 1%:Z))
+    >>> print(coq_polynomial(sigma_alternative, "rat"))
+    (fun t => (((1%:Q) * t + 3%:Q) * t + 2%:Q))
+    """
+    t = sp.Symbol("t")
+    try:
+        poly = sp.Poly(sp.expand(sigma(t)), t)
+    except (TypeError, sp.PolynomialError) as exc:
+        raise Unsupported(f"the concrete σ is not a polynomial ({exc})") from None
+    coeffs = poly.all_coeffs()
+    if not all(c.is_Integer for c in coeffs):
+        raise Unsupported(f"the concrete σ {poly.as_expr()} has a coefficient that is not an integer")
+    body = f"{_coq_number(Fraction(int(coeffs[0])), ring)}"
+    for c in coeffs[1:]:
+        body = f"({body}) * t + {_coq_number(Fraction(int(c)), ring)}"
+    return f"(fun t => ({body}))"
 
 
 def _prod(dims: list[int]) -> int:

@@ -17,7 +17,7 @@ import sympy as sp
 from sympy import Identity, MatrixSymbol, OneMatrix, ZeroMatrix
 
 from symuat.expr.algebra import add, dims, mul
-from symuat.expr.elementwise import Sigma
+from symuat.expr.elementwise import Sigma, sigma_exact
 from symuat.kernel import decide
 from symuat.kernel.decide import Statement
 from symuat.kernel.decide.witness import refute_with_exact_witness, refuted_by_proof
@@ -482,12 +482,24 @@ def _rules_check(form: str, reading: dict) -> Verdict:
             yield (f"same parameters, σ = {sigma_name}",
                    decide.relative_residual(paper_rules(flt, flayers, fx0, reading, fx0 * 0).evaluate(flt), forward(flt, fnet, fx0)))
 
+    def statement():
+        # the identity refuted, at depth L for symbolic D, F: the rules' unrolled form against the
+        # forward pass, both of the layers' symbols (the witness's values by those symbols' names)
+        layers = _symbolic_layers(L)
+        leaves = {getattr(sym, name).name: getattr(num, name) for sym, num in zip(layers, inst.layers)
+                  for name in ("W1", "W2", "b2", "W3", "b3")}
+        leaves[X0.name] = inst.x0
+        return {"lhs": paper_rules(ALG, layers, X0, reading, ZeroMatrix(D, 1)).evaluate(ALG),
+                "rhs": forward(ALG, [_network_layer(l, form) for l in layers], X0), "values": leaves,
+                "sigma": sigma_exact}
+
     quantities["float64 error at the first failing depth (tanh, random weights)"] = f"{_float_error(form, reading, L):.3g}"
     return refute_with_exact_witness(
         fail["got"], fail["want"], sizes={"L": L, "D": inst.D, "F": inst.F}, values=values,
         reason=f"the rules' unrolled form differs from the forward pass at depth {L}",
         exact_recheck="exact: integer entries, σ(t) = t³ − 2t + 1", float_rechecks=float_rechecks(),
-        method="exact evaluation at depths 1..5", quantities=quantities, corrected=Corrected(T8_CORRECTED, _induction()))
+        method="exact evaluation at depths 1..5", quantities=quantities, corrected=Corrected(T8_CORRECTED, _induction()),
+        statement=statement)
 
 
 for _form in ("eq20", "eq30"):

@@ -24,6 +24,11 @@ from typing import Callable
 SINK: contextvars.ContextVar = contextvars.ContextVar("symuat_certificate_sink", default=None)
 
 
+def listened() -> bool:
+    """Whether a :func:`record` made now is kept (a certificate costly to state is built only then)."""
+    return SINK.get() is not None
+
+
 def record(kind: str, **data) -> None:
     """Record a certificate of ``kind`` for the running check (a no-op when nobody listens)."""
     sink = SINK.get()

@@ -105,6 +105,12 @@ def check_quantity(
                 Status.PROVED, "symuat's derived formula (cross-checked by exact counts)",
                 quantities={name: str(derived)},
             )
+            if density_of is not None:
+                # what the ``refuted`` rests on: the count of the expression's generic pattern at
+                # these sizes is not the claim (and the derived formula, its correction)
+                certificates.record("density_refutation", expr=density_of, claimed=sp.sympify(claimed),
+                                    derived=sp.sympify(derived), name=name,
+                                    sizes={getattr(k, "name", str(k)): int(v) for k, v in sizes.items()})
             return Verdict(
                 Status.REFUTED, "exact count on a materialised instance differs from the claim",
                 counterexample=cex, quantities=quantities,

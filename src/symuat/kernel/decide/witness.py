@@ -36,11 +36,12 @@ symuat.errors.KernelInconsistencyError: m: the witness's two sides are equal in 
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import Any, Iterable
+from typing import Any, Callable, Iterable
 
 import numpy as np
 
 from symuat.errors import KernelInconsistencyError
+from symuat.kernel import certificates
 from symuat.kernel.decide.instances import TOLERANCE
 from symuat.kernel.evaluate import values_equal
 from symuat.kernel.status import Corrected, Counterexample, Status, Verdict
@@ -48,9 +49,15 @@ from symuat.kernel.status import Corrected, Counterexample, Status, Verdict
 
 def refute_with_exact_witness(lhs, rhs, *, sizes: dict[str, int], values: dict[str, Any], reason: str,
                               exact_recheck: str, float_rechecks: Iterable[tuple[str, float]], method: str,
-                              quantities: dict | None = None, corrected: Corrected | None = None) -> Verdict:
+                              quantities: dict | None = None, corrected: Corrected | None = None,
+                              statement: Callable[[], dict] | None = None) -> Verdict:
     """``refuted`` at the exact instance (``lhs`` ≠ ``rhs`` exactly) with the first float64
-    re-computation ``(description, relative residual)`` of ``float_rechecks`` above the tolerance."""
+    re-computation ``(description, relative residual)`` of ``float_rechecks`` above the tolerance.
+
+    ``statement``, if given, builds (only when a certificate is listened for, the certify tier)
+    the identity the witness refutes: ``{"lhs": expr, "rhs": expr, "values": {leaf name: exact
+    value}, "sigma": the concrete σ of the evaluation}``, recorded with the sizes and the two
+    exact values as a ``refutation_witness`` certificate (:mod:`symuat.certify.refutation`)."""
     if values_equal(np.asarray(lhs, dtype=object), np.asarray(rhs, dtype=object), "exact"):
         raise KernelInconsistencyError(f"{method}: the witness's two sides are equal in exact arithmetic")
     for description, res in float_rechecks:
@@ -62,6 +69,8 @@ def refute_with_exact_witness(lhs, rhs, *, sizes: dict[str, int], values: dict[s
         sizes, values, lhs=lhs, rhs=rhs, reason=reason, exact_recheck=exact_recheck,
         numeric_recheck=f"float64, {description}: relative residual {res:.3g} > tolerance {TOLERANCE}",
     )
+    if statement is not None and certificates.listened():
+        certificates.record("refutation_witness", sizes=dict(sizes), lhs_value=lhs, rhs_value=rhs, **statement())
     return Verdict(Status.REFUTED, method, counterexample=cex, quantities=dict(quantities or {}),
                    corrected=corrected)
 
