@@ -11,6 +11,8 @@ tier); the others run in the fast tier.
 
 from __future__ import annotations
 
+import dataclasses
+import re
 import subprocess
 
 import numpy as np
@@ -44,7 +46,7 @@ def _captured(*keys):
 
 @pytest.fixture(scope="module")
 def cases():
-    captured, _ = _captured("P5.main[C-col,RL,square]", "H1.d5[col]", "P4[right,mv]", "H4.uat[C-prod]",
+    captured, _ = _captured("P5.main[C-col,RL,square]", "H1.d5[col]", "P4[right,mv]", "D4.size",
                             "M2[zero-frac,col]", "H4.duat[transposed,square]")
     return captured
 
@@ -79,7 +81,7 @@ def test_a_refuted_negation_is_certified_by_the_identity_it_denies(cases):
 
 
 def test_a_refutation_the_exporter_cannot_state_names_why(cases):
-    for key, why in (("H4.uat[C-prod]", "undefined at the counterexample"),
+    for key, why in (("D4.size", "undefined at the counterexample"),
                      ("M2[zero-frac,col]", "no matrix values")):
         verdict, equal, unequal = cases[key]
         with pytest.raises(Unsupported, match=why):
@@ -283,3 +285,106 @@ def test_every_cited_mistake_is_exported_as_its_checks_refutation():
     assert len(thms) == 2 and all(t.statement.split(":", 1)[1].lstrip().startswith("~ (forall") for t in thms)
     with pytest.raises(Unsupported, match="the mistake WP12.mutant"):
         export_mistakes("WP12.mistakes", captured["WP12.mistakes"][0], captured, unequal, certificates)
+
+
+@pytest.fixture(scope="module")
+def undefined():
+    keys = ("H1.uat[col]", "H4.uat[C-prod]", "L2.5[i=1]")
+    checks = [c for c in REGISTRY.all_checks() if c.key in keys]
+    unequal: dict = {}
+    out = capture(checks, {}, unequal)
+    return {k: (v, pairs, unequal.get(k, [])) for k, (v, pairs) in out.items()}
+
+
+def test_a_side_undefined_at_the_counterexample_states_the_sizes_its_operation_needs(undefined):
+    """H1.uat[col]: the right side's product needs the left factor's columns (d·N) to be the
+    right's rows (d_v·N), false at d = 1, d_v = 2 — the theorem says they are not equal for all
+    sizes, and names the operation."""
+    verdict, equal, unequal = undefined["H1.uat[col]"]
+    kind, data = refutation_data(verdict, unequal)
+    assert kind == "undefined_refutation" and data["side"] == "right"
+    (t,) = export_check_refutation("u", verdict, unequal, equal)
+    assert t.statement == (
+        "Theorem u :\n  (* the right side is undefined: columns of the left factor = rows of the right *)\n"
+        "  ~ (forall (N d d_v : nat), foldr muln 1%N [:: d; N] = foldr muln 1%N [:: d_v; N]).")
+
+
+def test_a_statement_typed_only_for_equal_sizes_is_refuted_with_them_identified(undefined):
+    """L2.5[i=1] adds a D-vector and an F-vector (typed only where F = D); its counterexample has
+    D = F = 1: the theorem states the identity for F = D, for every D, and says so."""
+    verdict, equal, unequal = undefined["L2.5[i=1]"]
+    (t,) = export_check_refutation("l", verdict, unequal, equal)
+    assert t.statement.startswith("Theorem l :\n  (* with F = D: the sizes the counterexample makes equal *)\n"
+                                  "  ~ (forall (D : nat) (sigma : ")
+    assert not re.search(r"\bF\b", t.statement.split("*)", 1)[1])
+
+
+def test_coq_proves_an_undefined_side_and_rejects_sizes_at_which_it_is_defined(coq_lib, undefined):
+    from symuat.certify.refutation import export_undefined_refutation
+
+    true = []
+    for n, (verdict, equal, unequal) in enumerate(undefined.values()):
+        true += export_check_refutation(f"u_{n}", verdict, unequal, equal)
+    _, data = refutation_data(*(undefined["H1.uat[col]"][i] for i in (0, 2)))
+    # at d = d_v the product is defined: the "refutation" is rejected (the exporter refuses it
+    # first; forced through by recording sizes that differ while the proof's do not)
+    with pytest.raises(Unsupported, match="agree at the counterexample"):
+        export_undefined_refutation("x", dict(data, sizes={"N": 1, "d": 2, "d_v": 2}))
+    (good,) = export_undefined_refutation("m_defined", data)
+    mutant = [dataclasses.replace(good, proof=good.proof.replace("1%N 1%N 2%N", "1%N 2%N 2%N"))]
+    assert mutant[0].proof != good.proof
+    res = compile_batch(coq_lib / "lib", true + mutant, coq_lib / "theories" / "undefined_batch.v", timeout=300)
+    assert {t.name: res[t.name]["ok"] for t in true} == {t.name: True for t in true}
+    assert res["m_defined"]["ok"] is False
+
+
+@pytest.fixture(scope="module")
+def d4():
+    checks = [c for c in REGISTRY.all_checks() if c.key in ("D4.size", "D4.row1")]
+    certificates: dict = {}
+    unequal: dict = {}
+    out = capture(checks, certificates, unequal)
+    return {k: (v, pairs, unequal.get(k, []), certificates.get(k, [])) for k, (v, pairs) in out.items()}
+
+
+def test_d4s_refutations_state_the_printed_row_and_the_stated_size(d4):
+    """D4 fails on two checks: the size it states (m, 1) — W ⋄ x is n×1 —, and row 1 of Eq. 4,
+    whose second term is w_{3,1} where the definition has w_{2,1}: the printed row (ellipsis and
+    all, for every m ≥ 3) is not entry 1 of W ⋄ x."""
+    (size,) = export_check_refutation("s", *(d4["D4.size"][i] for i in (0, 2, 1, 3)))
+    assert size.statement == ("Theorem s :\n  ~ (forall (m n : nat), (foldr muln 1%N [:: n], foldr muln 1%N [::]) "
+                              "= (m, 1%N)).")
+    (row,) = export_check_refutation("r", *(d4["D4.row1"][i] for i in (0, 2, 1, 3)))
+    assert row.statement.startswith("Theorem r :\n  ~ (forall (m n : nat) (W : mx [comRingType of int] [:: m.+3] "
+                                    "[:: n.+1])")
+    assert "+ W (@Ordinal m.+3 2 ltac:(by []), tt) (@Ordinal n.+1 0 ltac:(by []), tt) * x (@Ordinal m.+3 1" in row.statement
+
+
+def test_coq_certifies_d4s_refutations_and_corrections_and_rejects_their_mutants(coq_lib, d4):
+    from symuat.certify.kinds import export_certificates
+    from symuat.certify.printed import export_printed_refutation
+    from symuat.certify.refutation import SHAPE_CLAIM, export_shape_correction
+
+    size_v, _, _, size_c = d4["D4.size"]
+    row_v, _, _, row_c = d4["D4.row1"]
+    true = (export_check_refutation("d4_size", size_v, [], [], size_c)
+            + export_check_refutation("d4_row1", row_v, [], [], row_c)
+            + export_shape_correction("k_d4_size", next(d for k, d in size_c if k == SHAPE_CLAIM))
+            + export_certificates("k_d4_row1", row_v.corrected.verdict, [(k, d) for k, d in row_c if k == "printed_sum"]))
+    (shape,) = export_shape_correction("m_shape", next(d for k, d in size_c if k == SHAPE_CLAIM))
+    printed = next(d for k, d in row_c if k == "printed_refutation")
+    # the printed row with w_{2,1} where Eq. 4 has w_{3,1}: the row is right, no matrices refute it
+    import sympy as sp
+
+    (m,) = printed["least"]
+    w, x = sp.IndexedBase("w"), sp.IndexedBase("x")
+    fixed = dict(printed, explicit=[(1, w[1, 1] * x[1]), (2, w[2, 1] * x[2]), (m, w[m, 1] * x[m])])
+    with pytest.raises(Unsupported, match="no 0/1 matrices"):
+        export_printed_refutation("x", fixed)
+    (forced,) = export_printed_refutation("m_row", printed)
+    mutants = [dataclasses.replace(shape, statement=shape.statement.replace("[:: n] [::])", "[:: m] [::])")),
+               dataclasses.replace(forced, proof=forced.proof.replace("[:: 1%:Z]; [:: 0%:Z]]) (lmx", "[:: 0%:Z]; [:: 0%:Z]]) (lmx"))]
+    assert all(a.statement != b.statement or a.proof != b.proof for a, b in zip(mutants, (shape, forced)))
+    res = compile_batch(coq_lib / "lib", true + mutants, coq_lib / "theories" / "d4_batch.v", timeout=300)
+    assert {t.name: res[t.name]["ok"] for t in true} == {t.name: True for t in true}
+    assert {t.name: res[t.name]["ok"] for t in mutants} == {t.name: False for t in mutants}

@@ -38,6 +38,8 @@ Theorem r (m n : nat) (W : mx R [:: m.+3] [:: n.+2]) (x : mx R [:: m.+3] [::]) :
 
 from __future__ import annotations
 
+from fractions import Fraction
+
 import sympy as sp
 from sympy.matrices.expressions import MatrixSymbol
 
@@ -100,6 +102,78 @@ def _factors(term):
 
 def export_printed(name: str, data: dict) -> list[Exported]:
     """The printed row (explicit terms, the ellipsis, explicit terms) = entry ``row`` of ``W ⋄ x``."""
+    p = _printed(data)
+    statement = f"Theorem {name} {' '.join(p['binders'])} :\n  {p['body']}."
+    return [Exported(name, statement, p["proof"])]
+
+
+def export_printed_refutation(name: str, data: dict) -> list[Exported]:
+    """A printed row that is *not* entry ``row`` of ``W ⋄ x`` (D4's row 1, ``w_{31}`` where the
+    definition has ``w_{21}``): ``~ (forall sizes W x, diamond W x row = printed row)`` over ℤ —
+    the statement :func:`export_printed` makes, negated — proved at the counterexample's sizes
+    (``data["sizes"]``) and the first 0/1 matrices at which the two differ (by computation,
+    :coq:`symuat_refute`). Matrices at which they agree are rejected by Coq."""
+    p = _printed(data)
+    sizes = data["sizes"]
+    W = p["W"]
+    m_, n_ = W.shape
+    at = {}
+    args = []
+    for d in p["dims_syms"]:
+        if d.name not in sizes:
+            raise Unsupported(f"the counterexample gives no value for the size {d.name}")
+        least = p["axes"].least.get(d, 1)
+        if int(sizes[d.name]) < least:
+            raise Unsupported(f"the counterexample's {d.name} = {sizes[d.name]} is below the row's least {least}")
+        at[d] = int(sizes[d.name])
+        args.append(f"{int(sizes[d.name]) - least}%N")
+    mm, nn = int(sp.sympify(m_).subs(at)), int(sp.sympify(n_).subs(at))
+    values = _differing_values(data, at, mm, nn)
+    if values is None:
+        raise Unsupported("no 0/1 matrices at which the printed row and the entry differ")
+    from symuat.certify.witness import _lmx
+
+    Wv, xv = values
+    args += [_lmx([mm], [nn], [[Fraction(v) for v in row] for row in Wv], "int"),
+             _lmx([mm], [], [[Fraction(v)] for v in xv], "int")]
+    binders = " ".join(b.replace("mx R ", "mx [comRingType of int] ") for b in p["binders"])
+    statement = f"Theorem {name} :\n  ~ (forall {binders},\n     {p['body']})."
+    return [Exported(name, statement, f"move=> H; move: (H {' '.join(args)}); symuat_refute.")]
+
+
+def _differing_values(data: dict, at: dict, mm: int, nn: int):
+    """The first 0/1 matrices ``(W, x)`` (``mm × nn``, ``mm``), in a fixed order, at which the
+    printed row and entry ``row`` of ``W ⋄ x`` differ (exact), or None."""
+    import itertools
+
+    import numpy as np
+
+    entry = data["entry"]
+    wb, xb = (b for b, mat in sorted(data["bases"].items(), key=lambda kv: kv[1] != entry.left))
+    general = data["general"]
+    (var,), body = general.variables, general.expr
+    row = int(sp.sympify(data["row"]).subs(at))
+    explicit = [(int(sp.sympify(pos).subs(at)), sp.sympify(term).subs(at)) for pos, term in data["explicit"]]
+    covered = {pos for pos, _ in explicit}
+    printed = sum((t for _, t in explicit), sp.Integer(0)) + sum(
+        (body.subs(var, k) for k in range(1, mm + 1) if k not in covered), sp.Integer(0))
+    want = sum((body.subs(var, k) for k in range(1, mm + 1)), sp.Integer(0))
+    w, x = sp.IndexedBase(str(wb)), sp.IndexedBase(str(xb))
+    rng = np.random.default_rng(0)
+    candidates = itertools.chain(
+        ((np.eye(mm, nn, -k, dtype=int), np.eye(mm, 1, -j, dtype=int).ravel()) for k in range(mm) for j in range(mm)),
+        ((rng.integers(0, 2, (mm, nn)), rng.integers(0, 2, mm)) for _ in range(64)))
+    for Wv, xv in candidates:
+        sub = {w[i + 1, j + 1]: int(Wv[i, j]) for i in range(mm) for j in range(nn)}
+        sub.update({x[k + 1]: int(xv[k]) for k in range(mm)})
+        if row <= nn and sp.expand(printed.xreplace(sub) - want.xreplace(sub)) != 0:
+            return Wv.tolist(), xv.tolist()
+    return None
+
+
+def _printed(data: dict) -> dict:
+    """The pieces of the printed row's statement: its binders, its body (``diamond W x row =
+    printed``), its proof by :coq:`symuat_printed`, and what they are made of."""
     entry = data["entry"]
     if type(entry).__name__ != "Diamond" or getattr(entry, "kind", None) != "mv":
         raise Unsupported("a printed sum against an entry other than W ⋄ x")
@@ -169,8 +243,8 @@ def export_printed(name: str, data: dict) -> list[Exported]:
     binders = [f"({' '.join(dims)} : nat)"] if dims else []
     binders += [f"({Wc} : mx R {nat_list([axes.size(m_)])} {nat_list([axes.size(n_)])})",
                 f"({xc} : mx R {nat_list([axes.size(m_)])} [::])"]
-    statement = (f"Theorem {name} {' '.join(binders)} :\n"
-                 f"  diamond {Wc} {xc} ({row_ord}, tt) tt =\n    " + "\n    + ".join(parts) + ".")
+    body = f"diamond {Wc} {xc} ({row_ord}, tt) tt =\n    " + "\n    + ".join(parts)
     proof = (f"symuat_printed ([:: {'; '.join(ords[:before])}]) ([:: {'; '.join(ords[before:])}]) "
              f"([:: {'; '.join(positions)}]%N).")
-    return [Exported(name, statement, proof)]
+    dims_syms = sorted((s for s in (m_, n_) if s.is_Symbol), key=lambda s: ident(s.name))
+    return {"binders": binders, "body": body, "proof": proof, "W": W, "x": x, "axes": axes, "dims_syms": dims_syms}

@@ -31,7 +31,8 @@ from symuat.certify.export import batch_file, export_identity
 from symuat.certify.kinds import export_certificates
 from symuat.certify.record import COQ_DIR, TIER, fingerprint, out_dir, toolchain
 from symuat.certify.density import export_density_refutation
-from symuat.certify.refutation import DENIED_HOLDS, DENSITY_REFUTATION, export_check_refutation
+from symuat.certify.refutation import (DENIED_HOLDS, DENSITY_REFUTATION, SHAPE_CLAIM, export_check_refutation,
+                                      export_shape_correction)
 
 #: the core groups (claim IDs): every statement of theirs the exporter writes is sent to Coq
 CORE = r"(D|P|M|H)\d+|X1|X3"
@@ -766,10 +767,19 @@ def certify(pattern: str = TIER, out: Path | None = None, jobs: int = 2, timeout
             # refutation (:func:`symuat.certify.refutation.export_check_refutation`)
             direct = "symuat_entry." if verdict.method.startswith(DENIED_HOLDS) else None
             counted = [d for kind, d in certificates.get(key, []) if kind == DENSITY_REFUTATION]
+            shaped = [d for kind, d in certificates.get(key, []) if kind == SHAPE_CLAIM]
+            printed = [(kind, d) for kind, d in certificates.get(key, []) if kind == "printed_sum"]
             if counted:  # a refuted density: its correction is the derived density (support, witness, count)
                 entry["kind"] = "count"
                 theorems = [t for t in export_density_refutation("k" + coq_name(key, 0), counted[0])
                             if not t.name.endswith("_refute")]
+            elif shaped:  # a refuted shape: its correction is the shape the expression has
+                entry["kind"] = "shape"
+                theorems = export_shape_correction("k" + coq_name(key, 0), shaped[-1])
+            elif printed and fix is not None and str(fix.status) == "proved":
+                # a refuted printed row: its correction, the row printed right, for every size
+                entry["kind"] = "printed sum"
+                theorems = export_certificates("k" + coq_name(key, 0), fix, printed)
             else:
                 theorems = [export_identity("k" + coq_name(key, n), lhs, rhs, proof=direct, hypotheses=hyps or ())
                             for n, (lhs, rhs, hyps) in enumerate(correction_pairs(verdict, pairs, unequal.get(key, [])))]

@@ -179,7 +179,8 @@ def export_witness(name: str, data: dict, tactic: str = "symuat_witness") -> lis
         raise Unsupported("the recorded sides agree at every entry: no witness")
     rs, cs = _concrete(row_space(lhs), sizes), _concrete(col_space(lhs), sizes)
     args += [_index(at[0], rs), _index(at[1], cs)]
-    statement = (f"Theorem {name} :\n  ~ (forall " + " ".join(binders) + ",\n"
+    comment = f"(* {data['comment']} *)\n  " if data.get("comment") else ""
+    statement = (f"Theorem {name} :\n  {comment}~ (forall " + " ".join(binders) + ",\n"
                  f"     {strip(left)} =m {strip(right)}).")
     proof = f"move=> H; move: (H {' '.join(args)}); {tactic}."
     return [Exported(name, statement, proof)]

@@ -18,7 +18,7 @@ from sympy import MatrixSymbol
 
 from symuat.expr.algebra import T, add, dims, mul
 from symuat.expr.diamond import MM_DEFINITIONS, PARSES, Diamond, DiamondChain, ambiguities, resolve
-from symuat.kernel import decide
+from symuat.kernel import certificates, decide
 from symuat.text.printing import latex
 from symuat.kernel.decide import Statement
 from symuat.kernel.registry import REGISTRY
@@ -163,6 +163,16 @@ def _d4_row1():
     if verdict.corrected is not None:
         verdict.corrected.verdict = _eq4_row_symbolic(
             "row1", printed=[(1, _wi[1, 1] * _xi[1]), (2, _wi[2, 1] * _xi[2]), (m, _wi[m, 1] * _xi[m])])
+    if verdict.counterexample is not None and certificates.listened():
+        # what the ``refuted`` rests on: the printed row (for every m ≥ 3) is not entry 1 of W ⋄ x,
+        # at the counterexample's sizes (the Coq statement is the printed row's, negated)
+        row, terms, ((li, lj), lk) = _EQ4_ROWS["row1"]
+        val = {"m": m, "n": n}
+        explicit = [(k, _wi[tuple(val.get(a, a) for a in ij)] * _xi[k]) for ij, k in terms] + [
+            (val.get(lk, lk), _wi[val.get(li, li), val.get(lj, lj)] * _xi[val.get(lk, lk)])]
+        certificates.record("printed_refutation", explicit=explicit, general=sp.Lambda(_k, _wi[_k, row] * _xi[_k]),
+                            k_range=(1, m), least={m: 3}, entry=Diamond(_W, _x), row=row,
+                            bases={"w": _W, "x": _x}, before=len(explicit) - 1, sizes=dict(verdict.counterexample.sizes))
     return verdict
 
 

@@ -811,6 +811,9 @@ def check_shape(expr, claimed_shape: tuple, *, corrected_latex: str = "") -> Ver
                 corrected_latex or f"shape {actual}",
                 Verdict(Status.PROVED, "shape computed for symbolic dimensions"),
             )
+            # what the ``refuted`` rests on: at these sizes the expression's shape is not the claim's
+            certificates.record("shape_claim", expr=expr, claimed=claimed,
+                                sizes={getattr(k, "name", str(k)): int(v) for k, v in sizes.items()})
             return Verdict(Status.REFUTED, "exact evaluation at explicit sizes",
                            counterexample=cex, corrected=corrected)
     raise KernelInconsistencyError(f"shape {actual} ≠ {claimed} symbolically but equal at every size")
