@@ -388,3 +388,46 @@ def test_coq_certifies_d4s_refutations_and_corrections_and_rejects_their_mutants
     res = compile_batch(coq_lib / "lib", true + mutants, coq_lib / "theories" / "d4_batch.v", timeout=300)
     assert {t.name: res[t.name]["ok"] for t in true} == {t.name: True for t in true}
     assert {t.name: res[t.name]["ok"] for t in mutants} == {t.name: False for t in mutants}
+
+
+@pytest.fixture(scope="module")
+def dependence():
+    keys = ("L2.main.form[D6]", "L2.main.form[D2]", "T10.c[per-token]")
+    checks = [c for c in REGISTRY.all_checks() if c.key in keys]
+    certificates: dict = {}
+    unequal: dict = {}
+    out = capture(checks, certificates, unequal)
+    return {k: (v, pairs, unequal.get(k, []), certificates.get(k, [])) for k, (v, pairs) in out.items()}
+
+
+def test_a_dependence_is_the_identity_with_the_leaf_renamed_refuted(dependence):
+    """L2.main.form[D6]: b'_{2,2} depends on x_0 — two values of x_0 (everything else equal) give
+    different values: ``~ (forall … x_0 x_0', b =m b[x_0'/x_0])``; L2.main.form[D2] (the paper
+    says it does not depend) is refuted by the same kind of theorem."""
+    from symuat.certify.kinds import export_certificates
+
+    verdict, _, _, certs = dependence["L2.main.form[D6]"]
+    (t,) = export_certificates("dp", verdict, certs)
+    assert "(x_0 : mx [comRingType of int] [:: D] [::])" in t.statement
+    assert "(x_0' : mx [comRingType of int] [:: D] [::])" in t.statement
+    verdict, equal, unequal, certs = dependence["L2.main.form[D2]"]
+    (r,) = export_check_refutation("dr", verdict, unequal, equal, certs)
+    assert "x_0'" in r.statement and r.statement.split(":", 1)[1].lstrip().startswith("~ (forall")
+    # a dependence drawn on hypotheses (H's rows sum to 1) is not recorded: a theorem without
+    # them would state less than the check
+    verdict, _, _, certs = dependence["T10.c[per-token]"]
+    assert str(verdict.status) == "proved" and not [c for c in certs if c[0] == "dependence"]
+
+
+def test_coq_proves_a_dependence_and_rejects_two_equal_values(coq_lib, dependence):
+    from symuat.certify.kinds import export_certificates
+    from symuat.certify.witness import export_witness, sigma_of
+
+    verdict, _, _, certs = dependence["L2.main.form[D6]"]
+    true = export_certificates("dp_d6", verdict, certs)
+    (_, data), = [c for c in certs if c[0] == "dependence"]
+    same = dict(data["values"], **{"x_0'": data["values"]["x_0"]})
+    mutants = export_witness("m_same_x0", dict(data, values=same, sigma=sigma_of(data)), tactic="symuat_refute")
+    res = compile_batch(coq_lib / "lib", true + mutants, coq_lib / "theories" / "dependence_batch.v", timeout=300)
+    assert {t.name: res[t.name]["ok"] for t in true} == {t.name: True for t in true}
+    assert res["m_same_x0"]["ok"] is False

@@ -25,6 +25,7 @@ EXPORTERS: dict[str, Callable[[str, dict], list[Exported]]] = {
     "flat_listing": picture.export_flat_listing,
     "printed_sum": printed.export_printed,
     "witness": witness.export_witness,
+    "dependence": witness.export_dependence,
     "softmax_witness": witness.export_softmax_witness,
 }
 

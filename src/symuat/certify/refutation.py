@@ -37,7 +37,7 @@ import sympy as sp
 
 from symuat.certify.coq_terms import Ctx, Unsupported, strip, term
 from symuat.certify.export import Exported
-from symuat.certify.witness import export_witness
+from symuat.certify.witness import _evaluates_to, export_witness, sigma_of
 from symuat.kernel.index_calculus import col_space, row_space
 
 #: the counterexample reasons this module states (``Counterexample.reason`` starts with one)
@@ -50,21 +50,6 @@ def _clip(text: str, width: int) -> str:
     import textwrap
 
     return textwrap.shorten(" ".join(str(text).split()), width, placeholder=" …")
-
-def _evaluates_to(expr, sizes: dict, values: dict, want, sigma=None) -> bool:
-    """Whether ``expr`` evaluated exactly at the counterexample (its elementwise functions as the
-    concrete ``sigma``; None: symuat's first, :func:`~symuat.expr.elementwise.sigma_exact`) is the
-    recorded value ``want``."""
-    from symuat.kernel.decide.instances import dimension_symbols, evaluate_at
-
-    syms = {d.name: d for d in dimension_symbols(expr)}
-    if any(name not in sizes for name in syms):
-        return False
-    got, err = evaluate_at(expr, {syms[k]: v for k, v in sizes.items() if k in syms}, values, "exact", sigma)
-    if err or got is None or want is None or np.shape(got) != np.shape(want):
-        return False
-    return all(sp.simplify(a - b) == 0 for a, b in zip(np.asarray(got).flat, np.asarray(want).flat))
-
 
 def refutation_data(verdict, unequal: list) -> tuple[str, dict]:
     """(kind, data) for the refuted ``verdict``: the exporter's kind and what it states, from the
@@ -420,6 +405,10 @@ def export_check_refutation(name: str, verdict, unequal: list, equal: list, cert
         from symuat.certify.printed import export_printed_refutation
 
         return export_printed_refutation(name, found[-1])
+    found = [data for kind, data in certificates if kind == "dependence"]
+    if found and verdict.method.startswith("the expression depends on"):
+        # "does not depend on var", refuted by two values of var: the same witness theorem
+        return export_refutation(name, dict(found[-1], sigma=sigma_of(found[-1])))
     found = [data for kind, data in certificates if kind == SHAPE_CLAIM]
     if found:
         return export_shape_claim_refutation(name, found[-1])

@@ -706,8 +706,9 @@ def certify(pattern: str = TIER, out: Path | None = None, jobs: int = 2, timeout
         except Unsupported as exc:
             entry.update(status="unsupported", reason=str(exc))
             continue
-        # refutations (the mistakes') are computations: the refutations' budget
-        allowed = refutation_budget if verdict.method.startswith(MISTAKES) else budget
+        # refutations (the mistakes', a dependence's witness) are computations: the refutations' budget
+        computed = verdict.method.startswith(MISTAKES) or all(t.proof.endswith("symuat_refute.") for t in theorems)
+        allowed = refutation_budget if computed else budget
         if over_budget(key, theorems, allowed):
             entry.update(status="excluded", reason=over_budget(key, theorems, allowed))
             continue

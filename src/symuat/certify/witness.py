@@ -33,6 +33,7 @@ from __future__ import annotations
 import re
 from fractions import Fraction
 
+import numpy as np
 import sympy as sp
 from sympy.matrices.expressions import MatrixSymbol
 
@@ -215,6 +216,45 @@ def _prod(dims: list[int]) -> int:
     for d in dims:
         out *= d
     return out
+
+
+def _evaluates_to(expr, sizes: dict, values: dict, want, sigma=None) -> bool:
+    """Whether ``expr`` evaluated exactly at the counterexample (its elementwise functions as the
+    concrete ``sigma``; None: symuat's first, :func:`~symuat.expr.elementwise.sigma_exact`) is the
+    recorded value ``want``."""
+    from symuat.kernel.decide.instances import dimension_symbols, evaluate_at
+
+    syms = {d.name: d for d in dimension_symbols(expr)}
+    if any(name not in sizes for name in syms):
+        return False
+    got, err = evaluate_at(expr, {syms[k]: v for k, v in sizes.items() if k in syms}, values, "exact", sigma)
+    if err or got is None or want is None or np.shape(got) != np.shape(want):
+        return False
+    return all(sp.simplify(a - b) == 0 for a, b in zip(np.asarray(got).flat, np.asarray(want).flat))
+
+
+def sigma_of(data: dict):
+    """The concrete σ at which both recorded sides (``lhs``, ``rhs``) evaluate to their recorded
+    values at ``sizes``/``values`` — None for sides without an elementwise function; a witness
+    neither of symuat's σ reproduces is :class:`Unsupported`."""
+    from symuat.expr.elementwise import sigma_alternative, sigma_exact
+    from symuat.kernel.decide.instances import _has_sigma
+
+    if not _has_sigma(data["lhs"], data["rhs"]):
+        return None
+    for sigma in (sigma_exact, sigma_alternative):
+        if all(_evaluates_to(data[s], data["sizes"], data["values"], np.asarray(data[f"{s}_value"], dtype=object), sigma)
+               for s in ("lhs", "rhs")):
+            return sigma
+    raise Unsupported("the recorded sides evaluate to the witness's values at neither of symuat's σ")
+
+
+def export_dependence(name: str, data: dict) -> list[Exported]:
+    """"``expr`` depends on ``var``", proved by two values of ``var`` (everything else equal) at
+    which it differs: ``~ (forall sizes … var var', expr =m expr[var'/var])``, proved at them by
+    computation (:coq:`symuat_refute`; the elementwise functions at the σ at which both sides
+    evaluate to the recorded values)."""
+    return export_witness(name, dict(data, sigma=sigma_of(data)), tactic="symuat_refute")
 
 
 def export_softmax_witness(name: str, data: dict) -> list[Exported]:

@@ -21,6 +21,7 @@ from symuat.kernel.status import (
     Verdict,
 )
 
+from symuat.kernel import certificates
 from symuat.kernel.evaluate import values_equal
 from symuat.kernel.assumptions import assuming
 from symuat.kernel.hypotheses import latex_list
@@ -58,6 +59,30 @@ def _small_dependence_witness(expr, var: str, leaves, budget: int = 400):
             numeric_recheck=f"float64: relative difference {relative_residual(a.astype(float), b.astype(float)):.3g}",
         )
     return None
+
+
+def _record_witness(expr, var: str, witness: Counterexample) -> None:
+    """Record the dependence witness as the identity it refutes — ``expr`` against ``expr`` with
+    the leaf ``var`` (a matrix, or every member of a head family) renamed ``var'`` — as a
+    ``dependence`` certificate (:func:`symuat.certify.witness.export_dependence`), unless it was
+    drawn on hypotheses (a theorem without them would state less than the check)."""
+    import sympy as sp
+    from sympy.core.symbol import Str
+    from sympy.matrices.expressions import MatrixExpr
+
+    from symuat.kernel.hypotheses import active
+
+    if active():  # drawn on hypotheses (rows summing to 1): a theorem without them would state less
+        return
+    renamed = {node: type(node)(var + "'", *node.args[1:]) for node in sp.preorder_traversal(expr)
+               if isinstance(node, MatrixExpr) and node.args and isinstance(node.args[0], Str)
+               and node.args[0].name == var}
+    first = dict(witness.values["first"])
+    if not renamed or var + "'" in first:
+        return
+    values = dict(first, **{var + "'": witness.values[f"second {var}"]})
+    certificates.record("dependence", lhs=expr, rhs=expr.xreplace(renamed), sizes=dict(witness.sizes),
+                        values=values, lhs_value=witness.lhs, rhs_value=witness.rhs, var=var)
 
 
 def check_dependence(expr, var: str, *, depends: bool, equal_to=None, hypotheses: Iterable = ()) -> Verdict:
@@ -113,6 +138,8 @@ def check_dependence(expr, var: str, *, depends: bool, equal_to=None, hypotheses
                     numeric_recheck=f"float64: relative difference {relative_residual(a.astype(float), b.astype(float)):.3g}",
                 )
                 break
+    if witness is not None and certificates.listened():
+        _record_witness(expr, var, witness)
     if not occurs:
         fact = Verdict(Status.PROVED, f"structural: {var} does not occur in the expression")
     elif witness is not None:
