@@ -5,38 +5,36 @@ A check that :func:`~symuat.kernel.decide.check_identity` refutes carries an exa
 (sizes, integer matrices, the exact values of both sides). The identity it refutes is the pair
 the normal form compared unequal while the check ran (captured by
 :func:`symuat.certify.run.capture`); :func:`refutation_data` picks the pair whose exact
-evaluation at the counterexample is the recorded one (so the theorem states the statement the
-counterexample refutes, never another comparison the check made), and :func:`export_refutation`
-states what symuat concluded:
+evaluation at the counterexample is the recorded one — with its elementwise functions at the σ
+symuat evaluated them (:func:`~symuat.certify.witness.sigma_of`) — so the theorem states the
+statement the counterexample refutes, never another comparison the check made. What it states:
 
 * the sides differ in value (``values differ``): the witness theorem of
-  :mod:`symuat.certify.witness` — ``~ (forall sizes matrices, lhs =m rhs)`` over ℤ, proved by
-  instantiating the counterexample and computing one entry where the sides differ;
-* the sides differ in shape (``shapes differ``): the statement has no instance at the
-  counterexample's sizes; the theorem says the flattened shapes of the two sides (the products
-  of their index spaces) are not equal for all sizes, proved by computing them at those sizes.
+  :mod:`symuat.certify.witness` — ``~ (forall sizes σ matrices, lhs =m rhs)`` over ℤ, proved by
+  instantiating the counterexample (σ as its polynomial) and computing one entry where the sides
+  differ; a statement typed only where the counterexample makes sizes equal (L2.5: F = D) is
+  stated with them identified, and says so;
+* the sides differ in shape (``shapes differ``): :mod:`symuat.certify.shapes`;
+* a side undefined at the counterexample: :mod:`symuat.certify.undefined`.
 
-A "counterexample" at which the sides agree leaves Coq a goal it cannot close: the theorem is
-rejected (``tests/test_certify_refutation.py``). A refutation this module does not state (a side
-undefined at the counterexample, a count, an explicit expansion of scalar entries) raises
+:func:`export_check_refutation` also takes what other procedures recorded (certificates): a
+witness a claim's own search found (:data:`WITNESS_REFUTATION`: T8's unrolled rules against the
+forward pass), a refuted density, a refuted shape claim, a printed row (D4), a dependence
+refuting "does not depend on". A "counterexample" at which the sides agree leaves Coq a goal it
+cannot close: the theorem is rejected (``tests/test_certify_refutation.py``). A refutation none
+of these states (a count without an expression, scalar entries, a numeric comparison) raises
 :class:`~symuat.certify.coq_terms.Unsupported` with the reason.
-
->>> import sympy as sp
->>> from sympy import MatrixSymbol
->>> n = sp.Symbol("n", positive=True, integer=True)
->>> A, v = MatrixSymbol("A", n, n), MatrixSymbol("v", n, 1)
->>> print(export_shape_refutation("s", {"lhs": A * v, "rhs": v.T * A, "sizes": {"n": 2}})[0].statement)
-Theorem s :
-  ~ (forall (n : nat), (foldr muln 1%N [:: n], foldr muln 1%N [::]) = (foldr muln 1%N [::], foldr muln 1%N [:: n])).
 """
 
 from __future__ import annotations
 
 import numpy as np
-import sympy as sp
 
-from symuat.certify.coq_terms import Ctx, Unsupported, strip, term
+from symuat.certify.coq_terms import Unsupported
 from symuat.certify.export import Exported
+from symuat.certify.shapes import (SHAPE_CLAIM, _differing_sizes, export_shape_claim_refutation,  # noqa: F401
+                                  export_shape_correction, export_shape_refutation)
+from symuat.certify.undefined import _undefined_pair, export_undefined_refutation
 from symuat.certify.witness import _evaluates_to, export_witness, sigma_of
 from symuat.kernel.index_calculus import col_space, row_space
 
@@ -134,173 +132,10 @@ def _evaluated_pair(unequal: list, cex):
     return None
 
 
-def _undefined_pair(unequal: list, cex) -> dict | None:
-    """For a counterexample at which one side is undefined: the first pair of ``unequal`` whose
-    defined side evaluates to the recorded value and whose other side has an operation the sizes
-    break (:func:`broken_operation`), as the data of :func:`export_undefined_refutation`."""
-    defined, value = ("lhs", cex.lhs) if cex.lhs is not None else ("rhs", cex.rhs)
-    if value is None:
-        return None
-    for lhs, rhs, *_ in unequal:
-        sides = {"lhs": lhs, "rhs": rhs}
-        other = sides["rhs" if defined == "lhs" else "lhs"]
-        if not _evaluates_to(sides[defined], cex.sizes, cex.values, value):
-            continue
-        broken = broken_operation(other, cex.sizes, cex.values)
-        if broken is not None:
-            return {"side": "right" if defined == "lhs" else "left", "expr": other, "sizes": dict(cex.sizes),
-                    **broken}
-    return None
-
-
-def broken_operation(expr, sizes: dict, values: dict) -> dict | None:
-    """The innermost operation of ``expr`` that is undefined at ``sizes`` while its operands are
-    defined, with the two index spaces whose sizes it needs equal: ``{"node", "need", "spaces"}``
-    (a product: the left factor's columns and the right's rows; a sum: both operands' rows, or
-    columns; a diamond: the rows its definition pairs), or None.
-
-    >>> import sympy as sp
-    >>> from sympy import MatrixSymbol
-    >>> n, m = (sp.Symbol(s, positive=True, integer=True) for s in "nm")
-    >>> A, B = MatrixSymbol("A", n, m), MatrixSymbol("B", n, m)
-    >>> import numpy as np
-    >>> broken_operation(A * B, {"n": 1, "m": 2}, {"A": np.ones((1, 2)), "B": np.ones((1, 2))})["spaces"]
-    ((m,), (n,))
-    """
-    from sympy import MatAdd, MatMul
-    from sympy.matrices.expressions import MatrixExpr
-
-    from symuat.expr.diamond import Diamond
-    from symuat.expr.heads import HeadSum
-    from symuat.kernel.decide.instances import _UNDEFINED, dimension_symbols
-    from symuat.kernel.evaluate import Evaluator
-
-    syms = {d.name: d for d in dimension_symbols(expr)}
-    at = {syms[k]: v for k, v in sizes.items() if k in syms}
-    flat = lambda space: _flat_shape_of(space, sizes)
-    leaves = {k: v for k, v in values.items() if np.ndim(v) > 0}
-    scalars = {k: (v.item() if isinstance(v, np.ndarray) else v) for k, v in values.items() if np.ndim(v) == 0}
-
-    def defined(e, env: dict) -> bool:
-        ev = Evaluator(at, leaves, "exact", scalars=scalars)
-        ev.env.update(env)  # inside a head sum: its head at member 0 (the shapes are every member's)
-        try:
-            ev(e)
-        except _UNDEFINED:
-            return False
-        return True
-
-    def visit(e, env: dict):
-        if not isinstance(e, MatrixExpr):
-            return None
-        inner = {**env, e.args[0]: 0} if isinstance(e, HeadSum) else env
-        for a in e.args:
-            found = visit(a, inner)
-            if found is not None:
-                return found
-        if defined(e, env):
-            return None
-        ops = [a for a in e.args if isinstance(a, MatrixExpr)]
-        if not all(defined(a, inner) for a in ops):
-            return None
-        pairs = []
-        if isinstance(e, MatMul):
-            pairs = [("columns of the left factor = rows of the right", col_space(a), row_space(b))
-                     for a, b in zip(ops, ops[1:])]
-        elif isinstance(e, MatAdd):
-            pairs = [(f"{what} of the terms", space(ops[0]), space(b)) for b in ops[1:]
-                     for what, space in (("rows", row_space), ("columns", col_space))]
-        elif isinstance(e, Diamond):
-            kind = e.kind
-            if kind == "vm":
-                pairs = [("rows of W = rows of x in x ⋄ W", row_space(e.right), row_space(e.left))]
-            elif kind == "mm" and e.mm == "C-prod":
-                pairs = [("columns of A = rows of B in A ⋄ B (C-prod)", col_space(e.left), row_space(e.right))]
-            else:
-                pairs = [("rows of the two operands of ⋄", row_space(e.left), row_space(e.right))]
-        for need, s1, s2 in pairs:
-            if flat(s1) != flat(s2):
-                return {"node": e, "need": need, "spaces": (tuple(s1), tuple(s2))}
-        return None
-
-    return visit(expr, {})
-
-
-def _flat_shape_of(space, sizes: dict) -> int:
-    out = sp.Integer(1)
-    for d in space:
-        out *= sp.sympify(d)
-    return out.subs({s: sizes.get(s.name, s) for s in out.free_symbols})
-
-
-def export_undefined_refutation(name: str, data: dict) -> list[Exported]:
-    """A side undefined where the other is defined: the operation it breaks needs two index
-    spaces of equal size, and they are not for all sizes — ``~ (forall sizes, Π space₁ = Π
-    space₂)``, proved at the counterexample's sizes (where they differ) by computation."""
-    s1, s2 = data["spaces"]
-    sizes = data["sizes"]
-    ctx = Ctx()
-    texts = [ctx.space(s) for s in (s1, s2)]
-    if not ctx.dims:
-        raise Unsupported("the broken operation's index spaces involve no size")
-    missing = [s.name for s in ctx.dims.values() if s.name not in sizes]
-    if missing:
-        raise Unsupported(f"the counterexample gives no value for the size {missing[0]}")
-    if _flat_shape_of(s1, sizes) == _flat_shape_of(s2, sizes):
-        raise Unsupported("the operation's index spaces agree at the counterexample's sizes")
-    binders = "(" + " ".join(sorted(ctx.dims)) + " : nat)"
-    why = f"(* the {data.get('side', 'one')} side is undefined: {data.get('need', 'its operation')} *)"
-    statement = (f"Theorem {name} :\n  {why}\n  ~ (forall {binders}, foldr muln 1%N {texts[0]} = "
-                 f"foldr muln 1%N {texts[1]}).")
-    args = " ".join(f"{int(sizes[ctx.dims[d].name])}%N" for d in sorted(ctx.dims))
-    return [Exported(name, statement, f"move=> H; move: (H {args}); vm_compute; by case.")]
-
-
-def _flat_shape(expr, sizes: dict) -> tuple[int, int]:
-    def prod(space):
-        out = sp.Integer(1)
-        for d in space:
-            out *= sp.sympify(d)
-        return out.subs({s: sizes.get(s.name, s) for s in out.free_symbols})
-
-    return prod(row_space(expr)), prod(col_space(expr))
-
-
-def _differing_sizes(lhs, rhs, sizes: dict) -> dict:
-    """The counterexample's sizes if the sides' flattened shapes differ there, else the first of
-    every size 2, every size 3 where they do (:class:`Unsupported` if neither)."""
-    from symuat.kernel.decide.instances import dimension_symbols
-
-    names = [d.name for d in dimension_symbols(lhs, rhs)]
-    for cand in (dict(sizes), {n: 2 for n in names}, {n: 3 for n in names}):
-        if _flat_shape(lhs, cand) != _flat_shape(rhs, cand):
-            return cand
-    raise Unsupported("the sides' index spaces differ, but not their shapes at the sizes tried")
-
-
 def export_refutation(name: str, data: dict) -> list[Exported]:
     """``~ (forall sizes matrices, lhs =m rhs)``, proved at the counterexample (the witness
     theorem, :func:`~symuat.certify.witness.export_witness`, by computation: :coq:`symuat_refute`)."""
     return export_witness(name, data, tactic="symuat_refute")
-
-
-def export_shape_refutation(name: str, data: dict) -> list[Exported]:
-    """``~ (forall sizes, shape lhs = shape rhs)``: the flattened shapes (rows, columns) — the
-    products of the index spaces — of the two sides, proved unequal at the counterexample's sizes."""
-    lhs, rhs, sizes = data["lhs"], data["rhs"], data["sizes"]
-    ctx = Ctx()
-    spaces = [ctx.space(s) for s in (row_space(lhs), col_space(lhs), row_space(rhs), col_space(rhs))]
-    if not ctx.dims:
-        raise Unsupported("the shapes of the sides involve no size: nothing to instantiate")
-    missing = [s.name for s in ctx.dims.values() if s.name not in sizes]
-    if missing:
-        raise Unsupported(f"the counterexample gives no value for the size {missing[0]}")
-    shape = [f"foldr muln 1%N {s}" for s in spaces]
-    binders = "(" + " ".join(sorted(ctx.dims)) + " : nat)"
-    statement = (f"Theorem {name} :\n  ~ (forall {binders}, ({shape[0]}, {shape[1]}) = ({shape[2]}, {shape[3]})).")
-    args = " ".join(f"{int(sizes[ctx.dims[d].name])}%N" for d in sorted(ctx.dims))
-    proof = f"move=> H; move: (H {args}); vm_compute; by case."
-    return [Exported(name, statement, proof)]
 
 
 #: kind → exporter(name, data) for the kinds :func:`refutation_data` returns
@@ -321,58 +156,6 @@ DENSITY_REFUTATION = "density_refutation"
 #: (:func:`~symuat.kernel.decide.witness.refute_with_exact_witness` with its ``statement``: the
 #: sides as expressions, the leaves' values, the concrete σ, the exact values of both sides)
 WITNESS_REFUTATION = "refutation_witness"
-
-
-#: the certificate of a refuted shape claim (:func:`~symuat.kernel.decide.identity.check_shape`:
-#: the expression, the claimed shape, the sizes where they differ)
-SHAPE_CLAIM = "shape_claim"
-
-
-def _nat(e, ctx: Ctx) -> str:
-    """A size expression (sizes, natural numbers, sums and products of them) as a ``nat`` term."""
-    e = sp.sympify(e)
-    if e.is_Integer and e >= 0:
-        return f"{int(e)}%N"
-    if e.is_Symbol:
-        return ctx.dim(e)
-    if isinstance(e, (sp.Add, sp.Mul)) and all(not (a.is_Number and a < 0) for a in e.args):
-        op = " + " if isinstance(e, sp.Add) else " * "
-        return "(" + op.join(_nat(a, ctx) for a in e.args) + ")%N"
-    raise Unsupported(f"the size {e} is not a sum or product of sizes and natural numbers")
-
-
-def export_shape_claim_refutation(name: str, data: dict) -> list[Exported]:
-    """"``expr`` has shape ``claimed``" refuted: ``~ (forall sizes, (Π rows, Π columns) of expr =
-    claimed)`` (the products of its index spaces, as for a shape refutation), proved at the sizes
-    where they differ by computation."""
-    expr, claimed, sizes = data["expr"], data["claimed"], data["sizes"]
-    ctx = Ctx()
-    spaces = [ctx.space(row_space(expr)), ctx.space(col_space(expr))]
-    want = [_nat(c, ctx) for c in claimed]
-    if not ctx.dims:
-        raise Unsupported("the shapes involve no size: nothing to instantiate")
-    missing = [s.name for s in ctx.dims.values() if s.name not in sizes]
-    if missing:
-        raise Unsupported(f"the counterexample gives no value for the size {missing[0]}")
-    binders = "(" + " ".join(sorted(ctx.dims)) + " : nat)"
-    statement = (f"Theorem {name} :\n  ~ (forall {binders}, (foldr muln 1%N {spaces[0]}, foldr muln 1%N {spaces[1]}) "
-                 f"= ({want[0]}, {want[1]})).")
-    args = " ".join(f"{int(sizes[ctx.dims[d].name])}%N" for d in sorted(ctx.dims))
-    return [Exported(name, statement, f"move=> H; move: (H {args}); vm_compute; by case.")]
-
-
-def export_shape_correction(name: str, data: dict) -> list[Exported]:
-    """The correction of a refuted shape claim: the expression has the shape its index spaces
-    give, for all sizes — stated as its type (``(lhs : mx R rows cols) = lhs``, which typechecks
-    only at that shape), proved by ``reflexivity``."""
-    from symuat.certify.export import binders_of
-
-    expr = data["expr"]
-    ctx = Ctx()
-    text = term(expr, ctx)
-    rows, cols = ctx.space(row_space(expr)), ctx.space(col_space(expr))
-    statement = (f"Theorem {name} {' '.join(binders_of(ctx))} :\n  ({strip(text)} : mx R {rows} {cols}) = {strip(text)}.")
-    return [Exported(name, statement, "reflexivity.")]
 
 
 def export_recorded_refutation(name: str, data: dict) -> list[Exported]:

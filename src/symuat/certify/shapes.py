@@ -1,0 +1,119 @@
+r"""Shapes → Coq: refutations by shape, and the shape a refuted shape claim should have stated.
+
+* Two sides of different index spaces (``shapes differ``, P5.pre: n×1 against n×n): ``lhs = rhs``
+  is no Coq statement; :func:`export_shape_refutation` says the flattened shapes (the products of
+  the index spaces) are not equal for all sizes, proved by computing them where they differ.
+* A claimed shape (D4: ``W ⋄ x ∈ ℝ^(m,1)``; :func:`~symuat.kernel.decide.identity.check_shape`
+  records a :data:`SHAPE_CLAIM`): :func:`export_shape_claim_refutation` states ``~ (forall sizes,
+  (Π rows, Π columns) = claimed)``; its correction, :func:`export_shape_correction`, the shape
+  the expression has, as its type.
+
+>>> import sympy as sp
+>>> from sympy import MatrixSymbol
+>>> n = sp.Symbol("n", positive=True, integer=True)
+>>> A, v = MatrixSymbol("A", n, n), MatrixSymbol("v", n, 1)
+>>> print(export_shape_refutation("s", {"lhs": A * v, "rhs": v.T * A, "sizes": {"n": 2}})[0].statement)
+Theorem s :
+  ~ (forall (n : nat), (foldr muln 1%N [:: n], foldr muln 1%N [::]) = (foldr muln 1%N [::], foldr muln 1%N [:: n])).
+"""
+
+from __future__ import annotations
+
+import sympy as sp
+
+from symuat.certify.coq_terms import Ctx, Unsupported, strip, term
+from symuat.certify.export import Exported
+from symuat.kernel.index_calculus import col_space, row_space
+
+
+def _flat_shape(expr, sizes: dict) -> tuple[int, int]:
+    def prod(space):
+        out = sp.Integer(1)
+        for d in space:
+            out *= sp.sympify(d)
+        return out.subs({s: sizes.get(s.name, s) for s in out.free_symbols})
+
+    return prod(row_space(expr)), prod(col_space(expr))
+
+
+def _differing_sizes(lhs, rhs, sizes: dict) -> dict:
+    """The counterexample's sizes if the sides' flattened shapes differ there, else the first of
+    every size 2, every size 3 where they do (:class:`Unsupported` if neither)."""
+    from symuat.kernel.decide.instances import dimension_symbols
+
+    names = [d.name for d in dimension_symbols(lhs, rhs)]
+    for cand in (dict(sizes), {n: 2 for n in names}, {n: 3 for n in names}):
+        if _flat_shape(lhs, cand) != _flat_shape(rhs, cand):
+            return cand
+    raise Unsupported("the sides' index spaces differ, but not their shapes at the sizes tried")
+
+
+def export_shape_refutation(name: str, data: dict) -> list[Exported]:
+    """``~ (forall sizes, shape lhs = shape rhs)``: the flattened shapes (rows, columns) — the
+    products of the index spaces — of the two sides, proved unequal at the counterexample's sizes."""
+    lhs, rhs, sizes = data["lhs"], data["rhs"], data["sizes"]
+    ctx = Ctx()
+    spaces = [ctx.space(s) for s in (row_space(lhs), col_space(lhs), row_space(rhs), col_space(rhs))]
+    if not ctx.dims:
+        raise Unsupported("the shapes of the sides involve no size: nothing to instantiate")
+    missing = [s.name for s in ctx.dims.values() if s.name not in sizes]
+    if missing:
+        raise Unsupported(f"the counterexample gives no value for the size {missing[0]}")
+    shape = [f"foldr muln 1%N {s}" for s in spaces]
+    binders = "(" + " ".join(sorted(ctx.dims)) + " : nat)"
+    statement = (f"Theorem {name} :\n  ~ (forall {binders}, ({shape[0]}, {shape[1]}) = ({shape[2]}, {shape[3]})).")
+    args = " ".join(f"{int(sizes[ctx.dims[d].name])}%N" for d in sorted(ctx.dims))
+    proof = f"move=> H; move: (H {args}); vm_compute; by case."
+    return [Exported(name, statement, proof)]
+
+
+#: the certificate of a refuted shape claim (:func:`~symuat.kernel.decide.identity.check_shape`:
+#: the expression, the claimed shape, the sizes where they differ)
+SHAPE_CLAIM = "shape_claim"
+
+
+def _nat(e, ctx: Ctx) -> str:
+    """A size expression (sizes, natural numbers, sums and products of them) as a ``nat`` term."""
+    e = sp.sympify(e)
+    if e.is_Integer and e >= 0:
+        return f"{int(e)}%N"
+    if e.is_Symbol:
+        return ctx.dim(e)
+    if isinstance(e, (sp.Add, sp.Mul)) and all(not (a.is_Number and a < 0) for a in e.args):
+        op = " + " if isinstance(e, sp.Add) else " * "
+        return "(" + op.join(_nat(a, ctx) for a in e.args) + ")%N"
+    raise Unsupported(f"the size {e} is not a sum or product of sizes and natural numbers")
+
+
+def export_shape_claim_refutation(name: str, data: dict) -> list[Exported]:
+    """"``expr`` has shape ``claimed``" refuted: ``~ (forall sizes, (Π rows, Π columns) of expr =
+    claimed)`` (the products of its index spaces, as for a shape refutation), proved at the sizes
+    where they differ by computation."""
+    expr, claimed, sizes = data["expr"], data["claimed"], data["sizes"]
+    ctx = Ctx()
+    spaces = [ctx.space(row_space(expr)), ctx.space(col_space(expr))]
+    want = [_nat(c, ctx) for c in claimed]
+    if not ctx.dims:
+        raise Unsupported("the shapes involve no size: nothing to instantiate")
+    missing = [s.name for s in ctx.dims.values() if s.name not in sizes]
+    if missing:
+        raise Unsupported(f"the counterexample gives no value for the size {missing[0]}")
+    binders = "(" + " ".join(sorted(ctx.dims)) + " : nat)"
+    statement = (f"Theorem {name} :\n  ~ (forall {binders}, (foldr muln 1%N {spaces[0]}, foldr muln 1%N {spaces[1]}) "
+                 f"= ({want[0]}, {want[1]})).")
+    args = " ".join(f"{int(sizes[ctx.dims[d].name])}%N" for d in sorted(ctx.dims))
+    return [Exported(name, statement, f"move=> H; move: (H {args}); vm_compute; by case.")]
+
+
+def export_shape_correction(name: str, data: dict) -> list[Exported]:
+    """The correction of a refuted shape claim: the expression has the shape its index spaces
+    give, for all sizes — stated as its type (``(lhs : mx R rows cols) = lhs``, which typechecks
+    only at that shape), proved by ``reflexivity``."""
+    from symuat.certify.export import binders_of
+
+    expr = data["expr"]
+    ctx = Ctx()
+    text = term(expr, ctx)
+    rows, cols = ctx.space(row_space(expr)), ctx.space(col_space(expr))
+    statement = (f"Theorem {name} {' '.join(binders_of(ctx))} :\n  ({strip(text)} : mx R {rows} {cols}) = {strip(text)}.")
+    return [Exported(name, statement, "reflexivity.")]
