@@ -143,3 +143,14 @@ def test_each_certified_theorem_shows_the_statement_coq_checked(tmp_path, monkey
     assert ("     Its terms, defined in the library: `mx <../coq/Symuat.SymuatMx.html#mx>`__, "
             "`flatm_at <../coq/Symuat.SymuatFlat.html#flatm_at>`__, `tr <../coq/Symuat.SymuatMx.html#tr>`__") in text
     assert "`printed_col <../coq/Symuat.SymuatFlat.html#printed_col>`__" in text
+
+
+def test_a_shared_or_linked_refutation_says_whose_theorem_certifies_it():
+    """T8's readings share one theorem per statement, T7.exact's are stated through T3.1: the page
+    of a check certified so names the check whose theorem it is."""
+    cert = {"theorems": ["rc_T8_a"], "proofs": {"rc_T8_a": {"proof": "certificate", "chain": {"direct": []}}},
+            "same_statement": "T8[a]", "link": None}
+    text = "\n".join(docs_ext._coq_derivation(cert))
+    assert "the same theorem as the refutation of ``T8[a]``" in text
+    text = "\n".join(docs_ext._coq_derivation(dict(cert, same_statement=None, link="T3.1[B-both,W1=mha]")))
+    assert "Refuted through ``T3.1[B-both,W1=mha]``" in text and "same theorem" not in text

@@ -694,6 +694,12 @@ def _coq_derivation(cert: dict) -> list[str]:
     proofs = cert.get("proofs") or {}
     lines = [":badge:`certified: coq` *The derivation Coq checked* (lemmas of the Coq library in "
              "``coq/`` that the accepted proof term applies, in order):", ""]
+    if cert.get("same_statement"):
+        lines += [f"This refutation states the same theorem as the refutation of ``{cert['same_statement']}``, "
+                  "so that theorem certifies both.", ""]
+    if cert.get("link"):
+        lines += [f"Refuted through ``{cert['link']}``, a link this check's verdict reuses: the theorem states "
+                  "that check's refuted identity, at its counterexample.", ""]
     for name in cert["theorems"]:
         p = proofs.get(name, {})
         chain = p.get("chain") or {}

@@ -119,7 +119,10 @@ def certification(key: str) -> dict | None:
     if not entry or entry.get("status") != "certified":
         return None
     return {"by": "coq", "theorems": entry["theorems"], "lemmas": entry.get("lemmas", []),
-            "statement_hashes": entry.get("hashes", []), "proofs": entry.get("proofs", {})}
+            "statement_hashes": entry.get("hashes", []), "proofs": entry.get("proofs", {}),
+            # a refutation stated by another check's theorem (the same statement), or through the
+            # refuted identity of a link the verdict reuses
+            "same_statement": entry.get("same_statement"), "link": entry.get("link")}
 
 
 def not_certified(key: str) -> str | None:
