@@ -35,7 +35,7 @@ from symuat.certify.export import Exported
 from symuat.certify.shapes import (SHAPE_CLAIM, _differing_sizes, export_shape_claim_refutation,  # noqa: F401
                                   export_shape_correction, export_shape_refutation)
 from symuat.certify.undefined import _undefined_pair, export_undefined_refutation
-from symuat.certify.witness import _evaluates_to, export_witness, sigma_of
+from symuat.certify.witness import _evaluates_to, export_witness, matching_sigma, sigma_of
 from symuat.kernel.index_calculus import col_space, row_space
 
 #: the counterexample reasons this module states (``Counterexample.reason`` starts with one)
@@ -120,15 +120,11 @@ def _merged_sizes(lhs, rhs, sizes: dict) -> dict:
 def _evaluated_pair(unequal: list, cex):
     """The first pair ``(lhs, rhs, σ)`` of ``unequal`` whose sides evaluate exactly at the
     counterexample to its recorded values — with the elementwise functions as the σ symuat
-    evaluated them (its first, else its second concrete σ) — or None."""
-    from symuat.expr.elementwise import sigma_alternative, sigma_exact
-    from symuat.kernel.decide.instances import _has_sigma
-
+    evaluated them (:func:`~symuat.certify.witness.matching_sigma`) — or None."""
     for lhs, rhs, *_ in unequal:
-        for sigma in (sigma_exact, sigma_alternative) if _has_sigma(lhs, rhs) else (None,):
-            if (_evaluates_to(lhs, cex.sizes, cex.values, cex.lhs, sigma)
-                    and _evaluates_to(rhs, cex.sizes, cex.values, cex.rhs, sigma)):
-                return lhs, rhs, sigma
+        found, sigma = matching_sigma(lhs, rhs, cex.sizes, cex.values, cex.lhs, cex.rhs)
+        if found:
+            return lhs, rhs, sigma
     return None
 
 

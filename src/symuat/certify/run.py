@@ -861,20 +861,14 @@ def certify(pattern: str = TIER, out: Path | None = None, jobs: int = 2, timeout
             entry["reason"] = next(r["reason"] for r in got if not r["ok"])
         if progress:
             progress(n, len(todo), key, entry["status"])
-    for key, entry in record["checks"].items():
+    # a check or a correction whose verdict *is* a check's: that check's status and theorems
+    for entry in (*record["checks"].values(), *record["corrections"].values()):
         via = entry.get("via")
         if via:
             dep = record["checks"].get(via, {})
             entry.update(status=dep.get("status") or "unsupported", theorems=dep.get("theorems", []),
                          hashes=dep.get("hashes", []), lemmas=dep.get("lemmas", []),
                          proofs=dep.get("proofs", {}),
-                         reason=f"the verdict of {via}" + (f": {dep.get('reason')}" if dep.get("reason") else ""))
-    for key, entry in record["corrections"].items():
-        via = entry.get("via")
-        if via:
-            dep = record["checks"][via]
-            entry.update(status=dep.get("status") or "unsupported", theorems=dep.get("theorems", []),
-                         hashes=dep.get("hashes", []), lemmas=dep.get("lemmas", []), proofs=dep.get("proofs", {}),
                          reason=f"the verdict of {via}" + (f": {dep.get('reason')}" if dep.get("reason") else ""))
     for key, entry in record["refutations"].items():
         same = entry.get("same_statement")

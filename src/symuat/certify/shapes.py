@@ -26,14 +26,33 @@ from symuat.certify.export import Exported
 from symuat.kernel.index_calculus import col_space, row_space
 
 
-def _flat_shape(expr, sizes: dict) -> tuple[int, int]:
-    def prod(space):
-        out = sp.Integer(1)
-        for d in space:
-            out *= sp.sympify(d)
-        return out.subs({s: sizes.get(s.name, s) for s in out.free_symbols})
+def flat_size(space, sizes: dict):
+    """The product of the index space ``space`` at ``sizes`` (size name → value; a size without a
+    value stays a symbol)."""
+    out = sp.Integer(1)
+    for d in space:
+        out *= sp.sympify(d)
+    return out.subs({s: sizes.get(s.name, s) for s in out.free_symbols})
 
-    return prod(row_space(expr)), prod(col_space(expr))
+
+def _flat_shape(expr, sizes: dict) -> tuple[int, int]:
+    return flat_size(row_space(expr), sizes), flat_size(col_space(expr), sizes)
+
+
+def refuted_at_sizes(name: str, ctx: Ctx, body: str, sizes: dict, comment: str = "") -> Exported:
+    """``~ (forall sizes, body)`` — ``body`` a statement about the sizes ``ctx`` declared — proved at
+    the counterexample's ``sizes`` by computation (``vm_compute; by case``: a ``body`` true there
+    leaves a goal Coq cannot close). ``comment`` (Coq text) goes before the negation."""
+    if not ctx.dims:
+        raise Unsupported("the shapes involve no size: nothing to instantiate")
+    missing = [s.name for s in ctx.dims.values() if s.name not in sizes]
+    if missing:
+        raise Unsupported(f"the counterexample gives no value for the size {missing[0]}")
+    binders = "(" + " ".join(sorted(ctx.dims)) + " : nat)"
+    note = f"(* {comment} *)\n  " if comment else ""
+    statement = f"Theorem {name} :\n  {note}~ (forall {binders}, {body})."
+    args = " ".join(f"{int(sizes[ctx.dims[d].name])}%N" for d in sorted(ctx.dims))
+    return Exported(name, statement, f"move=> H; move: (H {args}); vm_compute; by case.")
 
 
 def _differing_sizes(lhs, rhs, sizes: dict) -> dict:
@@ -53,18 +72,8 @@ def export_shape_refutation(name: str, data: dict) -> list[Exported]:
     products of the index spaces — of the two sides, proved unequal at the counterexample's sizes."""
     lhs, rhs, sizes = data["lhs"], data["rhs"], data["sizes"]
     ctx = Ctx()
-    spaces = [ctx.space(s) for s in (row_space(lhs), col_space(lhs), row_space(rhs), col_space(rhs))]
-    if not ctx.dims:
-        raise Unsupported("the shapes of the sides involve no size: nothing to instantiate")
-    missing = [s.name for s in ctx.dims.values() if s.name not in sizes]
-    if missing:
-        raise Unsupported(f"the counterexample gives no value for the size {missing[0]}")
-    shape = [f"foldr muln 1%N {s}" for s in spaces]
-    binders = "(" + " ".join(sorted(ctx.dims)) + " : nat)"
-    statement = (f"Theorem {name} :\n  ~ (forall {binders}, ({shape[0]}, {shape[1]}) = ({shape[2]}, {shape[3]})).")
-    args = " ".join(f"{int(sizes[ctx.dims[d].name])}%N" for d in sorted(ctx.dims))
-    proof = f"move=> H; move: (H {args}); vm_compute; by case."
-    return [Exported(name, statement, proof)]
+    shape = [f"foldr muln 1%N {ctx.space(s)}" for s in (row_space(lhs), col_space(lhs), row_space(rhs), col_space(rhs))]
+    return [refuted_at_sizes(name, ctx, f"({shape[0]}, {shape[1]}) = ({shape[2]}, {shape[3]})", sizes)]
 
 
 #: the certificate of a refuted shape claim (:func:`~symuat.kernel.decide.identity.check_shape`:
@@ -93,16 +102,8 @@ def export_shape_claim_refutation(name: str, data: dict) -> list[Exported]:
     ctx = Ctx()
     spaces = [ctx.space(row_space(expr)), ctx.space(col_space(expr))]
     want = [_nat(c, ctx) for c in claimed]
-    if not ctx.dims:
-        raise Unsupported("the shapes involve no size: nothing to instantiate")
-    missing = [s.name for s in ctx.dims.values() if s.name not in sizes]
-    if missing:
-        raise Unsupported(f"the counterexample gives no value for the size {missing[0]}")
-    binders = "(" + " ".join(sorted(ctx.dims)) + " : nat)"
-    statement = (f"Theorem {name} :\n  ~ (forall {binders}, (foldr muln 1%N {spaces[0]}, foldr muln 1%N {spaces[1]}) "
-                 f"= ({want[0]}, {want[1]})).")
-    args = " ".join(f"{int(sizes[ctx.dims[d].name])}%N" for d in sorted(ctx.dims))
-    return [Exported(name, statement, f"move=> H; move: (H {args}); vm_compute; by case.")]
+    body = f"(foldr muln 1%N {spaces[0]}, foldr muln 1%N {spaces[1]}) = ({want[0]}, {want[1]})"
+    return [refuted_at_sizes(name, ctx, body, sizes)]
 
 
 def export_shape_correction(name: str, data: dict) -> list[Exported]:

@@ -13,10 +13,10 @@ computation, the operation named in a comment. Sizes at which they agree are rej
 from __future__ import annotations
 
 import numpy as np
-import sympy as sp
 
 from symuat.certify.coq_terms import Ctx, Unsupported
 from symuat.certify.export import Exported
+from symuat.certify.shapes import flat_size, refuted_at_sizes
 from symuat.certify.witness import _evaluates_to
 from symuat.kernel.index_calculus import col_space, row_space
 
@@ -64,7 +64,7 @@ def broken_operation(expr, sizes: dict, values: dict) -> dict | None:
 
     syms = {d.name: d for d in dimension_symbols(expr)}
     at = {syms[k]: v for k, v in sizes.items() if k in syms}
-    flat = lambda space: _flat_shape_of(space, sizes)
+    flat = lambda space: flat_size(space, sizes)
     leaves = {k: v for k, v in values.items() if np.ndim(v) > 0}
     scalars = {k: (v.item() if isinstance(v, np.ndarray) else v) for k, v in values.items() if np.ndim(v) == 0}
 
@@ -113,13 +113,6 @@ def broken_operation(expr, sizes: dict, values: dict) -> dict | None:
     return visit(expr, {})
 
 
-def _flat_shape_of(space, sizes: dict) -> int:
-    out = sp.Integer(1)
-    for d in space:
-        out *= sp.sympify(d)
-    return out.subs({s: sizes.get(s.name, s) for s in out.free_symbols})
-
-
 def export_undefined_refutation(name: str, data: dict) -> list[Exported]:
     """A side undefined where the other is defined: the operation it breaks needs two index
     spaces of equal size, and they are not for all sizes — ``~ (forall sizes, Π space₁ = Π
@@ -128,16 +121,7 @@ def export_undefined_refutation(name: str, data: dict) -> list[Exported]:
     sizes = data["sizes"]
     ctx = Ctx()
     texts = [ctx.space(s) for s in (s1, s2)]
-    if not ctx.dims:
-        raise Unsupported("the broken operation's index spaces involve no size")
-    missing = [s.name for s in ctx.dims.values() if s.name not in sizes]
-    if missing:
-        raise Unsupported(f"the counterexample gives no value for the size {missing[0]}")
-    if _flat_shape_of(s1, sizes) == _flat_shape_of(s2, sizes):
+    if flat_size(s1, sizes) == flat_size(s2, sizes):
         raise Unsupported("the operation's index spaces agree at the counterexample's sizes")
-    binders = "(" + " ".join(sorted(ctx.dims)) + " : nat)"
-    why = f"(* the {data.get('side', 'one')} side is undefined: {data.get('need', 'its operation')} *)"
-    statement = (f"Theorem {name} :\n  {why}\n  ~ (forall {binders}, foldr muln 1%N {texts[0]} = "
-                 f"foldr muln 1%N {texts[1]}).")
-    args = " ".join(f"{int(sizes[ctx.dims[d].name])}%N" for d in sorted(ctx.dims))
-    return [Exported(name, statement, f"move=> H; move: (H {args}); vm_compute; by case.")]
+    why = f"the {data.get('side', 'one')} side is undefined: {data.get('need', 'its operation')}"
+    return [refuted_at_sizes(name, ctx, f"foldr muln 1%N {texts[0]} = foldr muln 1%N {texts[1]}", sizes, why)]

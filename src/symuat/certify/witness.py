@@ -237,16 +237,24 @@ def sigma_of(data: dict):
     """The concrete σ at which both recorded sides (``lhs``, ``rhs``) evaluate to their recorded
     values at ``sizes``/``values`` — None for sides without an elementwise function; a witness
     neither of symuat's σ reproduces is :class:`Unsupported`."""
+    found, sigma = matching_sigma(data["lhs"], data["rhs"], data["sizes"], data["values"],
+                                  np.asarray(data["lhs_value"], dtype=object), np.asarray(data["rhs_value"], dtype=object))
+    if not found:
+        raise Unsupported("the recorded sides evaluate to the witness's values at neither of symuat's σ")
+    return sigma
+
+
+def matching_sigma(lhs, rhs, sizes: dict, values: dict, lhs_value, rhs_value) -> tuple[bool, object]:
+    """``(True, σ)`` for the first concrete σ of symuat's (its first, else its second; None for
+    sides without an elementwise function) at which both sides evaluate exactly to the recorded
+    values, else ``(False, None)``."""
     from symuat.expr.elementwise import sigma_alternative, sigma_exact
     from symuat.kernel.decide.instances import _has_sigma
 
-    if not _has_sigma(data["lhs"], data["rhs"]):
-        return None
-    for sigma in (sigma_exact, sigma_alternative):
-        if all(_evaluates_to(data[s], data["sizes"], data["values"], np.asarray(data[f"{s}_value"], dtype=object), sigma)
-               for s in ("lhs", "rhs")):
-            return sigma
-    raise Unsupported("the recorded sides evaluate to the witness's values at neither of symuat's σ")
+    for sigma in (sigma_exact, sigma_alternative) if _has_sigma(lhs, rhs) else (None,):
+        if _evaluates_to(lhs, sizes, values, lhs_value, sigma) and _evaluates_to(rhs, sizes, values, rhs_value, sigma):
+            return True, sigma
+    return False, None
 
 
 def export_dependence(name: str, data: dict) -> list[Exported]:
