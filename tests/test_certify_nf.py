@@ -110,3 +110,27 @@ def test_the_chain_reaches_the_record_of_a_certify_run(coq_lib):
     chains = chains_of(res["ch_nf"]["log"] + res["ch_direct"]["log"])
     assert chains["ch_nf"]["step"] == "meq_via_nf" and "sum_delta_l" not in chains["ch_nf"]["lhs"]
     assert set(chains["ch_direct"]) == {"direct"}
+
+
+def test_a_theorem_is_probed_for_every_lemma_its_run_could_have_applied():
+    """The probes after a batch (export.probe_file) look only for the lemmas a run announced and
+    for those a tactic may apply silently: a lemma counts as announced only if every line of the
+    library's tactics that names it prints it (or rewrites it with symuat_rw, which does)."""
+    import re
+
+    from symuat.certify.normal_form import announced_lemmas, probe_candidates, probed_lemmas
+    from symuat.certify.record import COQ_DIR
+
+    announced = announced_lemmas()
+    silent = [n for n in probed_lemmas() if n not in announced]
+    assert "sum_distrl" in announced and "exchange_big" in announced and "ring" in announced
+    assert "sum_const_ord" in silent  # SymuatCount rewrites it without a word
+    tactics = "".join(m.group(0) for f in COQ_DIR.glob("*.v") for m in re.finditer(
+        r"^(?:Ltac|Tactic Notation)\b.*?(?=^\S)", f.read_text(), re.M | re.S))
+    for n in announced - {"ring"}:
+        for line in tactics.splitlines():
+            if re.search(rf"(?<![\w']){re.escape(n)}(?![\w'])", line):
+                assert f"symuat_rw {n}" in line or f'"symuat-lemma {n}"' in line, (n, line)
+    assert probe_candidates("") == silent
+    log = "symuat-lemma exchange_big\nsymuat-lemma sum_distrl\n"
+    assert set(probe_candidates(log)) == set(silent) | {"exchange_big", "sum_distrl"}

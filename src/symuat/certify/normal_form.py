@@ -37,6 +37,8 @@ fun (I : idx [:: n]) (J : idx [::]) => let: (i0, _) := I in (\sum_(k0 < m) W (k0
 
 from __future__ import annotations
 
+import functools
+
 import sympy as sp
 
 from symuat.certify.coq_terms import Ctx, Unsupported, ident, int_expr
@@ -225,13 +227,58 @@ def probed_lemmas() -> list:
 _RING = "symuat_ring_ring_lemma1"  # the lemma `Add Ring symuat_ring` (PRELUDE) defines for `ring`
 
 
-def probe_text(const: str, tag: str) -> str:
-    """Coq commands printing ``symuat-uses TAG NAME`` for each library lemma that the proof term of
-    ``const`` (transparent: ``Defined``) references — the lemmas the accepted proof applies, not
-    the ones a search tried and abandoned."""
+def probe_text(const: str, tag: str, lemmas=None) -> str:
+    """Coq commands printing ``symuat-uses TAG NAME`` for each library lemma (of ``lemmas``;
+    default :func:`probed_lemmas`) that the proof term of ``const`` (transparent: ``Defined``)
+    references — the lemmas the accepted proof applies, not the ones a search tried and
+    abandoned. Each lemma is one walk of the term."""
     items = [f"idtac \"symuat-probe {tag}\""]
-    for n in probed_lemmas():
+    for n in (probed_lemmas() if lemmas is None else lemmas):
         c = _RING if n == "ring" else n
         items.append(f"(try match t with context [{c}] => idtac \"symuat-uses {tag} {n}\" end)")
     return (f"Goal True. let t := eval unfold {const} in {const} in\n  "
             + ";\n  ".join(items) + ". Abort.\n")
+
+
+#: the library's tactics: a block from ``Ltac``/``Tactic Notation`` to the next unindented line
+_TACTIC_BLOCK = r"^(?:Ltac|Tactic Notation)\b.*?(?=^\S)"
+
+
+@functools.lru_cache(maxsize=None)
+def announced_lemmas() -> frozenset:
+    """The probed lemmas (:func:`probed_lemmas`) every use of which, in the library's tactics,
+    prints ``symuat-lemma NAME`` (it is rewritten by ``symuat_rw``, or named by an ``idtac`` on
+    its line), and which no exporter writes into a proof without that line: a proof term can
+    contain one of them only if the run that built it printed its name
+    (:func:`probe_candidates`). ``ring`` is announced by the closing step."""
+    import re
+    from pathlib import Path
+
+    from symuat.certify.record import COQ_DIR
+
+    tactics = "".join(m.group(0) for f in sorted(COQ_DIR.glob("*.v"))
+                      for m in re.finditer(_TACTIC_BLOCK, f.read_text(), re.M | re.S))
+    lines = tactics.splitlines()
+    exporters = "".join(f.read_text() for f in sorted(Path(__file__).parent.glob("*.py"))
+                        if f.name != "normal_form.py")
+    out = set()
+    for n in probed_lemmas():
+        word = re.compile(rf"(?<![\w']){re.escape(n)}(?![\w'])")
+        uses = [line for line in lines if word.search(line)]
+        printed = all(re.search(rf"symuat_rw {re.escape(n)}\b", line) or f'"symuat-lemma {n}"' in line
+                      for line in uses)
+        written = [line for line in exporters.splitlines() if word.search(line)]
+        if n == "ring" or (printed and all(f"symuat-lemma {n}" in line for line in written)):
+            out.add(n)  # (a lemma no tactic and no exporter names is applied only inside library proofs)
+    return frozenset(out)
+
+
+def probe_candidates(log: str) -> list:
+    """The lemmas worth probing a theorem's proof terms for, given ``log``, the output of the
+    tactics that built them: those the run announced (``symuat-lemma NAME``), and every lemma a
+    tactic may apply without announcing it; in the library's order. The same answer as probing
+    every lemma, at a fraction of the walks (each is a walk of the whole term)."""
+    import re
+
+    said = set(re.findall(r"^\s*symuat-lemma (\S+)", log, re.M))
+    return [n for n in probed_lemmas() if n in said or n not in announced_lemmas()]

@@ -27,7 +27,7 @@ from pathlib import Path
 
 from symuat.certify.coq_terms import Unsupported
 from symuat.certify.depth import STEP_CHECK, THEOREMS as DEPTH_THEOREMS, export_depth, step_pair
-from symuat.certify.export import batch_file, export_identity
+from symuat.certify.export import AXIOMS_CHECK, batch_file, export_identity, probe_file
 from symuat.certify.kinds import export_certificates
 from symuat.certify.record import COQ_DIR, TIER, fingerprint, out_dir, toolchain
 from symuat.certify.density import export_density_refutation
@@ -308,18 +308,66 @@ def _coqc(lib: Path, path: Path, timeout: int) -> subprocess.CompletedProcess:
 
 def _theorem_results(stdout: str) -> dict:
     """theorem name → whether Coq's kernel accepted it without axioms: its ``symuat-qed`` marker
-    (printed after ``Qed``) is present and its ``Print Assumptions`` lists no ``Axioms:``."""
+    (printed after ``Defined``) is present and the batch's axiom check (printed once, after every
+    theorem: :func:`~symuat.certify.export.axioms_check`) lists no ``Axioms:``. ``None`` for a
+    marker without that check (the batch stopped before it: a theorem after it failed)."""
+    markers = re.findall(r"^\s*symuat-qed (\S+)", stdout, re.M)
+    check = re.search(r"symuat-axioms-begin\n(.*?)symuat-axioms-end", stdout, re.S)
+    clean = None if check is None else "Axioms:" not in check.group(1)
+    return {name: clean for name in markers}
+
+
+def axioms_of(lib: Path, compiled: Path, names: list[str], timeout: int = 600) -> dict:
+    """name → whether the theorem of the compiled batch ``compiled`` (a ``.v`` whose ``.vo`` exists)
+    rests on no axiom: ``Print Assumptions`` of each, in a file that loads the batch. Run only when
+    the batch's own check listed an axiom, to name the theorems that use it."""
+    probe = compiled.with_name(compiled.stem + "_axioms.v")
+    probe.write_text(f"From {THEORIES} Require Import {compiled.stem}.\n" + "".join(
+        f"Goal True. idtac \"symuat-axioms-of {n}\". Abort.\nPrint Assumptions {n}.\n" for n in names))
+    proc = _coqc(lib, probe, timeout)
+    _drop_compiled(probe)
     out: dict = {}
-    current = None
-    for line in stdout.splitlines():
-        m = re.match(r"symuat-(qed|begin) (\S+)", line.strip())
-        if m:
-            current = m.group(2) if m.group(1) == "qed" else None
-            if current is not None:
-                out[current] = True
-            continue
-        if current is not None and line.strip().startswith("Axioms:"):
-            out[current] = False
+    for part in re.split(r"^\s*symuat-axioms-of ", proc.stdout, flags=re.M)[1:]:
+        name, _, rest = part.partition("\n")
+        out[name.strip()] = proc.returncode == 0 and "Axioms:" not in rest
+    return out
+
+
+def _drop_compiled(path: Path) -> None:
+    """Remove what ``coqc`` wrote for ``path`` (a file that only prints: no theorem of it is
+    certified, so coqchk has nothing to re-check in it); the ``.v`` stays, to be read."""
+    for suffix in (".vo", ".vok", ".vos", ".glob"):
+        path.with_suffix(suffix).unlink(missing_ok=True)
+    path.with_name("." + path.stem + ".aux").unlink(missing_ok=True)
+
+
+def _tactic_logs(stdout: str) -> dict:
+    """theorem name → what the tactics printed while they built it: the output after the previous
+    theorem's ``symuat-qed`` marker (its side lemmas come before its own ``symuat-begin``) up to
+    its own."""
+    out, last = {}, 0
+    for m in re.finditer(r"^\s*symuat-qed (\S+)\s*$", stdout, re.M):
+        out[m.group(1)] = stdout[last:m.start()]
+        last = m.end()
+    return out
+
+
+def _probe(lib: Path, compiled: Path, theorems: list, stdout: str, timeout: int) -> dict:
+    """name → the ``symuat-probe``/``symuat-uses`` lines for the accepted ``theorems`` of the
+    compiled batch ``compiled`` (:func:`~symuat.certify.export.probe_file`, one more ``coqc``
+    that loads it)."""
+    if not any(t.probes for t in theorems):
+        return {}
+    probe = compiled.with_name(compiled.stem + "_probes.v")
+    probe.write_text(probe_file(compiled.stem, theorems, _tactic_logs(stdout)))
+    proc = _coqc(lib, probe, timeout * len(theorems) + 60)
+    _drop_compiled(probe)
+    if proc.returncode != 0:
+        raise RuntimeError(f"the probes of {compiled.name} do not compile:\n{proc.stdout}{proc.stderr}")
+    out: dict = {}
+    for part in re.split(r"^\s*symuat-probes-of ", proc.stdout, flags=re.M)[1:]:
+        name, _, rest = part.partition("\n")
+        out[name.strip()] = rest
     return out
 
 
@@ -359,15 +407,19 @@ def compile_batch(lib: Path, theorems: list, path: Path, timeout: int = 600) -> 
                                   f"limit of {limit} s; no proof is timed inside Coq, so the tier fails "
                                   "rather than count a slow proof as not certified") from None
         accepted = _theorem_results(stdout)
+        if code == 0 and False in accepted.values():  # an axiom in the batch: whose?
+            accepted = {**accepted, **axioms_of(lib, target, list(accepted), timeout)}
         logs = _split_logs(stdout)
         for t in todo:
-            if t.name in accepted:
+            if t.name in accepted:  # None: passed Defined, its axioms not yet checked (compiled again below)
                 results[t.name] = {"ok": accepted[t.name], "log": logs.get(t.name, ""),
-                                   "reason": "" if accepted[t.name] else "Coq: the proof uses axioms"}
+                                   "reason": "" if accepted[t.name] is not False else "Coq: the proof uses axioms"}
         if code == 0:
+            probes = _probe(lib, target, [t for t in todo if results.get(t.name, {}).get("ok")], stdout, timeout)
             for t in todo:  # in a compiled file (``.vo``): re-checked by coqchk
                 if t.name in results:
                     results[t.name]["vo"] = target.stem
+                    results[t.name]["log"] += probes.get(t.name, "")
             missing = [t for t in todo if t.name not in results]
             for t in missing:  # compiled, but no marker: never counted as certified
                 results[t.name] = {"ok": False, "log": "", "reason": "no Qed marker in coqc's output"}
@@ -382,6 +434,8 @@ def compile_batch(lib: Path, theorems: list, path: Path, timeout: int = 600) -> 
             for first, name in starts:
                 if first <= line:
                     failed = name
+        if failed == AXIOMS_CHECK:  # every theorem passed: the check itself is the tool's error
+            raise RuntimeError(f"the axiom check of {target.name} does not compile:\n{stdout}{stderr}")
         if failed is None or failed in results:
             pending = [t.name for t in todo if t.name not in results]
             failed = pending[0] if pending else None
@@ -394,9 +448,13 @@ def compile_batch(lib: Path, theorems: list, path: Path, timeout: int = 600) -> 
         # the theorems after the failure, then those accepted before it once more: in a file that
         # compiles whole they get a ``.vo``, which coqchk re-checks (a batch ordered shortest
         # first, :func:`certify`'s extension batch, repeats little)
-        before = [t for t in todo[:names.index(failed)] if results.get(t.name, {}).get("ok")]
+        before = [t for t in todo[:names.index(failed)]
+                  if t.name in results and results[t.name]["ok"] is not False]
         todo = [t for t in todo[names.index(failed) + 1:] if t.name not in results] + before
         attempt += 1
+    for entry in results.values():  # passed Defined in a file that never compiled whole: unchecked
+        if entry["ok"] is None:
+            entry.update(ok=False, reason="no axiom check: its batch never compiled whole")
     return results
 
 
