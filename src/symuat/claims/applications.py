@@ -30,7 +30,7 @@ from symuat.expr.attention import MASKS, PROJECTIONS, mha_symbols
 from symuat.expr.elementwise import Sigma
 from symuat.expr.heads import BlockSymbol
 from symuat.claims import _named as named
-from symuat.kernel import decide
+from symuat.kernel import certificates, decide
 from symuat.kernel.registry import REGISTRY
 from symuat.kernel.status import Status
 from symuat.kernel.structure import generic_density, generic_support
@@ -78,9 +78,8 @@ _PRUNE_LATEX = {"S2": r"\sup_{\mathbf I_n}|S_2|\le\delta\ \Rightarrow\ \sup_{\ma
 def _a1(item: str, hyp: str, to0, sums: str = "Λ"):
     # a limit constrains no finite member of the sequence: the same formula as no hypothesis
     key = (item, "none" if to0 == "limit" else hyp, None if to0 == "limit" else to0, sums)
-    if key not in _A1_MEMO:
-        _A1_MEMO[key] = _a1_decide(*key)
-    return _A1_MEMO[key]
+    # the certificates the decision recorded go with the memoised verdict (each reading rests on them)
+    return certificates.memoised(_A1_MEMO, key, partial(_a1_decide, *key))
 
 
 _A1_MEMO: dict = {}

@@ -31,6 +31,7 @@ from symuat.errors import (
     KernelInconsistencyError,
     KernelInputError,
 )
+from symuat.kernel import certificates
 from symuat.kernel.status import (
     Corrected,
     Counterexample,
@@ -274,12 +275,17 @@ def check_real_implication(variables: list, hypotheses: list, conclusion, *, rea
         )
         if realise is not None:
             cex.exact_recheck += "; " + realise(model)
+        if certificates.listened():  # the statement and the model it is refuted at (certify/implication.py)
+            certificates.record("implication_refutation", variables=variables, hypotheses=hypotheses,
+                                conclusion=conclusion, model=dict(exact_model))
         corr = None
         if corrected is not None:
             corr = Corrected(corrected[0], corrected[1]())
         return Verdict(Status.REFUTED, "sign-case split + Fourier–Motzkin elimination over the rationals "
                        "(a decision procedure for linear real arithmetic); rational model",
                        counterexample=cex, corrected=corr)
+    if certificates.listened():  # the statement proved, for every sign case (certify/implication.py)
+        certificates.record("implication", variables=variables, hypotheses=hypotheses, conclusion=conclusion)
     numeric = None
     if sample is not None:
         rng = np.random.default_rng(0)
