@@ -85,8 +85,8 @@ def rational(q) -> str:
     ('2', '-(1 # 3)', '-(4)')
     """
     q = sp.Rational(q)
-    body = str(abs(q.p)) if q.q == 1 else f"{abs(q.p)} # {q.q}"
-    return body if q >= 0 else f"-({body})"
+    body = str(abs(q.p)) if q.q == 1 else f"({abs(q.p)} # {q.q})"  # ``#`` binds looser than ``*``
+    return body if q >= 0 else f"-{body}" if q.q != 1 else f"-({body})"
 
 
 def q_term(e, written: dict) -> str:
