@@ -5,7 +5,7 @@ A1's ``proved`` checks (sign cases + Fourier–Motzkin) are exported as ``forall
 ranges) as ``~ (forall …)`` at symuat's rational model. Each mutant is a statement symuat does not
 conclude, fed through the same exporter: the conclusion reversed, a strict hypothesis made
 non-strict, a dropped hypothesis, a bound halved, a "counterexample" at which the conclusion holds
-or a hypothesis fails — Coq must reject it. The Coq test needs ``coqc`` (the ``coq`` tier); the
+or a hypothesis fails, a limit halved or the smallness on the kept part — Coq must reject it. The Coq test needs ``coqc`` (the ``coq`` tier); the
 others run in the fast tier.
 """
 
@@ -16,7 +16,8 @@ import sympy as sp
 
 import symuat.claims  # noqa: F401  (registration)
 from symuat.certify.coq_terms import Unsupported
-from symuat.certify.implication import export_implication, export_implication_refutation, rational
+from symuat.certify.implication import (export_implication, export_implication_refutation, export_uniform_limit,
+                                        rational)
 from symuat.certify.kinds import export_certificates
 from symuat.certify.refutation import export_check_refutation
 from symuat.certify.run import capture, compile_batch
@@ -26,7 +27,7 @@ from symuat.kernel.registry import REGISTRY
 S1, S2, f, eps, delta = pruning.VARIABLES
 
 PROVED = ["A1.ii[hyp=S2,to0=uniform,sums=Λ]", "A1.i[hyp=S1,to0=uniform]", "A1.prune[hyp=S2]",
-          "A1.i[hyp=S1,to0=limit]", "A1.i[hyp=none]"]
+          "A1.i[hyp=S1,to0=limit]", "A1.i[hyp=none]", "A1.prune[hyp=S2,to0=limit]"]
 REFUTED = ["A1.ii[hyp=S2,to0=uniform,sums=literal]", "A1.prune.tight[hyp=S2]"]
 
 
@@ -67,6 +68,22 @@ def test_a_refuted_literal_reading_is_stated_at_its_rational_model(a1):
     assert t.proof == f"intro H; specialize (H {point}); symuat_refute_point."
 
 
+def test_the_limit_reading_states_limsup_of_the_sup_at_most_epsilon(a1):
+    """A1.prune[hyp=S2,to0=limit]: along a sequence m, at every point x, with sup_x |S_2^(m)| ≤ d m → 0:
+    from some M on, |S_1^(m)(x) − f(x)| ≤ ε + η for every η > 0 — limsup_m sup_x |S_1^(m) − f| ≤ ε."""
+    verdict, certs = a1["A1.prune[hyp=S2,to0=limit]"]
+    assert str(verdict.status) == "proved" and [k for k, _ in certs] == ["uniform_limit"]
+    (t,) = export_certificates("u", verdict, certs)
+    assert t.statement.splitlines()[1:] == [
+        "  forall (X : Type) (S_1 S_2 : nat -> X -> Q) (f : X -> Q) (varepsilon : Q) (d : nat -> Q),",
+        "  (forall (m : nat) (x : X), (Qabs (S_1 m x + S_2 m x - f x) < varepsilon)%Q) ->",
+        "  (varepsilon > 0)%Q ->",
+        "  (forall (m : nat) (x : X), (Qabs (S_2 m x) <= d m)%Q) ->",
+        "  (forall eta : Q, (eta > 0)%Q -> exists M : nat, forall m : nat, (M <= m)%nat -> (d m <= eta)%Q) ->",
+        "  forall eta : Q, (eta > 0)%Q -> exists M : nat, forall m : nat, (M <= m)%nat -> forall x : X, "
+        "(Qabs (S_1 m x - f x) <= varepsilon + eta)%Q."]
+
+
 def test_a_non_linear_atom_is_unsupported_naming_it():
     x, y = sp.symbols("x y", real=True)
     with pytest.raises(Unsupported, match=r"x\*y is not a linear term"):
@@ -86,7 +103,11 @@ def _mutants(a1) -> list:
     weak = [sp.Abs(S1 + S2 - f) <= eps] + hyps[1:]
     refuted = _data(a1, "A1.ii[hyp=S2,to0=uniform,sums=literal]", "implication_refutation")
     t = refuted["variables"]
+    limit = _data(a1, "A1.prune[hyp=S2,to0=limit]", "uniform_limit")
     return [
+        # limsup ≤ ε/2, and the smallness on the part that is kept: both false
+        export_uniform_limit("m_limit_halved", dict(limit, limit=eps / 2)),
+        export_uniform_limit("m_limit_wrong_part", dict(limit, small=sp.Abs(S1) <= delta)),
         export_implication("m_reversed", dict(ii, conclusion=sp.StrictGreaterThan(concl.lhs, concl.rhs))),
         export_implication("m_nonstrict", dict(ii, hypotheses=weak)),
         export_implication("m_dropped", dict(prune, hypotheses=[h for h in prune["hypotheses"]

@@ -79,13 +79,13 @@ def names(variables) -> dict:
 
 
 def rational(q) -> str:
-    """A rational constant as a ``Q`` term (within ``%Q``).
+    """A rational constant as a ``Q`` term (within ``%Q``; ``#`` binds looser than ``*``).
 
     >>> rational(sp.Integer(2)), rational(sp.Rational(-1, 3)), rational(sp.Integer(-4))
     ('2', '-(1 # 3)', '-(4)')
     """
     q = sp.Rational(q)
-    body = str(abs(q.p)) if q.q == 1 else f"({abs(q.p)} # {q.q})"  # ``#`` binds looser than ``*``
+    body = str(abs(q.p)) if q.q == 1 else f"({abs(q.p)} # {q.q})"
     return body if q >= 0 else f"-{body}" if q.q != 1 else f"-({body})"
 
 
@@ -120,7 +120,8 @@ def q_term(e, written: dict) -> str:
 
 def _atom(e, written: dict) -> str:
     text = q_term(e, written)
-    return text if e in written or (sp.sympify(e).is_Rational and sp.sympify(e) >= 0) else f"({text})"
+    plain = (e in written and " " not in text) or (sp.sympify(e).is_Rational and sp.sympify(e) >= 0 and "#" not in text)
+    return text if plain else f"({text})"
 
 
 def q_prop(rel, written: dict) -> str:
@@ -166,3 +167,60 @@ def export_implication_refutation(name: str, data: dict) -> list[Exported]:
     point = " ".join(f"({rational(model[str(v)])})%Q" for v in variables)
     return [Exported(name, f"Theorem {name} :\n  ~ ({body}).",
                      f"intro H; specialize (H {point}); symuat_refute_point.", requires=LIBRARY)]
+
+
+def export_uniform_limit(name: str, data: dict) -> list[Exported]:
+    r"""The limit reading of a bound proved for every δ > 0 (A1.prune[hyp=S2,to0=limit]): along a
+    sequence of networks ``m``, at every point ``x`` of a type ``X`` (the points of
+    :math:`\mathbf I_n`), the ``hypotheses`` hold for every ``m`` and ``x`` and the ``small``
+    quantity is bounded by ``d m`` (``d m`` = its sup over ``x``, or any bound above it) with
+    ``d m → 0``; then ``kept ≤ limit + η`` for every η > 0 from some ``M`` on, at every ``x``:
+    :math:`\limsup_m\sup_x \mathrm{kept} \le \mathrm{limit}`. ``data``: ``sequence`` (the
+    variables that depend on ``m`` and ``x``), ``point`` (on ``x``), ``constants``,
+    ``hypotheses``, ``small`` (``|e| ≤ bound``), ``bound`` (the variable that becomes ``d m``),
+    ``kept``, ``limit``. Proved by taking ``M`` from ``d → 0`` at η and the sign-case split and
+    ``lra`` at ``m``, ``x``.
+
+    >>> S1, S2, f, e, d = sp.symbols(r"S_1 S_2 f \varepsilon \delta")
+    >>> t = export_uniform_limit("u", {"sequence": [S1, S2], "point": [f], "constants": [e],
+    ...     "hypotheses": [sp.Abs(S1 + S2 - f) < e], "small": sp.Abs(S2) <= d, "bound": d,
+    ...     "kept": sp.Abs(S1 - f), "limit": e})[0]
+    >>> print(t.statement)
+    Theorem u :
+      forall (X : Type) (S_1 S_2 : nat -> X -> Q) (f : X -> Q) (varepsilon : Q) (d : nat -> Q),
+      (forall (m : nat) (x : X), (Qabs (S_1 m x + S_2 m x - f x) < varepsilon)%Q) ->
+      (forall (m : nat) (x : X), (Qabs (S_2 m x) <= d m)%Q) ->
+      (forall eta : Q, (eta > 0)%Q -> exists M : nat, forall m : nat, (M <= m)%nat -> (d m <= eta)%Q) ->
+      forall eta : Q, (eta > 0)%Q -> exists M : nat, forall m : nat, (M <= m)%nat -> forall x : X, (Qabs (S_1 m x - f x) <= varepsilon + eta)%Q.
+    """
+    sequence, point, constants = list(data["sequence"]), list(data["point"]), list(data["constants"])
+    plain = names(sequence + point + constants)
+    taken = {"X", "d", "m", "x", "eta", "M"} & set(plain.values())
+    if taken:
+        raise Unsupported(f"a variable is written {', '.join(sorted(taken))}, a name the limit statement binds")
+    written = {v: f"{plain[v]} m x" for v in sequence} | {v: f"{plain[v]} x" for v in point} | {
+        v: plain[v] for v in constants} | {data["bound"]: "d m"}
+    small = data["small"]
+    if not (isinstance(small, sp.LessThan) and small.rhs == data["bound"]):
+        raise Unsupported(f"the smallness {small} is not |e| ≤ its bound")
+    uniform = [h for h in data["hypotheses"] if h.free_symbols & set(sequence + point)]
+    fixed = [h for h in data["hypotheses"] if h not in uniform]
+    binders = " ".join(plain[v] for v in sequence)
+    parts = ([f"(forall (m : nat) (x : X), {q_prop(h, written)})" for h in uniform] + [q_prop(h, written) for h in fixed]
+             + [f"(forall (m : nat) (x : X), {q_prop(small, written)})",
+                "(forall eta : Q, (eta > 0)%Q -> exists M : nat, forall m : nat, (M <= m)%nat -> (d m <= eta)%Q)"])
+    goal = ("forall eta : Q, (eta > 0)%Q -> exists M : nat, forall m : nat, (M <= m)%nat -> forall x : X, "
+            f"({q_term(data['kept'], written)} <= {q_term(data['limit'], written)} + eta)%Q")
+    head = (f"forall (X : Type) ({binders} : nat -> X -> Q)"
+            + (f" ({' '.join(plain[v] for v in point)} : X -> Q)" if point else "")
+            + (f" ({' '.join(plain[v] for v in constants)} : Q)" if constants else "") + " (d : nat -> Q),")
+    statement = f"Theorem {name} :\n  {head}\n  " + " ->\n  ".join(parts + [goal]) + "."
+    # H0…: the uniform hypotheses, the fixed ones, the smallness, d → 0 (the last); at m ≥ M and x
+    # every uniform one and the smallness are instantiated, d m ≤ η taken from d → 0
+    at = [n for n in range(len(uniform))] + [len(uniform) + len(fixed)]
+    last = len(parts) - 1
+    proof = (f"intros X {binders} {' '.join(plain[v] for v in point + constants)} d "
+             f"{' '.join(f'H{n}' for n in range(len(parts)))} eta Heta; "
+             f"destruct (H{last} eta Heta) as [M HM]; exists M; intros m Hm x; "
+             + "".join(f"specialize (H{n} m x); " for n in at) + f"specialize (HM m Hm); clear H{last}; symuat_linear.")
+    return [Exported(name, statement, proof, requires=LIBRARY)]

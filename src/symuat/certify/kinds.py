@@ -28,6 +28,7 @@ EXPORTERS: dict[str, Callable[[str, dict], list[Exported]]] = {
     "dependence": witness.export_dependence,
     "softmax_witness": witness.export_softmax_witness,
     "implication": implication.export_implication,
+    "uniform_limit": implication.export_uniform_limit,
 }
 
 

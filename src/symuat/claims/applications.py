@@ -132,6 +132,11 @@ for _hyp in ("S2", "S1"):
 
 
 def _a1_pruning_limit():
+    if certificates.listened():  # the limit statement itself (certify/implication.py: export_uniform_limit)
+        S1, S2, f, eps, delta = pruning.VARIABLES
+        certificates.record("uniform_limit", sequence=[S1, S2], point=[f], constants=[eps],
+                            hypotheses=pruning.setup(), small=sp.Abs(S2) <= delta, bound=delta,
+                            kept=sp.Abs(S1 - f), limit=eps)
     uniform = REGISTRY.verdict("A1.prune[hyp=S2]")
     out = decide.combine_all([uniform], ["∀δ > 0: sup|S_2| ≤ δ ⇒ sup|S_1 − f| < ε + δ"])
     out.method = ("from the uniform bound, proved for every δ > 0 (A1.prune[hyp=S2]): along a sequence with "
