@@ -200,6 +200,11 @@ def export_check_refutation(name: str, verdict, unequal: list, equal: list, cert
     found = [data for kind, data in certificates if kind == WITNESS_REFUTATION]
     if found:
         return export_recorded_refutation(name, found[-1])
+    found = [data for kind, data in certificates if kind == "vanishing_refutation"]
+    if found:  # A2's families: not stated (certify/vanishing.py: the reason)
+        from symuat.certify.vanishing import export_vanishing_refutation
+
+        return export_vanishing_refutation(name, found[0])
     found = [data for kind, data in certificates if kind == IMPLICATION_REFUTATION]
     if found:
         # the last: a reading decided partition by partition stops at the refuted one (A1.ii[…,literal])

@@ -195,7 +195,7 @@ def _a2(part, params, name, rest):
         corrected = (r"\text{the later layers fixed: }\|\Delta\text{output}\|\le\Lambda\,\delta\,(1+c_0+c_1(n+1)\delta),\ "
                      r"\Lambda=\prod_{m>k}\mathrm{Lip}_m,\ \mathrm{Lip}_m\le\|W1_m\|+\|W3_m\|\|W2_m\|\mathrm{Lip}(\sigma)",
                      lambda: REGISTRY.verdict(f"A2[layers=deep,parameters=all,σ={name},rest=fixed]"))
-    return decide.check_vanishing(smallness.delta, witness=witness, bound=bound,
+    return decide.check_vanishing(smallness.delta, witness=witness, bound=bound, sigma=smallness.sigma(name, smallness.t),
                                   what=f"{part}, {params}, {name}, rest {rest}", corrected=corrected)
 
 

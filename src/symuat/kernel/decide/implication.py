@@ -324,7 +324,8 @@ def _limit_right(expr, var):
 
 
 def check_vanishing(delta: sp.Symbol, *, witness: dict | None = None, bound: dict | None = None,
-                    what: str = "", corrected: tuple[str, Callable[[], Verdict]] | None = None) -> Verdict:
+                    what: str = "", corrected: tuple[str, Callable[[], Verdict]] | None = None,
+                    sigma=None) -> Verdict:
     r"""Decide ":math:`\forall\eta>0\ \exists\delta>0`: parameters bounded by δ ⇒ contribution ≤ η".
 
     ``witness``: ``{"value": c(δ), "constrained": {name: p(δ)}, "free": {…}, "point": …}`` — a
@@ -336,9 +337,11 @@ def check_vanishing(delta: sp.Symbol, *, witness: dict | None = None, bound: dic
     proves the claim when every fact's proof returns True and :math:`\lim_{\delta\to0^+}B=0`;
     float64 draws must respect the bound (else the bound is wrong: a kernel error). A bound
     whose facts are not all proved gives ``numeric-only``.
+    ``sigma``: the activation, a SymPy expression in one variable, named in the certificate the
+    certify tier reads (``vanishing``, ``vanishing_refutation``: :mod:`symuat.certify.vanishing`).
     """
-    refutation = proof = None
-    facts_ok = False
+    refutation = proof = lim_witness = None
+    facts, facts_ok = [], False
     if witness is not None:
         for name, p in witness["constrained"].items():
             for dv in (sp.Rational(1, 10), sp.Rational(1, 1000)):
@@ -346,7 +349,7 @@ def check_vanishing(delta: sp.Symbol, *, witness: dict | None = None, bound: dic
                 if not bool(sp.Abs(val) <= dv):
                     raise KernelInconsistencyError(f"witness parameter {name} = {val} exceeds δ = {dv}")
         c = sp.sympify(witness["value"])
-        lim = _limit_right(c, delta)
+        lim = lim_witness = _limit_right(c, delta)
         if lim in (sp.oo, -sp.oo) or (lim.is_real and lim.is_nonzero):
             at = {}
             for dv in (sp.Rational(1, 10), sp.Rational(1, 1000)):
@@ -385,6 +388,13 @@ def check_vanishing(delta: sp.Symbol, *, witness: dict | None = None, bound: dic
                         numeric=numeric, quantities={"bound": str(B), "facts": [t for t, _ in facts]})
     if refutation is not None and proof is not None and facts_ok:
         raise KernelInconsistencyError(f"{what}: both a proved bound and a witness")
+    if certificates.listened():  # what the conclusion rests on (certify/vanishing.py says why Coq cannot state it)
+        if refutation is not None:
+            certificates.record("vanishing_refutation", delta=delta, value=sp.sympify(witness["value"]),
+                                limit=lim_witness, sigma=sigma, what=what)
+        elif proof is not None:
+            certificates.record("vanishing", delta=delta, bound=sp.sympify(bound["expr"]),
+                                facts=[t for t, _ in facts], sigma=sigma, what=what)
     if refutation is not None:
         return Verdict(Status.REFUTED, f"{what}: a witness family within δ whose contribution does not vanish",
                        counterexample=refutation,
