@@ -11,11 +11,16 @@ with a rational model, re-checked *exactly* on the original formulas (absolute v
 The float64 re-check is reported, not required: a model on the boundary (``x = 7`` against
 ``x > 7``) is exact and float64 may round either way there. Atoms SymPy has already evaluated
 (a hypothesis that is ``True``; a constant atom) are accepted as truth values; anything outside
-the fragment is an error naming the atom.
+the fragment is an error naming the atom. When the certify tier listens
+(:func:`symuat.kernel.certificates.listened`) it records the statement it decided — an
+``implication`` certificate, or an ``implication_refutation`` with the rational model — which
+:mod:`symuat.certify.implication` states in Coq.
 
 :func:`check_vanishing` decides "parameters bounded by δ ⇒ contribution → 0": refuted by a
 witness family whose contribution has a nonzero limit as δ → 0⁺ (SymPy limit, confirmed at
-30 digits and in float64), proved by a bound whose facts are all proved and whose limit is 0.
+30 digits and in float64), proved by a bound whose facts are all proved and whose limit is 0;
+it records the bound or the family (``vanishing``, ``vanishing_refutation``), which the certify
+tier lists as unsupported with the reason (:mod:`symuat.certify.vanishing`).
 """
 
 from __future__ import annotations
