@@ -130,3 +130,20 @@ def test_coq_decides_the_implications_and_rejects_their_mutants(coq_lib, a1):
     assert {t.name: res[t.name]["ok"] for t in true} == {t.name: True for t in true}
     assert {t.name: res[t.name]["ok"] for t in mutants} == {t.name: False for t in mutants}
     assert all(res[t.name]["reason"].startswith("Coq:") for t in mutants)
+
+
+def test_a_theorem_over_q_is_placed_after_the_section_below_its_import():
+    """The section's ``Variable R : comRingType`` is not the theorem's business: a theorem that
+    requires SymuatArith comes after ``End Certified.``, below one import, and the line numbers
+    that name a failing theorem follow the file."""
+    from symuat.certify.export import Exported, batch_file
+
+    x = sp.Symbol("x", real=True)
+    (q,) = export_implication("q", {"variables": [x], "hypotheses": [x > 0], "conclusion": x >= 0})
+    ring = Exported("r", "Theorem r : forall a : R, a = a.", "by [].")
+    text, starts = batch_file([q, ring, q])
+    lines = text.splitlines()
+    end = lines.index("End Certified.")
+    assert lines[end + 1] == "From Symuat Require Import SymuatArith." and text.count("Require Import SymuatArith") == 1
+    assert [name for _, name in starts] == ["r", "q", "q"]
+    assert [lines[n - 1].split()[1] for n, _ in starts] == ["r", "q", "q"] and starts[1][0] > end + 1
