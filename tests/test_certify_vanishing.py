@@ -39,5 +39,5 @@ def test_a_proved_bound_is_unsupported_naming_what_its_sigma_needs(a2, key, need
 def test_a_refuting_family_is_unsupported_with_its_limit_and_sigma(a2):
     verdict, certs = a2[KEYS[2]]
     assert str(verdict.status) == "refuted"
-    with pytest.raises(Unsupported, match=r"tends to 1 as δ → 0⁺ .*Max\(0, t\).*piecewise linear"):
+    with pytest.raises(Unsupported, match=r"tends to 1 as δ → 0⁺ .*Max\(0, t\).*piecewise linear.*negated statement"):
         export_check_refutation("r", verdict, [], [], certs)

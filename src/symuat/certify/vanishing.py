@@ -15,10 +15,10 @@ need, per σ:
 * GELU is ``erf``'s, in neither library;
 * ReLU (``max(t, 0)``) is piecewise linear, so over ℚ (:mod:`symuat.certify.implication`'s
   setting) the statement is within reach, but it is not the linear fragment that module states:
-  it quantifies over ``n`` weights and sums over the ``n`` coordinates of **x** (symbolic ``n``),
-  multiplies parameters (``α·(wᵀx + θ)``: nonlinear, ``nra``), and alternates ∀η ∃δ (δ chosen
-  from η and n) — or, refuted, a family in δ whose value (``δ·max(1/δ², 0)``, residual layers
-  with ``K = 1/δ``) needs field reasoning; not exported yet.
+  a bound quantifies over ``n`` weights and sums over the ``n`` coordinates of **x** (symbolic
+  ``n``), multiplies parameters (``α·(wᵀx + θ)``: nonlinear, ``nra``), and alternates ∀η ∃δ (δ
+  chosen from η and n); a refuting family (``α = 1/δ``, ``δ·max(1/δ², 0)``, residual layers with
+  ``K = 1/δ``) needs field reasoning and the negated ∀η ∃δ over the network; not exported yet.
 
 >>> import sympy as sp
 >>> t = sp.Symbol("t")
@@ -36,8 +36,8 @@ from symuat.certify.coq_terms import Unsupported
 from symuat.certify.export import Exported
 
 
-def _why_sigma(sigma) -> str:
-    """What stating σ in Coq would need (see the module)."""
+def _why_sigma(sigma, family: bool = False) -> str:
+    """What stating σ in Coq would need (see the module); ``family``: for a refuting family."""
     if sigma is None:
         return "an activation the certificate does not name"
     sigma = sp.sympify(sigma)
@@ -48,6 +48,10 @@ def _why_sigma(sigma) -> str:
                 "MathComp 1.15 has neither exp nor limits")
     if "erf" in kinds:
         return "uses erf, in neither Coq's standard library nor MathComp 1.15"
+    if kinds <= {"Max"} and family:
+        return ("is piecewise linear, within reach over ℚ (Qmax, and field reasoning for the family's 1/δ), but the "
+                "negated statement — ∀η > 0 ∃δ > 0 over the network's parameters, its layers for a deep reading — "
+                "is not exported yet")
     if kinds <= {"Max"}:
         return ("is piecewise linear, within reach over ℚ, but the statement sums over the n coordinates of x "
                 "(symbolic n), multiplies parameters (α·(wᵀx + θ): nonlinear) and alternates ∀η ∃δ; not exported yet")
@@ -64,7 +68,7 @@ def reason(data: dict) -> str:
     else:
         head = (f"a family within δ whose contribution {sp.sstr(data['value'])} tends to {data['limit']} as δ → 0⁺ "
                 f"(SymPy limit), through {through}")
-    return f"{head}, which {_why_sigma(sigma)}"
+    return f"{head}, which {_why_sigma(sigma, family='bound' not in data)}"
 
 
 def export_vanishing(name: str, data: dict) -> list[Exported]:
