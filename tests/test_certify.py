@@ -103,6 +103,7 @@ class _AdmittedTheorem:
 
     def __init__(self, inner):
         self.name, self.statement, self.proof = inner.name, inner.statement, inner.proof
+        self.requires, self.probes = inner.requires, ()
 
     def batch_text(self, timeout):
         return (f"{self.statement}\nProof. idtac \"symuat-begin {self.name}\". Admitted.\n"

@@ -55,6 +55,10 @@ class Exported:
     #: lemmas they apply: (constant, tag) — tag "lhs"/"rhs" (the sides) or "direct"
     sides: str = ""
     probes: tuple = ()
+    #: a library file the theorem needs imported and that the section's ring ``R`` must not
+    #: meet (``"SymuatArith"``: statements over Coq's ``Q``): the theorem is placed after the
+    #: section, below that file's ``Require Import`` (:func:`batch_file`)
+    requires: str = ""
 
     @property
     def text(self) -> str:
@@ -278,10 +282,20 @@ def axioms_check(names: list[str]) -> str:
 def batch_file(theorems: list[Exported], timeout: int | None = None) -> tuple[str, list[tuple[int, str]]]:
     """Many theorems in one file (one ``coqc`` start, MathComp loaded once), then their
     assumptions (:func:`axioms_check`); and the first line of each theorem (and of that check,
-    :data:`AXIOMS_CHECK`), to name what a Coq error points at."""
+    :data:`AXIOMS_CHECK`), to name what a Coq error points at. The theorems that require a
+    library file of their own (:attr:`Exported.requires`) come after the section, below its
+    import."""
     text, starts = PRELUDE, []
-    for t in theorems:
+    inside = [t for t in theorems if not t.requires]
+    after = [t for t in theorems if t.requires]
+    for t in inside:
+        starts.append((text.count("\n") + 1, t.name))
+        text += t.batch_text(timeout)
+    text += "End Certified.\n"
+    for lib in dict.fromkeys(t.requires for t in after):
+        text += f"From Symuat Require Import {lib}.\n"
+    for t in after:
         starts.append((text.count("\n") + 1, t.name))
         text += t.batch_text(timeout)
     starts.append((text.count("\n") + 1, AXIOMS_CHECK))
-    return text + axioms_check([t.name for t in theorems]) + "End Certified.\n", starts
+    return text + axioms_check([t.name for t in theorems]), starts

@@ -20,7 +20,8 @@ statement the counterexample refutes, never another comparison the check made. W
 :func:`export_check_refutation` also takes what other procedures recorded (certificates): a
 witness a claim's own search found (:data:`WITNESS_REFUTATION`: T8's unrolled rules against the
 forward pass), a refuted density, a refuted shape claim, a printed row (D4), a dependence
-refuting "does not depend on". A "counterexample" at which the sides agree leaves Coq a goal it
+refuting "does not depend on", a refuted implication of linear arithmetic with absolute values
+(A1: :mod:`symuat.certify.implication`, over ℚ at its rational model). A "counterexample" at which the sides agree leaves Coq a goal it
 cannot close: the theorem is rejected (``tests/test_certify_refutation.py``). A refutation none
 of these states (a count without an expression, scalar entries, a numeric comparison) raises
 :class:`~symuat.certify.coq_terms.Unsupported` with the reason.
@@ -154,6 +155,11 @@ DENSITY_REFUTATION = "density_refutation"
 WITNESS_REFUTATION = "refutation_witness"
 
 
+#: the certificate of a refuted implication of linear real arithmetic
+#: (:func:`~symuat.kernel.decide.check_real_implication`: the statement and its rational model)
+IMPLICATION_REFUTATION = "implication_refutation"
+
+
 def export_recorded_refutation(name: str, data: dict) -> list[Exported]:
     """``~ (forall sizes functions matrices, lhs =m rhs)`` at a witness the claim's search recorded
     (:data:`WITNESS_REFUTATION`), once its sides are checked to evaluate, at the recorded values
@@ -194,6 +200,17 @@ def export_check_refutation(name: str, verdict, unequal: list, equal: list, cert
     found = [data for kind, data in certificates if kind == WITNESS_REFUTATION]
     if found:
         return export_recorded_refutation(name, found[-1])
+    found = [data for kind, data in certificates if kind == "vanishing_refutation"]
+    if found:  # A2's families: not stated (certify/vanishing.py: the reason)
+        from symuat.certify.vanishing import export_vanishing_refutation
+
+        return export_vanishing_refutation(name, found[0])
+    found = [data for kind, data in certificates if kind == IMPLICATION_REFUTATION]
+    if found:
+        # the last: a reading decided partition by partition stops at the refuted one (A1.ii[…,literal])
+        from symuat.certify.implication import export_implication_refutation
+
+        return export_implication_refutation(name, found[-1])
 
     if verdict.method.startswith(DENIED_HOLDS):
         if not equal:

@@ -150,7 +150,7 @@ def selected(check, pattern: str, depth: bool = True) -> bool:
     return bool(re.fullmatch(pattern, check.id.split(".")[0])) or (
         depth and (check.key in DEPTH_THEOREMS or check.key == STEP_CHECK))
 LIBRARY = ("SymuatMx.v", "SymuatReflect.v", "SymuatTac.v", "SymuatLemmas.v", "SymuatWitness.v", "SymuatCount.v",
-           "SymuatDepth.v", "SymuatFlat.v")
+           "SymuatDepth.v", "SymuatFlat.v", "SymuatArith.v")
 
 
 def proved_for_symbolic_sizes(verdict) -> bool:
@@ -392,7 +392,7 @@ def compile_batch(lib: Path, theorems: list, path: Path, timeout: int = 600) -> 
     The theorems accepted before a failure are compiled again after the rest, so that they are
     in a file that compiles whole."""
     results: dict = {}
-    todo = list(theorems)
+    todo = sorted(theorems, key=lambda t: bool(t.requires))  # the file's order (:func:`batch_file`)
     attempt = 0
     while todo:
         target = path if attempt == 0 else path.with_name(f"{path.stem}_r{attempt}.v")
@@ -450,7 +450,8 @@ def compile_batch(lib: Path, theorems: list, path: Path, timeout: int = 600) -> 
         # first, :func:`certify`'s extension batch, repeats little)
         before = [t for t in todo[:names.index(failed)]
                   if t.name in results and results[t.name]["ok"] is not False]
-        todo = [t for t in todo[names.index(failed) + 1:] if t.name not in results] + before
+        todo = [t for t in todo[names.index(failed) + 1:]  # (one passed in an earlier file, unchecked, too)
+                if t.name not in results or results[t.name]["ok"] is None] + before
         attempt += 1
     for entry in results.values():  # passed Defined in a file that never compiled whole: unchecked
         if entry["ok"] is None:

@@ -30,7 +30,7 @@ from symuat.expr.attention import MASKS, PROJECTIONS, mha_symbols
 from symuat.expr.elementwise import Sigma
 from symuat.expr.heads import BlockSymbol
 from symuat.claims import _named as named
-from symuat.kernel import decide
+from symuat.kernel import certificates, decide
 from symuat.kernel.registry import REGISTRY
 from symuat.kernel.status import Status
 from symuat.kernel.structure import generic_density, generic_support
@@ -78,9 +78,8 @@ _PRUNE_LATEX = {"S2": r"\sup_{\mathbf I_n}|S_2|\le\delta\ \Rightarrow\ \sup_{\ma
 def _a1(item: str, hyp: str, to0, sums: str = "Λ"):
     # a limit constrains no finite member of the sequence: the same formula as no hypothesis
     key = (item, "none" if to0 == "limit" else hyp, None if to0 == "limit" else to0, sums)
-    if key not in _A1_MEMO:
-        _A1_MEMO[key] = _a1_decide(*key)
-    return _A1_MEMO[key]
+    # the certificates the decision recorded go with the memoised verdict (each reading rests on them)
+    return certificates.memoised(_A1_MEMO, key, partial(_a1_decide, *key))
 
 
 _A1_MEMO: dict = {}
@@ -133,6 +132,11 @@ for _hyp in ("S2", "S1"):
 
 
 def _a1_pruning_limit():
+    if certificates.listened():  # the limit statement itself (certify/implication.py: export_uniform_limit)
+        S1, S2, f, eps, delta = pruning.VARIABLES
+        certificates.record("uniform_limit", sequence=[S1, S2], point=[f], constants=[eps],
+                            hypotheses=pruning.setup(), small=sp.Abs(S2) <= delta, bound=delta,
+                            kept=sp.Abs(S1 - f), limit=eps)
     uniform = REGISTRY.verdict("A1.prune[hyp=S2]")
     out = decide.combine_all([uniform], ["∀δ > 0: sup|S_2| ≤ δ ⇒ sup|S_1 − f| < ε + δ"])
     out.method = ("from the uniform bound, proved for every δ > 0 (A1.prune[hyp=S2]): along a sequence with "
@@ -191,7 +195,7 @@ def _a2(part, params, name, rest):
         corrected = (r"\text{the later layers fixed: }\|\Delta\text{output}\|\le\Lambda\,\delta\,(1+c_0+c_1(n+1)\delta),\ "
                      r"\Lambda=\prod_{m>k}\mathrm{Lip}_m,\ \mathrm{Lip}_m\le\|W1_m\|+\|W3_m\|\|W2_m\|\mathrm{Lip}(\sigma)",
                      lambda: REGISTRY.verdict(f"A2[layers=deep,parameters=all,σ={name},rest=fixed]"))
-    return decide.check_vanishing(smallness.delta, witness=witness, bound=bound,
+    return decide.check_vanishing(smallness.delta, witness=witness, bound=bound, sigma=smallness.sigma(name, smallness.t),
                                   what=f"{part}, {params}, {name}, rest {rest}", corrected=corrected)
 
 

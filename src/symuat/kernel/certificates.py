@@ -44,3 +44,29 @@ def listening(sink: Callable[[str, dict], None]):
         yield
     finally:
         SINK.reset(token)
+
+
+def memoised(memo: dict, key, compute: Callable):
+    """``compute()`` once per ``key`` of ``memo``, the certificates it records kept with its result
+    and recorded again on every later call: a check that reuses a memoised verdict (A1's readings
+    that decide the same formula) rests on the same certificates as the one that computed it.
+
+    >>> memo, seen = {}, []
+    >>> def compute():
+    ...     record("example", value=1)
+    ...     return "verdict"
+    >>> with listening(lambda kind, data: seen.append(kind)):
+    ...     memoised(memo, "k", compute), memoised(memo, "k", compute)
+    ('verdict', 'verdict')
+    >>> seen
+    ['example', 'example']
+    """
+    if key not in memo:
+        kept: list = []
+        with listening(lambda kind, data: kept.append((kind, data))):
+            out = compute()
+        memo[key] = (out, kept)
+    out, kept = memo[key]
+    for kind, data in kept:
+        record(kind, **data)
+    return out

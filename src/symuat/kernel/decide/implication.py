@@ -11,11 +11,16 @@ with a rational model, re-checked *exactly* on the original formulas (absolute v
 The float64 re-check is reported, not required: a model on the boundary (``x = 7`` against
 ``x > 7``) is exact and float64 may round either way there. Atoms SymPy has already evaluated
 (a hypothesis that is ``True``; a constant atom) are accepted as truth values; anything outside
-the fragment is an error naming the atom.
+the fragment is an error naming the atom. When the certify tier listens
+(:func:`symuat.kernel.certificates.listened`) it records the statement it decided — an
+``implication`` certificate, or an ``implication_refutation`` with the rational model — which
+:mod:`symuat.certify.implication` states in Coq.
 
 :func:`check_vanishing` decides "parameters bounded by δ ⇒ contribution → 0": refuted by a
 witness family whose contribution has a nonzero limit as δ → 0⁺ (SymPy limit, confirmed at
-30 digits and in float64), proved by a bound whose facts are all proved and whose limit is 0.
+30 digits and in float64), proved by a bound whose facts are all proved and whose limit is 0;
+it records the bound or the family (``vanishing``, ``vanishing_refutation``), which the certify
+tier lists as unsupported with the reason (:mod:`symuat.certify.vanishing`).
 """
 
 from __future__ import annotations
@@ -31,6 +36,7 @@ from symuat.errors import (
     KernelInconsistencyError,
     KernelInputError,
 )
+from symuat.kernel import certificates
 from symuat.kernel.status import (
     Corrected,
     Counterexample,
@@ -274,12 +280,17 @@ def check_real_implication(variables: list, hypotheses: list, conclusion, *, rea
         )
         if realise is not None:
             cex.exact_recheck += "; " + realise(model)
+        if certificates.listened():  # the statement and the model it is refuted at (certify/implication.py)
+            certificates.record("implication_refutation", variables=variables, hypotheses=hypotheses,
+                                conclusion=conclusion, model=dict(exact_model))
         corr = None
         if corrected is not None:
             corr = Corrected(corrected[0], corrected[1]())
         return Verdict(Status.REFUTED, "sign-case split + Fourier–Motzkin elimination over the rationals "
                        "(a decision procedure for linear real arithmetic); rational model",
                        counterexample=cex, corrected=corr)
+    if certificates.listened():  # the statement proved, for every sign case (certify/implication.py)
+        certificates.record("implication", variables=variables, hypotheses=hypotheses, conclusion=conclusion)
     numeric = None
     if sample is not None:
         rng = np.random.default_rng(0)
@@ -318,7 +329,8 @@ def _limit_right(expr, var):
 
 
 def check_vanishing(delta: sp.Symbol, *, witness: dict | None = None, bound: dict | None = None,
-                    what: str = "", corrected: tuple[str, Callable[[], Verdict]] | None = None) -> Verdict:
+                    what: str = "", corrected: tuple[str, Callable[[], Verdict]] | None = None,
+                    sigma=None) -> Verdict:
     r"""Decide ":math:`\forall\eta>0\ \exists\delta>0`: parameters bounded by δ ⇒ contribution ≤ η".
 
     ``witness``: ``{"value": c(δ), "constrained": {name: p(δ)}, "free": {…}, "point": …}`` — a
@@ -330,9 +342,11 @@ def check_vanishing(delta: sp.Symbol, *, witness: dict | None = None, bound: dic
     proves the claim when every fact's proof returns True and :math:`\lim_{\delta\to0^+}B=0`;
     float64 draws must respect the bound (else the bound is wrong: a kernel error). A bound
     whose facts are not all proved gives ``numeric-only``.
+    ``sigma``: the activation, a SymPy expression in one variable, named in the certificate the
+    certify tier reads (``vanishing``, ``vanishing_refutation``: :mod:`symuat.certify.vanishing`).
     """
-    refutation = proof = None
-    facts_ok = False
+    refutation = proof = lim_witness = None
+    facts, facts_ok = [], False
     if witness is not None:
         for name, p in witness["constrained"].items():
             for dv in (sp.Rational(1, 10), sp.Rational(1, 1000)):
@@ -340,7 +354,7 @@ def check_vanishing(delta: sp.Symbol, *, witness: dict | None = None, bound: dic
                 if not bool(sp.Abs(val) <= dv):
                     raise KernelInconsistencyError(f"witness parameter {name} = {val} exceeds δ = {dv}")
         c = sp.sympify(witness["value"])
-        lim = _limit_right(c, delta)
+        lim = lim_witness = _limit_right(c, delta)
         if lim in (sp.oo, -sp.oo) or (lim.is_real and lim.is_nonzero):
             at = {}
             for dv in (sp.Rational(1, 10), sp.Rational(1, 1000)):
@@ -379,6 +393,13 @@ def check_vanishing(delta: sp.Symbol, *, witness: dict | None = None, bound: dic
                         numeric=numeric, quantities={"bound": str(B), "facts": [t for t, _ in facts]})
     if refutation is not None and proof is not None and facts_ok:
         raise KernelInconsistencyError(f"{what}: both a proved bound and a witness")
+    if certificates.listened():  # what the conclusion rests on (certify/vanishing.py says why Coq cannot state it)
+        if refutation is not None:
+            certificates.record("vanishing_refutation", delta=delta, value=sp.sympify(witness["value"]),
+                                limit=lim_witness, sigma=sigma, what=what)
+        elif proof is not None:
+            certificates.record("vanishing", delta=delta, bound=sp.sympify(bound["expr"]),
+                                facts=[t for t, _ in facts], sigma=sigma, what=what)
     if refutation is not None:
         return Verdict(Status.REFUTED, f"{what}: a witness family within δ whose contribution does not vanish",
                        counterexample=refutation,
