@@ -246,19 +246,25 @@ def coq_file(theorems: list[Exported]) -> str:
     return PRELUDE + "\n".join(t.text for t in theorems) + "End Certified.\n"
 
 
-def probe_file(batch: str, theorems: list, logs: dict) -> str:
+def probe_file(batch: str, theorems: list, logs: dict, aliases: dict | None = None) -> str:
     """A file that loads the compiled batch ``batch`` (``theories/batch.vo``) and prints, for each
     of ``theorems`` (:class:`Exported`), ``symuat-probes-of NAME`` and then the library lemmas its
     proof terms (:attr:`Exported.probes`) reference
     (:func:`~symuat.certify.normal_form.probe_text`), probed only for the lemmas its run could have
     applied (:func:`~symuat.certify.normal_form.probe_candidates` of ``logs[NAME]``, what the
-    tactics printed while they built it). Run after the batch, not inside it: in the batch, every
-    lemma was one more walk of every proof term (a fifth of a batch's time)."""
+    tactics printed while they built it; for an alias, :func:`share_proofs`, its first proof's).
+    Run after the batch, not inside it: in the batch, every lemma was one more walk of every
+    proof term (a fifth of a batch's time)."""
     head = "".join(line + "\n" for line in PRELUDE.splitlines()[:3])
+    aliases = aliases or {}
+
+    def probe(t, const, tag):  # an alias's proof term is its first proof's name: that one's is read
+        const, owner = aliases.get(const, (const, t.name))
+        return normal_form.probe_text(const, tag, normal_form.probe_candidates(logs.get(owner, "")))
+
     body = "".join(
         f"Goal True. idtac \"symuat-probes-of {t.name}\". Abort.\n"
-        + "".join(normal_form.probe_text(c, tag, normal_form.probe_candidates(logs.get(t.name, "")))
-                  for c, tag in t.probes)
+        + "".join(probe(t, c, tag) for c, tag in t.probes)
         for t in theorems if t.probes)
     return head + f"From SymuatCertified Require Import {batch}.\n" + body
 
@@ -279,23 +285,76 @@ def axioms_check(names: list[str]) -> str:
             "Goal True. idtac \"symuat-axioms-end\". Abort.\n")
 
 
-def batch_file(theorems: list[Exported], timeout: int | None = None) -> tuple[str, list[tuple[int, str]]]:
+#: a lemma or theorem of a batch: its name, its statement (binders and type), its one-line proof
+_BLOCK = re.compile(r"^(Lemma|Theorem) (\S+)( .*?)\nProof\. (idtac \"symuat-begin \S+\"\. )?([^\n]*) Defined\.$",
+                    re.M | re.S)
+
+
+def _binder_names(statement: str) -> list[str]:
+    """The names a statement binds before its colon, in order: ``" (m n : nat) (W : mx R [:: m]
+    [:: n]) :\n  …"`` → ``["m", "n", "W"]``."""
+    names, depth, group = [], 0, ""
+    for ch in statement:
+        if depth == 0 and ch == ":":
+            break
+        if ch == "(":
+            depth += 1
+            if depth == 1:
+                group = ""
+                continue
+        elif ch == ")":
+            depth -= 1
+            if depth == 0:
+                names += group.split(" : ", 1)[0].split()
+                continue
+        if depth >= 1:
+            group += ch
+    return names
+
+
+def share_proofs(text: str, owner: str, seen: dict, aliases: dict) -> str:
+    """``text`` (one theorem's entry of a batch, :meth:`Exported.batch_text`) with every lemma or
+    theorem whose statement an earlier one of the file states word for word proved by that one
+    (``exact:``) instead of again: the identities of many checks share their side lemmas (the
+    one-layer step behind every depth theorem, the readings of one claim), each a normal-form
+    search of seconds. ``seen``: statement → (name, owner) of its first proof in the file;
+    ``aliases``: name → (the name proved first, the theorem whose entry proved it), for the
+    probes (:func:`probe_file`: an alias's proof term is that name, so the first one's is read)."""
+    def share(m: re.Match) -> str:
+        kind, name, statement, begin, proof = m.groups()
+        first = seen.get(statement)
+        if first is None:
+            seen[statement] = (name, owner)
+            return m.group(0)
+        aliases[name] = first
+        args = " ".join(_binder_names(statement))
+        return (f"{kind} {name}{statement}\nProof. {begin or ''}"
+                f"first [exact: {first[0]} | exact ({first[0]} {args})]. Defined.")
+
+    return _BLOCK.sub(share, text)
+
+
+def batch_file(theorems: list[Exported], timeout: int | None = None,
+               aliases: dict | None = None) -> tuple[str, list[tuple[int, str]]]:
     """Many theorems in one file (one ``coqc`` start, MathComp loaded once), then their
     assumptions (:func:`axioms_check`); and the first line of each theorem (and of that check,
     :data:`AXIOMS_CHECK`), to name what a Coq error points at. The theorems that require a
     library file of their own (:attr:`Exported.requires`) come after the section, below its
     import."""
     text, starts = PRELUDE, []
+    aliases = {} if aliases is None else aliases
     inside = [t for t in theorems if not t.requires]
     after = [t for t in theorems if t.requires]
+    seen: dict = {}  # in the section (over its R), then after it: a statement's first proof
     for t in inside:
         starts.append((text.count("\n") + 1, t.name))
-        text += t.batch_text(timeout)
+        text += share_proofs(t.batch_text(timeout), t.name, seen, aliases)
     text += "End Certified.\n"
     for lib in dict.fromkeys(t.requires for t in after):
         text += f"From Symuat Require Import {lib}.\n"
+    seen = {}
     for t in after:
         starts.append((text.count("\n") + 1, t.name))
-        text += t.batch_text(timeout)
+        text += share_proofs(t.batch_text(timeout), t.name, seen, aliases)
     starts.append((text.count("\n") + 1, AXIOMS_CHECK))
     return text + axioms_check([t.name for t in theorems]), starts

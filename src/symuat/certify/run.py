@@ -333,6 +333,21 @@ def axioms_of(lib: Path, compiled: Path, names: list[str], timeout: int = 600) -
     return out
 
 
+def deal(theorems: list, n: int, key) -> list[list]:
+    """``theorems`` dealt to ``n`` files in turn, those whose entries state a lemma or theorem word
+    for word alike (the side lemmas many identities share) to the same file, where it is proved
+    once (:func:`~symuat.certify.export.share_proofs`); each file ordered by ``key``."""
+    groups: dict = {}
+    for t in theorems:
+        text = (getattr(t, "sides", "") or "") + t.statement
+        first = re.search(r"^(?:Lemma|Theorem) \S+( .*?)\n(?:Proof|\Z)", text + "\n", re.M | re.S)
+        groups.setdefault(first.group(1) if first else t.name, []).append(t)
+    files: list = [[] for _ in range(n)]
+    for k, group in enumerate(groups.values()):
+        files[k % n] += group
+    return [sorted(f, key=key) for f in files]
+
+
 def _drop_compiled(path: Path) -> None:
     """Remove what ``coqc`` wrote for ``path`` (a file that only prints: no theorem of it is
     certified, so coqchk has nothing to re-check in it); the ``.v`` stays, to be read."""
@@ -352,14 +367,14 @@ def _tactic_logs(stdout: str) -> dict:
     return out
 
 
-def _probe(lib: Path, compiled: Path, theorems: list, stdout: str, timeout: int) -> dict:
+def _probe(lib: Path, compiled: Path, theorems: list, stdout: str, timeout: int, aliases: dict) -> dict:
     """name → the ``symuat-probe``/``symuat-uses`` lines for the accepted ``theorems`` of the
     compiled batch ``compiled`` (:func:`~symuat.certify.export.probe_file`, one more ``coqc``
     that loads it)."""
     if not any(t.probes for t in theorems):
         return {}
     probe = compiled.with_name(compiled.stem + "_probes.v")
-    probe.write_text(probe_file(compiled.stem, theorems, _tactic_logs(stdout)))
+    probe.write_text(probe_file(compiled.stem, theorems, _tactic_logs(stdout), aliases))
     proc = _coqc(lib, probe, timeout * len(theorems) + 60)
     _drop_compiled(probe)
     if proc.returncode != 0:
@@ -396,7 +411,8 @@ def compile_batch(lib: Path, theorems: list, path: Path, timeout: int = 600) -> 
     attempt = 0
     while todo:
         target = path if attempt == 0 else path.with_name(f"{path.stem}_r{attempt}.v")
-        text, starts = batch_file(todo)
+        aliases: dict = {}
+        text, starts = batch_file(todo, aliases=aliases)
         target.write_text(text)
         limit = timeout * len(todo) + 60
         try:
@@ -415,7 +431,8 @@ def compile_batch(lib: Path, theorems: list, path: Path, timeout: int = 600) -> 
                 results[t.name] = {"ok": accepted[t.name], "log": logs.get(t.name, ""),
                                    "reason": "" if accepted[t.name] is not False else "Coq: the proof uses axioms"}
         if code == 0:
-            probes = _probe(lib, target, [t for t in todo if results.get(t.name, {}).get("ok")], stdout, timeout)
+            probes = _probe(lib, target, [t for t in todo if results.get(t.name, {}).get("ok")], stdout, timeout,
+                            aliases)
             for t in todo:  # in a compiled file (``.vo``): re-checked by coqchk
                 if t.name in results:
                     results[t.name]["vo"] = target.stem
@@ -868,8 +885,8 @@ def certify(pattern: str = TIER, out: Path | None = None, jobs: int = 2, timeout
     # (:func:`compile_batch`), and a small file is little to compile again; the short depth file
     # last, to fill a core the others leave idle
     chunks = 3 * max(1, jobs)
-    batches = ([rest[k::max(1, jobs)] for k in range(max(1, jobs))]
-               + [extension[k::chunks] for k in range(chunks)] + [depth])
+    batches = (deal(rest, max(1, jobs), key=lambda t: -len(t.statement))
+               + deal(extension, chunks, key=lambda t: len(t.statement)) + [depth])
     batches = [b for b in batches if b]
 
     early: dict = {}  # a batch's compiled files, coqchk'd as soon as they exist (at nice 10)
