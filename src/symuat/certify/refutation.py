@@ -15,7 +15,9 @@ statement the counterexample refutes, never another comparison the check made. W
   differ; a statement typed only where the counterexample makes sizes equal (L2.5: F = D) is
   stated with them identified, and says so;
 * the sides differ in shape (``shapes differ``): :mod:`symuat.certify.shapes`;
-* a side undefined at the counterexample: :mod:`symuat.certify.undefined`.
+* a side undefined at the counterexample: :mod:`symuat.certify.undefined`;
+* two windows that are not the same mask (WP9's bands, certificate ``band_masks``): the two
+  booleans "n attends to n′" at the entry where they differ, :mod:`symuat.certify.bands`.
 
 :func:`export_check_refutation` also takes what other procedures recorded (certificates): a
 witness a claim's own search found (:data:`WITNESS_REFUTATION`: T8's unrolled rules against the
@@ -194,6 +196,11 @@ def export_check_refutation(name: str, verdict, unequal: list, equal: list, cert
     found = [data for kind, data in certificates if kind == WITNESS_REFUTATION]
     if found:
         return export_recorded_refutation(name, found[-1])
+    found = [data for kind, data in certificates if kind == "band_masks" and not data["same"]]
+    if found:  # two windows that are not the same mask: at the entry where they differ
+        from symuat.certify.bands import export_band_masks
+
+        return export_band_masks(name, found[-1])
 
     if verdict.method.startswith(DENIED_HOLDS):
         if not equal:
