@@ -184,13 +184,14 @@ Ltac symuat_unit_as T Hu k :=
     let Hc := fresh "Hu" in have Hc : @eq T l r := Hu; k Hc end.
 Ltac symuat_ring_units :=
   lazymatch goal with |- @eq ?T _ _ =>
-  first [ ring
-        | match goal with Hu : GRing.mul (GRing.natmul _ _) _ = 1 |- _ =>
-            symuat_unit_as T Hu ltac:(fun H => ring [H]) end
-        | match goal with Hu : GRing.mul (GRing.natmul _ _) _ = 1,
-                          Hv : GRing.mul (GRing.natmul _ _) _ = 1 |- _ =>
-            symuat_unit_as T Hu ltac:(fun H => symuat_unit_as T Hv ltac:(fun H' => ring [H H'])) end ]
-  end.
+  (* one [ring] call whatever the premises (a failed call is the common case of the summand
+     search): with the premises when there are any *)
+  lazymatch goal with
+  | Hu : GRing.mul (GRing.natmul _ _) _ = 1, Hv : GRing.mul (GRing.natmul _ _) _ = 1 |- _ =>
+      symuat_unit_as T Hu ltac:(fun H => symuat_unit_as T Hv ltac:(fun H' => ring [H H']))
+  | Hu : GRing.mul (GRing.natmul _ _) _ = 1 |- _ => symuat_unit_as T Hu ltac:(fun H => ring [H])
+  | |- _ => ring
+  end end.
 
 Ltac symuat_ring :=
   (* an integer literal [k%:R] as [1 + … + 0], and [(-k)%:~R] as [- (1 + …)], which [ring] computes with *)
@@ -314,9 +315,10 @@ Ltac symuat_units :=
 
 (** The same, then the sums over one range side by side merged into one ([sum_merge]): where the
     terms that cancel by the premise are in different sums of one side ([C_M C_M = C_M]: the
-    sums of [-inv_M] and of [M * inv_M * inv_M]), so that [ring] meets them in one summand. It
-    is the second attempt ([symuat_entry using (symuat_units) || …]): merging the sums of a
-    statement linear in [inv_M] can pair them differently on the two sides. *)
+    sums of [-inv_M] and of [M * inv_M * inv_M]), so that [ring] meets them in one summand. The
+    exporter chooses it for a statement that is not linear in the inverses (symuat's normal form
+    decides, [symuat.certify.export.uses_inverse]): merging the sums of a linear one can pair
+    them differently on the two sides. *)
 Ltac symuat_units_merged :=
   symuat_units;
   repeat (setoid_rewrite sum_merge_r || setoid_rewrite sum_merge); symuat_ring_ops.

@@ -110,9 +110,11 @@ def export_identity(name: str, lhs, rhs, proof: str | None = None, nf_key=None, 
         # ``ring`` reduces by the premises ``M%:R * inv_M = 1`` (``symuat_units``)
         lines = [f"symuat_line {h}" for h in names]
         proof = "symuat_entry using (" + "; ".join(lines or ["idtac"]) + ")."
-        if ctx.inverses:  # then, if the terms that cancel by a premise are in different sums: merged
-            proof = ("first [ " + " | ".join("symuat_entry using (" + "; ".join(lines + [units]) + ")"
-                                             for units in ("symuat_units", "symuat_units_merged")) + " ].")
+        if ctx.inverses:
+            # linear in the inverses (symuat's normal form proves it with each 1/D a free scalar): the
+            # premises are not used; else the terms that cancel by them are brought into one sum
+            units = "symuat_units_merged" if uses_inverse(lhs, rhs, ctx) else "symuat_units"
+            proof = "symuat_entry using (" + "; ".join(lines + [units]) + ")."
     head = f"Theorem {name} " + " ".join(binders) + " :"
     if ctx.inverses:
         head += "\n  (* " + ", ".join(f"{inv} = 1/{ctx.dim(ctx.inverses[inv])}" for inv in ctx.inverses) + \
@@ -133,6 +135,25 @@ def export_identity(name: str, lhs, rhs, proof: str | None = None, nf_key=None, 
     sides = normal_form.side_lemmas(name, " ".join(binders), strip(left), strip(right), nf)
     return Exported(name, head + "\n" + body, normal_form.nf_proof(name, binder_names(ctx)), "normal form", nf, "",
                     sides, ((f"{name}_lhs", "lhs"), (f"{name}_rhs", "rhs")))
+
+
+def uses_inverse(lhs, rhs, ctx: Ctx) -> bool:
+    """Whether ``lhs = rhs`` needs ``D · (1/D) = 1`` for a size inverse ``1/D`` of ``ctx`` — it does
+    not when symuat's normal form proves it with every such ``1/D`` replaced by a free scalar.
+
+    >>> import sympy as sp
+    >>> from sympy import Identity, MatMul, MatrixSymbol, OneMatrix
+    >>> M = sp.Symbol("M", positive=True, integer=True)
+    >>> C = Identity(M) + MatMul(-1 / M, OneMatrix(M, M))
+    >>> X = MatrixSymbol("X", M, M)
+    >>> ctx = Ctx(); _ = term(C, ctx)
+    >>> uses_inverse(X * C * C, X * C, ctx), uses_inverse(X * C + X, X + X * C, ctx)
+    (True, False)
+    """
+    from symuat.kernel.index_calculus import _compare_entries
+
+    free = {sp.Pow(den, -1): sp.Symbol(f"_{name}") for name, den in ctx.inverses.items()}
+    return not _compare_entries(lhs.xreplace(free), rhs.xreplace(free)).equal
 
 
 def _binder_groups(ctx: Ctx) -> list[tuple[list[str], str]]:

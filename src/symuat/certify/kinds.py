@@ -12,7 +12,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Callable
 
-from symuat.certify import bands, density, identity, picture, printed, witness
+from symuat.certify import bands, density, exponential, identity, picture, printed, witness
 from symuat.certify.coq_terms import Unsupported
 from symuat.certify.export import Exported
 
@@ -28,6 +28,8 @@ EXPORTERS: dict[str, Callable[[str, dict], list[Exported]]] = {
     "dependence": witness.export_dependence,
     "softmax_witness": witness.export_softmax_witness,
     "band_masks": bands.export_band_masks,
+    "softmax_shift": exponential.export_softmax_shift,
+    "capped_sum": exponential.export_capped_sum,
 }
 
 
