@@ -20,6 +20,7 @@ import sympy as sp
 import symuat.claims  # noqa: F401  (registration)
 from symuat.certify.bands import export_band_masks
 from symuat.certify.coq_terms import Ctx, Unsupported, _scalar
+from symuat.certify.exponential import export_capped_sum, export_softmax_shift
 from symuat.certify.export import export_identity
 from symuat.certify.refutation import export_check_refutation, export_refutation, refutation_data
 from symuat.certify.run import capture, compile_batch
@@ -39,7 +40,7 @@ def _captured(*keys):
 @pytest.fixture(scope="module")
 def cases():
     return _captured("WP12.ln[LayerNorm]", "WP3.shift", "WP12.mutant[no-norm]", "WP9.mutant[off-by-one]",
-                     "WP9.corrected[lt-w,fa(w-1,0)]")
+                     "WP9.corrected[lt-w,fa(w-1,0)]", "X10.logit")
 
 
 def _identity(cases, key, name, **kw):
@@ -79,6 +80,27 @@ def test_a_band_refutation_names_the_two_windows(cases):
     verdict, equal, unequal, certs = cases["WP9.mutant[off-by-one]"]
     (t,) = export_check_refutation("b", verdict, unequal, equal, certs)
     assert "0 ≤ n−n′ ≤ w and 0 ≤ n−n′ < w" in t.statement and t.statement.count("~ (forall (N w : nat)") == 1
+
+
+def test_only_x10s_secant_identity_is_stated_as_a_capped_sum(cases):
+    _, _, _, certs = cases["X10.logit"]
+    ((kind, data),) = certs
+    (t,) = export_capped_sum("x", data)
+    assert kind == "capped_sum" and "\\sum_(k < n) t k != 0 ->" in t.statement
+    c = data["c"]
+    with pytest.raises(Unsupported, match="other than X10.logit"):
+        export_capped_sum("y", dict(data, rhs=c * sp.tanh(data["rhs"] / c)))
+
+
+def test_coq_certifies_the_exp_identities_under_their_hypotheses_and_not_without(coq_lib, cases):
+    _, _, _, ((_, data),) = cases["X10.logit"]
+    true = export_softmax_shift("t_softmax", {}) + export_capped_sum("t_capped", data)
+    # e^a ≠ 0 dropped: false for expF = 0 (0 / 0 = 0 on the left); ℓ ≠ 0 dropped: false at ℓ = 0
+    mutants = (export_softmax_shift("m_softmax", {}, hypotheses="(forall a b, expF (a + b) = expF a * expF b)")
+               + export_capped_sum("m_capped", data, premise="True"))
+    res = compile_batch(coq_lib / "lib", mutants + true, coq_lib / "theories" / "exp_batch.v", timeout=300)
+    assert {t.name: res[t.name]["ok"] for t in true} == {t.name: True for t in true}
+    assert {t.name: res[t.name]["ok"] for t in mutants} == {t.name: False for t in mutants}
 
 
 def test_coq_certifies_the_inverse_and_rejects_a_wrong_one_a_dropped_premise_and_agreeing_values(coq_lib, cases):
