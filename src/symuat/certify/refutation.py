@@ -69,6 +69,11 @@ def refutation_data(verdict, unequal: list) -> tuple[str, dict]:
         return "undefined_refutation", found
     if not any(isinstance(v, np.ndarray) and v.ndim == 2 for v in cex.values.values()):
         raise Unsupported(f"the counterexample gives scalar entries, not matrices ({_clip(reason, 100)})")
+    if not unequal:
+        # refuted by a procedure that compares no pair of expressions (a σ with values in e, true
+        # rotations) and records no certificate a Coq statement is written from
+        raise Unsupported("refuted by a procedure other than the normal form's comparison, which records nothing "
+                          "to state: " + _clip(verdict.method, 140))
     match = _evaluated_pair(unequal, cex)
     if match is None:
         raise Unsupported("no comparison of the check evaluates to its counterexample's sides")
