@@ -114,11 +114,12 @@ def export_witness(name: str, data: dict, tactic: str = "symuat_witness") -> lis
     from symuat.expr.heads import HeadMatrix
     from symuat.kernel.index_calculus import space_of
 
+    # the statement first (what it cannot state is the reason, before the values' form)
+    ctx = Ctx()
+    left, right = term(lhs, ctx), term(rhs, ctx)
     families = {ident(f.name): f for e in (lhs, rhs) for f in e.atoms(HeadMatrix)}
     rows = {k: (_family(v) if ident(k) in families else _rows(v)) for k, v in values.items()}
     entries = [q for k, r in rows.items() for m in (r if ident(k) in families else [r]) for row in m for q in row]
-    ctx = Ctx()
-    left, right = term(lhs, ctx), term(rhs, ctx)
     # a size's inverse (1/M, :func:`~symuat.certify.coq_terms.inverse`) is a fraction at the witness
     ring = "int" if all(q.denominator == 1 for q in entries) and not ctx.inverses else "rat"
     if ctx.funcs and data.get("sigma") is None:
