@@ -73,6 +73,13 @@ Qed.
 (** a sum over an index that occurs nowhere *)
 Lemma sum_const_ord n x : \sum_(b < n) x = n%:R * x.
 Proof. by rewrite sumr_const card_ord mulr_natl. Qed.
+(** two sums over the same range, side by side, as one ([big_split] read backwards): a statement
+    with a size's inverse ([symuat_units]) brings the terms that cancel by its premise under one sum *)
+Lemma sum_merge n (F G : 'I_n -> R) : \sum_(i < n) F i + \sum_(i < n) G i = \sum_(i < n) (F i + G i).
+Proof. by rewrite big_split. Qed.
+Lemma sum_merge_r n (F G : 'I_n -> R) x :
+  \sum_(i < n) F i + (\sum_(i < n) G i + x) = \sum_(i < n) (F i + G i) + x.
+Proof. by rewrite addrA big_split. Qed.
 Lemma dl_unfold n (a b : 'I_n) y : dl a b y = delta a b * y. Proof. by []. Qed.
 
 (** the summed index at depth 3 (4, 5) brought to the front (matching summed indices in any order) *)
@@ -168,14 +175,32 @@ Ltac symuat_deltas :=
 Lemma intr_Negz (T : ringType) (n : nat) : ((Negz n)%:~R : T) = - (n.+1)%:R.
 Proof. by rewrite NegzE mulrNz. Qed.
 
+(** [ring], modulo the premises [Hinv : D%:R * inv = 1] that a statement with a size's inverse
+    ([1/D], written [inv]) binds: [ring [Hinv]] rewrites each monomial [D%:R * inv] to [1] (Coq's
+    [ring] with equations); with no such premise in the context it is [ring] *)
+Ltac symuat_unit_as T Hu k :=
+  (* the premise stated over the goal's carrier [T] (convertible), which [ring [_]] requires *)
+  lazymatch type of Hu with @eq _ ?l ?r =>
+    let Hc := fresh "Hu" in have Hc : @eq T l r := Hu; k Hc end.
+Ltac symuat_ring_units :=
+  lazymatch goal with |- @eq ?T _ _ =>
+  (* one [ring] call whatever the premises (a failed call is the common case of the summand
+     search): with the premises when there are any *)
+  lazymatch goal with
+  | Hu : GRing.mul (GRing.natmul _ _) _ = 1, Hv : GRing.mul (GRing.natmul _ _) _ = 1 |- _ =>
+      symuat_unit_as T Hu ltac:(fun H => symuat_unit_as T Hv ltac:(fun H' => ring [H H']))
+  | Hu : GRing.mul (GRing.natmul _ _) _ = 1 |- _ => symuat_unit_as T Hu ltac:(fun H => ring [H])
+  | |- _ => ring
+  end end.
+
 Ltac symuat_ring :=
   (* an integer literal [k%:R] as [1 + … + 0], and [(-k)%:~R] as [- (1 + …)], which [ring] computes with *)
   rewrite ?intr_Negz ?mulrS ?mulr0n;
   match goal with R : GRing.ComRing.type |- @eq _ ?a ?b =>
-    first [ change (@eq (GRing.Ring.sort (GRing.ComRing.ringType R)) a b); ring
+    first [ change (@eq (GRing.Ring.sort (GRing.ComRing.ringType R)) a b); symuat_ring_units
           | (* a sum at the top: the ring over the carrier as a Z-module ([R_ring_theory_zmod]) *)
             lazymatch a with GRing.add _ _ => idtac end;
-            let T := type of a in change (@eq T a b); ring ]
+            let T := type of a in change (@eq T a b); symuat_ring_units ]
   end.
 
 (** Closing: one term matches the summed indices of both sides (the right side's index at any
@@ -267,6 +292,36 @@ Ltac symuat_line Hl :=
     try change (@GRing.add (GRing.ComRing.zmodType R))
            with (@GRing.add (GRing.Ring.zmodType (GRing.ComRing.ringType R)))
   end.
+
+(** every [+] and [-] stated as the ring's (convertible: the same operations), so that [ring]
+    reads [- inv_M] as the negation of the atom [inv_M] a premise names *)
+Ltac symuat_ring_ops :=
+  lazymatch goal with R : GRing.ComRing.type |- _ =>
+    try change (@GRing.add (GRing.ComRing.zmodType R))
+           with (@GRing.add (GRing.Ring.zmodType (GRing.ComRing.ringType R)));
+    try change (@GRing.opp (GRing.ComRing.zmodType R))
+           with (@GRing.opp (GRing.Ring.zmodType (GRing.ComRing.ringType R)))
+  end.
+
+(** A statement with a size's inverse ([1/M] as [inv_M], under the premise [M%:R * inv_M = 1]):
+    a sum over an index its body does not contain ([Σ_{k<M} c]: a product of two centring
+    matrices [C_M C_M]) becomes [M%:R * c] ([sum_const_ord]) and the prenex form brings the
+    factor [M%:R] back inside the remaining sums, next to [inv_M]; the closing [ring] then
+    reduces [M%:R * inv_M] by the premise ([symuat_ring_units]). Where the identity is linear in
+    [inv_M] nothing is reduced: the premise is not used. *)
+Ltac symuat_units :=
+  repeat (setoid_rewrite sum_const_ord; idtac "symuat-lemma sum_const_ord");
+  symuat_prenex; symuat_ring_ops.
+
+(** The same, then the sums over one range side by side merged into one ([sum_merge]): where the
+    terms that cancel by the premise are in different sums of one side ([C_M C_M = C_M]: the
+    sums of [-inv_M] and of [M * inv_M * inv_M]), so that [ring] meets them in one summand. The
+    exporter chooses it for a statement that is not linear in the inverses (symuat's normal form
+    decides, [symuat.certify.export.uses_inverse]): merging the sums of a linear one can pair
+    them differently on the two sides. *)
+Ltac symuat_units_merged :=
+  symuat_units;
+  repeat (setoid_rewrite sum_merge_r || setoid_rewrite sum_merge); symuat_ring_ops.
 
 (* the steps of [symuat_entry] above, with [lines] between the normal form and the closing *)
 Tactic Notation "symuat_entry" "using" tactic3(lines) :=

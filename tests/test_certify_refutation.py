@@ -270,11 +270,12 @@ def test_a_check_refuted_through_a_link_states_the_links_refuted_identity():
 
 
 def test_every_cited_mistake_is_exported_as_its_checks_refutation():
-    """WP10.mistakes is proved by its two mutants' refutations: two witness theorems; a mistake
-    the exporter cannot state (WP12's −1/M coefficient) leaves the check unsupported, naming it."""
+    """WP10.mistakes is proved by its two mutants' refutations: two witness theorems; WP12's, with
+    its −1/M coefficient, too (over ℚ at inv_M = 1/M); a mistake the exporter cannot state (WP3's
+    soft-capped row: scalar entries in e) leaves the check unsupported, naming it."""
     from symuat.certify.run import MISTAKES, export_mistakes
 
-    keys = [c.key for c in REGISTRY.all_checks() if c.key.startswith(("WP10.", "WP12."))]
+    keys = [c.key for c in REGISTRY.all_checks() if c.key.startswith(("WP10.", "WP12.", "WP3."))]
     checks = [c for c in REGISTRY.all_checks() if c.key in keys]
     certificates: dict = {}
     unequal: dict = {}
@@ -283,8 +284,9 @@ def test_every_cited_mistake_is_exported_as_its_checks_refutation():
     assert verdict.method.startswith(MISTAKES)
     thms = export_mistakes("WP10.mistakes", verdict, captured, unequal, certificates)
     assert len(thms) == 2 and all(t.statement.split(":", 1)[1].lstrip().startswith("~ (forall") for t in thms)
-    with pytest.raises(Unsupported, match="the mistake WP12.mutant"):
-        export_mistakes("WP12.mistakes", captured["WP12.mistakes"][0], captured, unequal, certificates)
+    assert len(export_mistakes("WP12.mistakes", captured["WP12.mistakes"][0], captured, unequal, certificates)) == 2
+    with pytest.raises(Unsupported, match="the mistake WP3.softcap"):
+        export_mistakes("WP3.mistakes", captured["WP3.mistakes"][0], captured, unequal, certificates)
 
 
 @pytest.fixture(scope="module")

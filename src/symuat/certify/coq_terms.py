@@ -76,6 +76,9 @@ class Ctx:
     funcs: dict = field(default_factory=dict)     # coq name -> "R -> R"
     heads: dict = field(default_factory=dict)     # sympy head symbol -> (coq name, range text)
     ranges: dict = field(default_factory=dict)    # hypothesis name -> "(p < n)%N" (a fixed position)
+    #: coq name of an inverse -> the size it inverts (a SymPy expression): ``1/M`` is written
+    #: ``inv_M``, an element of ``R`` bound with the premise ``M%:R * inv_M = 1`` (:func:`unit_premise`)
+    inverses: dict = field(default_factory=dict)
 
     def dim(self, d) -> str:
         d = sp.sympify(d)
@@ -257,7 +260,7 @@ def _product(e, ctx: Ctx) -> str:
             coeff *= a
     out = _left_fold("mul", [term(m, ctx) for m in mats])
     if coeff != 1:
-        out = f"(scale {_scalar(coeff)} {out})"
+        out = f"(scale {_scalar(coeff, ctx)} {out})"
     return out
 
 
@@ -372,11 +375,57 @@ RESERVED = set(definitions()) | {
 
 
 
-def _scalar(c) -> str:
+def _scalar(c, ctx: Ctx | None = None) -> str:
+    r"""A scalar coefficient as an element of ``R``: an integer ``k`` as ``k%:R`` (``(-k)%:~R``),
+    a fraction ``k/D`` whose denominator ``D`` is a size (a polynomial in the dimensions with
+    natural coefficients, or a positive integer) as ``k`` times the inverse of ``D`` (:func:`inverse`:
+    ``inv_D``, bound with the premise that it is ``D``'s inverse in ``R``).
+
+    >>> M = sp.Symbol("M", positive=True, integer=True)
+    >>> ctx = Ctx()
+    >>> _scalar(-1 / M, ctx), _scalar(3 / (M + 1), ctx), _scalar(-2, ctx)
+    ('(- inv_M)', '(3%:R * inv_1_M)', '(-2)%:~R')
+    >>> [unit_premise(n, ctx) for n in ctx.inverses]
+    ['M%:R * inv_M = 1', '(1 + M)%N%:R * inv_1_M = 1']
+    """
     c = sp.sympify(c)
     if c.is_Integer:
         return f"({int(c)})%:~R" if c < 0 else f"{int(c)}%:R"
-    raise Unsupported(f"scalar coefficient {c} (only integers are exported)")
+    num, den = sp.fraction(sp.together(c))
+    if ctx is None or not num.is_Integer or not all(d.is_integer and d.is_positive for d in den.free_symbols):
+        raise Unsupported(f"scalar coefficient {c} (an integer over a size is exported, not this)")
+    inv = inverse(den, ctx)
+    k = int(num)
+    return (inv if k == 1 else f"(- {inv})" if k == -1
+            else f"({k}%:R * {inv})" if k > 0 else f"(({k})%:~R * {inv})")
+
+
+def inverse(den, ctx: Ctx) -> str:
+    """The Coq name of ``1/den`` (``den`` a size: a polynomial in the dimensions with natural
+    coefficients, or a positive integer), recorded in ``ctx.inverses``: the statement binds it as an
+    element of ``R`` with :func:`unit_premise`, so it says "for every commutative ring in which
+    ``den`` is a unit" — over ℝ (or any field of characteristic 0) every size ``den ≥ 1`` is one."""
+    den = sp.sympify(den)
+    if den.is_Integer and den <= 0:
+        raise Unsupported(f"scalar coefficient with denominator {den}")
+    size = ctx.dim(den)  # raises for what is not a size
+    for name, d in ctx.inverses.items():
+        if sp.simplify(d - den) == 0:
+            return name
+    name = "inv_" + (re.sub(r"[^A-Za-z0-9]+", "_", size.replace("%N", "")).strip("_") or "0")
+    taken = set(ctx.inverses) | set(ctx.dims) | set(ctx.leaves) | set(ctx.funcs)
+    while name in taken:
+        name += "'"
+    ctx.inverses[name] = den
+    return name
+
+
+def unit_premise(name: str, ctx: Ctx) -> str:
+    """The premise binding the inverse ``name`` (:func:`inverse`): ``D%:R * name = 1``."""
+    size = ctx.dim(ctx.inverses[name])
+    cast = f"{size}%:R" if re.fullmatch(r"[A-Za-z_][A-Za-z0-9_']*", size) else (
+        f"{size}%:R" if size.endswith("%N") else f"{size}%N%:R")
+    return f"{cast} * {name} = 1"
 
 
 def strip(s: str) -> str:

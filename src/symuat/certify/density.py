@@ -145,6 +145,8 @@ def density_theorems(base: str, expr, claimed, pat) -> list[Exported]:
     leaf_binders = " ".join(f"({leaf} : {t})" for leaf, t in ctx.leaves.items())
     if ctx.funcs:
         raise Unsupported("elementwise functions have no generic zero pattern")
+    if ctx.inverses:
+        raise Unsupported("a coefficient 1/size in a density statement (its theorems bind no inverse)")
 
     support = Exported(
         f"{base}_support",

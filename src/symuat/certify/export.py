@@ -30,7 +30,7 @@ from dataclasses import dataclass
 import sympy as sp
 
 from symuat.certify import normal_form
-from symuat.certify.coq_terms import Ctx, Unsupported, ident, strip, term
+from symuat.certify.coq_terms import Ctx, Unsupported, ident, strip, term, unit_premise
 from symuat.kernel.index_calculus import col_space, row_space
 
 
@@ -106,9 +106,20 @@ def export_identity(name: str, lhs, rhs, proof: str | None = None, nf_key=None, 
             hname += "'"
         binders.append(f"({hname} : {premise(hyp, ctx)})")
         names.append(hname)
-    if names:
-        proof = "symuat_entry using (" + "; ".join(f"symuat_line {h}" for h in names) + ")."
+    if names or ctx.inverses:
+        # a size's inverse (1/M): constant sums made products (``M%:R * …``) that the closing
+        # ``ring`` reduces by the premises ``M%:R * inv_M = 1`` (``symuat_units``)
+        lines = [f"symuat_line {h}" for h in names]
+        proof = "symuat_entry using (" + "; ".join(lines or ["idtac"]) + ")."
+        if ctx.inverses:
+            # linear in the inverses (symuat's normal form proves it with each 1/D a free scalar): the
+            # premises are not used; else the terms that cancel by them are brought into one sum
+            units = "symuat_units_merged" if uses_inverse(lhs, rhs, ctx) else "symuat_units"
+            proof = "symuat_entry using (" + "; ".join(lines + [units]) + ")."
     head = f"Theorem {name} " + " ".join(binders) + " :"
+    if ctx.inverses:
+        head += "\n  (* " + ", ".join(f"{inv} = 1/{ctx.dim(ctx.inverses[inv])}" for inv in ctx.inverses) + \
+            ": over any commutative ring R in which it is a unit (premise H…; over ℝ every size ≥ 1 is one) *)"
     body = f"  {strip(left)} =m {strip(right)}."
     if len(head) + len(body) > MAX_STATEMENT:
         raise Unsupported(
@@ -127,14 +138,41 @@ def export_identity(name: str, lhs, rhs, proof: str | None = None, nf_key=None, 
                     sides, ((f"{name}_lhs", "lhs"), (f"{name}_rhs", "rhs")))
 
 
+def uses_inverse(lhs, rhs, ctx: Ctx) -> bool:
+    """Whether ``lhs = rhs`` needs ``D · (1/D) = 1`` for a size inverse ``1/D`` of ``ctx`` — it does
+    not when symuat's normal form proves it with every such ``1/D`` replaced by a free scalar.
+
+    >>> import sympy as sp
+    >>> from sympy import Identity, MatMul, MatrixSymbol, OneMatrix
+    >>> M = sp.Symbol("M", positive=True, integer=True)
+    >>> C = Identity(M) + MatMul(-1 / M, OneMatrix(M, M))
+    >>> X = MatrixSymbol("X", M, M)
+    >>> ctx = Ctx(); _ = term(C, ctx)
+    >>> uses_inverse(X * C * C, X * C, ctx), uses_inverse(X * C + X, X + X * C, ctx)
+    (True, False)
+    """
+    from symuat.kernel.index_calculus import _compare_entries
+
+    free = {sp.Pow(den, -1): sp.Symbol(f"_{name}") for name, den in ctx.inverses.items()}
+    return not _compare_entries(lhs.xreplace(free), rhs.xreplace(free)).equal
+
+
 def _binder_groups(ctx: Ctx) -> list[tuple[list[str], str]]:
     """A statement's binders as (names, type), in order, from what its terms bound (``ctx``): the
     dimensions, the elementwise functions, the range hypotheses of fixed positions, the leaves."""
     out = [(sorted(ctx.dims), "nat")] if ctx.dims else []
+    for inv in ctx.inverses:  # 1/D: an element of R and the premise that it is D's inverse
+        out += [([inv], "R"), ([unit_name(inv)], unit_premise(inv, ctx))]
     out += [([f], t) for f, t in sorted(ctx.funcs.items())]
     out += [([hyp], t) for hyp, t in sorted(ctx.ranges.items())]
     out += [([leaf], t) for leaf, t in ctx.leaves.items()]
     return out
+
+
+def unit_name(inv: str) -> str:
+    """The name of the premise that the inverse ``inv`` (:func:`~symuat.certify.coq_terms.inverse`)
+    is one: ``Hinv_M : M%:R * inv_M = 1``."""
+    return "H" + inv
 
 
 def binders_of(ctx: Ctx) -> list[str]:

@@ -15,7 +15,9 @@ statement the counterexample refutes, never another comparison the check made. W
   differ; a statement typed only where the counterexample makes sizes equal (L2.5: F = D) is
   stated with them identified, and says so;
 * the sides differ in shape (``shapes differ``): :mod:`symuat.certify.shapes`;
-* a side undefined at the counterexample: :mod:`symuat.certify.undefined`.
+* a side undefined at the counterexample: :mod:`symuat.certify.undefined`;
+* two windows that are not the same mask (WP9's bands, certificate ``band_masks``): the two
+  booleans "n attends to n′" at the entry where they differ, :mod:`symuat.certify.bands`.
 
 :func:`export_check_refutation` also takes what other procedures recorded (certificates): a
 witness a claim's own search found (:data:`WITNESS_REFUTATION`: T8's unrolled rules against the
@@ -68,6 +70,11 @@ def refutation_data(verdict, unequal: list) -> tuple[str, dict]:
         return "undefined_refutation", found
     if not any(isinstance(v, np.ndarray) and v.ndim == 2 for v in cex.values.values()):
         raise Unsupported(f"the counterexample gives scalar entries, not matrices ({_clip(reason, 100)})")
+    if not unequal:
+        # refuted by a procedure that compares no pair of expressions (a σ with values in e, true
+        # rotations) and records no certificate a Coq statement is written from
+        raise Unsupported("refuted by a procedure other than the normal form's comparison, which records nothing "
+                          "to state: " + _clip(verdict.method, 140))
     match = _evaluated_pair(unequal, cex)
     if match is None:
         raise Unsupported("no comparison of the check evaluates to its counterexample's sides")
@@ -211,6 +218,11 @@ def export_check_refutation(name: str, verdict, unequal: list, equal: list, cert
         from symuat.certify.implication import export_implication_refutation
 
         return export_implication_refutation(name, found[-1])
+    found = [data for kind, data in certificates if kind == "band_masks" and not data["same"]]
+    if found:  # two windows that are not the same mask: at the entry where they differ
+        from symuat.certify.bands import export_band_masks
+
+        return export_band_masks(name, found[-1])
 
     if verdict.method.startswith(DENIED_HOLDS):
         if not equal:

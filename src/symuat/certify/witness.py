@@ -37,8 +37,8 @@ import numpy as np
 import sympy as sp
 from sympy.matrices.expressions import MatrixSymbol
 
-from symuat.certify.coq_terms import Ctx, Unsupported, ident, strip, term
-from symuat.certify.export import Exported
+from symuat.certify.coq_terms import Ctx, Unsupported, ident, strip, term, unit_premise
+from symuat.certify.export import Exported, unit_name
 from symuat.kernel.index_calculus import col_space, row_space
 
 
@@ -114,12 +114,14 @@ def export_witness(name: str, data: dict, tactic: str = "symuat_witness") -> lis
     from symuat.expr.heads import HeadMatrix
     from symuat.kernel.index_calculus import space_of
 
+    # the statement first (what it cannot state is the reason, before the values' form)
+    ctx = Ctx()
+    left, right = term(lhs, ctx), term(rhs, ctx)
     families = {ident(f.name): f for e in (lhs, rhs) for f in e.atoms(HeadMatrix)}
     rows = {k: (_family(v) if ident(k) in families else _rows(v)) for k, v in values.items()}
     entries = [q for k, r in rows.items() for m in (r if ident(k) in families else [r]) for row in m for q in row]
-    ring = "int" if all(q.denominator == 1 for q in entries) else "rat"
-    ctx = Ctx()
-    left, right = term(lhs, ctx), term(rhs, ctx)
+    # a size's inverse (1/M, :func:`~symuat.certify.coq_terms.inverse`) is a fraction at the witness
+    ring = "int" if all(q.denominator == 1 for q in entries) and not ctx.inverses else "rat"
     if ctx.funcs and data.get("sigma") is None:
         raise Unsupported("a witness of an identity with elementwise functions (no function values)")
     from symuat.expr.heads import BlockSymbol
@@ -137,6 +139,11 @@ def export_witness(name: str, data: dict, tactic: str = "symuat_witness") -> lis
             if sym.name not in sizes:
                 raise Unsupported(f"the witness gives no value for the size {sym.name}")
             args.append(f"{int(sizes[sym.name])}%N")
+    for inv, den in ctx.inverses.items():
+        # 1/D at the witness's sizes, and the premise that it is D's inverse (by computation)
+        (value,) = _concrete([den], sizes)
+        binders += [f"({inv} : {R})", f"({unit_name(inv)} : {unit_premise(inv, ctx)})"]
+        args += [_coq_number(Fraction(1, value), ring), "erefl"]
     for f in sorted(ctx.funcs):
         # every elementwise function at the concrete σ symuat evaluated (one σ for all of them:
         # the identity is claimed for every function, so one instance refutes it)

@@ -27,6 +27,7 @@ import numpy as np
 import sympy as sp
 
 from symuat.errors import KernelInconsistencyError
+from symuat.kernel import certificates
 from symuat.kernel.status import Corrected, Counterexample, Status, Verdict
 
 WINDOW = sp.Symbol("w", positive=True, integer=True)
@@ -190,6 +191,11 @@ def _cross_check(a: Band, b: Band, bound) -> None:
                     f"w={w}, N={N}; the materialised masks say {same}")
 
 
+#: the certificate :func:`check_same_mask` records: the two bands, whether they are the same mask and,
+#: if not, the sizes and the entry ``(n, n′)`` where the masks differ
+BAND_MASKS = "band_masks"
+
+
 def check_same_mask(a: Band, b: Band) -> Verdict:
     """The claim “``a`` and ``b`` are the same mask” (for every :math:`N` and :math:`w`).
 
@@ -201,6 +207,8 @@ def check_same_mask(a: Band, b: Band) -> Verdict:
     bound = agreement_bound(a, b)
     _cross_check(a, b, bound)
     if bound is sp.oo:
+        # the certify tier states "the same mask for every N, w" (symuat.certify.bands)
+        certificates.record(BAND_MASKS, a=a, b=b, same=True)
         return Verdict(Status.PROVED, "equal bands: the symmetric difference of the offset intervals is empty "
                        "(symbolic w, N); materialised masks agree at every N ≤ 9, w ≤ 6")
     found = _first_difference(a, b)
@@ -214,6 +222,10 @@ def check_same_mask(a: Band, b: Band) -> Verdict:
             numeric_recheck="float64: the additive −inf masks differ at the same entry")
     else:  # the masks differ only past N = 9 (or w = 6): the witness from the bound, checked entrywise
         cex = _witness_beyond(a, b, bound)
+        delta = cex.values["offset n−n′"]
+        n, n2 = (delta, 0) if delta >= 0 else (0, -delta)
+    # the certify tier states "not the same mask for every N, w", proved at this entry
+    certificates.record(BAND_MASKS, a=a, b=b, same=False, sizes=dict(cex.sizes), entry=(int(n), int(n2)))
     cond = Verdict(Status.PROVED, "exact interval reasoning on the offsets n−n′ (symbolic w, N); cross-checked on "
                    "materialised masks at every N ≤ 9, w ≤ 6", quantities={"agree iff": f"N <= {bound}"})
     return Verdict(Status.REFUTED, "exact 0/1 masks at the smallest sizes where the offsets differ",

@@ -27,10 +27,15 @@ import numpy as np
 import sympy as sp
 
 from symuat.errors import KernelInconsistencyError
+from symuat.kernel import certificates
 from symuat.kernel.decide.instances import TOLERANCE
 from symuat.kernel.status import Counterexample, NumericWitness, Status, Verdict
 
 U = sp.Symbol("u", positive=True)  # u = e^{1/c}
+
+
+#: the certificate :func:`softmax_shift_invariance` records (no data: its statement is fixed)
+SOFTMAX_SHIFT = "softmax_shift"
 
 
 def softmax_shift_invariance() -> Verdict:
@@ -48,6 +53,8 @@ def softmax_shift_invariance() -> Verdict:
         for a in range(n):
             if sp.cancel(u[a] * t / sum(x * t for x in u) - u[a] / sum(u)) != 0:
                 raise KernelInconsistencyError(f"softmax shift invariance fails at V={n}")
+    # the certify tier states this identity with exp a function of the field with e^{a+b} = e^a e^b, e^a ≠ 0
+    certificates.record(SOFTMAX_SHIFT)
     return Verdict(Status.PROVED, "SymPy: exp(z_i+k)/Σ_{j<V} exp(z_j+k) − exp(z_i)/Σ_{j<V} exp(z_j) simplifies to 0 "
                    "for symbolic V (e^{z+k} = e^z e^k, factored out of the sum); cross-checked by cancellation at "
                    "V ∈ {1, 2, 3, 5}")
@@ -297,6 +304,10 @@ def _u_rational(expr: sp.Expr, c: int) -> sp.Expr:
     return expr.replace(lambda e: isinstance(e, sp.tanh), lambda e: to_u(e.args[0]))
 
 
+#: the certificate a proved :func:`check_capped_sum` records: the two sides and their symbols
+CAPPED_SUM = "capped_sum"
+
+
 def check_capped_sum(lhs_build, rhs_build, *, instances=CAPPED_SUM_INSTANCES) -> Verdict:
     """Decide an identity about a soft-capped sum of terms, :math:`\\ell=\\sum_{k=1}^{n}t_k`,
     :math:`\\mathrm{cap}_c(\\ell)=c\\tanh(\\ell/c)`, for a symbolic number ``n`` of real terms and
@@ -315,6 +326,8 @@ def check_capped_sum(lhs_build, rhs_build, *, instances=CAPPED_SUM_INSTANCES) ->
     lhs, rhs = lhs_build(t, k, n, c), rhs_build(t, k, n, c)
     diff = sp.simplify(sp.factor_terms(lhs) - sp.factor_terms(rhs))
     if diff == 0:
+        # the certify tier states the identity it recognises (symuat.certify.exponential), else none
+        certificates.record(CAPPED_SUM, lhs=lhs, rhs=rhs, t=t, k=k, n=n, c=c)
         return Verdict(Status.PROVED, f"SymPy: ({sp.sstr(lhs)}) − ({sp.sstr(rhs)}) simplifies to 0 for a symbolic "
                        "number n of terms and c > 0 (the constant factor taken out of the sum; ℓ ≠ 0 where a side "
                        "divides by it)")
