@@ -24,7 +24,7 @@ A check that is not in :data:`THEOREMS` is not exported here (:class:`Unsupporte
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from symuat.certify.coq_terms import Unsupported
 from symuat.certify.export import Exported
@@ -52,6 +52,15 @@ class DepthTheorem:
     args: str      # the arguments before the step premise
     what: str      # what it states, for the record
     tail: str = ""  # the arguments after the depth
+    #: the check's own one-layer identity is a premise too (:data:`OWN_STEP`): its captured pair,
+    #: exported and placed before the theorem like the step of Lemma 2
+    own_step: bool = False
+    #: the theorem rests on Lemma 2's step ([one_layer_step]: the library's induction) — not X7's,
+    #: whose own step is its whole induction
+    layer_step: bool = True
+    #: the library's proof of the check's own step, used in place of the exported identity when the
+    #: normal-form replay does not close that identity (said in the library beside the proof)
+    own_proof: str = ""
 
 
 _BOTH = "(both_net sigma att W2 b2 W3 b3 x0)"
@@ -84,6 +93,52 @@ THEOREMS: dict[str, DepthTheorem] = {
         "eq30_eq34_unrolling", _NET, "forward30 sigma N x0 L", _form("(absorbed N)", "eq34"), "sigma N x0",
         "Eq. 34 (this reading) for every depth L: its biases give the forward pass of an Eq. 30 network"),
 }
+# T8's readings that ARE T9's (the same reading dict, the same procedure: the printed rules W1rhs=raw,
+# unprimed=acc, W3=all are cW1, cb1, cW3's recursion): the same theorem, said of T8's rules
+_T8 = "W1rhs=raw,unprimed=acc,abs={},W3=all,W2in34=layer,W3in34=stage,b3in34=acc"
+for _form, _abs in (("eq20", "none"), ("eq30", "all")):
+    THEOREMS[f"T8[{_form},{_T8.format(_abs)}]"] = replace(
+        THEOREMS[f"T9[{_form},W2in34=layer,W3in34=stage,b3in34=acc]"],
+        what=f"the printed rules of T8 (this reading) for every depth L: the combined parameters of the T7 recursion of "
+             f"an Eq. {_form[2:]} network (W'_{{L,1}}, b'_{{L,3}}, W'_{{j,3}} by the rules, b'_{{j,2}} by Eq. 34)")
+
+#: the checks that conclude for every depth from Lemma 2 (or a stream's own induction) and a one-layer
+#: identity of their own (coq/SymuatUnroll.v; the identity is the check's captured pair, :func:`own_step`)
+_X7_BINDERS = ("(D K N : nat) (O1 O2 : nat -> mx R [:: D] [:: K]) (V1 V2 : nat -> mx R [:: K] [:: D]) "
+               "(P1 P2 : nat -> mx R [:: N] [:: N]) (X : nat -> mx R [:: D] [:: N]) (e : mx R [:: N] [::]) "
+               "(m b : nat -> mx R [:: D] [::]) (x0 : mx R [:: D] [::]) (L : nat) (r : mx R [:: D] [::])")
+_X7_ARGS = "O1 O2 V1 V2 P1 P2 X e m b x0"
+_LORA = "(lora N dW2 dW3)"
+THEOREMS.update({
+    "X7.telescope": DepthTheorem(
+        "stream_readout", _X7_BINDERS, f"mul (tr r) (stream {_X7_ARGS} L)",
+        "add (mul (tr r) x0)\n    (headsum (fun l : 'I_L => add (add (add "
+        "(mul (mul (tr (mul (mul (tr (V1 l)) (tr (O1 l))) r)) (X l)) (mul (tr (P1 l)) e)) "
+        "(mul (mul (tr (mul (mul (tr (V2 l)) (tr (O2 l))) r)) (X l)) (mul (tr (P2 l)) e))) "
+        "(mul (tr r) (m l))) (mul (tr r) (b l))))",
+        _X7_ARGS, "X7.telescope for every depth L: the residual stream x_{l+1} = x_l + (two heads' writes through "
+        "their frozen patterns) + m_l + b_l (T7's recursion with W1 = I) read through a frozen r", tail=" r",
+        own_step=True, layer_step=False),
+    "X5.combined": DepthTheorem(
+        "readout_unrolling", _NET + " (V : nat) (P : mx R [:: V] [:: D])", "mul P (forward sigma N x0 L)",
+        "add (add (mul (mul P (cW1 N L)) x0) (mul P (cb1 N L)))\n    (headsum (fun j : 'I_L => "
+        "mul (mul P (cW3 N L j)) (ew sigma (add (mul (cW2 N j) x0) (cb2 sigma N x0 j)))))",
+        "sigma N x0 P", "X5.combined for every depth L: a readout P of x'_L (the logits: P = (I_N⊗W_E)S_f, "
+        "X5.head) is T7's form with P A_L, P c_L, P U_{L,j} and the same V_j, e_j", own_step=True),
+    "A4.eq20[Δ=induced,b2=recomputed,idx=j,op=times]": DepthTheorem(
+        "lora_eq20_unrolling", _NET.replace(" (x0 :", " (dW2 : nat -> mx R [:: F] [:: D]) "
+                                            "(dW3 : nat -> mx R [:: D] [:: F]) (x0 :"),
+        f"forward sigma {_LORA} x0 L",
+        "add (add (mul (cW1 N L) x0) (cb1 N L))\n    (headsum (fun j : 'I_L => "
+        f"mul (add (cW3 N L j) (add (cW3 {_LORA} L j) (scale (-1)%:~R (cW3 N L j)))) "
+        f"(ew sigma (add (mul (add (cW2 N j) (add (cW2 {_LORA} j) (scale (-1)%:~R (cW2 N j)))) x0) "
+        f"(cb2 sigma {_LORA} x0 j)))))",
+        "sigma N dW2 dW3 x0", "Eq. 18 (Δ=induced, b2=recomputed, idx=j, op=times) for every depth L: an Eq. 20 "
+        "network fine-tuned by ΔW2_l, ΔW3_l (LoRA on one layer k: the others zero) unrolls with the base's A_L, c_L, "
+        "the induced increments and the recomputed biases", own_step=True,
+        # symuat_nf does not close the identity: inside σ, Σ V x'_0 and Σ (-1) V x'_0 cancel on one side
+        own_proof="a4_eq20_step_holds"),
+})
 
 
 @dataclass
@@ -92,33 +147,72 @@ class DepthExported(Exported):
 
     step: str = ""
     library: str = ""
+    #: the check's own one-layer identity the proof applies (:attr:`DepthTheorem.own_step`)
+    check_step: str = ""
 
 
-def export_depth(name: str, key: str, step=None, step_nf_key=None) -> DepthExported:
+def export_depth(name: str, key: str, step=None, step_nf_key=None, own=None) -> DepthExported:
     """The theorem ``name`` certifying check ``key`` for every depth: the library's induction
     applied to the one-layer step. ``step``: the pair ``(lhs, rhs)`` symuat's normal form proved for
     one layer (:data:`STEP_CHECK`); the premise [one_layer_step] is then discharged by that identity,
     exported as every identity is (proved from symuat's normal form, ``step_nf_key`` replacing the
     certificate for the mutant tests) and placed before the theorem, so each batch entry stands alone;
     a pair that is not the one-layer step does not discharge it and Coq rejects the theorem.
-    Without ``step``, the library's own proof of the step (``one_layer_step_holds``)."""
+    Without ``step``, the library's own proof of the step (``one_layer_step_holds``). ``own``: for a
+    theorem with the check's own step (:attr:`DepthTheorem.own_step`), the pair the check proved
+    (:func:`own_step`), exported the same way and applied to the library theorem's second premise
+    (a pair that is not that identity does not discharge it); without it the check is not stated."""
     thm = THEOREMS.get(key)
     if thm is None:
         raise Unsupported(f"{key} is not an induction over depth this exporter states")
+    if thm.own_step and own is None and not thm.own_proof:
+        raise Unsupported(f"{key}: its own one-layer identity was not captured (it did not run, or not as one identity)")
     statement = f"Theorem {name} {thm.binders} :\n  {thm.lhs} =m {thm.rhs}."
-    if step is None:
-        proof = f"exact: ({thm.library} {thm.args} (@one_layer_step_holds R D F) L{thm.tail})."
-        return DepthExported(name, statement, proof, proof_kind="induction over depth", probes=(),
-                             step="one_layer_step_holds", library=thm.library)
+    sides, tactics, holes = "", [], ""
     from symuat.certify.export import export_identity
 
-    exported = export_identity(f"{name}_step", *step, nf_key=step_nf_key)
-    # the premise's ten binders introduced in the library's order, then the exported identity
-    # applied: unification matches it whatever the order of its own binders
-    proof = (f"refine ({thm.library} {thm.args} _ L{thm.tail}). "
-             f"move=> ? ? ? ? ? ? ? ? ? ?; exact: {exported.name}.")
-    return DepthExported(name, statement, proof, proof_kind="induction over depth", probes=(),
-                         sides=exported.batch_text(), step=exported.name, library=thm.library)
+    if not thm.layer_step:
+        step_name = ""
+    elif step is None:
+        step_name = "one_layer_step_holds"
+        holes += " (@one_layer_step_holds R D F)"
+    else:
+        exported = export_identity(f"{name}_step", *step, nf_key=step_nf_key)
+        sides += exported.batch_text()
+        step_name = exported.name
+        holes += " _"
+        # the premise's ten binders introduced in the library's order, then the exported identity
+        # applied: unification matches it whatever the order of its own binders
+        tactics.append(f"move=> ? ? ? ? ? ? ? ? ? ?; exact: {exported.name}")
+    check_step = ""
+    if thm.own_step and thm.own_proof:
+        check_step = thm.own_proof
+        holes += f" (@{thm.own_proof} R D F)"
+    elif thm.own_step:
+        mine = export_identity(f"{name}_own", *own)
+        sides += mine.batch_text()
+        check_step = mine.name
+        holes += " _"
+        tactics.append(f"intros; exact: {mine.name}")
+    if not tactics:
+        proof = f"exact: ({thm.library} {thm.args}{holes} L{thm.tail})."
+    else:
+        then = f". {tactics[0]}." if len(tactics) == 1 else "; [" + " | ".join(tactics) + "]."
+        proof = f"refine ({thm.library} {thm.args}{holes} L{thm.tail}){then}"
+    return DepthExported(name, statement, proof, proof_kind="induction over depth", probes=(), sides=sides,
+                         step=step_name, library=thm.library, check_step=check_step)
+
+
+def own_step(captured: dict, key: str):
+    """The one-layer identity ``(lhs, rhs)`` check ``key`` proved itself (its one captured pair, no
+    hypotheses), for a theorem with :attr:`DepthTheorem.own_step`; else None."""
+    thm = THEOREMS.get(key)
+    verdict, pairs = captured.get(key, (None, []))
+    if thm is None or not thm.own_step or verdict is None or str(verdict.status) != "proved":
+        return None
+    if len(pairs) != 1 or pairs[0][2]:
+        return None
+    return pairs[0][0], pairs[0][1]
 
 
 #: the check whose identity is the one-layer step (Eq. 26–27, the settings applied simultaneously)

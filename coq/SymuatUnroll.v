@@ -1,0 +1,155 @@
+(** * SymuatUnroll: the inductions over depth of the checks that build their own layer.
+
+    [SymuatDepth] states Lemma 2 and the Transformer→DUAT recursion for a network of any depth.
+    Other checks conclude something for every depth from those inductions and a one-layer
+    identity of their own (symuat's normal form proves it for symbolic sizes); each is one
+    theorem here, quantified over the depth [L], that takes that identity as a premise
+    ([x7_step], [x5_step], [a4_eq20_step]: the identity exactly as [symuat certify] exports it, so
+    the exported theorem discharges it, and no other identity does), besides [one_layer_step]
+    when it rests on [residual_unrolling]:
+
+    - [stream_readout] (X7.telescope): the residual stream with the norm scales frozen,
+      [x_{l+1} = x_l + Σ_i O_{l,i} V_{l,i} X_l P_{l,i}ᵀ e_n + m_l + b_l] (T7's recursion with
+      [W1 = I]: nothing multiplies an earlier write), read through a frozen readout [r]:
+      [rᵀ x_L = rᵀ x_0 + Σ_{l<L} (Σ_i (V_{l,i}ᵀ O_{l,i}ᵀ r)ᵀ X_l (P_{l,i}ᵀ e_n) + rᵀ m_l + rᵀ b_l)];
+    - [readout_unrolling] (X5.combined): a readout [P] of [x'_L] in T7's form is T7's form with
+      [P A_L], [P c_L], [P U_{L,j}] and the same [V_j], [e_j];
+    - [lora_eq20_unrolling] (A4.eq20, the reading Δ=induced, b2=recomputed, idx=j, op=times):
+      an Eq. 20 network fine-tuned by increments [ΔW2_l], [ΔW3_l] is Eq. 18 under that reading —
+      the base's [A_L], [c_L], [W'_{j,3} + ΔW_{j,3}], [W'_{j,2} + ΔW_{j,2}] with the induced
+      increments (the fine-tuned combined parameter minus the base's) and the bias recomputed from
+      the fine-tuned network. *)
+From mathcomp Require Import all_ssreflect all_algebra.
+From Coq Require Import Setoid Morphisms Ring.
+From Symuat Require Import SymuatMx SymuatTac SymuatDepth.
+Import GRing.Theory.
+Set Implicit Arguments.
+Unset Strict Implicit.
+Unset Printing Implicit Defensive.
+Local Open Scope ring_scope.
+
+Section Unroll.
+Variable R : comRingType.
+
+(** ** X7.telescope: the residual stream read through a frozen readout, for every depth *)
+Section Stream.
+Variables D K N : nat.
+
+(** The one-layer identity of X7.telescope (its check's step, [attribution.x7_step_statement]):
+    [rᵀ(x + Σ_i O_iV_iXP_iᵀe_n + m + b) = rᵀx + Σ_i (V_iᵀO_iᵀr)ᵀ X (P_iᵀe_n) + rᵀm + rᵀb], two heads *)
+Definition x7_step := forall (r x_prev : mx R [:: D] [::]) (O_1 : mx R [:: D] [:: K]) (V_1 : mx R [:: K] [:: D])
+    (X : mx R [:: D] [:: N]) (P_1 : mx R [:: N] [:: N]) (e_n : mx R [:: N] [::]) (O_2 : mx R [:: D] [:: K])
+    (V_2 : mx R [:: K] [:: D]) (P_2 : mx R [:: N] [:: N]) (m_l b_l : mx R [:: D] [::]),
+  mul (tr r) (add (add (add (add x_prev (mul (mul (mul (mul O_1 V_1) X) (tr P_1)) e_n))
+                                 (mul (mul (mul (mul O_2 V_2) X) (tr P_2)) e_n)) m_l) b_l) =m
+  add (add (add (add (mul (tr r) x_prev) (mul (mul (tr (mul (mul (tr V_1) (tr O_1)) r)) X) (mul (tr P_1) e_n)))
+                (mul (mul (tr (mul (mul (tr V_2) (tr O_2)) r)) X) (mul (tr P_2) e_n)))
+           (mul (tr r) m_l)) (mul (tr r) b_l).
+
+(** layer [l]'s frozen operators: two heads' [O], [V], pattern [P], the tokens' states [X] it
+    reads, its MLP write [m], its bias [b]; the position [e] read is the same at every layer *)
+Variables (O1 O2 : nat -> mx R [:: D] [:: K]) (V1 V2 : nat -> mx R [:: K] [:: D])
+  (P1 P2 : nat -> mx R [:: N] [:: N]) (X : nat -> mx R [:: D] [:: N]) (e : mx R [:: N] [::])
+  (m b : nat -> mx R [:: D] [::]) (x0 : mx R [:: D] [::]).
+
+(** the stream at the position read: [x_{l+1} = x_l + (heads' writes) + m_l + b_l] *)
+Fixpoint stream L := if L is L'.+1
+  then add (add (add (add (stream L') (mul (mul (mul (mul (O1 L') (V1 L')) (X L')) (tr (P1 L'))) e))
+                      (mul (mul (mul (mul (O2 L') (V2 L')) (X L')) (tr (P2 L'))) e)) (m L')) (b L')
+  else x0.
+
+Hypothesis step : x7_step.
+
+(** [rᵀ x_L = rᵀ x_0 + Σ_{l<L} (Σ_i (V_{l,i}ᵀ O_{l,i}ᵀ r)ᵀ X_l (P_{l,i}ᵀ e) + rᵀ m_l + rᵀ b_l)] for every depth *)
+Theorem stream_readout L (r : mx R [:: D] [::]) :
+  mul (tr r) (stream L) =m
+  add (mul (tr r) x0)
+      (headsum (fun l : 'I_L =>
+         add (add (add (mul (mul (tr (mul (mul (tr (V1 l)) (tr (O1 l))) r)) (X l)) (mul (tr (P1 l)) e))
+                       (mul (mul (tr (mul (mul (tr (V2 l)) (tr (O2 l))) r)) (X l)) (mul (tr (P2 l)) e)))
+                  (mul (tr r) (m l))) (mul (tr r) (b l)))).
+Proof.
+elim: L => [|L IH] i k /=; first by rewrite /add /headsum big_ord0 addr0.
+rewrite (step r (stream L) (O1 L) (V1 L) (X L) (P1 L) e (O2 L) (V2 L) (P2 L) (m L) (b L) i k).
+rewrite /add (IH i k) /headsum big_ord_recr /= /add.
+by rewrite !addrA.
+Qed.
+End Stream.
+
+Section Nets.
+Variables D F : nat.
+
+(** ** X5.combined: a readout of the unrolled form *)
+(** The identity X5.combined's check proves ([decoder.combined_logits_statement]): [P] distributes
+    over T7's form, for a symbolic number [n] of σ-terms *)
+Definition x5_step V := forall n (P : mx R [:: V] [:: D]) (A_L : mx R [:: D] [:: D]) (x_0 c_L : mx R [:: D] [::])
+    (U : 'I_n -> mx R [:: D] [:: F]) (s : 'I_n -> mx R [:: F] [::]),
+  mul P (add (add (mul A_L x_0) c_L) (headsum (fun h_j : 'I_n => (mul (U h_j) (s h_j))))) =m
+  add (add (mul (mul P A_L) x_0) (mul P c_L)) (headsum (fun h_j : 'I_n => (mul (mul P (U h_j)) (s h_j)))).
+
+Theorem readout_unrolling V (sigma : R -> R) (N : net R D F) (x0 : mx R [:: D] [::]) (P : mx R [:: V] [:: D])
+    (step : one_layer_step R D F) (hstep : x5_step V) L :
+  mul P (forward sigma N x0 L) =m
+  add (add (mul (mul P (cW1 N L)) x0) (mul P (cb1 N L)))
+      (headsum (fun j : 'I_L => mul (mul P (cW3 N L j)) (ew sigma (add (mul (cW2 N j) x0) (cb2 sigma N x0 j))))).
+Proof.
+apply: meq_trans (mul_meq (meq_refl P) (residual_unrolling sigma N x0 step L)) _.
+exact: (hstep L P (cW1 N L) x0 (cb1 N L) (fun j : 'I_L => cW3 N L j)
+          (fun j : 'I_L => ew sigma (add (mul (cW2 N j) x0) (cb2 sigma N x0 j)))).
+Qed.
+
+(** ** A4.eq20: LoRA in an Eq. 20 network, for every depth *)
+(** the fine-tuned network: [W2_l + ΔW2_l], [W3_l + ΔW3_l] ([W1], [b2], [b3] kept) *)
+Definition lora (N : net R D F) (dW2 : nat -> mx R [:: F] [:: D]) (dW3 : nat -> mx R [:: D] [:: F]) :=
+  Net (nW1 N) (fun l => add (nW2 N l) (dW2 l)) (nb2 N) (fun l => add (nW3 N l) (dW3 l)) (nb3 N).
+
+(** [A_L] and [c_L] involve neither [W2] nor [W3]: the fine-tuned network has the base's *)
+Lemma cW1_lora N dW2 dW3 L : cW1 (lora N dW2 dW3) L = cW1 N L.
+Proof. by elim: L => //= L ->. Qed.
+Lemma cb1_lora N dW2 dW3 L : cb1 (lora N dW2 dW3) L = cb1 N L.
+Proof. by elim: L => //= L ->. Qed.
+
+(** The identity A4.eq20's check proves ([applications.a4_eq20_statement]): with the induced
+    increments, [A x'_0 + c + Σ_j (U_j + (U^ft_j − U_j)) σ((V_j + (V^ft_j − V_j)) x'_0 + e^ft_j)] is
+    the fine-tuned form [A x'_0 + c + Σ_j U^ft_j σ(V^ft_j x'_0 + e^ft_j)], a symbolic number [n] of
+    layers *)
+Definition a4_eq20_step := forall (sigma : R -> R) n (A_L : mx R [:: D] [:: D]) (x_0 c_L : mx R [:: D] [::])
+    (U U_ft : 'I_n -> mx R [:: D] [:: F]) (V V_ft : 'I_n -> mx R [:: F] [:: D]) (e_ft : 'I_n -> mx R [:: F] [::]),
+  add (add (mul A_L x_0) c_L) (headsum (fun h_j : 'I_n => (mul (add (U h_j) (add (U_ft h_j) (scale (-1)%:~R (U h_j))))
+      (ew sigma (add (mul (add (V h_j) (add (V_ft h_j) (scale (-1)%:~R (V h_j)))) x_0) (e_ft h_j)))))) =m
+  add (add (mul A_L x_0) c_L) (headsum (fun h_j : 'I_n => (mul (U_ft h_j) (ew sigma (add (mul (V_ft h_j) x_0) (e_ft h_j)))))).
+
+(** The step proved here too: [U + (U^ft + (-1) U) = U^ft] entrywise, and congruence.  The certify
+    tier uses this proof: the exported identity's normal-form replay ([symuat_nf]) does not close
+    it — inside σ the sums [Σ V x'_0] and [Σ (-1) V x'_0] cancel, and the closing matches summands
+    of the two sides, it does not cancel summands of one side. *)
+Lemma intr_m1 : ((-1)%:~R : R) = -1. Proof. by rewrite intr_Negz. Qed.
+Lemma add_induced rs cs (U Uf : mx R rs cs) : add U (add Uf (scale (-1)%:~R U)) =m Uf.
+Proof. by move=> a b; rewrite /add /scale intr_m1 mulN1r addrCA subrr addr0. Qed.
+Lemma a4_eq20_step_holds : a4_eq20_step.
+Proof.
+move=> sigma n A x c U Uf V Vf e; apply: add_meq => //; apply: headsum_meq => j.
+apply: mul_meq; first exact: add_induced.
+by apply: ew_meq; apply: add_meq => //; apply: mul_meq => //; exact: add_induced.
+Qed.
+
+(** Eq. 18 (Δ=induced, b2=recomputed, idx=j, op=times) is the fine-tuned network's [x'_L] for
+    every depth: the base's [A_L], [c_L]; [W'_{j,3} + ΔW_{j,3}] and [W'_{j,2} + ΔW_{j,2}] with
+    [ΔW_{j,·}] the fine-tuned combined parameter minus the base's; [b'_{j,2}] recomputed *)
+Theorem lora_eq20_unrolling (sigma : R -> R) (N : net R D F) dW2 dW3 (x0 : mx R [:: D] [::])
+    (step : one_layer_step R D F) (hstep : a4_eq20_step) L :
+  forward sigma (lora N dW2 dW3) x0 L =m
+  add (add (mul (cW1 N L) x0) (cb1 N L))
+      (headsum (fun j : 'I_L =>
+         mul (add (cW3 N L j) (add (cW3 (lora N dW2 dW3) L j) (scale (-1)%:~R (cW3 N L j))))
+             (ew sigma (add (mul (add (cW2 N j) (add (cW2 (lora N dW2 dW3) j) (scale (-1)%:~R (cW2 N j)))) x0)
+                            (cb2 sigma (lora N dW2 dW3) x0 j))))).
+Proof.
+apply: meq_trans (residual_unrolling sigma (lora N dW2 dW3) x0 step L) _.
+rewrite cW1_lora cb1_lora; apply: meq_sym.
+exact: (hstep sigma L (cW1 N L) x0 (cb1 N L) (fun j : 'I_L => cW3 N L j)
+          (fun j : 'I_L => cW3 (lora N dW2 dW3) L j) (fun j : 'I_L => cW2 N j)
+          (fun j : 'I_L => cW2 (lora N dW2 dW3) j) (fun j : 'I_L => cb2 sigma (lora N dW2 dW3) x0 j)).
+Qed.
+End Nets.
+End Unroll.
