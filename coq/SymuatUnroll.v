@@ -152,4 +152,63 @@ exact: (hstep sigma L (cW1 N L) x0 (cb1 N L) (fun j : 'I_L => cW3 N L j)
           (fun j : 'I_L => cW2 (lora N dW2 dW3) j) (fun j : 'I_L => cb2 sigma (lora N dW2 dW3) x0 j)).
 Qed.
 End Nets.
+
+(** ** T10.c[token-shared]: the combined bias of every depth is shared by the tokens *)
+Section SharedBias.
+Variables N d d_v h : nat.
+
+(** The identity T10.c's check proves under H7's hypothesis (every row of every [H_i] sums to one):
+    [c = 1_N⊗γ ⇒ c + W^mha c + 1_N⊗b_3 = 1_N⊗(γ + γ Σ_i B_i + b_3)] ([transformer._t10_c]) *)
+Definition t10_step := forall (gamma : mx R [::] [:: h; d]) (H : 'I_h -> mx R [:: N] [:: N])
+    (W_V : 'I_h -> mx R [:: d] [:: d_v]) (W_O : mx R [:: h; d_v] [:: h; d]) (b__L_3_ : mx R [::] [:: h; d]),
+  (forall (i : 'I_h) (a : 'I_N), \sum_(b < N) H i (a, tt) (b, tt) = 1) ->
+  add (add (vec_r (mul (ones [:: N] [::]) gamma))
+           (mul (headsum (fun h_i : 'I_h => (kron (H h_i) (tr (mul (mul (mul (kron (selector h_i) (idm [:: d])) (W_V h_i))
+                                                                     (tr (kron (selector h_i) (idm [:: d_v])))) W_O)))))
+                (vec_r (mul (ones [:: N] [::]) gamma))))
+      (vec_r (mul (ones [:: N] [::]) b__L_3_)) =m
+  vec_r (add (add (mul (ones [:: N] [::]) gamma)
+                  (mul (mul (ones [:: N] [::]) gamma)
+                       (headsum (fun h_i : 'I_h => (mul (mul (mul (kron (selector h_i) (idm [:: d])) (W_V h_i))
+                                                         (tr (kron (selector h_i) (idm [:: d_v])))) W_O)))))
+             (mul (ones [:: N] [::]) b__L_3_)).
+
+(** layer [l]'s heads' patterns [H l i], value and output projections, and token-shared bias
+    [1_N⊗b3 l] *)
+Variables (H : nat -> 'I_h -> mx R [:: N] [:: N]) (W_V : nat -> 'I_h -> mx R [:: d] [:: d_v])
+  (W_O : nat -> mx R [:: h; d_v] [:: h; d]) (b3 : nat -> mx R [::] [:: h; d]).
+
+(** [c_L = b'_{L,1}] by its recursion (B-both, no LayerNorm): [c_0 = 0], [c_{L+1} = (I + W^mha_L) c_L + 1_N⊗b_{L,3}] *)
+Fixpoint cshared L : mx R ([:: N] ++ [:: h; d]) [::] := if L is L'.+1
+  then add (add (cshared L')
+                (mul (headsum (fun h_i : 'I_h => (kron (H L' h_i) (tr (mul (mul (mul (kron (selector h_i) (idm [:: d]))
+                        (W_V L' h_i)) (tr (kron (selector h_i) (idm [:: d_v])))) (W_O L'))))))
+                     (cshared L')))
+           (vec_r (mul (ones [:: N] [::]) (b3 L')))
+  else zero _ _.
+(** the shared row: [g_0 = 0], [g_{L+1} = g_L + g_L Σ_i B_{L,i} + b_{L,3}] (no [H] in it) *)
+Fixpoint gshared L : mx R [::] [:: h; d] := if L is L'.+1
+  then add (add (gshared L')
+                (mul (gshared L') (headsum (fun h_i : 'I_h => (mul (mul (mul (kron (selector h_i) (idm [:: d]))
+                        (W_V L' h_i)) (tr (kron (selector h_i) (idm [:: d_v])))) (W_O L'))))))
+           (b3 L')
+  else zero _ _.
+
+Lemma shared_rows (g b : mx R [::] [:: h; d]) (S : mx R [:: h; d] [:: h; d]) :
+  vec_r (add (add (mul (ones [:: N] [::]) g) (mul (mul (ones [:: N] [::]) g) S)) (mul (ones [:: N] [::]) b)) =m
+  vec_r (mul (ones [:: N] [::]) (add (add g (mul g S)) b)).
+Proof. symuat_entry. Qed.
+
+Hypothesis step : t10_step.
+
+(** for every depth, with every row of every pattern summing to one: [c_L = 1_N⊗g_L], free of the [H] *)
+Theorem shared_bias L (rows : forall l (i : 'I_h) (a : 'I_N), \sum_(b < N) H l i (a, tt) (b, tt) = 1) :
+  cshared L =m vec_r (mul (ones [:: N] [::]) (gshared L)).
+Proof.
+elim: L => [|L IH]; first by move=> [n [a [b []]]] [] /=; rewrite /vec_r /mul /zero /= mulr0.
+rewrite /=; eapply meq_trans; last exact: shared_rows.
+eapply meq_trans; last exact (@step (gshared L) (H L) (W_V L) (W_O L) (b3 L) (rows L)).
+by apply: add_meq => //; apply: add_meq => //; apply: mul_meq.
+Qed.
+End SharedBias.
 End Unroll.

@@ -189,11 +189,13 @@ def export_depth(name: str, key: str, step=None, step_nf_key=None, own=None) -> 
         check_step = thm.own_proof
         holes += f" (@{thm.own_proof} R D F)"
     elif thm.own_step:
-        mine = export_identity(f"{name}_own", *own)
+        lhs, rhs, *hyps = own
+        mine = export_identity(f"{name}_own", lhs, rhs, hypotheses=(hyps[0] if hyps else None) or ())
         sides += mine.batch_text()
         check_step = mine.name
         holes += " _"
-        tactics.append(f"intros; exact: {mine.name}")
+        # under a hypothesis (T10.c's: H7's rows summing to one) the identity's premise is the one introduced
+        tactics.append(f"intros; apply: {mine.name}; assumption" if hyps and hyps[0] else f"intros; exact: {mine.name}")
     if not tactics:
         proof = f"exact: ({thm.library} {thm.args}{holes} L{thm.tail})."
     else:
@@ -204,15 +206,16 @@ def export_depth(name: str, key: str, step=None, step_nf_key=None, own=None) -> 
 
 
 def own_step(captured: dict, key: str):
-    """The one-layer identity ``(lhs, rhs)`` check ``key`` proved itself (its one captured pair, no
-    hypotheses), for a theorem with :attr:`DepthTheorem.own_step`; else None."""
+    """The one-layer identity ``(lhs, rhs, hypotheses)`` check ``key`` proved itself (its one captured
+    pair; ``hypotheses`` None or those it needed, stated as premises), for a theorem with
+    :attr:`DepthTheorem.own_step`; else None."""
     thm = THEOREMS.get(key)
     verdict, pairs = captured.get(key, (None, []))
     if thm is None or not thm.own_step or verdict is None or str(verdict.status) != "proved":
         return None
-    if len(pairs) != 1 or pairs[0][2]:
+    if len(pairs) != 1:
         return None
-    return pairs[0][0], pairs[0][1]
+    return pairs[0]
 
 
 #: the check whose identity is the one-layer step (Eq. 26–27, the settings applied simultaneously)
