@@ -173,6 +173,35 @@ Definition t10_step := forall (gamma : mx R [::] [:: h; d]) (H : 'I_h -> mx R [:
                                                          (tr (kron (selector h_i) (idm [:: d_v])))) W_O)))))
              (mul (ones [:: N] [::]) b__L_3_)).
 
+(** The step proved here: the exported identity's proof ([symuat_entry using (symuat_line Hl0)])
+    does not close it (the summed line [Σ_n' H_i(n, n')] sits under the Kronecker product's split
+    indices); by hand, with the value-output block of each head as any matrix [M i]: the sum over
+    the source tokens brought innermost ([exchange_big]), the row sum factored out and replaced by
+    the hypothesis. *)
+Lemma shared_step_gen (g b : mx R [::] [:: h; d]) (H : 'I_h -> mx R [:: N] [:: N])
+    (M : 'I_h -> mx R [:: h; d] [:: h; d]) :
+  (forall (i : 'I_h) (a : 'I_N), \sum_(b < N) H i (a, tt) (b, tt) = 1) ->
+  add (add (vec_r (mul (ones [:: N] [::]) g))
+           (mul (headsum (fun i => kron (H i) (tr (M i)))) (vec_r (mul (ones [:: N] [::]) g))))
+      (vec_r (mul (ones [:: N] [::]) b)) =m
+  vec_r (add (add (mul (ones [:: N] [::]) g) (mul (mul (ones [:: N] [::]) g) (headsum M))) (mul (ones [:: N] [::]) b)).
+Proof.
+move=> Hl0 [n [a [c []]]] [].
+rewrite /add /vec_r /mul /headsum /kron /tr /ones /=.
+congr (_ + _ + _).
+rewrite exchange_big; apply: eq_bigr => a1 _; rewrite exchange_big; apply: eq_bigr => a2 _.
+under eq_bigr => a0 _ do rewrite big_distrl /=.
+rewrite exchange_big big_distrr /=; apply: eq_bigr => i _.
+under eq_bigr => a0 _ do rewrite -mulrA.
+by rewrite -big_distrl /= Hl0 mul1r mulrC.
+Qed.
+Lemma t10_step_holds : t10_step.
+Proof.
+move=> gamma H W_V W_O b3 Hl0.
+exact (@shared_step_gen gamma b3 H (fun h_i : 'I_h => mul (mul (mul (kron (selector h_i) (idm [:: d])) (W_V h_i))
+                                                      (tr (kron (selector h_i) (idm [:: d_v])))) W_O) Hl0).
+Qed.
+
 (** layer [l]'s heads' patterns [H l i], value and output projections, and token-shared bias
     [1_N⊗b3 l] *)
 Variables (H : nat -> 'I_h -> mx R [:: N] [:: N]) (W_V : nat -> 'I_h -> mx R [:: d] [:: d_v])

@@ -1,13 +1,15 @@
 """The inductions over depth of the checks with a one-layer identity of their own (coq/SymuatUnroll.v).
 
 X7.telescope (the residual stream read through a frozen readout), X5.combined (a readout of the
-unrolled form) and A4.eq20 (LoRA in an Eq. 20 network) are each ONE Coq theorem quantified over the
-depth ``L``, proved from the library's induction and the one-layer identity the check proved (its
-captured pair, exported as every identity is). T8's two forward readings state T9's theorem: the
-same rules. Each is refutable: the library with a layer missing its residual, a stream with
-W1 ≠ I, a sum missing its last layer, the base network's bias for the recomputed one or the next
-layer's increment does not compile, and an identity that is not the check's step does not
-discharge it. The Coq tests need ``coqc`` with MathComp (the ``coq`` tier).
+unrolled form), A4.eq20 (LoRA in an Eq. 20 network) and T10.c[token-shared] (the combined bias
+shared by the tokens) are each ONE Coq theorem quantified over the depth ``L``, proved from the
+library's induction and the one-layer identity the check proved (its captured pair, exported as
+every identity is; A4's and T10's proved by the library, word for word the check's identity). T8's
+two forward readings state T9's theorem: the same rules. Each is refutable: the library with a
+layer missing its residual, a stream with W1 ≠ I, a sum missing its last layer, the base network's
+bias for the recomputed one, the next layer's increment, a shared row without its heads' term or
+H7's hypothesis on the columns does not compile, and an identity that is not the check's step
+does not discharge it. The Coq tests need ``coqc`` with MathComp (the ``coq`` tier).
 """
 
 from __future__ import annotations
@@ -33,20 +35,39 @@ def captured():
 
 
 def test_each_check_with_its_own_step_is_one_theorem_over_the_depth(captured):
-    assert {"X7.telescope", "X5.combined", "A4.eq20[Δ=induced,b2=recomputed,idx=j,op=times]"} <= set(OWN)
+    assert {"X7.telescope", "X5.combined", "A4.eq20[Δ=induced,b2=recomputed,idx=j,op=times]",
+            "T10.c[token-shared]"} <= set(OWN)
     for key in OWN:
         t = export_depth("c", key, own=own_step(captured, key))
         head, _, body = t.statement.partition(" :\n")
         assert " (L : nat)" in head and t.proof_kind == "induction over depth" and t.check_step, key
         assert "(headsum (fun " in body and ": 'I_L =>" in body, key
         # what the step rests on: Lemma 2's step (the library's proof here), and the check's own identity
-        assert t.step == ("" if key == "X7.telescope" else "one_layer_step_holds"), key
+        assert t.step == ("one_layer_step_holds" if THEOREMS[key].layer_step else ""), key
     # X7: rᵀ x_L = rᵀ x_0 + Σ_{l<L} (two heads through their patterns + rᵀ m_l + rᵀ b_l)
     x7 = export_depth("c", "X7.telescope", own=own_step(captured, "X7.telescope"))
     assert x7.statement.count("(mul (tr (P") == 2 and "(mul (tr r) (m l))) (mul (tr r) (b l))" in x7.statement
     # without its identity a check is not stated
     with pytest.raises(Unsupported, match="own one-layer identity"):
         export_depth("c", "X7.telescope")
+
+
+def _words(text: str) -> str:
+    return " ".join(text.replace("(", " ( ").replace(")", " ) ").split())
+
+
+def test_a_step_the_library_proves_is_the_checks_own_identity_word_for_word(captured):
+    """A4.eq20's and T10.c's identities do not close by the exported proof (symuat_nf, symuat_entry):
+    the library proves them; its premise is the identity the check proved, as exported."""
+    from symuat.certify.export import export_identity
+
+    library = _words((COQ_DIR / "SymuatUnroll.v").read_text())
+    for key, thm in THEOREMS.items():
+        if not thm.own_proof:
+            continue
+        lhs, rhs, hyps = own_step(captured, key)
+        exported = export_identity("s", lhs, rhs, hypotheses=hyps or ())
+        assert _words(exported.statement.partition(" :\n")[2].rstrip(".")) in library, key
 
 
 def test_t8s_forward_readings_are_t9s_same_rules_and_theorem():
@@ -90,6 +111,15 @@ LIBRARY_MUTANTS = (
     ("A4: the base network's bias for the recomputed one (b2=kept)",
      "                            (cb2 sigma (lora N dW2 dW3) x0 j))))).",
      "                            (cb2 sigma N x0 j))))).",),
+    ("T10.c: the shared row without its heads' term (g_{L+1} = g_L + b_{L,3})",
+     "  then add (add (gshared L')\n                (mul (gshared L') (headsum",
+     "  then add (add (gshared L')\n                (mul (zero [::] [:: h; d]) (headsum"),
+    ("T10.c: the combined bias without its residual (W1 = W^mha, not I + W^mha)",
+     "  then add (add (cshared L')\n",
+     "  then add (add (zero _ _)\n"),
+    ("T10.c: the hypothesis on the columns of H, not its rows",
+     "    (M : 'I_h -> mx R [:: h; d] [:: h; d]) :\n  (forall (i : 'I_h) (a : 'I_N), \\sum_(b < N) H i (a, tt) (b, tt) = 1) ->",
+     "    (M : 'I_h -> mx R [:: h; d] [:: h; d]) :\n  (forall (i : 'I_h) (a : 'I_N), \\sum_(b < N) H i (b, tt) (a, tt) = 1) ->"),
     ("A4: the next layer's increment beside W'_{j,3} (idx=j+1)",
      "mul (add (cW3 N L j) (add (cW3 (lora N dW2 dW3) L j)",
      "mul (add (cW3 N L j) (add (cW3 (lora N dW2 dW3) L j.+1)"),

@@ -60,7 +60,7 @@ class DepthTheorem:
     layer_step: bool = True
     #: the library's proof of the check's own step, used in place of the exported identity when the
     #: normal-form replay does not close that identity (said in the library beside the proof)
-    own_proof: str = ""
+    own_proof: str = ""   # the term (``(@name sizes…)``) that proves it
 
 
 _BOTH = "(both_net sigma att W2 b2 W3 b3 x0)"
@@ -137,7 +137,18 @@ THEOREMS.update({
         "network fine-tuned by ΔW2_l, ΔW3_l (LoRA on one layer k: the others zero) unrolls with the base's A_L, c_L, "
         "the induced increments and the recomputed biases", own_step=True,
         # symuat_nf does not close the identity: inside σ, Σ V x'_0 and Σ (-1) V x'_0 cancel on one side
-        own_proof="a4_eq20_step_holds"),
+        own_proof="(@a4_eq20_step_holds R D F)"),
+    "T10.c[token-shared]": DepthTheorem(
+        "shared_bias", "(N d d_v h : nat) (H : nat -> 'I_h -> mx R [:: N] [:: N]) (W_V : nat -> 'I_h -> mx R [:: d] [:: d_v]) "
+        "(W_O : nat -> mx R [:: h; d_v] [:: h; d]) (b3 : nat -> mx R [::] [:: h; d]) (L : nat) "
+        "(rows : forall l (i : 'I_h) (a : 'I_N), \\sum_(b < N) H l i (a, tt) (b, tt) = 1)",
+        "cshared H W_V W_O b3 L", "vec_r (mul (ones [:: N] [::]) (gshared W_V W_O b3 L))", "(H:=H) W_V W_O b3",
+        "T10.c for every depth L, every row of every pattern summing to one (H7): the combined bias "
+        "c_L = (I + W^mha_{L-1}) c_{L-1} + 1_N⊗b_{L-1,3}, c_0 = 0, is 1_N⊗g_L with g_L free of the patterns H",
+        tail=" rows", own_step=True, layer_step=False,
+        # its identity's proof (symuat_entry using symuat_line) does not close: the line summed sits under
+        # the Kronecker product's split indices
+        own_proof="(@t10_step_holds R N d d_v h)"),
 })
 
 
@@ -186,8 +197,8 @@ def export_depth(name: str, key: str, step=None, step_nf_key=None, own=None) -> 
         tactics.append(f"move=> ? ? ? ? ? ? ? ? ? ?; exact: {exported.name}")
     check_step = ""
     if thm.own_step and thm.own_proof:
-        check_step = thm.own_proof
-        holes += f" (@{thm.own_proof} R D F)"
+        check_step = thm.own_proof.strip("()@").split()[0]
+        holes += f" {thm.own_proof}"
     elif thm.own_step:
         lhs, rhs, *hyps = own
         mine = export_identity(f"{name}_own", lhs, rhs, hypotheses=(hyps[0] if hyps else None) or ())
