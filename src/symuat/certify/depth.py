@@ -152,6 +152,25 @@ THEOREMS.update({
 })
 
 
+#: the checks that conclude for every depth by an induction this exporter does not state, and why
+#: (recorded as their reason; each proved by symuat's kernel only)
+NOT_STATED: dict[str, str] = {
+    **{key: ("an induction over depth not stated in Coq: the layer acts on vec_r X, whose index space has two axes "
+             "([:: N; M]), and the library's networks (SymuatDepth.net) and L2.8's exported step are over one "
+             f"axis ([:: D]); {what} needs the depth library over multi-index spaces")
+       for key, what in (("X4.recursion[alpha(x)]", "a gated pre-norm layer (with its dynamic W3 = W'_down diag(W_u'S_2W1x'))"),
+                         ("X9.unrolling", "a parallel-residual layer"))},
+    "X8.linear-symbolic": ("an induction over depth not stated in Coq: the check rests on additivity and homogeneity "
+                           "of each layer, and its homogeneity identity f(aX) = af(X) has a scalar symbol a, which "
+                           "the exporter does not state (integer coefficients only)"),
+    "A4.corr[symbolic]": ("an induction over depth not stated in Coq: for Transformer blocks (the check's induction "
+                          "is T7.exact[eq30,B-both]) the corrected Eq. 18's W'_{j,3}, W'_{j,2} and their increments "
+                          "are the fine-tuned stream's W1 chain times the base W2, W3 and ΔW2, ΔW3 (the tuned step's "
+                          "split), which needs a fine-tuned both_net split into two networks with shared W1: not "
+                          "in the library"),
+}
+
+
 @dataclass
 class DepthExported(Exported):
     """A depth theorem: ``step`` names the one-layer identity its proof applies (in ``sides``)."""
