@@ -30,6 +30,9 @@ Local Open Scope ring_scope.
 
 Section Unroll.
 Variable R : comRingType.
+Add Ring symuat_ring_unroll_zmod : (R_ring_theory_zmod R).
+Lemma add_swap5 (a b c d e : R) : a + b + c + (d + e) = a + d + c + (b + e).
+Proof. by rewrite -!addrA; congr (_ + _); rewrite addrCA [in RHS]addrCA; congr (_ + _); rewrite addrCA. Qed.
 
 (** ** X7.telescope: the residual stream read through a frozen readout, for every depth *)
 Section Stream.
@@ -150,6 +153,104 @@ rewrite cW1_lora cb1_lora; apply: meq_sym.
 exact: (hstep sigma L (cW1 N L) x0 (cb1 N L) (fun j : 'I_L => cW3 N L j)
           (fun j : 'I_L => cW3 (lora N dW2 dW3) L j) (fun j : 'I_L => cW2 N j)
           (fun j : 'I_L => cW2 (lora N dW2 dW3) j) (fun j : 'I_L => cb2 sigma (lora N dW2 dW3) x0 j)).
+Qed.
+(** ** A4.corr[symbolic]: the corrected Eq. 18, for every depth *)
+(** The identity A4.corr's check proves ([applications._a4_corrected_symbolic]): the tuned layer
+    ([W2 + ΔW2], [W3 + ΔW3]) on the hypothesis [x = A x'_0 + c + R] gives [ΔW_{k,3} = ΔW3],
+    [ΔW_{k,2} = ΔW2 A] and the bias [e_k + ΔW2 (c + R)] *)
+Definition a4_corr_step := forall (sigma : R -> R) (W__k_1_ A_i : mx R [:: D] [:: D])
+    (x_0 c_i R_i b__k_3_ : mx R [:: D] [::]) (W__k_3_ v_Delta_W3_k : mx R [:: D] [:: F])
+    (W__k_2_ v_Delta_W2_k : mx R [:: F] [:: D]) (b__k_2_ : mx R [:: F] [::]),
+  add (add (mul W__k_1_ (add (add (mul A_i x_0) c_i) R_i)) b__k_3_)
+      (mul (add W__k_3_ v_Delta_W3_k) (ew sigma (add (mul (add W__k_2_ v_Delta_W2_k) (add (add (mul A_i x_0) c_i) R_i)) b__k_2_))) =m
+  add (add (add (mul (mul W__k_1_ A_i) x_0) (add (mul W__k_1_ c_i) b__k_3_)) (mul W__k_1_ R_i))
+      (mul (add W__k_3_ v_Delta_W3_k) (ew sigma (add (mul (add (mul W__k_2_ A_i) (mul v_Delta_W2_k A_i)) x_0)
+                                                    (add (add (mul W__k_2_ (add c_i R_i)) b__k_2_) (mul v_Delta_W2_k (add c_i R_i)))))).
+
+(** the increments alone: [ΔW3] in place of [W3] ([cW3 (dnet N dW3) L j] = [ΔW_{j,3}] after [L] layers) *)
+Definition dnet (N : net R D F) (dW3 : nat -> mx R [:: D] [:: F]) := Net (nW1 N) (nW2 N) (nb2 N) dW3 (nb3 N).
+
+Section Corr.
+Variables (sigma : R -> R) (N : net R D F) (dW2 : nat -> mx R [:: F] [:: D]) (dW3 : nat -> mx R [:: D] [:: F])
+  (x0 : mx R [:: D] [::]).
+(** the remainder by the tuned step's rule *)
+Fixpoint remT L : mx R [:: D] [::] := if L is L'.+1
+  then add (mul (nW1 N L') (remT L'))
+           (mul (add (nW3 N L') (dW3 L'))
+                (ew sigma (add (mul (add (mul (nW2 N L') (cW1 N L')) (mul (dW2 L') (cW1 N L'))) x0)
+                               (add (add (mul (nW2 N L') (add (cb1 N L') (remT L'))) (nb2 N L'))
+                                    (mul (dW2 L') (add (cb1 N L') (remT L')))))))
+  else zero [:: D] [::].
+
+Lemma lora_state (hstep : a4_corr_step) L :
+  forward sigma (lora N dW2 dW3) x0 L =m uat_form (cW1 N L) (cb1 N L) (remT L) x0.
+Proof.
+elim: L => [|L IH] /=.
+  move=> [i []] [] /=; rewrite /uat_form /add /zero /mul /idm /= !addr0.
+  rewrite (bigD1 i) //= big1 => [|k /negbTE nk]; first by rewrite /delta eqxx mulr1 mul1r addr0.
+  by rewrite /delta /= eq_sym nk !mul0r.
+apply: meq_trans (layer_app_meq _ _ _ _ _ _ IH) _.
+apply: meq_trans (hstep sigma (nW1 N L) (cW1 N L) x0 (cb1 N L) (remT L) (nb3 N L) (nW3 N L) (dW3 L)
+                     (nW2 N L) (dW2 L) (nb2 N L)) _.
+by move=> i j; rewrite /uat_form /add !addrA.
+Qed.
+
+Lemma mul_addl rs ks cs (X Y : mx R rs ks) (W : mx R ks cs) : mul (add X Y) W =m add (mul X W) (mul Y W).
+Proof. move=> i j; rewrite /mul /add -sumI_add; apply: sumI_ext => k; exact: mulrDl. Qed.
+
+Lemma remT_sum L :
+  remT L =m headsum (fun j : 'I_L => mul (add (cW3 N L j) (cW3 (dnet N dW3) L j))
+    (ew sigma (add (mul (add (cW2 N j) (mul (dW2 j) (cW1 N j))) x0)
+                   (add (add (mul (nW2 N j) (add (cb1 N j) (remT j))) (nb2 N j)) (mul (dW2 j) (add (cb1 N j) (remT j))))))).
+Proof.
+elim: L => [|L IH]; first by move=> i k; rewrite /headsum big_ord0.
+move=> i k; rewrite /headsum big_ord_recr /= ltnn.
+set s := fun j : nat => ew sigma (add (mul (add (cW2 N j) (mul (dW2 j) (cW1 N j))) x0)
+                   (add (add (mul (nW2 N j) (add (cb1 N j) (remT j))) (nb2 N j)) (mul (dW2 j) (add (cb1 N j) (remT j))))).
+have -> : \sum_(j < L) mul (add (cW3 N L.+1 (widen_ord (leqnSn L) j)) (cW3 (dnet N dW3) L.+1 (widen_ord (leqnSn L) j)))
+                         (s (widen_ord (leqnSn L) j)) i k
+        = \sum_(j < L) mul (mul (nW1 N L) (add (cW3 N L j) (cW3 (dnet N dW3) L j))) (s j) i k.
+  apply: eq_bigr => j _ /=; rewrite ltn_ord.
+  by apply: mul_meq => //; apply: meq_sym; exact: mul_addr.
+rewrite /add; congr (_ + _).
+rewrite (mul_meq (meq_refl (nW1 N L)) IH i k).
+exact: (mul_headsum_assoc (nW1 N L) (fun j : 'I_L => add (cW3 N L j) (cW3 (dnet N dW3) L j)) (fun j : 'I_L => s j) i k).
+Qed.
+
+Lemma uat_form_cancel (A : mx R [:: D] [:: D]) c Rm Rm' : uat_form A c Rm x0 =m uat_form A c Rm' x0 -> Rm =m Rm'.
+Proof. by move=> E i j; move: (E i j); rewrite /uat_form /add; move/addrI. Qed.
+
+(** the bias the tuned step gives is the fine-tuned network's Eq. 34 bias, recomputed ([cb2]) *)
+Lemma remT_bias (step : one_layer_step R D F) (hstep : a4_corr_step) j :
+  add (add (mul (nW2 N j) (add (cb1 N j) (remT j))) (nb2 N j)) (mul (dW2 j) (add (cb1 N j) (remT j))) =m
+  cb2 sigma (lora N dW2 dW3) x0 j.
+Proof.
+have E : remT j =m rem sigma (lora N dW2 dW3) x0 j.
+  apply: (@uat_form_cancel (cW1 N j) (cb1 N j)); apply: meq_trans (meq_sym (lora_state hstep j)) _.
+  by rewrite -(cW1_lora N dW2 dW3) -(cb1_lora N dW2 dW3); exact: forward_state.
+rewrite /cb2 /eq34_form /= cb1_lora => i k.
+rewrite /add (mul_addl (nW2 N j) (dW2 j) (cb1 N j) i k) (mul_addl (nW2 N j) (dW2 j) (rem sigma (lora N dW2 dW3) x0 j) i k).
+rewrite (mul_addr (nW2 N j) (cb1 N j) (remT j) i k) (mul_addr (dW2 j) (cb1 N j) (remT j) i k) /add.
+rewrite (mul_meq (meq_refl (nW2 N j)) E i k) (mul_meq (meq_refl (dW2 j)) E i k).
+exact: add_swap5.
+Qed.
+End Corr.
+
+(** The corrected Eq. 18 for every depth: an Eq. 20 network (any [W1] per layer: a Transformer's
+    are its fine-tuned stream's, T7) fine-tuned by [ΔW2_l], [ΔW3_l] unrolls with
+    [W'_{j,3} + ΔW_{j,3}] ([ΔW_{j,3}]: the later [W1] times [ΔW3_j]), [W'_{j,2} + ΔW_{j,2}]
+    ([ΔW_{j,2} = ΔW2_j A_j]) and the bias recomputed from the fine-tuned network *)
+Theorem lora_corrected_unrolling (sigma : R -> R) (N : net R D F) dW2 dW3 (x0 : mx R [:: D] [::])
+    (step : one_layer_step R D F) (hstep : a4_corr_step) L :
+  forward sigma (lora N dW2 dW3) x0 L =m
+  add (add (mul (cW1 N L) x0) (cb1 N L))
+      (headsum (fun j : 'I_L =>
+         mul (add (cW3 N L j) (cW3 (dnet N dW3) L j))
+             (ew sigma (add (mul (add (cW2 N j) (mul (dW2 j) (cW1 N j))) x0) (cb2 sigma (lora N dW2 dW3) x0 j))))).
+Proof.
+apply: meq_trans (lora_state sigma N dW2 dW3 x0 hstep L) _; apply: add_meq => //.
+apply: meq_trans (remT_sum sigma N dW2 dW3 x0 L) _; apply: headsum_meq => j.
+apply: mul_meq => //; apply: ew_meq; apply: add_meq => //; exact: remT_bias.
 Qed.
 End Nets.
 

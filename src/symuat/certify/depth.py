@@ -138,6 +138,17 @@ THEOREMS.update({
         "the induced increments and the recomputed biases", own_step=True,
         # symuat_nf does not close the identity: inside σ, Σ V x'_0 and Σ (-1) V x'_0 cancel on one side
         own_proof="(@a4_eq20_step_holds R D F)"),
+    "A4.corr[symbolic]": DepthTheorem(
+        "lora_corrected_unrolling", _NET.replace(" (x0 :", " (dW2 : nat -> mx R [:: F] [:: D]) "
+                                                 "(dW3 : nat -> mx R [:: D] [:: F]) (x0 :"),
+        f"forward sigma {_LORA} x0 L",
+        "add (add (mul (cW1 N L) x0) (cb1 N L))\n    (headsum (fun j : 'I_L => "
+        "mul (add (cW3 N L j) (cW3 (dnet N dW3) L j)) "
+        f"(ew sigma (add (mul (add (cW2 N j) (mul (dW2 j) (cW1 N j))) x0) (cb2 sigma {_LORA} x0 j)))))",
+        "sigma N dW2 dW3 x0", "the corrected Eq. 18 for every depth L: an Eq. 20 network (any W1 per layer; a "
+        "Transformer's: its fine-tuned stream's, T7) fine-tuned by ΔW2_l, ΔW3_l unrolls with W'_{j,3} + ΔW_{j,3} "
+        "(ΔW_{j,3}: the later W1 times ΔW3_j), W'_{j,2} + ΔW_{j,2} (ΔW_{j,2} = ΔW2_j A_j) and the recomputed "
+        "b'_{j,2}", own_step=True),
     "T10.c[token-shared]": DepthTheorem(
         "shared_bias", "(N d d_v h : nat) (H : nat -> 'I_h -> mx R [:: N] [:: N]) (W_V : nat -> 'I_h -> mx R [:: d] [:: d_v]) "
         "(W_O : nat -> mx R [:: h; d_v] [:: h; d]) (b3 : nat -> mx R [::] [:: h; d]) (L : nat) "
@@ -163,11 +174,6 @@ NOT_STATED: dict[str, str] = {
     "X8.linear-symbolic": ("an induction over depth not stated in Coq: the check rests on additivity and homogeneity "
                            "of each layer, and its homogeneity identity f(aX) = af(X) has a scalar symbol a, which "
                            "the exporter does not state (integer coefficients only)"),
-    "A4.corr[symbolic]": ("an induction over depth not stated in Coq: for Transformer blocks (the check's induction "
-                          "is T7.exact[eq30,B-both]) the corrected Eq. 18's W'_{j,3}, W'_{j,2} and their increments "
-                          "are the fine-tuned stream's W1 chain times the base W2, W3 and ΔW2, ΔW3 (the tuned step's "
-                          "split), which needs a fine-tuned both_net split into two networks with shared W1: not "
-                          "in the library"),
 }
 
 
