@@ -1,13 +1,14 @@
 """The inductions over depth of the checks with a one-layer identity of their own (coq/SymuatUnroll.v).
 
 X7.telescope (the residual stream read through a frozen readout), X5.combined (a readout of the
-unrolled form), A4.eq20 (LoRA in an Eq. 20 network) and T10.c[token-shared] (the combined bias
-shared by the tokens) are each ONE Coq theorem quantified over the depth ``L``, proved from the
+unrolled form), A4.eq20 (LoRA in an Eq. 20 network), A4.corr[symbolic] (the corrected Eq. 18) and
+T10.c[token-shared] (the combined bias shared by the tokens) are each ONE Coq theorem quantified over the depth ``L``, proved from the
 library's induction and the one-layer identity the check proved (its captured pair, exported as
 every identity is; A4's and T10's proved by the library, word for word the check's identity). T8's
 two forward readings state T9's theorem: the same rules. Each is refutable: the library with a
 layer missing its residual, a stream with W1 ≠ I, a sum missing its last layer, the base network's
-bias for the recomputed one, the next layer's increment, a shared row without its heads' term or
+bias for the recomputed one, the next layer's increment, an increment not multiplied by A_j or by the
+later W1, a shared row without its heads' term or
 H7's hypothesis on the columns does not compile, and an identity that is not the check's step
 does not discharge it. The Coq tests need ``coqc`` with MathComp (the ``coq`` tier).
 """
@@ -36,7 +37,7 @@ def captured():
 
 def test_each_check_with_its_own_step_is_one_theorem_over_the_depth(captured):
     assert {"X7.telescope", "X5.combined", "A4.eq20[Δ=induced,b2=recomputed,idx=j,op=times]",
-            "T10.c[token-shared]"} <= set(OWN)
+            "A4.corr[symbolic]", "T10.c[token-shared]"} <= set(OWN)
     for key in OWN:
         t = export_depth("c", key, own=own_step(captured, key))
         head, _, body = t.statement.partition(" :\n")
@@ -120,6 +121,12 @@ LIBRARY_MUTANTS = (
     ("T10.c: the hypothesis on the columns of H, not its rows",
      "    (M : 'I_h -> mx R [:: h; d] [:: h; d]) :\n  (forall (i : 'I_h) (a : 'I_N), \\sum_(b < N) H i (a, tt) (b, tt) = 1) ->",
      "    (M : 'I_h -> mx R [:: h; d] [:: h; d]) :\n  (forall (i : 'I_h) (a : 'I_N), \\sum_(b < N) H i (b, tt) (a, tt) = 1) ->"),
+    ("A4.corr: ΔW_{j,2} = ΔW2_j, not ΔW2_j A_j",
+     "(ew sigma (add (mul (add (cW2 N j) (mul (dW2 j) (cW1 N j))) x0) (cb2 sigma (lora N dW2 dW3) x0 j))))).",
+     "(ew sigma (add (mul (add (cW2 N j) (dW2 j)) x0) (cb2 sigma (lora N dW2 dW3) x0 j))))).",),
+    ("A4.corr: ΔW_{j,3} = ΔW3_j, not multiplied by the later W1",
+     "         mul (add (cW3 N L j) (cW3 (dnet N dW3) L j))\n             (ew sigma",
+     "         mul (add (cW3 N L j) (dW3 j))\n             (ew sigma"),
     ("A4: the next layer's increment beside W'_{j,3} (idx=j+1)",
      "mul (add (cW3 N L j) (add (cW3 (lora N dW2 dW3) L j)",
      "mul (add (cW3 N L j) (add (cW3 (lora N dW2 dW3) L j.+1)"),

@@ -19,7 +19,12 @@ Theorem c_L2 (D F : nat) (sigma : R -> R) (N : net R D F) (x0 : mx R [:: D] [::]
 >>> t.proof_kind, t.step
 ('induction over depth', 'one_layer_step_holds')
 
-A check that is not in :data:`THEOREMS` is not exported here (:class:`Unsupported`).
+Checks that conclude for every depth from that induction and a one-layer identity of their own
+(X7.telescope, X5.combined, A4.eq20[…], A4.corr[symbolic], T10.c[token-shared]; ``own_step``) are
+theorems of ``coq/SymuatUnroll.v`` whose second premise is that identity as the exporter writes it,
+discharged by the check's captured pair (:func:`own_step`); T8's two forward readings are T9's
+theorems (the same rules). An induction the exporter does not state is in :data:`NOT_STATED` with
+the reason. A check in neither is not exported here (:class:`Unsupported`).
 """
 
 from __future__ import annotations
