@@ -254,6 +254,61 @@ apply: mul_meq => //; apply: ew_meq; apply: add_meq => //; exact: remT_bias.
 Qed.
 End Nets.
 
+(** ** X8.linear-symbolic: Golden's detached layers, linear for every depth *)
+Section Golden.
+Variables D F K N : nat.
+Add Ring symuat_ring_golden : (R_ring_theory_ring R).
+Add Ring symuat_ring_golden_zmod : (R_ring_theory_zmod R).
+
+(** The additivity X8's check proves ([attribution.x8_statement("linear")]): a bias-free detached
+    layer (pattern [P], gate [G] and norm scales frozen), [f(X + Y) = f(X) + f(Y)] *)
+Definition x8_additive := forall (X Y : mx R [:: D] [:: N]) (O : mx R [:: D] [:: K]) (V : mx R [:: K] [:: D])
+    (P : mx R [:: N] [:: N]) (W_d : mx R [:: D] [:: F]) (G : mx R [:: F] [:: N]) (W_u : mx R [:: F] [:: D]),
+  add (add (add X Y) (mul (mul (mul O V) (add X Y)) (tr P))) (mul W_d (hadamard G (mul W_u (add X Y)))) =m
+  add (add (add X (mul (mul (mul O V) X) (tr P))) (mul W_d (hadamard G (mul W_u X))))
+      (add (add Y (mul (mul (mul O V) Y) (tr P))) (mul W_d (hadamard G (mul W_u Y)))).
+
+(** Its homogeneity, [f(aX) = a f(X)] ([x8_statement("homogeneous")]), proved here: the exporter
+    states integer coefficients only, and [a] is a scalar symbol *)
+Lemma x8_homogeneous (a : R) (X : mx R [:: D] [:: N]) (O : mx R [:: D] [:: K]) (V : mx R [:: K] [:: D])
+    (P : mx R [:: N] [:: N]) (W_d : mx R [:: D] [:: F]) (G : mx R [:: F] [:: N]) (W_u : mx R [:: F] [:: D]) :
+  add (add (scale a X) (mul (mul (mul O V) (scale a X)) (tr P))) (mul W_d (hadamard G (mul W_u (scale a X)))) =m
+  scale a (add (add X (mul (mul (mul O V) X) (tr P))) (mul W_d (hadamard G (mul W_u X)))).
+Proof. symuat_entry. Qed.
+
+(** layer [l]'s frozen operators *)
+Variables (O : nat -> mx R [:: D] [:: K]) (V : nat -> mx R [:: K] [:: D]) (P : nat -> mx R [:: N] [:: N])
+  (W_d : nat -> mx R [:: D] [:: F]) (G : nat -> mx R [:: F] [:: N]) (W_u : nat -> mx R [:: F] [:: D]).
+
+Definition golden_layer l (X : mx R [:: D] [:: N]) :=
+  add (add X (mul (mul (mul (O l) (V l)) X) (tr (P l)))) (mul (W_d l) (hadamard (G l) (mul (W_u l) X))).
+(** [L] detached layers composed *)
+Fixpoint golden L X := if L is L'.+1 then golden_layer L' (golden L' X) else X.
+
+Lemma hadamard_meq rs cs (A B B' : mx R rs cs) : B =m B' -> hadamard A B =m hadamard A B'.
+Proof. by move=> E i j; rewrite /hadamard E. Qed.
+Lemma golden_layer_meq l X X' : X =m X' -> golden_layer l X =m golden_layer l X'.
+Proof.
+move=> E; apply: add_meq; first by apply: add_meq => //; apply: mul_meq => //; apply: mul_meq.
+by apply: mul_meq => //; apply: hadamard_meq; apply: mul_meq.
+Qed.
+
+Hypothesis step : x8_additive.
+
+(** for every depth, the composition is additive and homogeneous: linear, so its output is
+    [Σ_t J_t x_t] *)
+Theorem golden_linear L (a : R) (X Y : mx R [:: D] [:: N]) :
+  golden L (add X Y) =m add (golden L X) (golden L Y) /\ golden L (scale a X) =m scale a (golden L X).
+Proof.
+elim: L => [|L [IHa IHh]] /=; first by split=> i j.
+split.
+  apply: meq_trans (golden_layer_meq L IHa) _.
+  exact (@step (golden L X) (golden L Y) (O L) (V L) (P L) (W_d L) (G L) (W_u L)).
+apply: meq_trans (golden_layer_meq L IHh) _.
+exact (x8_homogeneous a (golden L X) (O L) (V L) (P L) (W_d L) (G L) (W_u L)).
+Qed.
+End Golden.
+
 (** ** T10.c[token-shared]: the combined bias of every depth is shared by the tokens *)
 Section SharedBias.
 Variables N d d_v h : nat.

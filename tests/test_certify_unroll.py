@@ -1,14 +1,16 @@
 """The inductions over depth of the checks with a one-layer identity of their own (coq/SymuatUnroll.v).
 
 X7.telescope (the residual stream read through a frozen readout), X5.combined (a readout of the
-unrolled form), A4.eq20 (LoRA in an Eq. 20 network), A4.corr[symbolic] (the corrected Eq. 18) and
-T10.c[token-shared] (the combined bias shared by the tokens) are each ONE Coq theorem quantified over the depth ``L``, proved from the
+unrolled form), A4.eq20 (LoRA in an Eq. 20 network), A4.corr[symbolic] (the corrected Eq. 18),
+T10.c[token-shared] (the combined bias shared by the tokens) and X8.linear-symbolic (Golden's
+detached layers composed: linear) are each ONE Coq theorem quantified over the depth ``L``, proved from the
 library's induction and the one-layer identity the check proved (its captured pair, exported as
-every identity is; A4's and T10's proved by the library, word for word the check's identity). T8's
+every identity is; A4.eq20's and T10's proved by the library, word for word the check's identity;
+X8's homogeneity, a scalar symbol the exporter does not state, by the library). T8's
 two forward readings state T9's theorem: the same rules. Each is refutable: the library with a
 layer missing its residual, a stream with W1 ≠ I, a sum missing its last layer, the base network's
 bias for the recomputed one, the next layer's increment, an increment not multiplied by A_j or by the
-later W1, a shared row without its heads' term or
+later W1, a biased layer claimed linear, homogeneity of degree 2, a shared row without its heads' term or
 H7's hypothesis on the columns does not compile, and an identity that is not the check's step
 does not discharge it. The Coq tests need ``coqc`` with MathComp (the ``coq`` tier).
 """
@@ -37,12 +39,12 @@ def captured():
 
 def test_each_check_with_its_own_step_is_one_theorem_over_the_depth(captured):
     assert {"X7.telescope", "X5.combined", "A4.eq20[Δ=induced,b2=recomputed,idx=j,op=times]",
-            "A4.corr[symbolic]", "T10.c[token-shared]"} <= set(OWN)
+            "A4.corr[symbolic]", "T10.c[token-shared]", "X8.linear-symbolic"} <= set(OWN)
     for key in OWN:
         t = export_depth("c", key, own=own_step(captured, key))
         head, _, body = t.statement.partition(" :\n")
         assert " (L : nat)" in head and t.proof_kind == "induction over depth" and t.check_step, key
-        if key != "T10.c[token-shared]":  # a sum over the layers; T10.c: c_L = 1_N⊗g_L, no sum
+        if key not in ("T10.c[token-shared]", "X8.linear-symbolic"):  # a sum over the layers (T10.c: c_L = 1_N⊗g_L; X8: linearity)
             assert "(headsum (fun " in body and ": 'I_L =>" in body, key
         # what the step rests on: Lemma 2's step (the library's proof here), and the check's own identity
         assert t.step == ("one_layer_step_holds" if THEOREMS[key].layer_step else ""), key
@@ -52,6 +54,10 @@ def test_each_check_with_its_own_step_is_one_theorem_over_the_depth(captured):
     # T10.c: c_L is 1_N⊗g_L, and g_L (gshared) takes no pattern H, for every depth, under H7's hypothesis
     t10 = export_depth("c", "T10.c[token-shared]", own=own_step(captured, "T10.c[token-shared]"))
     assert "=m vec_r (mul (ones [:: N] [::]) (gshared W_V W_O b3 L))" in t10.statement and "(rows : forall l" in t10.statement
+    # X8: the composition of L detached layers is additive and homogeneous
+    x8 = export_depth("c", "X8.linear-symbolic", own=own_step(captured, "X8.linear-symbolic"))
+    assert ("golden O V P W_d G W_u L (add X Y) =m add (golden O V P W_d G W_u L X) (golden O V P W_d G W_u L Y) /\\"
+            in x8.statement and "(scale a X) =m scale a (golden O V P W_d G W_u L X)." in x8.statement)
     # without its identity a check is not stated
     with pytest.raises(Unsupported, match="own one-layer identity"):
         export_depth("c", "X7.telescope")
@@ -131,6 +137,12 @@ LIBRARY_MUTANTS = (
     ("A4.corr: ΔW_{j,3} = ΔW3_j, not multiplied by the later W1",
      "         mul (add (cW3 N L j) (cW3 (dnet N dW3) L j))\n             (ew sigma",
      "         mul (add (cW3 N L j) (dW3 j))\n             (ew sigma"),
+    ("X8: biased layers (f = J + c, X8.affine) claimed linear",
+     "Fixpoint golden L X := if L is L'.+1 then golden_layer L' (golden L' X) else X.",
+     "Fixpoint golden L X := if L is L'.+1 then add (golden_layer L' (golden L' X)) (ones [:: D] [:: N]) else X."),
+    ("X8: homogeneous of degree 2 (a² for a)",
+     "golden L (scale a X) =m scale a (golden L X).",
+     "golden L (scale a X) =m scale (a * a) (golden L X)."),
     ("A4: the next layer's increment beside W'_{j,3} (idx=j+1)",
      "mul (add (cW3 N L j) (add (cW3 (lora N dW2 dW3) L j)",
      "mul (add (cW3 N L j) (add (cW3 (lora N dW2 dW3) L j.+1)"),

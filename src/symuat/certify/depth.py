@@ -20,7 +20,8 @@ Theorem c_L2 (D F : nat) (sigma : R -> R) (N : net R D F) (x0 : mx R [:: D] [::]
 ('induction over depth', 'one_layer_step_holds')
 
 Checks that conclude for every depth from that induction and a one-layer identity of their own
-(X7.telescope, X5.combined, A4.eq20[…], A4.corr[symbolic], T10.c[token-shared]; ``own_step``) are
+(X7.telescope, X5.combined, A4.eq20[…], A4.corr[symbolic], T10.c[token-shared],
+X8.linear-symbolic; ``own_step``) are
 theorems of ``coq/SymuatUnroll.v`` whose second premise is that identity as the exporter writes it,
 discharged by the check's captured pair (:func:`own_step`); T8's two forward readings are T9's
 theorems (the same rules). An induction the exporter does not state is in :data:`NOT_STATED` with
@@ -66,6 +67,9 @@ class DepthTheorem:
     #: the library's proof of the check's own step, used in place of the exported identity when the
     #: normal-form replay does not close that identity (said in the library beside the proof)
     own_proof: str = ""   # the term (``(@name sizes…)``) that proves it
+    #: how many identities the check proves (its own step is the first; X8's second, its homogeneity,
+    #: is proved in the library)
+    own_pairs: int = 1
 
 
 _BOTH = "(both_net sigma att W2 b2 W3 b3 x0)"
@@ -114,6 +118,7 @@ _X7_BINDERS = ("(D K N : nat) (O1 O2 : nat -> mx R [:: D] [:: K]) (V1 V2 : nat -
                "(m b : nat -> mx R [:: D] [::]) (x0 : mx R [:: D] [::]) (L : nat) (r : mx R [:: D] [::])")
 _X7_ARGS = "O1 O2 V1 V2 P1 P2 X e m b x0"
 _LORA = "(lora N dW2 dW3)"
+_GOLDEN = "golden O V P W_d G W_u"
 THEOREMS.update({
     "X7.telescope": DepthTheorem(
         "stream_readout", _X7_BINDERS, f"mul (tr r) (stream {_X7_ARGS} L)",
@@ -154,6 +159,16 @@ THEOREMS.update({
         "Transformer's: its fine-tuned stream's, T7) fine-tuned by ΔW2_l, ΔW3_l unrolls with W'_{j,3} + ΔW_{j,3} "
         "(ΔW_{j,3}: the later W1 times ΔW3_j), W'_{j,2} + ΔW_{j,2} (ΔW_{j,2} = ΔW2_j A_j) and the recomputed "
         "b'_{j,2}", own_step=True),
+    "X8.linear-symbolic": DepthTheorem(
+        "golden_linear", "(D F K N : nat) (O : nat -> mx R [:: D] [:: K]) (V : nat -> mx R [:: K] [:: D]) "
+        "(P : nat -> mx R [:: N] [:: N]) (W_d : nat -> mx R [:: D] [:: F]) (G : nat -> mx R [:: F] [:: N]) "
+        "(W_u : nat -> mx R [:: F] [:: D]) (L : nat) (a : R) (X Y : mx R [:: D] [:: N])",
+        f"{_GOLDEN} L (add X Y)",
+        f"add ({_GOLDEN} L X) ({_GOLDEN} L Y) /\\\n  {_GOLDEN} L (scale a X) =m scale a ({_GOLDEN} L X)",
+        "O V P W_d G W_u", "X8.linear-symbolic for every depth L: L bias-free detached layers (pattern, gate and norm "
+        "scales frozen) composed are additive and homogeneous, i.e. linear: the output is Σ_t J_t x_t (each layer's "
+        "additivity the check's identity; its homogeneity, with a scalar symbol the exporter does not state, proved "
+        "in the library)", tail=" a X Y", own_step=True, layer_step=False, own_pairs=2),
     "T10.c[token-shared]": DepthTheorem(
         "shared_bias", "(N d d_v h : nat) (H : nat -> 'I_h -> mx R [:: N] [:: N]) (W_V : nat -> 'I_h -> mx R [:: d] [:: d_v]) "
         "(W_O : nat -> mx R [:: h; d_v] [:: h; d]) (b3 : nat -> mx R [::] [:: h; d]) (L : nat) "
@@ -176,9 +191,6 @@ NOT_STATED: dict[str, str] = {
              f"axis ([:: D]); {what} needs the depth library over multi-index spaces")
        for key, what in (("X4.recursion[alpha(x)]", "a gated pre-norm layer (with its dynamic W3 = W'_down diag(W_u'S_2W1x'))"),
                          ("X9.unrolling", "a parallel-residual layer"))},
-    "X8.linear-symbolic": ("an induction over depth not stated in Coq: the check rests on additivity and homogeneity "
-                           "of each layer, and its homogeneity identity f(aX) = af(X) has a scalar symbol a, which "
-                           "the exporter does not state (integer coefficients only)"),
 }
 
 
@@ -254,7 +266,7 @@ def own_step(captured: dict, key: str):
     verdict, pairs = captured.get(key, (None, []))
     if thm is None or not thm.own_step or verdict is None or str(verdict.status) != "proved":
         return None
-    if len(pairs) != 1:
+    if len(pairs) != thm.own_pairs:
         return None
     return pairs[0]
 
