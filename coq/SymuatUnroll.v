@@ -4,9 +4,11 @@
     Other checks conclude something for every depth from those inductions and a one-layer
     identity of their own (symuat's normal form proves it for symbolic sizes); each is one
     theorem here, quantified over the depth [L], that takes that identity as a premise
-    ([x7_step], [x5_step], [a4_eq20_step]: the identity exactly as [symuat certify] exports it, so
-    the exported theorem discharges it, and no other identity does), besides [one_layer_step]
-    when it rests on [residual_unrolling]:
+    ([x7_step], [x5_step], [a4_eq20_step], [a4_corr_step], [x8_additive], [t10_step]: the
+    identity exactly as [symuat certify] exports it, so the exported theorem discharges it, and no
+    other identity does; [a4_eq20_step] and [t10_step], which the exporter's proof does not close,
+    are proved here too, and symuat certify uses those proofs), besides [one_layer_step] when it
+    rests on [residual_unrolling]:
 
     - [stream_readout] (X7.telescope): the residual stream with the norm scales frozen,
       [x_{l+1} = x_l + Σ_i O_{l,i} V_{l,i} X_l P_{l,i}ᵀ e_n + m_l + b_l] (T7's recursion with
@@ -18,7 +20,14 @@
       an Eq. 20 network fine-tuned by increments [ΔW2_l], [ΔW3_l] is Eq. 18 under that reading —
       the base's [A_L], [c_L], [W'_{j,3} + ΔW_{j,3}], [W'_{j,2} + ΔW_{j,2}] with the induced
       increments (the fine-tuned combined parameter minus the base's) and the bias recomputed from
-      the fine-tuned network. *)
+      the fine-tuned network;
+    - [lora_corrected_unrolling] (A4.corr[symbolic]): the same network, any [W1] per layer, unrolls
+      with [W'_{j,3} + ΔW_{j,3}] (the later [W1] times [ΔW3_j]), [W'_{j,2} + ΔW2_j A_j] and the
+      recomputed bias, by an induction whose step is the check's tuned-layer identity;
+    - [golden_linear] (X8.linear-symbolic): [L] bias-free detached layers composed are additive
+      and homogeneous (linear);
+    - [shared_bias] (T10.c[token-shared]): with every row of every pattern summing to one, the
+      combined bias [c_L] is [1_N⊗g_L], [g_L] a recursion without the patterns. *)
 From mathcomp Require Import all_ssreflect all_algebra.
 From Coq Require Import Setoid Morphisms Ring.
 From Symuat Require Import SymuatMx SymuatTac SymuatDepth.
