@@ -37,6 +37,8 @@ def test_each_induction_is_one_theorem_quantified_over_the_number_of_layers():
     keys = {c.key for c in REGISTRY.all_checks()}
     for key, thm in THEOREMS.items():
         assert key in keys, key
+        if thm.own_step:  # with a one-layer identity of the check's own: tests/test_certify_unroll.py
+            continue
         t = export_depth("c", key)
         head, _, body = t.statement.partition(" :\n")
         assert " (L : nat)" in head and "(D F : nat)" in head
@@ -62,7 +64,7 @@ def test_the_certify_run_takes_in_the_depth_checks_and_their_step_not_their_clai
 
 
 def test_the_depth_theorems_compile_without_axioms(coq_lib):
-    thms = [export_depth(f"d{n}", key) for n, key in enumerate(THEOREMS)]
+    thms = [export_depth(f"d{n}", key) for n, key in enumerate(THEOREMS) if not THEOREMS[key].own_step]
     res = compile_batch(coq_lib / "lib", thms, coq_lib / "theories" / "depth_batch.v", timeout=300)
     assert {t.name: res[t.name]["ok"] for t in thms} == {t.name: True for t in thms}
 

@@ -27,7 +27,8 @@ def names_a_derivation_can_use() -> set[str]:
     from symuat.certify.normal_form import probed_lemmas
 
     return (set(probed_lemmas()) | {"meq_via_nf", "one_layer_step_holds"}
-            | {t.library for t in THEOREMS.values()})
+            | {t.library for t in THEOREMS.values()}
+            | {t.own_proof.strip("()@").split()[0] for t in THEOREMS.values() if t.own_proof})
 
 
 def _anchors(page: Path) -> set[str]:

@@ -703,9 +703,14 @@ def _coq_derivation(cert: dict) -> list[str]:
     for name in cert["theorems"]:
         p = proofs.get(name, {})
         chain = p.get("chain") or {}
-        if p.get("proof") == "induction over depth":  # one theorem for every depth (coq/SymuatDepth.v)
+        if p.get("proof") == "induction over depth":  # one theorem for every depth (coq/SymuatDepth.v, SymuatUnroll.v)
+            steps = ([f"the one-layer step ``{p['step']}`` (symuat's identity for one layer)"] if p.get("step") else []) \
+                + ([f"the check's own one-layer identity ``{p['check_step']}`` (exported, from symuat's normal form)"
+                    if p["check_step"].startswith(name) else
+                    f"the check's own one-layer identity, proved by the library's {_coq_name(p['check_step'])}"]
+                   if p.get("check_step") else [])
             lines += [f"- ``{name}`` — for every number of layers L, by induction: {_coq_name(p['library'])} "
-                      f"applied to the one-layer step ``{p['step']}`` (symuat's identity for one layer)."]
+                      f"applied to {' and '.join(steps)}."]
         elif "lhs" in chain:
             lines += [f"- ``{name}`` — left side: {names(chain['lhs'])} ⟶ **symuat's normal form** "
                       f"⟵ right side: {names(chain['rhs'])}; hence equal ({_coq_name(chain['step'])})."]

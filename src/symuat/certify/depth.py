@@ -19,12 +19,18 @@ Theorem c_L2 (D F : nat) (sigma : R -> R) (N : net R D F) (x0 : mx R [:: D] [::]
 >>> t.proof_kind, t.step
 ('induction over depth', 'one_layer_step_holds')
 
-A check that is not in :data:`THEOREMS` is not exported here (:class:`Unsupported`).
+Checks that conclude for every depth from that induction and a one-layer identity of their own
+(X7.telescope, X5.combined, A4.eq20[…], A4.corr[symbolic], T10.c[token-shared],
+X8.linear-symbolic; ``own_step``) are
+theorems of ``coq/SymuatUnroll.v`` whose second premise is that identity as the exporter writes it,
+discharged by the check's captured pair (:func:`own_step`); T8's two forward readings are T9's
+theorems (the same rules). An induction the exporter does not state is in :data:`NOT_STATED` with
+the reason. A check in neither is not exported here (:class:`Unsupported`).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from symuat.certify.coq_terms import Unsupported
 from symuat.certify.export import Exported
@@ -52,6 +58,18 @@ class DepthTheorem:
     args: str      # the arguments before the step premise
     what: str      # what it states, for the record
     tail: str = ""  # the arguments after the depth
+    #: the check's own one-layer identity is a premise too (:data:`OWN_STEP`): its captured pair,
+    #: exported and placed before the theorem like the step of Lemma 2
+    own_step: bool = False
+    #: the theorem rests on Lemma 2's step ([one_layer_step]: the library's induction) — not X7's,
+    #: whose own step is its whole induction
+    layer_step: bool = True
+    #: the library's proof of the check's own step, used in place of the exported identity when the
+    #: normal-form replay does not close that identity (said in the library beside the proof)
+    own_proof: str = ""   # the term (``(@name sizes…)``) that proves it
+    #: how many identities the check proves (its own step is the first; X8's second, its homogeneity,
+    #: is proved in the library)
+    own_pairs: int = 1
 
 
 _BOTH = "(both_net sigma att W2 b2 W3 b3 x0)"
@@ -84,6 +102,96 @@ THEOREMS: dict[str, DepthTheorem] = {
         "eq30_eq34_unrolling", _NET, "forward30 sigma N x0 L", _form("(absorbed N)", "eq34"), "sigma N x0",
         "Eq. 34 (this reading) for every depth L: its biases give the forward pass of an Eq. 30 network"),
 }
+# T8's readings that ARE T9's (the same reading dict, the same procedure: the printed rules W1rhs=raw,
+# unprimed=acc, W3=all are cW1, cb1, cW3's recursion): the same theorem, said of T8's rules
+_T8 = "W1rhs=raw,unprimed=acc,abs={},W3=all,W2in34=layer,W3in34=stage,b3in34=acc"
+for _form, _abs in (("eq20", "none"), ("eq30", "all")):
+    THEOREMS[f"T8[{_form},{_T8.format(_abs)}]"] = replace(
+        THEOREMS[f"T9[{_form},W2in34=layer,W3in34=stage,b3in34=acc]"],
+        what=f"the printed rules of T8 (this reading) for every depth L: the combined parameters of the T7 recursion of "
+             f"an Eq. {_form[2:]} network (W'_{{L,1}}, b'_{{L,3}}, W'_{{j,3}} by the rules, b'_{{j,2}} by Eq. 34)")
+
+#: the checks that conclude for every depth from Lemma 2 (or a stream's own induction) and a one-layer
+#: identity of their own (coq/SymuatUnroll.v; the identity is the check's captured pair, :func:`own_step`)
+_X7_BINDERS = ("(D K N : nat) (O1 O2 : nat -> mx R [:: D] [:: K]) (V1 V2 : nat -> mx R [:: K] [:: D]) "
+               "(P1 P2 : nat -> mx R [:: N] [:: N]) (X : nat -> mx R [:: D] [:: N]) (e : mx R [:: N] [::]) "
+               "(m b : nat -> mx R [:: D] [::]) (x0 : mx R [:: D] [::]) (L : nat) (r : mx R [:: D] [::])")
+_X7_ARGS = "O1 O2 V1 V2 P1 P2 X e m b x0"
+_LORA = "(lora N dW2 dW3)"
+_GOLDEN = "golden O V P W_d G W_u"
+THEOREMS.update({
+    "X7.telescope": DepthTheorem(
+        "stream_readout", _X7_BINDERS, f"mul (tr r) (stream {_X7_ARGS} L)",
+        "add (mul (tr r) x0)\n    (headsum (fun l : 'I_L => add (add (add "
+        "(mul (mul (tr (mul (mul (tr (V1 l)) (tr (O1 l))) r)) (X l)) (mul (tr (P1 l)) e)) "
+        "(mul (mul (tr (mul (mul (tr (V2 l)) (tr (O2 l))) r)) (X l)) (mul (tr (P2 l)) e))) "
+        "(mul (tr r) (m l))) (mul (tr r) (b l))))",
+        _X7_ARGS, "X7.telescope for every depth L: the residual stream x_{l+1} = x_l + (two heads' writes through "
+        "their frozen patterns) + m_l + b_l (T7's recursion with W1 = I) read through a frozen r", tail=" r",
+        own_step=True, layer_step=False),
+    "X5.combined": DepthTheorem(
+        "readout_unrolling", _NET + " (V : nat) (P : mx R [:: V] [:: D])", "mul P (forward sigma N x0 L)",
+        "add (add (mul (mul P (cW1 N L)) x0) (mul P (cb1 N L)))\n    (headsum (fun j : 'I_L => "
+        "mul (mul P (cW3 N L j)) (ew sigma (add (mul (cW2 N j) x0) (cb2 sigma N x0 j)))))",
+        "sigma N x0 P", "X5.combined for every depth L: a readout P of x'_L (the logits: P = (I_N⊗W_E)S_f, "
+        "X5.head) is T7's form with P A_L, P c_L, P U_{L,j} and the same V_j, e_j", own_step=True),
+    "A4.eq20[Δ=induced,b2=recomputed,idx=j,op=times]": DepthTheorem(
+        "lora_eq20_unrolling", _NET.replace(" (x0 :", " (dW2 : nat -> mx R [:: F] [:: D]) "
+                                            "(dW3 : nat -> mx R [:: D] [:: F]) (x0 :"),
+        f"forward sigma {_LORA} x0 L",
+        "add (add (mul (cW1 N L) x0) (cb1 N L))\n    (headsum (fun j : 'I_L => "
+        f"mul (add (cW3 N L j) (add (cW3 {_LORA} L j) (scale (-1)%:~R (cW3 N L j)))) "
+        f"(ew sigma (add (mul (add (cW2 N j) (add (cW2 {_LORA} j) (scale (-1)%:~R (cW2 N j)))) x0) "
+        f"(cb2 sigma {_LORA} x0 j)))))",
+        "sigma N dW2 dW3 x0", "Eq. 18 (Δ=induced, b2=recomputed, idx=j, op=times) for every depth L: an Eq. 20 "
+        "network fine-tuned by ΔW2_l, ΔW3_l (LoRA on one layer k: the others zero) unrolls with the base's A_L, c_L, "
+        "the induced increments and the recomputed biases", own_step=True,
+        # symuat_nf does not close the identity: inside σ, Σ V x'_0 and Σ (-1) V x'_0 cancel on one side
+        own_proof="(@a4_eq20_step_holds R D F)"),
+    "A4.corr[symbolic]": DepthTheorem(
+        "lora_corrected_unrolling", _NET.replace(" (x0 :", " (dW2 : nat -> mx R [:: F] [:: D]) "
+                                                 "(dW3 : nat -> mx R [:: D] [:: F]) (x0 :"),
+        f"forward sigma {_LORA} x0 L",
+        "add (add (mul (cW1 N L) x0) (cb1 N L))\n    (headsum (fun j : 'I_L => "
+        "mul (add (cW3 N L j) (cW3 (dnet N dW3) L j)) "
+        f"(ew sigma (add (mul (add (cW2 N j) (mul (dW2 j) (cW1 N j))) x0) (cb2 sigma {_LORA} x0 j)))))",
+        "sigma N dW2 dW3 x0", "the corrected Eq. 18 for every depth L: an Eq. 20 network (any W1 per layer; a "
+        "Transformer's: its fine-tuned stream's, T7) fine-tuned by ΔW2_l, ΔW3_l unrolls with W'_{j,3} + ΔW_{j,3} "
+        "(ΔW_{j,3}: the later W1 times ΔW3_j), W'_{j,2} + ΔW_{j,2} (ΔW_{j,2} = ΔW2_j A_j) and the recomputed "
+        "b'_{j,2}", own_step=True),
+    "X8.linear-symbolic": DepthTheorem(
+        "golden_linear", "(D F K N : nat) (O : nat -> mx R [:: D] [:: K]) (V : nat -> mx R [:: K] [:: D]) "
+        "(P : nat -> mx R [:: N] [:: N]) (W_d : nat -> mx R [:: D] [:: F]) (G : nat -> mx R [:: F] [:: N]) "
+        "(W_u : nat -> mx R [:: F] [:: D]) (L : nat) (a : R) (X Y : mx R [:: D] [:: N])",
+        f"{_GOLDEN} L (add X Y)",
+        f"add ({_GOLDEN} L X) ({_GOLDEN} L Y) /\\\n  {_GOLDEN} L (scale a X) =m scale a ({_GOLDEN} L X)",
+        "O V P W_d G W_u", "X8.linear-symbolic for every depth L: L bias-free detached layers (pattern, gate and norm "
+        "scales frozen) composed are additive and homogeneous, i.e. linear: the output is Σ_t J_t x_t (each layer's "
+        "additivity the check's identity; its homogeneity, with a scalar symbol the exporter does not state, proved "
+        "in the library)", tail=" a X Y", own_step=True, layer_step=False, own_pairs=2),
+    "T10.c[token-shared]": DepthTheorem(
+        "shared_bias", "(N d d_v h : nat) (H : nat -> 'I_h -> mx R [:: N] [:: N]) (W_V : nat -> 'I_h -> mx R [:: d] [:: d_v]) "
+        "(W_O : nat -> mx R [:: h; d_v] [:: h; d]) (b3 : nat -> mx R [::] [:: h; d]) (L : nat) "
+        "(rows : forall l (i : 'I_h) (a : 'I_N), \\sum_(b < N) H l i (a, tt) (b, tt) = 1)",
+        "cshared H W_V W_O b3 L", "vec_r (mul (ones [:: N] [::]) (gshared W_V W_O b3 L))", "(H:=H) W_V W_O b3",
+        "T10.c for every depth L, every row of every pattern summing to one (H7): the combined bias "
+        "c_L = (I + W^mha_{L-1}) c_{L-1} + 1_N⊗b_{L-1,3}, c_0 = 0, is 1_N⊗g_L with g_L free of the patterns H",
+        tail=" rows", own_step=True, layer_step=False,
+        # its identity's proof (symuat_entry using symuat_line) does not close: the line summed sits under
+        # the Kronecker product's split indices
+        own_proof="(@t10_step_holds R N d d_v h)"),
+})
+
+
+#: the checks that conclude for every depth by an induction this exporter does not state, and why
+#: (recorded as their reason; each proved by symuat's kernel only)
+NOT_STATED: dict[str, str] = {
+    **{key: ("an induction over depth not stated in Coq: the layer acts on vec_r X, whose index space has two axes "
+             "([:: N; M]), and the library's networks (SymuatDepth.net) and L2.8's exported step are over one "
+             f"axis ([:: D]); {what} needs the depth library over multi-index spaces")
+       for key, what in (("X4.recursion[alpha(x)]", "a gated pre-norm layer (with its dynamic W3 = W'_down diag(W_u'S_2W1x'))"),
+                         ("X9.unrolling", "a parallel-residual layer"))},
+}
 
 
 @dataclass
@@ -92,33 +200,75 @@ class DepthExported(Exported):
 
     step: str = ""
     library: str = ""
+    #: the check's own one-layer identity the proof applies (:attr:`DepthTheorem.own_step`)
+    check_step: str = ""
 
 
-def export_depth(name: str, key: str, step=None, step_nf_key=None) -> DepthExported:
+def export_depth(name: str, key: str, step=None, step_nf_key=None, own=None) -> DepthExported:
     """The theorem ``name`` certifying check ``key`` for every depth: the library's induction
     applied to the one-layer step. ``step``: the pair ``(lhs, rhs)`` symuat's normal form proved for
     one layer (:data:`STEP_CHECK`); the premise [one_layer_step] is then discharged by that identity,
     exported as every identity is (proved from symuat's normal form, ``step_nf_key`` replacing the
     certificate for the mutant tests) and placed before the theorem, so each batch entry stands alone;
     a pair that is not the one-layer step does not discharge it and Coq rejects the theorem.
-    Without ``step``, the library's own proof of the step (``one_layer_step_holds``)."""
+    Without ``step``, the library's own proof of the step (``one_layer_step_holds``). ``own``: for a
+    theorem with the check's own step (:attr:`DepthTheorem.own_step`), the pair the check proved
+    (:func:`own_step`), exported the same way and applied to the library theorem's second premise
+    (a pair that is not that identity does not discharge it); without it the check is not stated."""
     thm = THEOREMS.get(key)
     if thm is None:
         raise Unsupported(f"{key} is not an induction over depth this exporter states")
+    if thm.own_step and own is None and not thm.own_proof:
+        raise Unsupported(f"{key}: its own one-layer identity was not captured (it did not run, or not as one identity)")
     statement = f"Theorem {name} {thm.binders} :\n  {thm.lhs} =m {thm.rhs}."
-    if step is None:
-        proof = f"exact: ({thm.library} {thm.args} (@one_layer_step_holds R D F) L{thm.tail})."
-        return DepthExported(name, statement, proof, proof_kind="induction over depth", probes=(),
-                             step="one_layer_step_holds", library=thm.library)
+    sides, tactics, holes = "", [], ""
     from symuat.certify.export import export_identity
 
-    exported = export_identity(f"{name}_step", *step, nf_key=step_nf_key)
-    # the premise's ten binders introduced in the library's order, then the exported identity
-    # applied: unification matches it whatever the order of its own binders
-    proof = (f"refine ({thm.library} {thm.args} _ L{thm.tail}). "
-             f"move=> ? ? ? ? ? ? ? ? ? ?; exact: {exported.name}.")
-    return DepthExported(name, statement, proof, proof_kind="induction over depth", probes=(),
-                         sides=exported.batch_text(), step=exported.name, library=thm.library)
+    if not thm.layer_step:
+        step_name = ""
+    elif step is None:
+        step_name = "one_layer_step_holds"
+        holes += " (@one_layer_step_holds R D F)"
+    else:
+        exported = export_identity(f"{name}_step", *step, nf_key=step_nf_key)
+        sides += exported.batch_text()
+        step_name = exported.name
+        holes += " _"
+        # the premise's ten binders introduced in the library's order, then the exported identity
+        # applied: unification matches it whatever the order of its own binders
+        tactics.append(f"move=> ? ? ? ? ? ? ? ? ? ?; exact: {exported.name}")
+    check_step = ""
+    if thm.own_step and thm.own_proof:
+        check_step = thm.own_proof.strip("()@").split()[0]
+        holes += f" {thm.own_proof}"
+    elif thm.own_step:
+        lhs, rhs, *hyps = own
+        mine = export_identity(f"{name}_own", lhs, rhs, hypotheses=(hyps[0] if hyps else None) or ())
+        sides += mine.batch_text()
+        check_step = mine.name
+        holes += " _"
+        # under a hypothesis (T10.c's: H7's rows summing to one) the identity's premise is the one introduced
+        tactics.append(f"intros; apply: {mine.name}; assumption" if hyps and hyps[0] else f"intros; exact: {mine.name}")
+    if not tactics:
+        proof = f"exact: ({thm.library} {thm.args}{holes} L{thm.tail})."
+    else:
+        then = f". {tactics[0]}." if len(tactics) == 1 else "; [" + " | ".join(tactics) + "]."
+        proof = f"refine ({thm.library} {thm.args}{holes} L{thm.tail}){then}"
+    return DepthExported(name, statement, proof, proof_kind="induction over depth", probes=(), sides=sides,
+                         step=step_name, library=thm.library, check_step=check_step)
+
+
+def own_step(captured: dict, key: str):
+    """The one-layer identity ``(lhs, rhs, hypotheses)`` check ``key`` proved itself (its one captured
+    pair; ``hypotheses`` None or those it needed, stated as premises), for a theorem with
+    :attr:`DepthTheorem.own_step`; else None."""
+    thm = THEOREMS.get(key)
+    verdict, pairs = captured.get(key, (None, []))
+    if thm is None or not thm.own_step or verdict is None or str(verdict.status) != "proved":
+        return None
+    if len(pairs) != thm.own_pairs:
+        return None
+    return pairs[0]
 
 
 #: the check whose identity is the one-layer step (Eq. 26–27, the settings applied simultaneously)

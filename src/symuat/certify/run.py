@@ -26,7 +26,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from symuat.certify.coq_terms import Unsupported
-from symuat.certify.depth import STEP_CHECK, THEOREMS as DEPTH_THEOREMS, export_depth, step_pair
+from symuat.certify.depth import NOT_STATED, STEP_CHECK, THEOREMS as DEPTH_THEOREMS, export_depth, own_step, step_pair
 from symuat.certify.export import AXIOMS_CHECK, batch_file, export_identity, probe_file
 from symuat.certify.kinds import export_certificates
 from symuat.certify.record import COQ_DIR, TIER, fingerprint, out_dir, toolchain
@@ -150,7 +150,7 @@ def selected(check, pattern: str, depth: bool = True) -> bool:
     return bool(re.fullmatch(pattern, check.id.split(".")[0])) or (
         depth and (check.key in DEPTH_THEOREMS or check.key == STEP_CHECK))
 LIBRARY = ("SymuatMx.v", "SymuatReflect.v", "SymuatTac.v", "SymuatLemmas.v", "SymuatWitness.v", "SymuatCount.v",
-           "SymuatDepth.v", "SymuatFlat.v", "SymuatArith.v")
+           "SymuatDepth.v", "SymuatFlat.v", "SymuatUnroll.v", "SymuatArith.v")
 
 
 def proved_for_symbolic_sizes(verdict) -> bool:
@@ -753,10 +753,18 @@ def certify(pattern: str = TIER, out: Path | None = None, jobs: int = 2, timeout
         if key in DEPTH_THEOREMS:
             # an induction over the depth: one theorem for every number of layers (coq/SymuatDepth.v),
             # its step discharged by the one-layer identity symuat's normal form proved
-            theorems = [export_depth(coq_name(key, 0), key, step=step_pair(captured))]
+            # (and, for a check with a one-layer identity of its own, that identity: own_step)
+            try:
+                theorems = [export_depth(coq_name(key, 0), key, step=step_pair(captured), own=own_step(captured, key))]
+            except Unsupported as exc:
+                entry.update(status="unsupported", reason=str(exc))
+                continue
             entry["theorems"] = [t.name for t in theorems]
             entry["hashes"] = [t.digest for t in theorems]
             todo.append((key, theorems))
+            continue
+        if key in NOT_STATED:  # an induction over depth the exporter does not state: why
+            entry.update(status="unsupported", reason=NOT_STATED[key])
             continue
         if identity and not pairs:
             # a check whose verdict *is* another check's (REGISTRY.verdict): it stands or falls
@@ -923,6 +931,8 @@ def certify(pattern: str = TIER, out: Path | None = None, jobs: int = 2, timeout
                 entry["proofs"][t.name]["fallback"] = t.fallback
             if getattr(t, "library", ""):  # an induction over depth: the library theorem and its step
                 entry["proofs"][t.name].update(library=t.library, step=t.step)
+                if getattr(t, "check_step", ""):
+                    entry["proofs"][t.name]["check_step"] = t.check_step
         if all(r["ok"] for r in got):
             entry["status"] = "certified"
             chains = chains_of("".join(r["log"] for r in got))
