@@ -323,9 +323,9 @@ def axioms_check(names: list[str]) -> str:
             "Goal True. idtac \"symuat-axioms-end\". Abort.\n")
 
 
-#: a lemma or theorem of a batch: its name, its statement (binders and type), its one-line proof
-_BLOCK = re.compile(r"^(Lemma|Theorem) (\S+)( .*?)\nProof\. (idtac \"symuat-begin \S+\"\. )?([^\n]*) Defined\.$",
-                    re.M | re.S)
+#: a lemma of a batch (a side of a normal-form proof): its name, its statement (binders and type),
+#: its one-line proof
+_BLOCK = re.compile(r"^(Lemma) (\S+)( .*?)\nProof\. ()([^\n]*) Defined\.$", re.M | re.S)
 
 
 def _binder_names(statement: str) -> list[str]:
@@ -351,11 +351,12 @@ def _binder_names(statement: str) -> list[str]:
 
 
 def share_proofs(text: str, owner: str, seen: dict, aliases: dict) -> str:
-    """``text`` (one theorem's entry of a batch, :meth:`Exported.batch_text`) with every lemma or
-    theorem whose statement an earlier one of the file states word for word proved by that one
+    """``text`` (one theorem's entry of a batch, :meth:`Exported.batch_text`) with every lemma
+    whose statement an earlier one of the file states word for word proved by that one
     (``exact:``) instead of again: the identities of many checks share their side lemmas (the
     one-layer step behind every depth theorem, the readings of one claim), each a normal-form
-    search of seconds. ``seen``: statement → (name, owner) of its first proof in the file;
+    search of seconds. A theorem is always proved by its own proof (what the record says of it,
+    and what a mutant's test exercises). ``seen``: statement → (name, owner) of its first proof in the file;
     ``aliases``: name → (the name proved first, the theorem whose entry proved it), for the
     probes (:func:`probe_file`: an alias's proof term is that name, so the first one's is read)."""
     def share(m: re.Match) -> str:
