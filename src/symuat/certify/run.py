@@ -149,8 +149,8 @@ def selected(check, pattern: str, depth: bool = True) -> bool:
     as one Coq theorem for every depth (L2, T7, T9, X6), or the one-layer identity their step is."""
     return bool(re.fullmatch(pattern, check.id.split(".")[0])) or (
         depth and (check.key in DEPTH_THEOREMS or check.key == STEP_CHECK))
-LIBRARY = ("SymuatMx.v", "SymuatReflect.v", "SymuatTac.v", "SymuatLemmas.v", "SymuatWitness.v", "SymuatCount.v",
-           "SymuatDepth.v", "SymuatFlat.v")
+LIBRARY = ("SymuatMx.v", "SymuatReflect.v", "SymuatBlocks.v", "SymuatTac.v", "SymuatLemmas.v", "SymuatWitness.v", "SymuatCount.v",
+           "SymuatDepth.v", "SymuatFlat.v", "SymuatRotary.v")
 
 
 def proved_for_symbolic_sizes(verdict) -> bool:
