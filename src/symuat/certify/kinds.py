@@ -12,7 +12,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Callable
 
-from symuat.certify import density, identity, picture, printed, witness
+from symuat.certify import density, identity, picture, printed, rotary, witness
 from symuat.certify.coq_terms import Unsupported
 from symuat.certify.export import Exported
 
@@ -27,6 +27,7 @@ EXPORTERS: dict[str, Callable[[str, dict], list[Exported]]] = {
     "witness": witness.export_witness,
     "dependence": witness.export_dependence,
     "softmax_witness": witness.export_softmax_witness,
+    "pair_rotation": rotary.export_pair_rotation,
 }
 
 
