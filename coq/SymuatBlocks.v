@@ -115,7 +115,7 @@ Proof. by rewrite /dl /delta eq_sym. Qed.
 Lemma dl_embed_atom n o ws (H : (o + prodn ws <= n)%N) (u : 'I_n) (j : idx ws) (y : R) :
   dl u (embed H j) y = axis_at o u j * y.
 Proof. by []. Qed.
-Lemma dl_embed_atom' n o ws (H : (o + prodn ws <= n)%N) (u : 'I_n) (j : idx ws) (y : R) :
+Lemma dl_embed_atom_r n o ws (H : (o + prodn ws <= n)%N) (u : 'I_n) (j : idx ws) (y : R) :
   dl (embed H j) u y = axis_at o u j * y.
 Proof. by rewrite dl_swap. Qed.
 (** a guard of zero *)
@@ -156,7 +156,7 @@ Ltac symuat_blocks_out :=
           idtac "symuat-lemma dl_embed_disjoint");
   repeat (setoid_rewrite dl_0; idtac "symuat-lemma dl_0");
   repeat (setoid_rewrite dl_embed_atom; idtac "symuat-lemma dl_embed_atom");
-  repeat (setoid_rewrite dl_embed_atom'; idtac "symuat-lemma dl_embed_atom").
+  repeat (setoid_rewrite dl_embed_atom_r; idtac "symuat-lemma dl_embed_atom").
 
 (** the block steps, only when the goal has a block *)
 Ltac symuat_blocks :=
