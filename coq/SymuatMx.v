@@ -119,6 +119,27 @@ Definition shift n h (r : int) (t : 'I_h) : mx [:: n] [:: n] := fun i j => sdelt
 Definition conv n m h (r : nat) (X : mx [:: n] [:: m]) (K : 'I_h -> mx [:: m] [:: m]) : mx [:: n] [:: m] :=
   fun i j => \sum_(t < h) \sum_(n' < n) \sum_(m' < m) sdelta n' i.1 t r%:Z * X (n', tt) (m', tt) * K t (m', tt) j.
 
+(** ** Blocks of one axis and rotary embeddings (symuat.kernel.head_maps, symuat.kernel.rotary) *)
+(** the number of entries of an index space, and the row-major flat position of a multi-index in
+    it: [flat_{[:: d; s]}(a, k) = a·|s| + flat_s(k)] *)
+Fixpoint prodn (s : seq nat) : nat := if s is d :: s' then (d * prodn s')%N else 1%N.
+Fixpoint flatI (s : seq nat) : idx s -> nat :=
+  if s is d :: s' return idx s -> nat then fun i => (i.1 * prodn s' + flatI i.2)%N else fun _ => 0%N.
+(** the block indicator of symuat's normal form, [[u = o + flat_ws(j)]] *)
+Definition axis_at n o ws (u : 'I_n) (j : idx ws) : R := ((u : nat) == o + flatI j)%N%:R.
+(** [AxisBlock(n, o, ws)]: the embedding of the block [[o, o + |ws|)] of an axis of length [n]
+    (its own multi-index space [ws], row-major), entry [[u = o + flat(j)]]; symuat builds it
+    only where [o + |ws| <= n] for every value of the dimensions *)
+Definition axis_block n o ws : mx [:: n] ws := fun i j => axis_at o i.1 j.
+(** [PairRotation]: a generic 2×2 block [rho_k] (the leaf [rho], block [k] in rows [(k, t)]) on
+    pair [k] of a head of width [2e], nothing else mixed: entry [rho[(k, t), t'] δ_{kk'}]. The
+    layout says where pair [k] lives: half-split (HF's [rotate_half], coordinates [k], [k+e]),
+    multi-index [(t, k)]; interleaved (GGUF, Meta: [2k], [2k+1]), multi-index [(k, t)]. *)
+Definition rot_half e (rho : mx [:: e; 2%N] [:: 2%N]) : mx [:: 2%N; e] [:: 2%N; e] :=
+  fun i j => rho (i.2.1, (i.1, tt)) (j.1, tt) * delta i.2.1 j.2.1.
+Definition rot_inter e (rho : mx [:: e; 2%N] [:: 2%N]) : mx [:: e; 2%N] [:: e; 2%N] :=
+  fun i j => rho (i.1, (i.2.1, tt)) (j.2.1, tt) * delta i.1 j.1.
+
 Definition meq rs cs (A B : mx rs cs) := forall i j, A i j = B i j.
 End Objects.
 
@@ -149,6 +170,10 @@ Arguments cmask {R n}.
 Arguments sdelta {R n h}.
 Arguments shift {R n h}.
 Arguments conv {R n m h}.
+Arguments axis_at {R n} o {ws}.
+Arguments axis_block {R} n o ws.
+Arguments rot_half {R e}.
+Arguments rot_inter {R e}.
 
 Notation "A =m B" := (meq A B) (at level 70).
 
@@ -158,4 +183,5 @@ Notation "A =m B" := (meq A B) (at level 70).
     outer definition comes before the ones it is written with ([diamond_prod] before [mul]). *)
 Ltac symuat_unfold_nodes :=
   unfold diamond_prod, mul, tr, add, scale, zero, ones, idm, kron, vec_r, vec_c, commutation,
-    diamond, diamond_vm, selector, headsum, ew, hadamard, diag, mtrace, diagonal, cmask, shift, conv.
+    diamond, diamond_vm, selector, headsum, ew, hadamard, diag, mtrace, diagonal, cmask,
+    axis_block, rot_half, rot_inter, shift, conv.

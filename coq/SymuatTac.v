@@ -11,7 +11,7 @@
     and a closing step by [ring] on the summands. *)
 From mathcomp Require Import all_ssreflect all_algebra.
 From Coq Require Import Setoid Morphisms Ring.
-From Symuat Require Import SymuatMx SymuatReflect.
+From Symuat Require Import SymuatMx SymuatReflect SymuatBlocks.
 Import GRing.Theory.
 Set Implicit Arguments.
 Unset Strict Implicit.
@@ -82,7 +82,7 @@ Lemma sum_merge_r n (F G : 'I_n -> R) x :
 Proof. by rewrite addrA big_split. Qed.
 Lemma dl_unfold n (a b : 'I_n) y : dl a b y = delta a b * y. Proof. by []. Qed.
 
-(** the summed index at depth 3 (4, 5) brought to the front (matching summed indices in any order) *)
+(** the summed index at depth 3 (4, 5, 6) brought to the front (matching summed indices in any order) *)
 Lemma sum_rot3 n m p (F : 'I_n -> 'I_m -> 'I_p -> R) :
   \sum_(a < n) \sum_(b < m) \sum_(c < p) F a b c = \sum_(c < p) \sum_(a < n) \sum_(b < m) F a b c.
 Proof. rewrite [RHS]exchange_big /=; apply: eq_bigr => a _; exact: exchange_big. Qed.
@@ -94,6 +94,10 @@ Lemma sum_rot5 n m p q s (F : 'I_n -> 'I_m -> 'I_p -> 'I_q -> 'I_s -> R) :
   \sum_(a < n) \sum_(b < m) \sum_(c < p) \sum_(d < q) \sum_(e < s) F a b c d e
   = \sum_(e < s) \sum_(a < n) \sum_(b < m) \sum_(c < p) \sum_(d < q) F a b c d e.
 Proof. rewrite [RHS]exchange_big /=; apply: eq_bigr => a _; exact: sum_rot4. Qed.
+Lemma sum_rot6 n m p q s t (F : 'I_n -> 'I_m -> 'I_p -> 'I_q -> 'I_s -> 'I_t -> R) :
+  \sum_(a < n) \sum_(b < m) \sum_(c < p) \sum_(d < q) \sum_(e < s) \sum_(f < t) F a b c d e f
+  = \sum_(f < t) \sum_(a < n) \sum_(b < m) \sum_(c < p) \sum_(d < q) \sum_(e < s) F a b c d e f.
+Proof. rewrite [RHS]exchange_big /=; apply: eq_bigr => a _; exact: sum_rot5. Qed.
 (** A hypothesis on a leaf's lines ([Σ_b F(b) = v], symuat's [LineSums]) is used where a summed
     line occurs: [line_fold2]/[line_fold1] fold a sum whose body is the line's factor(s) times
     a part free of the summed index back into (the line's sum) × (that part), so the premise
@@ -204,7 +208,7 @@ Ltac symuat_ring :=
   end.
 
 (** Closing: one term matches the summed indices of both sides (the right side's index at any
-    depth brought to the front by [exchange_big]/[sum_rot3..5]) and ends by [ring] on the
+    depth brought to the front by [exchange_big]/[sum_rot3..6]) and ends by [ring] on the
     summands, after matching the arguments of elementwise functions ([f X = f Y] from [X = Y]);
     a sum of terms replaces each summand of the left side that is a sum (or a guarded delta) by
     a summand of the right side it equals, then [ring] over the summands (any order, merged
@@ -223,6 +227,7 @@ Ltac symuat_close :=
           | rewrite [in RHS]sum_rot3 /=; idtac "symuat-lemma sum_rot3"; apply: eq_bigr => ? _; term
           | rewrite [in RHS]sum_rot4 /=; idtac "symuat-lemma sum_rot4"; apply: eq_bigr => ? _; term
           | rewrite [in RHS]sum_rot5 /=; idtac "symuat-lemma sum_rot5"; apply: eq_bigr => ? _; term
+          | rewrite [in RHS]sum_rot6 /=; idtac "symuat-lemma sum_rot6"; apply: eq_bigr => ? _; term
           | congr (dl _ _ _); term
           | rewrite [in RHS]dl_sym; idtac "symuat-lemma dl_sym"; congr (dl _ _ _); term
           | leaf ]
@@ -266,14 +271,24 @@ Ltac symuat_one_add :=
            with (@GRing.add (GRing.Ring.zmodType (GRing.ComRing.ringType R)))
   end.
 
+(** A block of an axis ([axis_block], [SymuatBlocks]): its indicators are deltas with the
+    embedded position before the prenex form ([symuat_blocks]); after the deltas, what is left
+    between two embedded positions (a summed block index eliminated) is the same block's
+    component deltas or zero ([symuat_blocks_after]), and those deltas are eliminated in turn. *)
+Ltac symuat_block_deltas :=
+  lazymatch goal with
+  | |- context [embed _ _] => symuat_blocks_after; symuat_prenex; symuat_deltas; cbn [fst snd]
+  | |- _ => idtac
+  end.
+
 (** The whole procedure for [lhs =m rhs]: the node definitions unfolded ([symuat_unfold_nodes]),
     the prenex form, the deltas, the closing. *)
 Tactic Notation "symuat_entry" :=
   let I := fresh "I" in let J := fresh "J" in
   move=> I J; symuat_destruct;
-  symuat_unfold_nodes;
+  symuat_blocks; symuat_unfold_nodes;
   cbn [sumI splitI deltaI cat fst snd];
-  symuat_prenex; symuat_deltas; cbn [fst snd]; symuat_prenex; symuat_one_add; symuat_close.
+  symuat_prenex; symuat_deltas; cbn [fst snd]; symuat_block_deltas; symuat_prenex; symuat_one_add; symuat_close.
 
 (** The same procedure for a statement proved under hypotheses on lines of its leaves (premises
     [Hl : forall …, Σ_b F(b) = v], in the theorem's statement): after the prenex form and the
@@ -327,9 +342,9 @@ Ltac symuat_units_merged :=
 Tactic Notation "symuat_entry" "using" tactic3(lines) :=
   let I := fresh "I" in let J := fresh "J" in
   move=> I J; symuat_destruct;
-  symuat_unfold_nodes;
+  symuat_blocks; symuat_unfold_nodes;
   cbn [sumI splitI deltaI cat fst snd];
-  symuat_prenex; symuat_deltas; cbn [fst snd]; symuat_prenex; lines; symuat_close.
+  symuat_prenex; symuat_deltas; cbn [fst snd]; symuat_block_deltas; symuat_prenex; lines; symuat_close.
 (** [lhs =m NF] for a normal form [NF] symuat computed (the certificate of a normal-form proof,
     see [meq_via_nf]): the same steps as [symuat_entry] on the left side only — the right side is
     hidden ([set]) while the left one is unfolded, put in prenex form and rid of its deltas, then
@@ -341,9 +356,9 @@ Tactic Notation "symuat_nf" :=
   lazymatch goal with |- _ = ?N =>
     let nf := fresh "nf" in
     set nf := N;
-    symuat_unfold_nodes;
+    symuat_blocks; symuat_unfold_nodes;
     cbn [sumI splitI deltaI cat fst snd];
-    symuat_prenex; symuat_deltas; cbn [fst snd]; symuat_prenex;
+    symuat_prenex; symuat_deltas; cbn [fst snd]; symuat_block_deltas; symuat_prenex;
     rewrite /nf; clear nf; cbn beta iota;
     try (lazymatch goal with |- _ = ?M => lazymatch M with context [delta _ _] =>
            symuat_prenex; symuat_deltas; symuat_prenex end end);

@@ -366,6 +366,27 @@ def _commutation(e, ctx: Ctx) -> str:
     return f"(commutation {ctx.dim(e.args[0])} {ctx.dim(e.args[1])})"
 
 
+@writes("AxisBlock", definitions=("axis_block",))
+def _axis_block(e, ctx: Ctx) -> str:
+    """The block ``[o, o+m)`` of an axis of length ``n``: ``axis_block n o ws``, entry
+    ``[u = o + flat(j)]`` (the block's own space ``ws``, row-major), as symuat's normal form reads it."""
+    n, offset = e.args[0], e.args[1]
+    if len(space_of(n)) != 1:
+        raise Unsupported(f"a block of an axis of length {n} (not one dimension)")
+    return f"(axis_block {ctx.dim(n)} {ctx.dim(offset)} {ctx.space(col_space(e))})"
+
+
+@writes("PairRotation", definitions=("rot_half", "rot_inter"))
+def _pair_rotation(e, ctx: Ctx) -> str:
+    """Generic 2×2 blocks ``ρ_k`` on the pairs of a head (``rot_half``: pair ``k`` at ``(t, k)``;
+    ``rot_inter``: at ``(k, t)``), the blocks a leaf over ``[:: e; 2] × [:: 2]``."""
+    width = e.args[1]
+    if len(space_of(width)) != 1:
+        raise Unsupported(f"a rotation of {width} pairs (not one dimension)")
+    rho = ctx.leaf(e.name, f"mx R {ctx.space(space_of(width) + (sp.Integer(2),))} {ctx.space((sp.Integer(2),))}")
+    return f"({'rot_half' if e.layout == 'half' else 'rot_inter'} {rho})"
+
+
 #: names the library or Coq use; a leaf with one of these names is renamed (the nodes' definitions
 #: come from :data:`NODES`)
 RESERVED = set(definitions()) | {

@@ -270,7 +270,7 @@ def premise(hyp, ctx: Ctx) -> str:
 
 PRELUDE = """From mathcomp Require Import all_ssreflect all_algebra.
 From Coq Require Import Setoid Morphisms Ring.
-From Symuat Require Import SymuatMx SymuatReflect SymuatTac SymuatWitness SymuatCount SymuatDepth SymuatFlat SymuatUnroll.
+From Symuat Require Import SymuatMx SymuatReflect SymuatBlocks SymuatTac SymuatWitness SymuatCount SymuatDepth SymuatFlat SymuatUnroll SymuatRotary.
 Import GRing.Theory.
 Local Open Scope ring_scope.
 Section Certified.

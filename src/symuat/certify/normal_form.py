@@ -58,7 +58,7 @@ def family_arity(*exprs) -> dict:
                 out[node.name] = 2
             elif kind == "Conv1d":
                 out[node.args[1].name] = 1
-            elif kind in ("MatrixSymbol", "BlockSymbol"):
+            elif kind in ("MatrixSymbol", "BlockSymbol", "PairRotation"):  # a rotation: its blocks' leaf
                 out.setdefault(node.name, 0)
     return out
 
@@ -215,7 +215,7 @@ def probed_lemmas() -> list:
     from symuat.certify.record import COQ_DIR
 
     names = []
-    for lib in ("SymuatFlat.v", "SymuatTac.v", "SymuatWitness.v", "SymuatCount.v"):
+    for lib in ("SymuatFlat.v", "SymuatBlocks.v", "SymuatTac.v", "SymuatWitness.v", "SymuatCount.v"):
         names += re.findall(r"^\s*Lemma\s+([\w']+)", (COQ_DIR / lib).read_text(), re.M)
     skip = {"R_ring_theory", "R_ring_theory_ring", "R_ring_theory_zmod", "summand_match"}
     # the prenex form by computation (coq/SymuatReflect.v): its soundness theorem is what a proof

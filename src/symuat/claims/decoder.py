@@ -24,7 +24,7 @@ from symuat.expr.algebra import T, dims, kron, mul
 from symuat.expr.decoder import Diag, Hadamard, PairHeadMatrix, rotation
 from symuat.expr.elementwise import Sigma
 from symuat.expr.heads import BlockSymbol, HeadMatrix, HeadSum, Selector
-from symuat.kernel import decide
+from symuat.kernel import certificates, decide
 from symuat.kernel.decide.steps import check_steps
 from symuat.kernel.registry import REGISTRY
 from symuat.kernel.status import Status, Verdict
@@ -247,6 +247,9 @@ def _x2_every_width(convention: str):
     blocks = decide.check_identity(mul(T(place(A)), place(B)), place(mul(T(A), B)))
     pair = decide.check_explicit(rope_relative("interleaved"), [{"d": 2}])
     out = decide.combine_all([blocks, pair], ["blocks, symbolic m", "one pair, d = 2"])
+    if blocks.status is Status.PROVED and pair.status is Status.PROVED_AT_SIZES:  # for the certify tier
+        certificates.record("identity", lhs=mul(T(place(A)), place(B)), rhs=place(mul(T(A), B)))
+        certificates.record("pair_rotation", orientation="column", angles=(_n.name, _n2.name), frequency="theta0")
     # the only "size" of the 2×2 lemma is the pair itself; its positions and θ are symbolic
     return check_steps({"blocks": blocks, "pair": pair}, {"blocks": Status.PROVED, "pair": Status.PROVED_AT_SIZES},
                        "the block lemma for a symbolic number m of pairs (" + blocks.method + "), and "

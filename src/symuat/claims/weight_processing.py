@@ -528,6 +528,7 @@ def _wp8_relative():
     two :class:`PairRotation` is block-diagonal with blocks :math:`\rho_k^T\sigma_k` (their
     definition: the engine's entry :math:`\delta_{kk'}\sum_t\rho_k[t,\cdot]\sigma_k[t,\cdot]`), and
     SymPy proves :math:`\rho(n\theta_k)^T\rho(m\theta_k)=\rho((m-n)\theta_k)` for symbolic angles."""
+    from symuat.kernel import certificates
     from symuat.kernel.decide.steps import check_steps
     from symuat.kernel.status import Status
 
@@ -540,6 +541,8 @@ def _wp8_relative():
     steps = {"structure (index engine, symbolic e, p)": structure, "per pair (SymPy, symbolic angles)": rotary_block_lemma,
              "cross-check: 10000^(-2k/r) written out at (d, r) = (4, 2), (8, 4), (6, 4)": written}
     want = {k: Status.PROVED for k in steps} | {list(steps)[2]: Status.PROVED_AT_SIZES}
+    if rotary_block_lemma.status is Status.PROVED:  # the one pair, for the certify tier (symuat.certify.rotary)
+        certificates.record("pair_rotation", orientation="row", angles=(a.name, b.name))
     return check_steps(steps, want, "index-level normal form, symbolic dimensions (e, p: r = 2e, d = 2e + p) for the "
                        "block structure, with generic 2×2 blocks; SymPy for one block at symbolic angles "
                        "(addition formulas only): holds at every position and every frequency θ_k",
