@@ -150,7 +150,7 @@ def selected(check, pattern: str, depth: bool = True) -> bool:
     return bool(re.fullmatch(pattern, check.id.split(".")[0])) or (
         depth and (check.key in DEPTH_THEOREMS or check.key == STEP_CHECK))
 LIBRARY = ("SymuatMx.v", "SymuatReflect.v", "SymuatTac.v", "SymuatLemmas.v", "SymuatWitness.v", "SymuatCount.v",
-           "SymuatDepth.v", "SymuatFlat.v", "SymuatArith.v")
+           "SymuatDepth.v", "SymuatFlat.v", "SymuatArith.v", "SymuatSmall.v")
 
 
 def proved_for_symbolic_sizes(verdict) -> bool:

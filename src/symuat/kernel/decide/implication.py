@@ -330,7 +330,7 @@ def _limit_right(expr, var):
 
 def check_vanishing(delta: sp.Symbol, *, witness: dict | None = None, bound: dict | None = None,
                     what: str = "", corrected: tuple[str, Callable[[], Verdict]] | None = None,
-                    sigma=None) -> Verdict:
+                    sigma=None, reading: dict | None = None) -> Verdict:
     r"""Decide ":math:`\forall\eta>0\ \exists\delta>0`: parameters bounded by δ ⇒ contribution ≤ η".
 
     ``witness``: ``{"value": c(δ), "constrained": {name: p(δ)}, "free": {…}, "point": …}`` — a
@@ -343,7 +343,9 @@ def check_vanishing(delta: sp.Symbol, *, witness: dict | None = None, bound: dic
     float64 draws must respect the bound (else the bound is wrong: a kernel error). A bound
     whose facts are not all proved gives ``numeric-only``.
     ``sigma``: the activation, a SymPy expression in one variable, named in the certificate the
-    certify tier reads (``vanishing``, ``vanishing_refutation``: :mod:`symuat.certify.vanishing`).
+    certify tier reads (``vanishing``, ``vanishing_refutation``: :mod:`symuat.certify.vanishing`);
+    ``reading``: what the contribution is and which parameters are constrained (``part``,
+    ``params``, ``rest``), recorded with it, and — for a family — its parameters.
     """
     refutation = proof = lim_witness = None
     facts, facts_ok = [], False
@@ -396,10 +398,12 @@ def check_vanishing(delta: sp.Symbol, *, witness: dict | None = None, bound: dic
     if certificates.listened():  # what the conclusion rests on (certify/vanishing.py says why Coq cannot state it)
         if refutation is not None:
             certificates.record("vanishing_refutation", delta=delta, value=sp.sympify(witness["value"]),
-                                limit=lim_witness, sigma=sigma, what=what)
+                                limit=lim_witness, sigma=sigma, what=what, reading=reading,
+                                family={**witness["constrained"], **witness.get("free", {})},
+                                constrained=tuple(witness["constrained"]))
         elif proof is not None:
             certificates.record("vanishing", delta=delta, bound=sp.sympify(bound["expr"]),
-                                facts=[t for t, _ in facts], sigma=sigma, what=what)
+                                facts=[t for t, _ in facts], sigma=sigma, what=what, reading=reading)
     if refutation is not None:
         return Verdict(Status.REFUTED, f"{what}: a witness family within δ whose contribution does not vanish",
                        counterexample=refutation,
