@@ -41,3 +41,72 @@ def test_a_refuting_family_is_unsupported_with_its_limit_and_sigma(a2):
     assert str(verdict.status) == "refuted"
     with pytest.raises(Unsupported, match=r"tends to 1 as δ → 0⁺ .*Max\(0, t\).*piecewise linear.*negated statement"):
         export_check_refutation("r", verdict, [], [], certs)
+
+
+# --------------------------------------------------------------------------------------------
+# ReLU units over ℚ: the bound for every δ > 0 and every n, and the check's ∀η ∃δ statement
+# --------------------------------------------------------------------------------------------
+
+RELU = ["A2[layers=units,parameters=all,σ=relu,rest=any]", "A2[layers=units,parameters=inner,σ=relu,rest=fixed]",
+        "A2[layers=units,parameters=outer,σ=relu,rest=fixed]"]
+
+
+@pytest.fixture(scope="module")
+def relu():
+    checks = [c for c in REGISTRY.all_checks() if c.key in RELU]
+    kept: dict = {}
+    out = capture(checks, kept)
+    return {k: (v, kept.get(k, [])) for k, (v, _) in out.items()}
+
+
+def test_a_relu_unit_bound_is_stated_for_every_n_and_the_limit_as_the_check_reads_it(relu):
+    verdict, certs = relu[RELU[0]]
+    assert str(verdict.status) == "proved" and [k for k, _ in certs] == ["vanishing"]
+    bound, limit = export_certificates("a2", verdict, certs)
+    assert bound.statement.splitlines() == [
+        "Theorem a2_vanishing0_bound :",
+        "  forall (n : nat) (delta : Q) (alpha : Q) (w : nat -> Q) (theta : Q) (x : nat -> Q),",
+        "  (0 < delta)%Q -> (Qabs alpha <= delta)%Q -> (forall i, lt i n -> (Qabs (w i) <= delta)%Q) -> "
+        "(Qabs theta <= delta)%Q ->",
+        "  (forall i, lt i n -> (0 <= x i <= 1)%Q) ->",
+        "  (Qabs (alpha * Qmax 0 (qsum n (fun i => w i * x i) + theta)) <= delta ^ 2 * (qnat n + 1))%Q."]
+    # rest=any: every parameter after δ (one δ for all of them)
+    assert limit.statement.splitlines()[1:3] == [
+        "  forall (n : nat) (eta : Q), (0 < eta)%Q -> exists delta : Q, (0 < delta)%Q /\\",
+        "  forall (alpha : Q) (w : nat -> Q) (theta : Q) (x : nat -> Q),"]
+    assert {t.requires for t in (bound, limit)} == {"SymuatSmall"}
+
+
+def test_a_fixed_parameter_is_quantified_before_eta(relu):
+    """rest=fixed: δ may depend on the parameters the reading does not constrain (α for inner)."""
+    _, limit = export_certificates("a2", *relu[RELU[1]])
+    assert limit.statement.splitlines()[1] == (
+        "  forall (n : nat) (alpha : Q) (eta : Q), (0 < eta)%Q -> exists delta : Q, (0 < delta)%Q /\\")
+    assert "(qnat n + 1) * Qabs alpha" in limit.proof
+
+
+def _relu_mutants(relu) -> list:
+    from symuat.certify.vanishing import relu_unit_theorems
+    from symuat.expr import smallness
+
+    d, n = smallness.delta, smallness.n
+    data = next(v for k, v in relu[RELU[0]][1] if k == "vanishing")
+    outer = next(v for k, v in relu[RELU[2]][1] if k == "vanishing")
+    return [relu_unit_theorems("m_halved", dict(data, bound=d ** 2 * (n + 1) / 2))[0],   # the bound halved
+            relu_unit_theorems("m_no_n", dict(data, bound=d ** 2))[0],                  # the (n + 1) dropped
+            relu_unit_theorems("m_outer_no_w", dict(outer, bound=smallness.alpha ** 0 * d))[0],  # W dropped
+            # the limit with the fixed α moved after δ (uniform in α): false, α = 1/δ² breaks it
+            relu_unit_theorems("m_uniform", dict(next(v for k, v in relu[RELU[1]][1] if k == "vanishing"),
+                                                 reading={"part": "units", "params": "inner", "rest": "any"}))[1]]
+
+
+def test_coq_proves_the_relu_units_and_rejects_their_mutants(coq_lib, relu):
+    from symuat.certify.run import compile_batch
+
+    true = [t for n, key in enumerate(RELU) for t in export_certificates(f"t{n}", *relu[key])]
+    mutants = _relu_mutants(relu)
+    res = compile_batch(coq_lib / "lib", [t for pair in zip(true, mutants) for t in pair] + true[len(mutants):],
+                        coq_lib / "theories" / "relu_batch.v", timeout=120)
+    assert {t.name: res[t.name]["ok"] for t in true} == {t.name: True for t in true}
+    assert {t.name: res[t.name]["ok"] for t in mutants} == {t.name: False for t in mutants}
+    assert all(res[t.name]["reason"].startswith("Coq:") for t in mutants)
