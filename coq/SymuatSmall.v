@@ -136,3 +136,46 @@ Ltac symuat_relu_limit c b :=
     | cbv beta; set (eta / (c + 1 + eta)) in *; symuat_nonneg_facts;
       nra]
   end.
+
+(** ** Refutations: a family of parameters within delta whose unit stays above eta
+
+    The negated statement [~ (forall n … eta, 0 < eta -> exists delta, 0 < delta /\ forall …,
+    … -> |unit| <= eta)] is proved at symuat's family: [n] and [eta] instantiated, the delta the
+    statement would give shrunk to [e <= c] ([shrink]: [e] := [Qmin delta c]), [i] the inverse of
+    [e] ([inverse]: the family's [1/delta]), the parameters the family's values at [e], the point
+    [x = 1]; each premise (a parameter within delta, the point in [I_n]) and the contradiction
+    [|unit| > eta] by the case split on [Qmax] and [Qabs] and [nra] over [e], [i] with [e * i == 1]
+    (a family whose unit does not exceed [eta] leaves [nra] a satisfiable case: rejected). *)
+
+Lemma shrink (d c : Q) : 0 < d -> 0 < c -> exists e, 0 < e /\ e <= d /\ e <= c.
+Proof.
+  intros Hd Hc. exists (Qmin d c). destruct (Q.min_spec d c) as [[h1 h2]|[h1 h2]]; rewrite h2; lra.
+Qed.
+
+Lemma inverse (e : Q) : 0 < e -> exists i, 0 < i /\ e * i == 1.
+Proof.
+  intros He. exists (/ e). split; [apply Qinv_lt_0_compat; exact He|].
+  apply Qmult_inv_r. intro E. rewrite E in He. discriminate.
+Qed.
+
+(** every [Qmax 0 t] of the context and the goal, split: [t <= 0] (it is [0]) or [0 <= t] (it is [t]) *)
+Ltac symuat_max_case t :=
+  let c := fresh "m" in let h := fresh "h" in let a := fresh "a" in
+  destruct (Q.max_spec 0 t) as [[c h]|[c h]]; set (a := Qmax 0 t) in *; clearbody a.
+
+Ltac symuat_max_cases :=
+  repeat match goal with
+  | H : context [Qmax 0 ?t] |- _ => symuat_max_case t
+  | |- context [Qmax 0 ?t] => symuat_max_case t
+  end.
+
+(** [H] an implication: each premise proved by [tac], until its conclusion is left *)
+Ltac symuat_discharge H tac :=
+  repeat match type of H with ?P -> _ =>
+    let h := fresh "p" in assert (h : P) by tac; specialize (H h) end.
+
+(** [Hu]: the statement's instance at the family (its premises, then [|unit| <= eta]); every
+    premise (linear: [lra]) and the contradiction ([nra]) by the case split on [Qmax], [Qabs] *)
+Ltac symuat_refute_unit Hu :=
+  symuat_discharge Hu ltac:(intros; cbn [qsum] in *; symuat_max_cases; symuat_abs_cases; lra);
+  cbn [qsum] in Hu; symuat_max_cases; symuat_abs_cases; nra.

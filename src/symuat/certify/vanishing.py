@@ -1,4 +1,4 @@
-r"""A2's vanishing contributions: why the certify tier does not state them in Coq (the reason).
+r"""A2's vanishing contributions: ReLU units over ℚ in Coq, and why the others are not stated (the reason).
 
 :func:`symuat.kernel.decide.check_vanishing` decides ":math:`\forall\eta>0\ \exists\delta>0`:
 parameters within δ ⇒ :math:`\sup_{\mathbf I_n}|\text{contribution}|\le\eta`" for one activation
@@ -6,8 +6,8 @@ parameters within δ ⇒ :math:`\sup_{\mathbf I_n}|\text{contribution}|\le\eta`"
 :math:`|\sigma(t)|\le c_0+c_1|t|` of the real function σ, ``refuted`` by a family of parameters
 within δ whose contribution tends (SymPy limit) to a nonzero value or ∞. It records a
 ``vanishing`` / ``vanishing_refutation`` certificate (the bound and its facts, or the family's
-value and limit, and σ). Neither is stated in Coq; :func:`reason` says what a statement would
-need, per σ:
+value and limit, and σ). Only ReLU's units are stated in Coq; for the others :func:`reason`
+says what a statement would need, per σ:
 
 * logistic and tanh are the real exponential's: Coq's ``Reals`` define ``exp`` and limits, but
   rest on axioms (classical logic, the Dedekind reals' ``sig_forall_dec``), and the tier admits
@@ -22,11 +22,16 @@ need, per σ:
   point of :math:`\mathbf I_n`, ``|α·Qmax 0 (wᵀx + θ)| ≤ B(δ)``: the bound the check proved)
   and the check's own statement (``forall n`` [the fixed parameters, for ``rest=fixed``] ``eta,
   0 < eta -> exists delta, 0 < delta /\\ forall`` [the other parameters] ``x, … -> |…| <= eta``,
-  δ := η/(C + 1 + η) for a coefficient ``C`` with ``B(δ) ≤ C·δ`` on ``(0, 1]``). Over ℚ, not ℝ:
-  the statements are first order over an ordered field with rational coefficients (ReLU a
-  case split), so they hold over ℝ iff over ℚ, as for A1 (the module :mod:`symuat.certify.implication`
-  says why). A refuting family (``α = 1/δ``, ``δ·max(1/δ², 0)``, residual layers with ``K = 1/δ``)
-  needs field reasoning and the negated ∀η ∃δ over the network; not exported yet.
+  δ := η/(C + 1 + η) for a coefficient ``C`` with ``B(δ) ≤ C·δ`` on ``(0, 1]``). Over ℚ, not ℝ
+  (ℝ's axioms, :mod:`symuat.certify.implication`), and the theorems say the same over ℝ: a real
+  counterexample to the bound (premises non-strict, ``|unit| > B(δ)`` strict) gives a rational
+  one — a rational δ' > δ, then rationals within δ' of slack near the parameters and in
+  ``[0, 1]`` near ``x``, both sides continuous —; a real η has a rational η' ∈ (0, η) below it
+  and the ∀η ∃δ statement follows; a refutation's rational δ' ≤ a real δ gives its family within δ. A unit's refuting family (``α = 1/δ, w = δ``; ``α = δ, w = 1/δ²``) is stated as
+  ``~`` (the check's statement), proved at the family (:func:`relu_unit_refutation`: ``n = 1``,
+  ``x = 1``, δ shrunk to ``e``, ``1/δ`` an ``i`` with ``e·i = 1``, then ``nra``). A deep
+  reading's (residual layers with ``K = 1/δ``) is not: its statement is about a residual network
+  of every depth and width, not stated over ℚ (:func:`reason`).
 
 >>> import sympy as sp
 >>> t = sp.Symbol("t")
@@ -57,12 +62,13 @@ def _why_sigma(sigma, family: bool = False) -> str:
     if "erf" in kinds:
         return "uses erf, in neither Coq's standard library nor MathComp 1.15"
     if kinds <= {"Max"} and family:
-        return ("is piecewise linear, within reach over ℚ (Qmax, and field reasoning for the family's 1/δ), but the "
-                "negated statement — ∀η > 0 ∃δ > 0 over the network's parameters, its layers for a deep reading — "
-                "is not exported yet")
+        return ("is piecewise linear (a unit's family is stated over ℚ), but a deep reading's statement is about a "
+                "residual network — every depth L, widths D, F, the removed layer k among the others, the output "
+                "through the later layers — which is not stated over ℚ (its family is at D = F = 1, two layers); "
+                "a statement fixing that network would be a different claim")
     if kinds <= {"Max"}:
-        return ("is piecewise linear, within reach over ℚ, but the statement sums over the n coordinates of x "
-                "(symbolic n), multiplies parameters (α·(wᵀx + θ): nonlinear) and alternates ∀η ∃δ; not exported yet")
+        return ("is piecewise linear (a unit's bound is stated over ℚ), but this bound is not a unit's (a deep "
+                "reading's network is not stated over ℚ)")
     return f"uses {', '.join(sorted(kinds))}, which the Coq library does not define"
 
 
@@ -144,6 +150,21 @@ def _coefficient(bound, delta):
     return sp.factor(P.subs(delta, 1))
 
 
+def _limit_statement(reading: dict) -> tuple[list, str]:
+    """(the parameters quantified before η, the check's statement ``forall n … eta, 0 < eta ->
+    exists delta, 0 < delta /\\ forall …, … -> |unit| <= eta``) for a unit's ``reading``: with
+    ``rest=fixed`` the parameters the reading does not constrain come before η (δ may depend on
+    them), with ``rest=any`` after δ (one δ for all of them)."""
+    constrained = _CONSTRAINED[reading["params"]]
+    fixed = [p for p in _PARAMETERS if p not in constrained] if reading.get("rest") == "fixed" else []
+    uniform = [p for p in _PARAMETERS if p not in fixed]
+    small = [_PARAMETERS[p][1] for p in constrained]
+    return fixed, ("forall (n : nat) " + "".join(f"{_PARAMETERS[p][0]} " for p in fixed)
+                   + "(eta : Q), (0 < eta)%Q -> exists delta : Q, (0 < delta)%Q /\\\n  forall "
+                   + " ".join(_PARAMETERS[p][0] for p in uniform) + " (x : nat -> Q),\n  "
+                   + " -> ".join(small) + f" ->\n  {_POINT} ->\n  ({_UNIT} <= eta)%Q")
+
+
 def relu_unit_theorems(name: str, data: dict) -> list[Exported]:
     """A ReLU unit's ``vanishing`` certificate over ℚ: ``name_bound`` (the bound for every δ > 0)
     and ``name`` (the check's ∀η ∃δ statement); see the module."""
@@ -152,7 +173,6 @@ def relu_unit_theorems(name: str, data: dict) -> list[Exported]:
         raise Unsupported(f"a ReLU bound on a {reading.get('part', 'part the certificate does not name')} "
                           "contribution: only a unit's is stated")
     constrained = _CONSTRAINED[reading["params"]]
-    free = [p for p in _PARAMETERS if p not in constrained]
     written = _bound_names(bound)
     b = q_poly(bound, written)
     c = q_poly(_coefficient(bound, delta), written)
@@ -160,12 +180,8 @@ def relu_unit_theorems(name: str, data: dict) -> list[Exported]:
     every = " ".join(_PARAMETERS[p][0] for p in _PARAMETERS)
     statement = (f"Theorem {name}_bound :\n  forall (n : nat) (delta : Q) {every} (x : nat -> Q),\n  (0 < delta)%Q -> "
                  + " -> ".join(small) + f" ->\n  {_POINT} ->\n  ({_UNIT} <= {b})%Q.")
-    fixed = free if reading.get("rest") == "fixed" else []
-    uniform = [p for p in _PARAMETERS if p not in fixed]
-    limit = (f"Theorem {name} :\n  forall (n : nat) " + "".join(f"{_PARAMETERS[p][0]} " for p in fixed)
-             + "(eta : Q), (0 < eta)%Q -> exists delta : Q, (0 < delta)%Q /\\\n  forall "
-             + " ".join(_PARAMETERS[p][0] for p in uniform) + " (x : nat -> Q),\n  "
-             + " -> ".join(small) + f" ->\n  {_POINT} ->\n  ({_UNIT} <= eta)%Q.")
+    fixed, body = _limit_statement(reading)
+    limit = f"Theorem {name} :\n  {body}."
     proof = f"intros n {' '.join(fixed)}{' ' if fixed else ''}eta He; symuat_relu_limit ({c})%Q (fun delta => {b})%Q."
     return [Exported(f"{name}_bound", statement, "symuat_relu.", requires=LIBRARY),
             Exported(name, limit, proof, requires=LIBRARY)]
@@ -179,6 +195,59 @@ def export_vanishing(name: str, data: dict) -> list[Exported]:
     raise Unsupported(reason(data))
 
 
+#: the family's parameter names (``smallness.unit_witness``) → the unit's
+_FAMILY = {"α": "alpha", "w": "w", "θ": "theta"}
+
+
+def _family_term(value, delta) -> str:
+    """A family's value, a sum of rational multiples of powers of δ, as a ``Q`` term of ``e`` (δ
+    shrunk) and ``i`` (its inverse: ``1/δ²`` is ``i * i``)."""
+    from symuat.certify.implication import rational
+
+    terms = []
+    for term in sp.Add.make_args(sp.expand(sp.sympify(value))):
+        c, k = term.as_coeff_exponent(delta)
+        if not (c.is_Rational and k.is_Integer):
+            raise Unsupported(f"the family's value {sp.sstr(value)} is not a sum of rational multiples of powers of δ")
+        factors = ([] if c == 1 and k else [f"({rational(c)})"]) + ["e" if k > 0 else "i"] * abs(int(k))
+        terms.append(" * ".join(factors))
+    return " + ".join(terms)
+
+
+def relu_unit_refutation(name: str, data: dict) -> list[Exported]:
+    """A ReLU unit's ``vanishing_refutation`` certificate over ℚ: ``~`` (the check's ∀η ∃δ
+    statement), at the family: ``n = 1``, ``x = 1``, η half the family's limit (``1`` for a limit
+    ∞), the δ the statement gives shrunk to ``e ≤ 1`` (``1/2`` for a limit ∞), ``i = 1/e``, each
+    parameter its value at ``e``; the contradiction ``|unit| > η`` by ``nra`` (``coq/SymuatSmall.v``)."""
+    reading, delta, limit = data.get("reading") or {}, data["delta"], sp.sympify(data["limit"])
+    if reading.get("part") != "units" or reading.get("params") not in _CONSTRAINED:
+        raise Unsupported(reason(data) + " (a deep reading: the network of layers is not stated over ℚ)")
+    if reading.get("rest") == "fixed":
+        raise Unsupported("a family for a reading with fixed parameters (none is refuted for ReLU units)")
+    family = {_FAMILY.get(k): v for k, v in data.get("family", {}).items()}
+    if None in family or set(family) != set(_PARAMETERS) or "n = 1" not in str(data.get("point", "x = 1 (n = 1)")):
+        raise Unsupported(f"the family {data.get('family')} does not give every parameter of a unit at n = 1")
+    if limit == sp.oo:
+        eta, c = sp.Integer(1), sp.Rational(1, 2)
+    elif limit.is_Rational and limit > 0:
+        eta, c = limit / 2, sp.Integer(1)
+    else:
+        raise Unsupported(f"the family's limit {limit} is not a positive rational or ∞")
+    from symuat.certify.implication import rational
+
+    _, body = _limit_statement(reading)
+    at = " ".join(f"({_family_term(family[p], delta)})" if p != "w" else f"(fun _ => {_family_term(family[p], delta)})"
+                  for p in _PARAMETERS)
+    proof = (f"intro H; destruct (H 1%nat ({rational(eta)})%Q ltac:(lra)) as (delta & Hd & Hall); "
+             f"destruct (shrink delta ({rational(c)})%Q Hd ltac:(lra)) as (e & He & Hle & Hc); "
+             "destruct (inverse e He) as (i & Hi & Hei); "
+             f"pose proof (Hall {at} (fun _ => 1)) as Hu; clear Hall H; symuat_refute_unit Hu.")
+    return [Exported(name, f"Theorem {name} :\n  ~ ({body}).", proof, requires=LIBRARY)]
+
+
 def export_vanishing_refutation(name: str, data: dict) -> list[Exported]:
-    """The ``vanishing_refutation`` certificate: not stated (:class:`Unsupported`, :func:`reason`)."""
+    """The ``vanishing_refutation`` certificate: a ReLU unit's family over ℚ
+    (:func:`relu_unit_refutation`); any other σ or a deep reading is not stated (:class:`Unsupported`, :func:`reason`)."""
+    if _is_relu(data.get("sigma")) and (data.get("reading") or {}).get("part") == "units":
+        return relu_unit_refutation(name, data)
     raise Unsupported(reason(data))

@@ -400,7 +400,7 @@ def check_vanishing(delta: sp.Symbol, *, witness: dict | None = None, bound: dic
             certificates.record("vanishing_refutation", delta=delta, value=sp.sympify(witness["value"]),
                                 limit=lim_witness, sigma=sigma, what=what, reading=reading,
                                 family={**witness["constrained"], **witness.get("free", {})},
-                                constrained=tuple(witness["constrained"]))
+                                constrained=tuple(witness["constrained"]), point=witness.get("point"))
         elif proof is not None:
             certificates.record("vanishing", delta=delta, bound=sp.sympify(bound["expr"]),
                                 facts=[t for t, _ in facts], sigma=sigma, what=what, reading=reading)
