@@ -19,8 +19,9 @@ the fragment is an error naming the atom. When the certify tier listens
 :func:`check_vanishing` decides "parameters bounded by δ ⇒ contribution → 0": refuted by a
 witness family whose contribution has a nonzero limit as δ → 0⁺ (SymPy limit, confirmed at
 30 digits and in float64), proved by a bound whose facts are all proved and whose limit is 0;
-it records the bound or the family (``vanishing``, ``vanishing_refutation``), which the certify
-tier lists as unsupported with the reason (:mod:`symuat.certify.vanishing`).
+it records the bound or the family (``vanishing``, ``vanishing_refutation``) with the reading,
+which the certify tier states over ℚ for ReLU units and lists as unsupported, with the reason,
+otherwise (:mod:`symuat.certify.vanishing`).
 """
 
 from __future__ import annotations
@@ -395,7 +396,7 @@ def check_vanishing(delta: sp.Symbol, *, witness: dict | None = None, bound: dic
                         numeric=numeric, quantities={"bound": str(B), "facts": [t for t, _ in facts]})
     if refutation is not None and proof is not None and facts_ok:
         raise KernelInconsistencyError(f"{what}: both a proved bound and a witness")
-    if certificates.listened():  # what the conclusion rests on (certify/vanishing.py says why Coq cannot state it)
+    if certificates.listened():  # what the conclusion rests on (certify/vanishing.py states it or says why not)
         if refutation is not None:
             certificates.record("vanishing_refutation", delta=delta, value=sp.sympify(witness["value"]),
                                 limit=lim_witness, sigma=sigma, what=what, reading=reading,
