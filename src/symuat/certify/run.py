@@ -155,7 +155,8 @@ def selected(check, pattern: str, depth: bool = True) -> bool:
     return bool(re.fullmatch(pattern, check.id.split(".")[0])) or (
         depth and (check.key in DEPTH_THEOREMS or check.key == STEP_CHECK))
 LIBRARY = ("SymuatMx.v", "SymuatReflect.v", "SymuatBlocks.v", "SymuatTac.v", "SymuatLemmas.v", "SymuatWitness.v",
-           "SymuatCount.v", "SymuatDepth.v", "SymuatFlat.v", "SymuatUnroll.v", "SymuatRotary.v", "SymuatArith.v")
+           "SymuatCount.v", "SymuatDepth.v", "SymuatFlat.v", "SymuatUnroll.v", "SymuatRotary.v", "SymuatArith.v",
+           "SymuatSmall.v")
 
 
 def proved_for_symbolic_sizes(verdict) -> bool:

@@ -1,4 +1,4 @@
-r"""A2's vanishing contributions: why the certify tier does not state them in Coq (the reason).
+r"""A2's vanishing contributions: ReLU units over ℚ in Coq, and why the others are not stated (the reason).
 
 :func:`symuat.kernel.decide.check_vanishing` decides ":math:`\forall\eta>0\ \exists\delta>0`:
 parameters within δ ⇒ :math:`\sup_{\mathbf I_n}|\text{contribution}|\le\eta`" for one activation
@@ -6,19 +6,32 @@ parameters within δ ⇒ :math:`\sup_{\mathbf I_n}|\text{contribution}|\le\eta`"
 :math:`|\sigma(t)|\le c_0+c_1|t|` of the real function σ, ``refuted`` by a family of parameters
 within δ whose contribution tends (SymPy limit) to a nonzero value or ∞. It records a
 ``vanishing`` / ``vanishing_refutation`` certificate (the bound and its facts, or the family's
-value and limit, and σ). Neither is stated in Coq; :func:`reason` says what a statement would
-need, per σ:
+value and limit, and σ). Only ReLU's units are stated in Coq; for the others :func:`reason`
+says what a statement would need, per σ:
 
 * logistic and tanh are the real exponential's: Coq's ``Reals`` define ``exp`` and limits, but
   rest on axioms (classical logic, the Dedekind reals' ``sig_forall_dec``), and the tier admits
   none (``Print Assumptions``, coqchk); MathComp 1.15 has neither ``exp`` nor limits;
 * GELU is ``erf``'s, in neither library;
 * ReLU (``max(t, 0)``) is piecewise linear, so over ℚ (:mod:`symuat.certify.implication`'s
-  setting) the statement is within reach, but it is not the linear fragment that module states:
-  a bound quantifies over ``n`` weights and sums over the ``n`` coordinates of **x** (symbolic
-  ``n``), multiplies parameters (``α·(wᵀx + θ)``: nonlinear, ``nra``), and alternates ∀η ∃δ (δ
-  chosen from η and n); a refuting family (``α = 1/δ``, ``δ·max(1/δ², 0)``, residual layers with
-  ``K = 1/δ``) needs field reasoning and the negated ∀η ∃δ over the network; not exported yet.
+  setting, ``coq/SymuatSmall.v``) a **unit**'s bound is stated (:func:`export_vanishing`), for
+  every ``n`` — the check's ``n`` is symbolic —, with ``w x : nat -> Q`` and
+  :math:`\mathbf w^T\mathbf x` the sum ``qsum n (fun i => w i * x i)`` over the coordinates
+  ``i < n`` (a recursion on ``n``; its lemmas proved by induction once in the library), ReLU as
+  ``Qmax 0``: two theorems, ``…_bound`` (for every δ > 0, every parameter within δ and every
+  point of :math:`\mathbf I_n`, ``|α·Qmax 0 (wᵀx + θ)| ≤ B(δ)``: the bound the check proved)
+  and the check's own statement (``forall n`` [the fixed parameters, for ``rest=fixed``] ``eta,
+  0 < eta -> exists delta, 0 < delta /\\ forall`` [the other parameters] ``x, … -> |…| <= eta``,
+  δ := η/(C + 1 + η) for a coefficient ``C`` with ``B(δ) ≤ C·δ`` on ``(0, 1]``). Over ℚ, not ℝ
+  (ℝ's axioms, :mod:`symuat.certify.implication`), and the theorems say the same over ℝ: a real
+  counterexample to the bound (premises non-strict, ``|unit| > B(δ)`` strict) gives a rational
+  one — a rational δ' > δ, then rationals within δ' of slack near the parameters and in
+  ``[0, 1]`` near ``x``, both sides continuous —; a real η has a rational η' ∈ (0, η) below it
+  and the ∀η ∃δ statement follows; a refutation's rational δ' ≤ a real δ gives its family within δ. A unit's refuting family (``α = 1/δ, w = δ``; ``α = δ, w = 1/δ²``) is stated as
+  ``~`` (the check's statement), proved at the family (:func:`relu_unit_refutation`: ``n = 1``,
+  ``x = 1``, δ shrunk to ``e``, ``1/δ`` an ``i`` with ``e·i = 1``, then ``nra``). A deep
+  reading's (residual layers with ``K = 1/δ``) is not: its statement is about a residual network
+  of every depth and width, not stated over ℚ (:func:`reason`).
 
 >>> import sympy as sp
 >>> t = sp.Symbol("t")
@@ -49,12 +62,13 @@ def _why_sigma(sigma, family: bool = False) -> str:
     if "erf" in kinds:
         return "uses erf, in neither Coq's standard library nor MathComp 1.15"
     if kinds <= {"Max"} and family:
-        return ("is piecewise linear, within reach over ℚ (Qmax, and field reasoning for the family's 1/δ), but the "
-                "negated statement — ∀η > 0 ∃δ > 0 over the network's parameters, its layers for a deep reading — "
-                "is not exported yet")
+        return ("is piecewise linear (a unit's family is stated over ℚ), but a deep reading's statement is about a "
+                "residual network — every depth L, widths D, F, the removed layer k among the others, the output "
+                "through the later layers — which is not stated over ℚ (its family is at D = F = 1, two layers); "
+                "a statement fixing that network would be a different claim")
     if kinds <= {"Max"}:
-        return ("is piecewise linear, within reach over ℚ, but the statement sums over the n coordinates of x "
-                "(symbolic n), multiplies parameters (α·(wᵀx + θ): nonlinear) and alternates ∀η ∃δ; not exported yet")
+        return ("is piecewise linear (a unit's bound is stated over ℚ), but this bound is not a unit's (a deep "
+                "reading's network is not stated over ℚ)")
     return f"uses {', '.join(sorted(kinds))}, which the Coq library does not define"
 
 
@@ -71,11 +85,169 @@ def reason(data: dict) -> str:
     return f"{head}, which {_why_sigma(sigma, family='bound' not in data)}"
 
 
+#: the library file the ReLU theorems need (after the section: :attr:`Exported.requires`)
+LIBRARY = "SymuatSmall"
+
+#: a unit's parameters: Coq binder, its smallness hypothesis (``delta`` the bound)
+_PARAMETERS = {"alpha": ("(alpha : Q)", "(Qabs alpha <= delta)%Q"),
+               "w": ("(w : nat -> Q)", "(forall i, lt i n -> (Qabs (w i) <= delta)%Q)"),
+               "theta": ("(theta : Q)", "(Qabs theta <= delta)%Q")}
+#: the parameters each reading constrains (``smallness.unit_bound``: ``inner`` = w, θ; ``outer`` = α)
+_CONSTRAINED = {"inner": ("w", "theta"), "outer": ("alpha",), "all": ("alpha", "w", "theta")}
+_UNIT = "Qabs (alpha * Qmax 0 (qsum n (fun i => w i * x i) + theta))"
+_POINT = "(forall i, lt i n -> (0 <= x i <= 1)%Q)"
+
+
+def _is_relu(sigma) -> bool:
+    t = next(iter(sp.sympify(sigma).free_symbols), None) if sigma is not None else None
+    return t is not None and sp.simplify(sp.sympify(sigma) - sp.Max(t, 0)) == 0
+
+
+def _bound_names(bound) -> dict:
+    """The bound's symbols (``smallness``: δ, n, α, W = ‖w‖₁ + |θ|) → their ``Q`` terms."""
+    from symuat.expr import smallness
+
+    return {smallness.delta: "delta", smallness.n: "qnat n", smallness.alpha: "alpha",
+            smallness.Wn: "(qsum n (fun i => Qabs (w i)) + Qabs theta)"}
+
+
+def q_poly(e, written: dict) -> str:
+    """A polynomial in the bound's symbols (and ``|·|`` of them) with rational coefficients as a
+    ``Q`` term; anything else is :class:`Unsupported`.
+
+    >>> from symuat.expr import smallness as s
+    >>> q_poly(s.delta ** 2 * (s.n + 1), _bound_names(None))
+    'delta ^ 2 * (qnat n + 1)'
+    """
+    from symuat.certify.implication import rational
+
+    e = sp.sympify(e)
+    if e in written:
+        return written[e]
+    if e.is_Rational and e >= 0:
+        return rational(e)
+    if isinstance(e, sp.Abs) and e.args[0] in written:
+        return f"Qabs {written[e.args[0]]}"
+    if isinstance(e, sp.Add):
+        return " + ".join(q_poly(a, written) for a in sorted(e.args, key=lambda a: (a.is_Number, sp.default_sort_key(a))))
+    if isinstance(e, sp.Mul):
+        parts = sorted(e.args, key=lambda a: (not a.is_Number, sp.default_sort_key(a)))
+        return " * ".join(f"({q_poly(a, written)})" if isinstance(a, sp.Add) else q_poly(a, written) for a in parts)
+    if isinstance(e, sp.Pow) and e.exp.is_Integer and e.exp > 0 and e.base in written:
+        return f"{written[e.base]} ^ {e.exp}"
+    raise Unsupported(f"the bound's term {sp.sstr(e)} is not a polynomial of δ, n, α, W with nonnegative rational coefficients")
+
+
+def _coefficient(bound, delta):
+    """``C`` with ``B(δ) ≤ C·δ`` for ``0 < δ ≤ 1``: ``B = δ·P(δ)`` with ``P`` a polynomial in δ
+    whose coefficients are nonnegative, ``C = P(1)`` (Coq checks the inequality, :coq:`nra`)."""
+    P = sp.cancel(bound / delta)
+    if not P.is_polynomial(delta) or sp.simplify(bound.subs(delta, 0)) != 0:
+        raise Unsupported(f"the bound {sp.sstr(bound)} is not δ times a polynomial in δ")
+    coefficients = sp.Poly(sp.expand(P), delta).all_coeffs()
+    if not all(c.is_nonnegative for c in coefficients):
+        raise Unsupported(f"the bound {sp.sstr(bound)} has a coefficient in δ not known to be nonnegative")
+    return sp.factor(P.subs(delta, 1))
+
+
+def _limit_statement(reading: dict) -> tuple[list, str]:
+    """(the parameters quantified before η, the check's statement ``forall n … eta, 0 < eta ->
+    exists delta, 0 < delta /\\ forall …, … -> |unit| <= eta``) for a unit's ``reading``: with
+    ``rest=fixed`` the parameters the reading does not constrain come before η (δ may depend on
+    them), with ``rest=any`` after δ (one δ for all of them)."""
+    constrained = _CONSTRAINED[reading["params"]]
+    fixed = [p for p in _PARAMETERS if p not in constrained] if reading.get("rest") == "fixed" else []
+    uniform = [p for p in _PARAMETERS if p not in fixed]
+    small = [_PARAMETERS[p][1] for p in constrained]
+    return fixed, ("forall (n : nat) " + "".join(f"{_PARAMETERS[p][0]} " for p in fixed)
+                   + "(eta : Q), (0 < eta)%Q -> exists delta : Q, (0 < delta)%Q /\\\n  forall "
+                   + " ".join(_PARAMETERS[p][0] for p in uniform) + " (x : nat -> Q),\n  "
+                   + " -> ".join(small) + f" ->\n  {_POINT} ->\n  ({_UNIT} <= eta)%Q")
+
+
+def relu_unit_theorems(name: str, data: dict) -> list[Exported]:
+    """A ReLU unit's ``vanishing`` certificate over ℚ: ``name_bound`` (the bound for every δ > 0)
+    and ``name`` (the check's ∀η ∃δ statement); see the module."""
+    reading, bound, delta = data.get("reading") or {}, sp.sympify(data["bound"]), data["delta"]
+    if reading.get("part") != "units" or reading.get("params") not in _CONSTRAINED:
+        raise Unsupported(f"a ReLU bound on a {reading.get('part', 'part the certificate does not name')} "
+                          "contribution: only a unit's is stated")
+    constrained = _CONSTRAINED[reading["params"]]
+    written = _bound_names(bound)
+    b = q_poly(bound, written)
+    c = q_poly(_coefficient(bound, delta), written)
+    small = [_PARAMETERS[p][1] for p in constrained]
+    every = " ".join(_PARAMETERS[p][0] for p in _PARAMETERS)
+    statement = (f"Theorem {name}_bound :\n  forall (n : nat) (delta : Q) {every} (x : nat -> Q),\n  (0 < delta)%Q -> "
+                 + " -> ".join(small) + f" ->\n  {_POINT} ->\n  ({_UNIT} <= {b})%Q.")
+    fixed, body = _limit_statement(reading)
+    limit = f"Theorem {name} :\n  {body}."
+    proof = f"intros n {' '.join(fixed)}{' ' if fixed else ''}eta He; symuat_relu_limit ({c})%Q (fun delta => {b})%Q."
+    return [Exported(f"{name}_bound", statement, "symuat_relu.", requires=LIBRARY),
+            Exported(name, limit, proof, requires=LIBRARY)]
+
+
 def export_vanishing(name: str, data: dict) -> list[Exported]:
-    """The ``vanishing`` certificate: not stated (:class:`Unsupported`, :func:`reason`)."""
+    """The ``vanishing`` certificate: a ReLU unit's bound and limit over ℚ
+    (:func:`relu_unit_theorems`); any other σ is not stated (:class:`Unsupported`, :func:`reason`)."""
+    if _is_relu(data.get("sigma")):
+        return relu_unit_theorems(name, data)
     raise Unsupported(reason(data))
 
 
+#: the family's parameter names (``smallness.unit_witness``) → the unit's
+_FAMILY = {"α": "alpha", "w": "w", "θ": "theta"}
+
+
+def _family_term(value, delta) -> str:
+    """A family's value, a sum of rational multiples of powers of δ, as a ``Q`` term of ``e`` (δ
+    shrunk) and ``i`` (its inverse: ``1/δ²`` is ``i * i``)."""
+    from symuat.certify.implication import rational
+
+    terms = []
+    for term in sp.Add.make_args(sp.expand(sp.sympify(value))):
+        c, k = term.as_coeff_exponent(delta)
+        if not (c.is_Rational and k.is_Integer):
+            raise Unsupported(f"the family's value {sp.sstr(value)} is not a sum of rational multiples of powers of δ")
+        factors = ([] if c == 1 and k else [f"({rational(c)})"]) + ["e" if k > 0 else "i"] * abs(int(k))
+        terms.append(" * ".join(factors))
+    return " + ".join(terms)
+
+
+def relu_unit_refutation(name: str, data: dict) -> list[Exported]:
+    """A ReLU unit's ``vanishing_refutation`` certificate over ℚ: ``~`` (the check's ∀η ∃δ
+    statement), at the family: ``n = 1``, ``x = 1``, η half the family's limit (``1`` for a limit
+    ∞), the δ the statement gives shrunk to ``e ≤ 1`` (``1/2`` for a limit ∞), ``i = 1/e``, each
+    parameter its value at ``e``; the contradiction ``|unit| > η`` by ``nra`` (``coq/SymuatSmall.v``)."""
+    reading, delta, limit = data.get("reading") or {}, data["delta"], sp.sympify(data["limit"])
+    if reading.get("part") != "units" or reading.get("params") not in _CONSTRAINED:
+        raise Unsupported(reason(data) + " (a deep reading: the network of layers is not stated over ℚ)")
+    if reading.get("rest") == "fixed":
+        raise Unsupported("a family for a reading with fixed parameters (none is refuted for ReLU units)")
+    family = {_FAMILY.get(k): v for k, v in data.get("family", {}).items()}
+    if None in family or set(family) != set(_PARAMETERS) or "n = 1" not in str(data.get("point", "x = 1 (n = 1)")):
+        raise Unsupported(f"the family {data.get('family')} does not give every parameter of a unit at n = 1")
+    if limit == sp.oo:
+        eta, c = sp.Integer(1), sp.Rational(1, 2)
+    elif limit.is_Rational and limit > 0:
+        eta, c = limit / 2, sp.Integer(1)
+    else:
+        raise Unsupported(f"the family's limit {limit} is not a positive rational or ∞")
+    from symuat.certify.implication import rational
+
+    _, body = _limit_statement(reading)
+    at = " ".join(f"({_family_term(family[p], delta)})" if p != "w" else f"(fun _ => {_family_term(family[p], delta)})"
+                  for p in _PARAMETERS)
+    proof = (f"intro H; destruct (H 1%nat ({rational(eta)})%Q ltac:(lra)) as (delta & Hd & Hall); "
+             f"destruct (shrink delta ({rational(c)})%Q Hd ltac:(lra)) as (e & He & Hle & Hc); "
+             "destruct (inverse e He) as (i & Hi & Hei); "
+             f"pose proof (Hall {at} (fun _ => 1)) as Hu; clear Hall H; symuat_refute_unit Hu.")
+    return [Exported(name, f"Theorem {name} :\n  ~ ({body}).", proof, requires=LIBRARY)]
+
+
 def export_vanishing_refutation(name: str, data: dict) -> list[Exported]:
-    """The ``vanishing_refutation`` certificate: not stated (:class:`Unsupported`, :func:`reason`)."""
+    """The ``vanishing_refutation`` certificate: a ReLU unit's family over ℚ
+    (:func:`relu_unit_refutation`); any other σ or a deep reading is not stated (:class:`Unsupported`, :func:`reason`)."""
+    if _is_relu(data.get("sigma")) and (data.get("reading") or {}).get("part") == "units":
+        return relu_unit_refutation(name, data)
     raise Unsupported(reason(data))

@@ -196,7 +196,8 @@ def _a2(part, params, name, rest):
                      r"\Lambda=\prod_{m>k}\mathrm{Lip}_m,\ \mathrm{Lip}_m\le\|W1_m\|+\|W3_m\|\|W2_m\|\mathrm{Lip}(\sigma)",
                      lambda: REGISTRY.verdict(f"A2[layers=deep,parameters=all,σ={name},rest=fixed]"))
     return decide.check_vanishing(smallness.delta, witness=witness, bound=bound, sigma=smallness.sigma(name, smallness.t),
-                                  what=f"{part}, {params}, {name}, rest {rest}", corrected=corrected)
+                                  what=f"{part}, {params}, {name}, rest {rest}", corrected=corrected,
+                                  reading={"part": part, "params": params, "rest": rest})
 
 
 _A2_PARAMS = {"inner": r"\mathbf w,\theta", "outer": r"\alpha", "all": r"\alpha,\mathbf w,\theta"}

@@ -19,8 +19,9 @@ the fragment is an error naming the atom. When the certify tier listens
 :func:`check_vanishing` decides "parameters bounded by δ ⇒ contribution → 0": refuted by a
 witness family whose contribution has a nonzero limit as δ → 0⁺ (SymPy limit, confirmed at
 30 digits and in float64), proved by a bound whose facts are all proved and whose limit is 0;
-it records the bound or the family (``vanishing``, ``vanishing_refutation``), which the certify
-tier lists as unsupported with the reason (:mod:`symuat.certify.vanishing`).
+it records the bound or the family (``vanishing``, ``vanishing_refutation``) with the reading,
+which the certify tier states over ℚ for ReLU units and lists as unsupported, with the reason,
+otherwise (:mod:`symuat.certify.vanishing`).
 """
 
 from __future__ import annotations
@@ -330,7 +331,7 @@ def _limit_right(expr, var):
 
 def check_vanishing(delta: sp.Symbol, *, witness: dict | None = None, bound: dict | None = None,
                     what: str = "", corrected: tuple[str, Callable[[], Verdict]] | None = None,
-                    sigma=None) -> Verdict:
+                    sigma=None, reading: dict | None = None) -> Verdict:
     r"""Decide ":math:`\forall\eta>0\ \exists\delta>0`: parameters bounded by δ ⇒ contribution ≤ η".
 
     ``witness``: ``{"value": c(δ), "constrained": {name: p(δ)}, "free": {…}, "point": …}`` — a
@@ -343,7 +344,9 @@ def check_vanishing(delta: sp.Symbol, *, witness: dict | None = None, bound: dic
     float64 draws must respect the bound (else the bound is wrong: a kernel error). A bound
     whose facts are not all proved gives ``numeric-only``.
     ``sigma``: the activation, a SymPy expression in one variable, named in the certificate the
-    certify tier reads (``vanishing``, ``vanishing_refutation``: :mod:`symuat.certify.vanishing`).
+    certify tier reads (``vanishing``, ``vanishing_refutation``: :mod:`symuat.certify.vanishing`);
+    ``reading``: what the contribution is and which parameters are constrained (``part``,
+    ``params``, ``rest``), recorded with it, and — for a family — its parameters.
     """
     refutation = proof = lim_witness = None
     facts, facts_ok = [], False
@@ -393,13 +396,15 @@ def check_vanishing(delta: sp.Symbol, *, witness: dict | None = None, bound: dic
                         numeric=numeric, quantities={"bound": str(B), "facts": [t for t, _ in facts]})
     if refutation is not None and proof is not None and facts_ok:
         raise KernelInconsistencyError(f"{what}: both a proved bound and a witness")
-    if certificates.listened():  # what the conclusion rests on (certify/vanishing.py says why Coq cannot state it)
+    if certificates.listened():  # what the conclusion rests on (certify/vanishing.py states it or says why not)
         if refutation is not None:
             certificates.record("vanishing_refutation", delta=delta, value=sp.sympify(witness["value"]),
-                                limit=lim_witness, sigma=sigma, what=what)
+                                limit=lim_witness, sigma=sigma, what=what, reading=reading,
+                                family={**witness["constrained"], **witness.get("free", {})},
+                                constrained=tuple(witness["constrained"]), point=witness.get("point"))
         elif proof is not None:
             certificates.record("vanishing", delta=delta, bound=sp.sympify(bound["expr"]),
-                                facts=[t for t, _ in facts], sigma=sigma, what=what)
+                                facts=[t for t, _ in facts], sigma=sigma, what=what, reading=reading)
     if refutation is not None:
         return Verdict(Status.REFUTED, f"{what}: a witness family within δ whose contribution does not vanish",
                        counterexample=refutation,
