@@ -155,3 +155,19 @@ def test_a_shared_or_linked_refutation_says_whose_theorem_certifies_it():
     assert "the same theorem as the refutation of ``T8[a]``" in text
     text = "\n".join(docs_ext._coq_derivation(dict(cert, same_statement=None, link="T3.1[B-both,W1=mha]")))
     assert "Refuted through ``T3.1[B-both,W1=mha]``" in text and "same theorem" not in text
+
+
+def test_a_check_whose_verdict_is_another_checks_is_certified_through_it():
+    """A6.biases is L2.9[b'_{2,2}]'s verdict (REGISTRY.verdict): it records no certificate of its
+    own, and the tier certifies it through that check's dependence theorem; a check that computes
+    its own verdict is not linked."""
+    import symuat.claims  # noqa: F401
+    from symuat.certify.run import capture, reused_verdict
+    from symuat.kernel.registry import REGISTRY
+
+    keys = ("A6.biases", "L2.9[b'_{2,2}]", "L2.9[b'_{3,2}]")
+    certificates: dict = {}
+    captured = capture([c for c in REGISTRY.all_checks() if c.key in keys], certificates)
+    assert not certificates.get("A6.biases") and certificates.get("L2.9[b'_{2,2}]")
+    assert reused_verdict("A6.biases", captured["A6.biases"][0], captured) == "L2.9[b'_{2,2}]"
+    assert reused_verdict("L2.9[b'_{3,2}]", captured["L2.9[b'_{3,2}]"][0], captured) is None

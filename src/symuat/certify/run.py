@@ -130,6 +130,16 @@ def reused_refutation(key: str, verdict, captured: dict, unequal: dict) -> str |
                  and v.counterexample is cex), None)
 
 
+def reused_verdict(key: str, verdict, captured: dict) -> str | None:
+    """The one check ``key`` links to (``REGISTRY.edges``) whose verdict ``key``'s *is* (the same
+    object, ``REGISTRY.verdict``: A6.biases is L2.9[b'_{2,2}]'s verdict), or None: such a check
+    records no statement of its own and stands or falls with that check's theorems."""
+    from symuat.kernel.registry import REGISTRY
+
+    same = [d for d in sorted(REGISTRY.edges.get(key, ())) if d in captured and captured[d][0] is verdict]
+    return same[0] if len(same) == 1 else None
+
+
 def shared_statement(theorems) -> tuple:
     """What a check's theorems state and how they are proved, up to their names: two refuted
     checks with the same (T8's readings that differ only after the depth of their witness) are
@@ -740,12 +750,19 @@ def certify(pattern: str = TIER, out: Path | None = None, jobs: int = 2, timeout
     if out.exists():
         shutil.rmtree(out)
     (out / "theories").mkdir(parents=True)
-    lib_seconds = compile_library(out)
     checks = [c for c in REGISTRY.all_checks() if selected(c, pattern, depth)]
     certificates: dict = {}
     unequal: dict = {}
     results: list = []
-    captured = capture(checks, certificates, unequal, results)
+    # the library compiles (coqc) while the checks run (Python): neither waits for the other
+    with ThreadPoolExecutor(max_workers=1) as library:
+        compiled = library.submit(compile_library, out)
+        try:
+            captured = capture(checks, certificates, unequal, results)
+        except BaseException:  # Ctrl-C, SIGTERM: the library's coqc ends now
+            _stop_coq()
+            raise
+        lib_seconds = compiled.result()
     record = {"fingerprint": fingerprint(), "toolchain": toolchain(), "pattern": pattern, "checks": {},
               "library_seconds": round(lib_seconds, 1), "budget": budget}
     todo = []
@@ -772,16 +789,16 @@ def certify(pattern: str = TIER, out: Path | None = None, jobs: int = 2, timeout
         if key in NOT_STATED:  # an induction over depth the exporter does not state: why
             entry.update(status="unsupported", reason=NOT_STATED[key])
             continue
-        if identity and not pairs:
-            # a check whose verdict *is* another check's (REGISTRY.verdict): it stands or falls
-            # with that check's exported theorems
-            deps = sorted(REGISTRY.edges.get(key, ()))
-            same = [d for d in deps if d in captured and captured[d][0] is verdict]
-            if len(same) == 1:
-                entry.update(status=None, via=same[0])
-            else:
+        if not pairs and not certificates.get(key):
+            # a check whose verdict *is* another check's (REGISTRY.verdict: A6.biases is
+            # L2.9[b'_{2,2}]'s): it stands or falls with that check's exported theorems
+            same = reused_verdict(key, verdict, captured)
+            if same:
+                entry.update(status=None, via=same)
+                continue
+            if identity:
                 entry.update(status="unsupported", reason="no statement captured (the verdict is reused from another check)")
-            continue
+                continue
         try:
             if identity:
                 theorems = [export_identity(coq_name(key, n), lhs, rhs, hypotheses=hyps or ())
