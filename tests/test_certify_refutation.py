@@ -19,6 +19,7 @@ import numpy as np
 import pytest
 
 import symuat.claims  # noqa: F401  (registration)
+from certify_helpers import recorded
 from symuat.certify.coq_terms import Unsupported
 from symuat.certify.export import batch_file
 from symuat.certify.refutation import (
@@ -175,17 +176,9 @@ T8_DEPTH1 = "T8[eq20,W1rhs=acc,unprimed=acc,abs=all,W3=all,W2in34=final,W3in34=f
 T8_DEPTH1_TOO = "T8[eq20,W1rhs=acc,unprimed=acc,abs=all,W3=all,W2in34=final,W3in34=final,b3in34=raw]"
 
 
-def _recorded(*keys):
-    checks = [c for c in REGISTRY.all_checks() if c.key in keys]
-    certificates: dict = {}
-    unequal: dict = {}
-    out = capture(checks, certificates, unequal)
-    return {k: (v, pairs, unequal.get(k, []), certificates.get(k, [])) for k, (v, pairs) in out.items()}
-
-
 @pytest.fixture(scope="module")
 def searched():
-    return _recorded(T8_DEPTH1, T8_DEPTH1_TOO, "T6[seq,W3=i,W2=raw]", "H1.dense[causal]")
+    return recorded(T8_DEPTH1, T8_DEPTH1_TOO, "T6[seq,W3=i,W2=raw]", "H1.dense[causal]")
 
 
 def test_a_searched_witness_states_the_rules_against_the_forward_pass_for_every_sigma(searched):
@@ -342,11 +335,7 @@ def test_coq_proves_an_undefined_side_and_rejects_sizes_at_which_it_is_defined(c
 
 @pytest.fixture(scope="module")
 def d4():
-    checks = [c for c in REGISTRY.all_checks() if c.key in ("D4.size", "D4.row1")]
-    certificates: dict = {}
-    unequal: dict = {}
-    out = capture(checks, certificates, unequal)
-    return {k: (v, pairs, unequal.get(k, []), certificates.get(k, [])) for k, (v, pairs) in out.items()}
+    return recorded("D4.size", "D4.row1")
 
 
 def test_d4s_refutations_state_the_printed_row_and_the_stated_size(d4):
@@ -394,12 +383,7 @@ def test_coq_certifies_d4s_refutations_and_corrections_and_rejects_their_mutants
 
 @pytest.fixture(scope="module")
 def dependence():
-    keys = ("L2.main.form[D6]", "L2.main.form[D2]", "T10.c[per-token]")
-    checks = [c for c in REGISTRY.all_checks() if c.key in keys]
-    certificates: dict = {}
-    unequal: dict = {}
-    out = capture(checks, certificates, unequal)
-    return {k: (v, pairs, unequal.get(k, []), certificates.get(k, [])) for k, (v, pairs) in out.items()}
+    return recorded("L2.main.form[D6]", "L2.main.form[D2]", "T10.c[per-token]")
 
 
 def test_a_dependence_is_the_identity_with_the_leaf_renamed_refuted(dependence):

@@ -18,28 +18,20 @@ import pytest
 import sympy as sp
 
 import symuat.claims  # noqa: F401  (registration)
+from certify_helpers import recorded
 from symuat.certify.bands import export_band_masks
 from symuat.certify.coq_terms import Ctx, Unsupported, _scalar
 from symuat.certify.exponential import export_capped_sum, export_softmax_shift
 from symuat.certify.export import export_identity
 from symuat.certify.refutation import export_check_refutation, export_refutation, refutation_data
-from symuat.certify.run import capture, compile_batch
-from symuat.kernel.registry import REGISTRY
+from symuat.certify.run import compile_batch
 
 M = sp.Symbol("M", positive=True, integer=True)
 
 
-def _captured(*keys):
-    checks = [c for c in REGISTRY.all_checks() if c.key in keys]
-    certificates: dict = {}
-    unequal: dict = {}
-    out = capture(checks, certificates, unequal)
-    return {k: (v, pairs, unequal.get(k, []), certificates.get(k, [])) for k, (v, pairs) in out.items()}
-
-
 @pytest.fixture(scope="module")
 def cases():
-    return _captured("WP12.ln[LayerNorm]", "WP3.shift", "WP12.mutant[no-norm]", "WP9.mutant[off-by-one]",
+    return recorded("WP12.ln[LayerNorm]", "WP3.shift", "WP12.mutant[no-norm]", "WP9.mutant[off-by-one]",
                      "WP9.corrected[lt-w,fa(w-1,0)]", "X10.logit")
 
 

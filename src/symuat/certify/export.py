@@ -268,10 +268,13 @@ def premise(hyp, ctx: Ctx) -> str:
 
 
 
-PRELUDE = """From mathcomp Require Import all_ssreflect all_algebra.
+#: the libraries a batch loads (and a file that loads a compiled batch, :func:`probe_file`)
+IMPORTS = """From mathcomp Require Import all_ssreflect all_algebra.
 From Coq Require Import Setoid Morphisms Ring.
 From Symuat Require Import SymuatMx SymuatReflect SymuatBlocks SymuatTac SymuatWitness SymuatCount SymuatDepth SymuatFlat SymuatUnroll SymuatRotary.
-Import GRing.Theory.
+"""
+
+PRELUDE = IMPORTS + """Import GRing.Theory.
 Local Open Scope ring_scope.
 Section Certified.
 Variable R : comRingType.
@@ -293,7 +296,6 @@ def probe_file(batch: str, theorems: list, logs: dict, aliases: dict | None = No
     tactics printed while they built it; for an alias, :func:`share_proofs`, its first proof's).
     Run after the batch, not inside it: in the batch, every lemma was one more walk of every
     proof term (a fifth of a batch's time)."""
-    head = "".join(line + "\n" for line in PRELUDE.splitlines()[:3])
     aliases = aliases or {}
 
     def probe(t, const, tag):  # an alias's proof term is its first proof's name: that one's is read
@@ -304,7 +306,7 @@ def probe_file(batch: str, theorems: list, logs: dict, aliases: dict | None = No
         f"Goal True. idtac \"symuat-probes-of {t.name}\". Abort.\n"
         + "".join(probe(t, c, tag) for c, tag in t.probes)
         for t in theorems if t.probes)
-    return head + f"From SymuatCertified Require Import {batch}.\n" + body
+    return IMPORTS + f"From SymuatCertified Require Import {batch}.\n" + body
 
 
 #: the name of a batch's axiom check (:func:`axioms_check`) where a Coq error may point
@@ -348,6 +350,13 @@ def _binder_names(statement: str) -> list[str]:
         if depth >= 1:
             group += ch
     return names
+
+
+def side_statement(theorem: Exported) -> str | None:
+    """The statement of ``theorem``'s first side lemma (what :func:`share_proofs` proves once
+    in a file), or None: it has none."""
+    m = _BLOCK.search(theorem.sides or "")
+    return m.group(3) if m else None
 
 
 def share_proofs(text: str, owner: str, seen: dict, aliases: dict) -> str:

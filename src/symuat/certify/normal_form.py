@@ -202,7 +202,8 @@ def nf_proof(name: str, args: tuple = ()) -> str:
             f"first [exact: {name}_rhs | exact ({name}_rhs {app})]].")
 
 
-def probed_lemmas() -> list:
+@functools.lru_cache(maxsize=None)
+def probed_lemmas() -> tuple:
     """The constants a proof term is probed for, in the library's order (the prenex form by
     computation, ``coq/SymuatReflect.v``'s ``prenex_sound``; a picture's flat positions
     rewritten, ``coq/SymuatFlat.v``; prenex form, deltas, closing): the lemmas of
@@ -220,8 +221,8 @@ def probed_lemmas() -> list:
     skip = {"R_ring_theory", "R_ring_theory_ring", "R_ring_theory_zmod", "summand_match"}
     # the prenex form by computation (coq/SymuatReflect.v): its soundness theorem is what a proof
     # term applies (the lemmas behind it are inside its own proof)
-    return (["prenex_sound"] + [n for n in dict.fromkeys(names) if n not in skip]
-            + ["exchange_big", "big_ord_recr", "ring"])
+    return tuple(["prenex_sound"] + [n for n in dict.fromkeys(names) if n not in skip]
+                 + ["exchange_big", "big_ord_recr", "ring"])
 
 
 _RING = "symuat_ring_ring_lemma1"  # the lemma `Add Ring symuat_ring` (PRELUDE) defines for `ring`

@@ -27,7 +27,7 @@ from pathlib import Path
 
 from symuat.certify.coq_terms import Unsupported
 from symuat.certify.depth import NOT_STATED, STEP_CHECK, THEOREMS as DEPTH_THEOREMS, export_depth, own_step, step_pair
-from symuat.certify.export import AXIOMS_CHECK, batch_file, export_identity, probe_file
+from symuat.certify.export import AXIOMS_CHECK, batch_file, export_identity, probe_file, side_statement
 from symuat.certify.kinds import export_certificates
 from symuat.certify.record import COQ_DIR, TIER, fingerprint, out_dir, toolchain
 from symuat.certify.rotary import PREMISES
@@ -337,27 +337,35 @@ def axioms_of(lib: Path, compiled: Path, names: list[str], timeout: int = 600) -
     """name → whether the theorem of the compiled batch ``compiled`` (a ``.v`` whose ``.vo`` exists)
     rests on no axiom: ``Print Assumptions`` of each, in a file that loads the batch. Run only when
     the batch's own check listed an axiom, to name the theorems that use it."""
-    probe = compiled.with_name(compiled.stem + "_axioms.v")
-    probe.write_text(f"From {THEORIES} Require Import {compiled.stem}.\n" + "".join(
-        f"Goal True. idtac \"symuat-axioms-of {n}\". Abort.\nPrint Assumptions {n}.\n" for n in names))
-    proc = _coqc(lib, probe, timeout)
-    _drop_compiled(probe)
-    out: dict = {}
-    for part in re.split(r"^\s*symuat-axioms-of ", proc.stdout, flags=re.M)[1:]:
+    text = f"From {THEORIES} Require Import {compiled.stem}.\n" + "".join(
+        f"Goal True. idtac \"symuat-axioms-of {n}\". Abort.\nPrint Assumptions {n}.\n" for n in names)
+    proc, printed = _beside(lib, compiled, "axioms", text, "symuat-axioms-of", timeout)
+    return {name: proc.returncode == 0 and "Axioms:" not in rest for name, rest in printed.items()}
+
+
+def _beside(lib: Path, compiled: Path, suffix: str, text: str, marker: str, timeout: int):
+    """Run ``text``, a file that loads the compiled batch ``compiled`` (``batchK_suffix.v`` beside
+    it; what ``coqc`` writes for it is removed, :func:`_drop_compiled`), and return the process and
+    name → what it printed after ``marker NAME``."""
+    path = compiled.with_name(f"{compiled.stem}_{suffix}.v")
+    path.write_text(text)
+    proc = _coqc(lib, path, timeout)
+    _drop_compiled(path)
+    printed: dict = {}
+    for part in re.split(rf"^\s*{marker} ", proc.stdout, flags=re.M)[1:]:
         name, _, rest = part.partition("\n")
-        out[name.strip()] = proc.returncode == 0 and "Axioms:" not in rest
-    return out
+        printed[name.strip()] = rest
+    return proc, printed
 
 
 def deal(theorems: list, n: int, key) -> list[list]:
-    """``theorems`` dealt to ``n`` files in turn, those whose entries state a lemma or theorem word
-    for word alike (the side lemmas many identities share) to the same file, where it is proved
-    once (:func:`~symuat.certify.export.share_proofs`); each file ordered by ``key``."""
+    """``theorems`` dealt to ``n`` files in turn, those whose side lemmas state the same word for
+    word (the ones many identities share, :func:`~symuat.certify.export.side_statement`) to the
+    same file, where it is proved once (:func:`~symuat.certify.export.share_proofs`); each file
+    ordered by ``key``."""
     groups: dict = {}
     for t in theorems:
-        text = (getattr(t, "sides", "") or "") + t.statement
-        first = re.search(r"^(?:Lemma|Theorem) \S+( .*?)\n(?:Proof|\Z)", text + "\n", re.M | re.S)
-        groups.setdefault(first.group(1) if first else t.name, []).append(t)
+        groups.setdefault(side_statement(t) or t.name, []).append(t)
     files: list = [[] for _ in range(n)]
     for k, group in enumerate(groups.values()):
         files[k % n] += group
@@ -389,17 +397,11 @@ def _probe(lib: Path, compiled: Path, theorems: list, stdout: str, timeout: int,
     that loads it)."""
     if not any(t.probes for t in theorems):
         return {}
-    probe = compiled.with_name(compiled.stem + "_probes.v")
-    probe.write_text(probe_file(compiled.stem, theorems, _tactic_logs(stdout), aliases))
-    proc = _coqc(lib, probe, timeout * len(theorems) + 60)
-    _drop_compiled(probe)
+    proc, printed = _beside(lib, compiled, "probes", probe_file(compiled.stem, theorems, _tactic_logs(stdout), aliases),
+                            "symuat-probes-of", timeout * len(theorems) + 60)
     if proc.returncode != 0:
         raise RuntimeError(f"the probes of {compiled.name} do not compile:\n{proc.stdout}{proc.stderr}")
-    out: dict = {}
-    for part in re.split(r"^\s*symuat-probes-of ", proc.stdout, flags=re.M)[1:]:
-        name, _, rest = part.partition("\n")
-        out[name.strip()] = rest
-    return out
+    return printed
 
 
 class CoqProcessLimit(RuntimeError):
