@@ -475,6 +475,7 @@ def _a5(proj, mask):
     count = lambda sizes: (lambda sup: Fraction(int(sup.sum()), sup.size))(
         generic_support(P, {k.name: v for k, v in sizes.items()}))
     v = named.check_quantity(r"\text{fraction of nonzero token blocks of }(\mathbf W'_{HVO})^{T}", sp.Integer(1), generic_density(P), count, dims_, grid=grid,
+                              density_of=P,
                               how="generic zero pattern of the token-level matrix P from its index-level normal form "
                                   "(the causal mask enters as the constraint [n ≥ n']); exact counts of materialised "
                                   "instances (random nonzero integers)")

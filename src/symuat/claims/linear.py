@@ -204,7 +204,7 @@ def _m2(order, kind):
     derived = density if kind == "nnz-frac" else 1 - density
     return named.check_quantity(
         rf"\text{{{kind}}}\,\mathbf W'", sp.Integer(1) / M, sp.simplify(derived), partial(_m2_count, order, kind), [N, M],
-        density_of=lift if kind == "nnz-frac" else None,
+        density_of=lift, complement=kind == "zero-frac",
         how="generic density of the lift from its index-level entry (single monomial: nonzero iff "
             "its deltas hold), cross-checked by counting nonzeros of materialised lifts",
     )

@@ -59,6 +59,7 @@ def check_quantity(
     grid: list[dict] | None = None,
     how: str = "",
     density_of=None,
+    complement: bool = False,
 ) -> Verdict:
     """A claimed formula for a quantity, against symuat's derived formula and exact counts.
 
@@ -69,7 +70,9 @@ def check_quantity(
 
     ``density_of``: the expression whose generic density (:func:`symuat.kernel.structure.
     generic_density`) ``derived`` is; a ``proved`` then records a ``density`` certificate (the
-    expression, the claim, the derived formula) for the certify tier.
+    expression, the claim, the derived formula) for the certify tier, a ``refuted`` a
+    ``density_refutation`` one (with the counterexample's sizes). ``complement``: the quantity is
+    the fraction of *zero* entries of ``density_of`` (1 − its density); the certificates say so.
     """
     grid = grid if grid is not None else size_grid(dims, (1, 2, 3, 4), 40)
     counts = []
@@ -84,8 +87,10 @@ def check_quantity(
     quantities = {name: str(derived), "how": how}
     if sp.cancel(sp.sympify(claimed) - sp.sympify(derived)) == 0:
         if density_of is not None:
-            certificates.record("density", expr=density_of, claimed=sp.sympify(claimed),
-                                derived=sp.sympify(derived), name=name)
+            # a zero fraction c is the density 1 − c: the certificate states the density
+            flip = (lambda v: sp.cancel(1 - sp.sympify(v))) if complement else sp.sympify
+            certificates.record("density", expr=density_of, claimed=flip(claimed),
+                                derived=flip(derived), name=name)
         return Verdict(
             Status.PROVED,
             f"derived formula equals the claim as a rational function of ({', '.join(map(str, dims))}); "
@@ -109,7 +114,7 @@ def check_quantity(
                 # what the ``refuted`` rests on: the count of the expression's generic pattern at
                 # these sizes is not the claim (and the derived formula, its correction)
                 certificates.record("density_refutation", expr=density_of, claimed=sp.sympify(claimed),
-                                    derived=sp.sympify(derived), name=name,
+                                    derived=sp.sympify(derived), name=name, complement=complement,
                                     sizes={getattr(k, "name", str(k)): int(v) for k, v in sizes.items()})
             return Verdict(
                 Status.REFUTED, "exact count on a materialised instance differs from the claim",
