@@ -111,7 +111,9 @@ def test_a_proved_density_records_its_certificate():
     assert str(out["M2[nnz-frac,row]"][0].status) == "proved"
     (kind, data), = certs["M2[nnz-frac,row]"]
     assert kind == "density" and sp.simplify(data["claimed"] - 1 / M) == 0
-    assert "M2[zero-frac,row]" not in certs  # refuted: nothing recorded
+    # refuted: what the refutation rests on (the zero fraction, 1 − the density, at the sizes)
+    (kind, data), = certs["M2[zero-frac,row]"]
+    assert kind == "density_refutation" and data["complement"] and data["sizes"] == {"N": 2, "M": 3}
 
 
 def test_a_refuted_density_is_certified_at_its_count_and_a_count_that_holds_is_rejected(coq_lib):

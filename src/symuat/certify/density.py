@@ -19,7 +19,10 @@ claimed density equal to :func:`~symuat.kernel.structure.generic_density` of an 
     terms: the pattern holds on exactly the claimed fraction of the entries.
 
 Together: the generic support of ``E`` is the pattern, of density ``P/Q`` — what the procedure
-concluded. Each proof is a generic tactic (``symuat_support``, ``symuat_ones_witness``/``symuat_pos``,
+concluded. An empty pattern (every entry generically nonzero, density 1) has no ``…_support``
+theorem: it would state ``E I J = 1 * E I J``, a tautology.
+
+Each proof is a generic tactic (``symuat_support``, ``symuat_ones_witness``/``symuat_pos``,
 ``symuat_count`` with the counting lemma ``tri_2``); the exporter supplies only the closed form
 of the count (from the pattern's classes) that the count proof rewrites with.
 
@@ -194,7 +197,9 @@ def density_theorems(base: str, expr, claimed, pat) -> list[Exported]:
         rest = close
     proof = f"rewrite (_ : {count} = {closed}); [ {rest} | by symuat_count ]."
     counted = Exported(f"{base}_count", statement, proof)
-    return [support, witness, counted]
+    # an empty pattern (every entry generically nonzero): the support would read ``E = 1 * E``,
+    # true of every matrix and saying nothing; the witness and the count state the whole conclusion
+    return [support, witness, counted] if atoms else [witness, counted]
 
 
 def export_density_refutation(base: str, data: dict) -> list[Exported]:
