@@ -4,7 +4,8 @@
     constraint pattern off the normal form of the generic entry: a product [pat I J] of Kronecker
     deltas [delta a b] and causal indicators [(b <= a)%:R] on free indices, shared by every term.
     Its conclusion "the generic density of [E] is P/Q" is exported as three theorems:
-    - support: [E I J = pat I J * E I J] for every value of the leaves (zero off the pattern);
+    - support: [E I J = pat I J * E I J] for every value of the leaves (zero off the pattern;
+      not stated for an empty pattern, where it would be the tautology [E I J = 1 * E I J]);
     - witness: at the all-ones leaves [E I J = pat I J * c%:R] with [0 < c] for positive sizes
       (every pattern entry is a polynomial in the leaves' entries that is nonzero at one point,
       so nonzero for generic leaves);

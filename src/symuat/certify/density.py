@@ -124,8 +124,8 @@ def export_density(base: str, data: dict) -> list[Exported]:
 
 
 def density_theorems(base: str, expr, claimed, pat) -> list[Exported]:
-    """The three theorems for "the generic density of ``expr`` is ``claimed``" with the pattern
-    ``pat`` (a :class:`~symuat.kernel.structure.DensityPattern`), unchecked: :func:`export_density`
+    """The theorems (three; two for an empty pattern) for "the generic density of ``expr`` is
+    ``claimed``" with the pattern ``pat`` (a :class:`~symuat.kernel.structure.DensityPattern`), unchecked: :func:`export_density`
     checks them against symuat's derivation first; the tests feed wrong ones for Coq to reject."""
     claimed = sp.sympify(claimed)
     ctx = Ctx()
