@@ -113,6 +113,8 @@ def check_dependence(expr, var: str, *, depends: bool, equal_to=None, hypotheses
         if rewrite.status is Status.PROVED:
             fact = Verdict(Status.PROVED, f"structural: the expression equals a form in which {var} does not "
                            f"occur ({rewrite.method})", detail=rewrite.detail, numeric=rewrite.numeric)
+            if certificates.listened():  # the identity with the form, and the form's independence
+                certificates.record("independence", expr=expr, var=var, form=equal_to, hypotheses=tuple(active()))
             if not depends:
                 return fact
             return Verdict(Status.REFUTED, "the expression does not depend on " + var,
@@ -141,6 +143,8 @@ def check_dependence(expr, var: str, *, depends: bool, equal_to=None, hypotheses
     if witness is not None and certificates.listened():
         _record_witness(expr, var, witness)
     if not occurs:
+        if certificates.listened():  # the expression, a function of var, is constant
+            certificates.record("independence", expr=expr, var=var)
         fact = Verdict(Status.PROVED, f"structural: {var} does not occur in the expression")
     elif witness is not None:
         fact = Verdict(Status.PROVED, f"exact witness: the value changes with {var}",

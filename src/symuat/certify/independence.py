@@ -1,0 +1,102 @@
+r"""Independence of a leaf → Coq: "``expr`` does not depend on ``var``", stated as what it means.
+
+:func:`~symuat.kernel.decide.check_dependence` proves an independence in one of two ways and
+records it (kind ``"independence"``: ``expr``, ``var``, and for the second way ``form`` and
+``hypotheses``):
+
+* ``var`` does not occur in ``expr``: the theorem is that ``expr``, written as a Coq function
+  ``F`` of ``var``, is constant — ``forall v v', F v =m F v'`` — proved by conversion
+  (``reflexivity`` on every entry), which closes only when ``F`` does not use its argument. A
+  leaf that does not occur has no shape in the expression: the statement is for ``var`` a
+  matrix of *any* index spaces (``rs_v cs_v : seq nat``), which includes its own.
+* ``expr`` equals a form in which ``var`` does not occur (proved by the index-level normal form,
+  under the statement's hypotheses): two theorems, the identity ``expr =m form`` exported as
+  every identity (the hypotheses its premises, :func:`~symuat.certify.export.export_identity`)
+  and the form's independence as above, with ``var`` of the type ``expr`` gives it.
+
+>>> import sympy as sp
+>>> from sympy import MatrixSymbol
+>>> m, p, q = sp.symbols("m p q", positive=True, integer=True)
+>>> beta, alpha = MatrixSymbol("beta", p, m), MatrixSymbol("alpha_j", m, q)
+>>> print(export_independence("c", {"expr": beta * alpha, "var": "x"})[0].statement)
+Theorem c (m p q : nat) (beta : mx R [:: p] [:: m]) (alpha_j : mx R [:: m] [:: q]) (rs_x cs_x : seq nat) :
+  (* x does not occur: the expression, a function of x (a matrix of any index spaces), is constant *)
+  let F := fun x : mx R rs_x cs_x => mul beta alpha_j in
+  forall x x' : mx R rs_x cs_x, F x =m F x'.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+
+from symuat.certify.coq_terms import Ctx, Unsupported, ident, strip, term
+from symuat.certify.export import Exported, binders_of, export_identity
+
+
+def _fresh(base: str, taken: set) -> str:
+    out = base
+    while out in taken:
+        out += "_"
+    taken.add(out)
+    return out
+
+
+def constant_in(name: str, expr, var: str, typed: Ctx | None = None) -> Exported:
+    """``expr`` as a Coq function of ``var`` is constant: ``forall v v', F v =m F v'``, ``v`` of
+    the type ``typed`` (the context of an expression in which ``var`` occurs) gives it, else a
+    matrix of any index spaces. Proved by conversion: rejected when ``F`` uses its argument."""
+    ctx = Ctx()
+    body = strip(term(expr, ctx))
+    v = ident(var)
+    if v in ctx.dims or v in ctx.funcs:
+        raise Unsupported(f"{var} names a size or a function of the expression")
+    binders = binders_of(ctx)
+    taken = set(ctx.leaves) | set(ctx.dims) | set(ctx.funcs) | set(getattr(typed, "dims", {}))
+    f, i, j = _fresh("F", taken), _fresh("i", taken), _fresh("j", taken)
+    if typed is not None and v in typed.leaves:
+        typ = typed.leaves[v]
+        # the sizes of var's type that the expression does not bind
+        extra = sorted(d for d in typed.dims if d not in ctx.dims and d in re.findall(r"[A-Za-z_][\w']*", typ))
+        if extra:
+            binders.insert(0, "(" + " ".join(extra) + " : nat)")
+        why = f"{var} does not occur in the form: the form, a function of {var}, is constant"
+    else:
+        rs, cs = _fresh(f"rs_{v}", taken), _fresh(f"cs_{v}", taken)
+        binders.append(f"({rs} {cs} : seq nat)")
+        typ = f"mx R {rs} {cs}"
+        why = f"{var} does not occur: the expression, a function of {var} (a matrix of any index spaces), is constant"
+    if v in ctx.leaves and typed is not None:
+        raise Unsupported(f"{var} occurs in the form said to be free of it")
+    if v in ctx.leaves:
+        # the kernel said it does not occur: the statement is still made (Coq rejects it)
+        typ = ctx.leaves[v]
+        binders = [b for b in binders if not b.startswith(f"({v} :")]
+    w = _fresh(v + "'", taken | {v})
+    statement = (f"Theorem {name} " + " ".join(binders) + " :\n"
+                 f"  (* {why} *)\n"
+                 f"  let {f} := fun {v} : {typ} => {body} in\n"
+                 f"  forall {v} {w} : {typ}, {f} {v} =m {f} {w}.")
+    proof = f"move=> {f} {v} {w} {i} {j}; reflexivity."
+    return Exported(name, statement, proof)
+
+
+def export_independence(name: str, data: dict) -> list[Exported]:
+    """The theorems of an ``independence`` certificate (the module's docstring)."""
+    expr, var, form = data["expr"], data["var"], data.get("form")
+    if form is None:
+        return [constant_in(name, expr, var)]
+    typed = Ctx()
+    term(expr, typed)
+    if ident(var) not in typed.leaves:
+        raise Unsupported(f"{var} does not occur in the expression said to equal a form free of it")
+    eq = export_identity(f"{name}_eq", expr, form, hypotheses=tuple(data.get("hypotheses") or ()))
+    using = re.fullmatch(r"symuat_entry using \((.*)\)\.", eq.proof)
+    if using:
+        # the premises' line sums are folded from innermost sums: T12's line (over N) is the
+        # outermost of four, brought innermost by three rotations first; else the plain tactic
+        lines = using.group(1)
+        eq = dataclasses.replace(eq, proof=(
+            f"first [ symuat_entry using (rewrite [in LHS]sum_rot4 [in LHS]sum_rot4 [in LHS]sum_rot4; {lines})"
+            f" | symuat_entry using ({lines}) ]."))
+    return [eq, constant_in(f"{name}_form", form, var, typed)]
