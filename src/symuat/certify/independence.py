@@ -81,6 +81,12 @@ def constant_in(name: str, expr, var: str, typed: Ctx | None = None) -> Exported
     return Exported(name, statement, proof)
 
 
+def by_conversion(t: Exported) -> bool:
+    """Whether ``t`` is a constancy proved by conversion (:func:`constant_in`): no sum is expanded,
+    so the tier's statement budget, a bound on the prenex sums' cost, does not apply to it."""
+    return bool(re.fullmatch(r"move=> (\S+ ){4}\S+; reflexivity\.", t.proof)) and "\n  let " in t.statement
+
+
 def export_independence(name: str, data: dict) -> list[Exported]:
     """The theorems of an ``independence`` certificate (the module's docstring)."""
     expr, var, form = data["expr"], data["var"], data.get("form")
@@ -100,3 +106,80 @@ def export_independence(name: str, data: dict) -> list[Exported]:
             f"first [ symuat_entry using (rewrite [in LHS]sum_rot4 [in LHS]sum_rot4 [in LHS]sum_rot4; {lines})"
             f" | symuat_entry using ({lines}) ]."))
     return [eq, constant_in(f"{name}_form", form, var, typed)]
+
+
+def export_dependence_on_hypotheses(name: str, data: dict) -> list[Exported]:
+    """"``expr`` depends on ``var``" for a check decided under hypotheses (rows of ``H`` summing
+    to 1): two values of ``var``, both on the hypotheses, everything else equal, at which
+    ``expr`` differs — ``~ (forall sizes … var var', P(var) -> P(var') -> expr =m expr[var'/var])``
+    (:func:`~symuat.certify.witness.export_witness` with the premises), each premise proved at
+    the witness by computation (every line of the concrete matrix, :func:`_premise_proof`), the
+    inequality by :coq:`symuat_refute`."""
+    from symuat.certify.export import premise
+    from symuat.certify.witness import export_witness, sigma_of
+
+    hyps = tuple(data.get("hypotheses") or ())
+    var = data["var"]
+    if not hyps:
+        raise Unsupported("a dependence on hypotheses without hypotheses")
+    sizes = data["sizes"]
+
+    def premises(ctx: Ctx):
+        out = []
+        for hyp in dict.fromkeys(hyps):
+            if hyp.name != var:
+                raise Unsupported(f"a hypothesis on {hyp.name}, not on {var}: no value of it is varied")
+            for leaf in (hyp, dataclasses.replace(hyp, name=var + "'")):
+                text = premise(leaf, ctx)
+                out.append((text, _premise_proof(text, ctx, sizes)))
+        return out
+
+    return export_witness(name, dict(data, sigma=sigma_of(data)), tactic="symuat_refute", premises=premises)
+
+
+def _premise_proof(text: str, ctx: Ctx, sizes: dict) -> str:
+    """A line-sum premise (``forall (i : 'I_h) (a : 'I_N), Σ_b … = v``, :func:`~symuat.certify.export.premise`)
+    at the witness's concrete matrix, proved by computation: every ordinal of the binders taken
+    in turn (``case``: the concrete sizes), the sum computed (:coq:`symuat_refute`'s listing of the
+    ordinals, ``vm_compute``) to ``true`` of ``_ == v``."""
+    head = text.split(",", 1)[0]
+    binders = re.findall(r"\(([\w']+) : 'I_([\w']+)\)", head)
+    if not head.startswith("forall") or not binders:
+        raise Unsupported(f"a premise not of the form forall (i : 'I_n) …: {text[:80]}")
+    cases = []
+    for k, (b, dim) in enumerate(binders):
+        sym = ctx.dims.get(dim)
+        if sym is None or sym.name not in sizes:
+            raise Unsupported(f"the witness gives no value for the size {dim} of a premise")
+        inner = f"k{k}"
+        for _ in range(int(sizes[sym.name])):
+            inner = f"[|{inner}]"
+        cases.append(f"case: {b} => [{inner} Hk{k}] //")
+    names = " ".join(b for b, _ in binders)
+    return (f"(ltac:(move=> {names}; apply/eqP; " + "; ".join(cases)
+            + "; rewrite ?index_enum_ordl ?unlock; vm_compute; reflexivity))")
+
+
+def reason(certificates: list) -> str:
+    """What the theorems of a check's ``independence``/``dependence_hypotheses`` certificates
+    certify, for the record's reason ("" for a check with neither)."""
+    out = []
+    for kind, data in certificates:
+        var = data.get("var")
+        hyps = "; ".join(h.latex() for h in dict.fromkeys(data.get("hypotheses") or ()))
+        if kind == "independence" and data.get("form") is None:
+            out.append(f"certified: the expression as a Coq function of {var} is constant (by conversion; "
+                       f"{var} does not occur, so the statement is for {var} of any index spaces)")
+        elif kind == "independence":
+            out.append(f"certified: the expression equals a form free of {var}"
+                       + (f" (premise: {hyps}, the check's hypothesis)" if hyps else "")
+                       + f", and that form as a Coq function of {var} is constant (by conversion)")
+        elif kind == "dependence_hypotheses":
+            sizes = ", ".join(f"{k}={v}" for k, v in data["sizes"].items())
+            text = (f"certified: two values of {var}, both satisfying {hyps} (the check's hypothesis, premises "
+                    f"of the theorem), everything else equal, at which the expression differs ({sizes}; by computation)")
+            if not data.get("verdict_witness_on_hypotheses", True):
+                text += ("; the verdict's own witness breaks the hypothesis (Coq cannot prove its premise), so the "
+                         "certificate's witness is the smallest one on it")
+            out.append(text)
+    return "; ".join(out)

@@ -36,6 +36,7 @@ EXPORTERS: dict[str, Callable[[str, dict], list[Exported]]] = {
     "capped_sum": exponential.export_capped_sum,
     "pair_rotation": rotary.export_pair_rotation,
     "independence": independence.export_independence,
+    "dependence_hypotheses": independence.export_dependence_on_hypotheses,
 }
 
 
