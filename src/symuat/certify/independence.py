@@ -54,6 +54,8 @@ def constant_in(name: str, expr, var: str, typed: Ctx | None = None) -> Exported
     binders = binders_of(ctx)
     taken = set(ctx.leaves) | set(ctx.dims) | set(ctx.funcs) | set(getattr(typed, "dims", {}))
     f, i, j = _fresh("F", taken), _fresh("i", taken), _fresh("j", taken)
+    if typed is not None and v in ctx.leaves:
+        raise Unsupported(f"{var} occurs in the form said to be free of it")
     if typed is not None and v in typed.leaves:
         typ = typed.leaves[v]
         # the sizes of var's type that the expression does not bind
@@ -61,17 +63,16 @@ def constant_in(name: str, expr, var: str, typed: Ctx | None = None) -> Exported
         if extra:
             binders.insert(0, "(" + " ".join(extra) + " : nat)")
         why = f"{var} does not occur in the form: the form, a function of {var}, is constant"
+    elif v in ctx.leaves:
+        # the kernel said it does not occur, yet it does: the statement is still made (Coq rejects it)
+        typ = ctx.leaves[v]
+        binders = [b for b in binders if not b.startswith(f"({v} :")]
+        why = f"the expression, a function of {var}, is constant"
     else:
         rs, cs = _fresh(f"rs_{v}", taken), _fresh(f"cs_{v}", taken)
         binders.append(f"({rs} {cs} : seq nat)")
         typ = f"mx R {rs} {cs}"
         why = f"{var} does not occur: the expression, a function of {var} (a matrix of any index spaces), is constant"
-    if v in ctx.leaves and typed is not None:
-        raise Unsupported(f"{var} occurs in the form said to be free of it")
-    if v in ctx.leaves:
-        # the kernel said it does not occur: the statement is still made (Coq rejects it)
-        typ = ctx.leaves[v]
-        binders = [b for b in binders if not b.startswith(f"({v} :")]
     w = _fresh(v + "'", taken | {v})
     statement = (f"Theorem {name} " + " ".join(binders) + " :\n"
                  f"  (* {why} *)\n"
