@@ -12,7 +12,8 @@ from __future__ import annotations
 import dataclasses
 from typing import Callable
 
-from symuat.certify import bands, density, exponential, identity, implication, picture, printed, rotary, vanishing, witness
+from symuat.certify import (bands, density, exponential, identity, implication, independence, picture, printed, rotary,
+                            vanishing, witness)
 from symuat.certify.coq_terms import Unsupported
 from symuat.certify.export import Exported
 
@@ -34,6 +35,8 @@ EXPORTERS: dict[str, Callable[[str, dict], list[Exported]]] = {
     "softmax_shift": exponential.export_softmax_shift,
     "capped_sum": exponential.export_capped_sum,
     "pair_rotation": rotary.export_pair_rotation,
+    "independence": independence.export_independence,
+    "dependence_hypotheses": independence.export_dependence_on_hypotheses,
 }
 
 

@@ -31,6 +31,7 @@ from symuat.certify.export import AXIOMS_CHECK, batch_file, export_identity, pro
 from symuat.certify.kinds import export_certificates
 from symuat.certify.record import COQ_DIR, TIER, fingerprint, out_dir, toolchain
 from symuat.certify.rotary import PREMISES
+from symuat.certify import independence
 from symuat.certify.density import export_density_refutation
 from symuat.certify.refutation import (DENIED_HOLDS, DENSITY_REFUTATION, SHAPE_CLAIM, export_check_refutation,
                                       export_shape_correction)
@@ -821,11 +822,14 @@ def certify(pattern: str = TIER, out: Path | None = None, jobs: int = 2, timeout
             continue
         if any(kind == "pair_rotation" for kind, _ in certificates.get(key, [])):
             entry["reason"] = PREMISES  # what the theorem assumes of cos and sin, said with the certification
+        entry["reason"] = entry["reason"] or independence.reason(certificates.get(key, []))  # what was certified
         # refutations (the mistakes', a dependence's witness) are computations: the refutations' budget
         computed = verdict.method.startswith(MISTAKES) or all(t.proof.endswith("symuat_refute.") for t in theorems)
         allowed = refutation_budget if computed else budget
         # the one-pair rotation lemma is a fixed 2×2 computation, not a prenex sum: outside the budget
         sized = [t for t in theorems if not t.proof.startswith("symuat_rot2")]
+        # so is a constancy proved by conversion (independence.by_conversion): no sum is expanded
+        sized = [t for t in sized if not independence.by_conversion(t)]
         if over_budget(key, sized, allowed):
             entry.update(status="excluded", reason=over_budget(key, sized, allowed))
             continue

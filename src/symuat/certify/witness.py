@@ -106,10 +106,11 @@ def _index(flat: int, dims: list[int]) -> str:
     return out
 
 
-def export_witness(name: str, data: dict, tactic: str = "symuat_witness") -> list[Exported]:
+def export_witness(name: str, data: dict, tactic: str = "symuat_witness", premises=None) -> list[Exported]:
     """``~ (forall sizes matrices, lhs =m rhs)`` over ℤ (ℚ if a value is a fraction), proved at
     the recorded witness (by ``tactic``: :coq:`symuat_witness`, or :coq:`symuat_refute`, the
-    same conclusion by computation alone)."""
+    same conclusion by computation alone). ``premises(ctx)``: the (proposition, proof at the
+    witness) of each premise of the identity (``~ (forall …, P -> lhs =m rhs)``)."""
     lhs, rhs, sizes, values = data["lhs"], data["rhs"], data["sizes"], data["values"]
     from symuat.expr.heads import HeadMatrix
     from symuat.kernel.index_calculus import space_of
@@ -176,6 +177,10 @@ def export_witness(name: str, data: dict, tactic: str = "symuat_witness") -> lis
             raise Unsupported(f"the witness value of {sym.name} is not {nr}×{nc}")
         binders.append(f"({leaf} : mx {R}{typ[4:]})")
         args.append(_lmx(rs, cs, vals, ring))
+    props = []
+    for prop, proof in (premises(ctx) if premises is not None else ()):
+        props.append(prop)
+        args.append(proof)
     for side in (left, right):
         if re.search(r"\bR\b", side):
             raise Unsupported("the identity names the generic ring R outside a leaf's type")
@@ -189,7 +194,8 @@ def export_witness(name: str, data: dict, tactic: str = "symuat_witness") -> lis
     args += [_index(at[0], rs), _index(at[1], cs)]
     comment = f"(* {data['comment']} *)\n  " if data.get("comment") else ""
     statement = (f"Theorem {name} :\n  {comment}~ (forall " + " ".join(binders) + ",\n"
-                 f"     {strip(left)} =m {strip(right)}).")
+                 + "".join(f"     ({p}) ->\n" for p in props)
+                 + f"     {strip(left)} =m {strip(right)}).")
     proof = f"move=> H; move: (H {' '.join(args)}); {tactic}."
     return [Exported(name, statement, proof)]
 

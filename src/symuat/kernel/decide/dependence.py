@@ -37,18 +37,25 @@ from symuat.kernel.decide.instances import (
 from symuat.kernel.decide.identity import check_identity
 
 
-def _small_dependence_witness(expr, var: str, leaves, budget: int = 400):
+def _small_dependence_witness(expr, var: str, leaves, budget: int = 400, on: str | None = None):
     """Two values of ``var`` (entries 0/1 and their flip 1 − v), everything else equal, at the
     smallest sizes and entries where ``expr`` differs (:func:`symuat.kernel.minimise.small_instances`),
-    or None within ``budget`` evaluations (the caller's random search follows)."""
+    or None within ``budget`` evaluations (the caller's random search follows). ``on``: only
+    instances at which both values satisfy the active hypotheses (the certificate's witness)."""
     from symuat.kernel.minimise import small_instances
 
+    from symuat.kernel.hypotheses import violated
+
     for sizes, values in itertools.islice(small_instances(expr, expr, top=3, max_entry=1), budget):
+        if on is not None and violated(values):
+            continue
         a, err = evaluate_at(expr, sizes, values, "exact")
         if err:
             continue
         other = dict(values)
         other[var] = (1 - np.asarray(values[var], dtype=object)).astype(object)
+        if on is not None and violated(other):
+            continue
         b, err_b = evaluate_at(expr, sizes, other, "exact")
         if err_b or values_equal(a, b, "exact"):
             continue
@@ -72,8 +79,14 @@ def _record_witness(expr, var: str, witness: Counterexample) -> None:
 
     from symuat.kernel.hypotheses import active
 
-    if active():  # drawn on hypotheses (rows summing to 1): a theorem without them would state less
-        return
+    hyps = tuple(active())
+    if hyps:
+        # drawn on hypotheses (rows summing to 1): the theorem states them as premises, for both
+        # values of var, so the witness must satisfy them
+        own = _on_hypotheses(witness, var)
+        witness = witness if own else _small_dependence_witness(expr, var, None, budget=4000, on=var)
+        if witness is None:
+            return
     renamed = {node: type(node)(var + "'", *node.args[1:]) for node in sp.preorder_traversal(expr)
                if isinstance(node, MatrixExpr) and node.args and isinstance(node.args[0], Str)
                and node.args[0].name == var}
@@ -81,8 +94,19 @@ def _record_witness(expr, var: str, witness: Counterexample) -> None:
     if not renamed or var + "'" in first:
         return
     values = dict(first, **{var + "'": witness.values[f"second {var}"]})
-    certificates.record("dependence", lhs=expr, rhs=expr.xreplace(renamed), sizes=dict(witness.sizes),
-                        values=values, lhs_value=witness.lhs, rhs_value=witness.rhs, var=var)
+    certificates.record("dependence_hypotheses" if hyps else "dependence", lhs=expr, rhs=expr.xreplace(renamed), sizes=dict(witness.sizes),
+                        values=values, lhs_value=witness.lhs, rhs_value=witness.rhs, var=var,
+                        **({"hypotheses": hyps, "verdict_witness_on_hypotheses": own} if hyps else {}))
+
+
+def _on_hypotheses(witness: Counterexample, var: str) -> bool:
+    """Whether both values of ``var`` of ``witness`` (and the other leaves) satisfy the active
+    hypotheses."""
+    from symuat.kernel.hypotheses import violated
+
+    first = {k: np.asarray(v, dtype=object) for k, v in witness.values["first"].items()}
+    second = dict(first, **{var: np.asarray(witness.values[f"second {var}"], dtype=object)})
+    return not violated(first) and not violated(second)
 
 
 def check_dependence(expr, var: str, *, depends: bool, equal_to=None, hypotheses: Iterable = ()) -> Verdict:
@@ -113,6 +137,8 @@ def check_dependence(expr, var: str, *, depends: bool, equal_to=None, hypotheses
         if rewrite.status is Status.PROVED:
             fact = Verdict(Status.PROVED, f"structural: the expression equals a form in which {var} does not "
                            f"occur ({rewrite.method})", detail=rewrite.detail, numeric=rewrite.numeric)
+            if certificates.listened():  # the identity with the form, and the form's independence
+                certificates.record("independence", expr=expr, var=var, form=equal_to, hypotheses=tuple(active()))
             if not depends:
                 return fact
             return Verdict(Status.REFUTED, "the expression does not depend on " + var,
@@ -141,6 +167,8 @@ def check_dependence(expr, var: str, *, depends: bool, equal_to=None, hypotheses
     if witness is not None and certificates.listened():
         _record_witness(expr, var, witness)
     if not occurs:
+        if certificates.listened():  # the expression, a function of var, is constant
+            certificates.record("independence", expr=expr, var=var)
         fact = Verdict(Status.PROVED, f"structural: {var} does not occur in the expression")
     elif witness is not None:
         fact = Verdict(Status.PROVED, f"exact witness: the value changes with {var}",
