@@ -34,12 +34,13 @@ _T8 = "T8[{},W1rhs=raw,unprimed=acc,abs={},W3=all,W2in34=layer,W3in34=stage,b3in
 
 @pytest.fixture(scope="module")
 def captured():
-    return capture([c for c in REGISTRY.all_checks() if c.key in OWN])
+    return capture([c for c in REGISTRY.all_checks() if c.key in OWN or c.key == "X9.layer[sequential]"])
 
 
 def test_each_check_with_its_own_step_is_one_theorem_over_the_depth(captured):
     assert {"X7.telescope", "X5.combined", "A4.eq20[Δ=induced,b2=recomputed,idx=j,op=times]",
-            "A4.corr[symbolic]", "T10.c[token-shared]", "X8.linear-symbolic"} <= set(OWN)
+            "A4.corr[symbolic]", "T10.c[token-shared]", "X8.linear-symbolic", "X9.unrolling",
+            "X4.recursion[alpha(x)]"} <= set(OWN)
     for key in OWN:
         t = export_depth("c", key, own=own_step(captured, key))
         head, _, body = t.statement.partition(" :\n")
@@ -93,10 +94,15 @@ def test_t8s_forward_readings_are_t9s_same_rules_and_theorem():
 
 def test_the_theorems_compile_with_the_checks_own_steps_and_no_other(coq_lib, captured):
     """With each check's identity the theorem compiles (Lemma 2's step by the library's proof);
-    with another true identity in its place (X5's for X7's, X7's for X5's) Coq rejects it."""
+    with another true identity in its place (X5's for X7's, X7's for X5's, X4's gated layer for X9's
+    parallel one and back, the sequential layer's for the parallel one) Coq rejects it."""
     true = [export_depth(f"u{n}", key, own=own_step(captured, key)) for n, key in enumerate(OWN)]
     swapped = [export_depth("w_x7", "X7.telescope", own=own_step(captured, "X5.combined")),
-               export_depth("w_x5", "X5.combined", own=own_step(captured, "X7.telescope"))]
+               export_depth("w_x5", "X5.combined", own=own_step(captured, "X7.telescope")),
+               export_depth("w_x9", "X9.unrolling", own=own_step(captured, "X4.recursion[alpha(x)]")),
+               export_depth("w_x4", "X4.recursion[alpha(x)]", own=own_step(captured, "X9.unrolling")),
+               # the sequential pre-norm layer's identity (true, X9.layer[sequential]) is not the parallel step
+               export_depth("w_x9s", "X9.unrolling", own=captured["X9.layer[sequential]"][1][0])]
     res = compile_batch(coq_lib / "lib", true + swapped, coq_lib / "theories" / "unroll_batch.v", timeout=300)
     assert {t.name: res[t.name]["ok"] for t in true + swapped} == {
         **{t.name: True for t in true}, **{t.name: False for t in swapped}}
@@ -143,6 +149,19 @@ LIBRARY_MUTANTS = (
     ("X8: homogeneous of degree 2 (a² for a)",
      "golden L (scale a X) =m scale a (golden L X).",
      "golden L (scale a X) =m scale (a * a) (golden L X)."),
+    ("X9: the MLP reads W1x' (the sequential block's W2 = L_in S_2 W1) in the parallel stack's parameters",
+     "  (fun l => mul (kron (idm [:: N]) (tr (W_in l))) (kron (diag (s_2 l (xpar l))) (tr (G_2 l))))\n",
+     "  (fun l => mul (mul (kron (idm [:: N]) (tr (W_in l))) (kron (diag (s_2 l (xpar l))) (tr (G_2 l))))\n"
+     "     (add (idm [:: N; M]) (mul (par_att l) (kron (diag (s_1 l (xpar l))) (tr (G_1 l))))))\n"),
+    ("X9: a parallel layer without its residual (W1 = A S_1, not I + A S_1)",
+     "  add (add X (add (add (mul (mul H1",
+     "  add (add (zero _ _) (add (add (mul (mul H1"),
+    ("X4: the gate reads the layer's input (W2 = W_g'S_2, not W_g'S_2 W1)",
+     "  (fun l => mul (mul (kron (idm [:: N]) (tr (W_g l))) (g_S2 l)) (g_W1 l))",
+     "  (fun l => mul (kron (idm [:: N]) (tr (W_g l))) (g_S2 l))"),
+    ("X4: the static W3 = W'_down diag(W_u'S_2 x') (the up projection before attention)",
+     "(g_S2 l)) (mul (g_W1 l) (vec_r (xgated l))))))",
+     "(g_S2 l)) (vec_r (xgated l)))))"),
     ("A4: the next layer's increment beside W'_{j,3} (idx=j+1)",
      "mul (add (cW3 N L j) (add (cW3 (lora N dW2 dW3) L j)",
      "mul (add (cW3 N L j) (add (cW3 (lora N dW2 dW3) L j.+1)"),
