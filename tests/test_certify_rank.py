@@ -54,3 +54,16 @@ def test_coq_accepts_h8s_rank_and_rejects_its_mutants(coq_lib, h8):
     res = compile_batch(coq_lib / "lib", [true, *mutants], coq_lib / "theories" / "rank_batch.v", timeout=300)
     assert {n: r["ok"] for n, r in res.items()} == {"k_h8_rank_product0": True, "m_h8_bound": False,
                                                    "m_h8_reach": False}
+
+
+def test_h6_corr_records_its_span_and_coq_rejects_a_smaller_bound(coq_lib):
+    """H6.corr: the token blocks Σ_i H_i(n, n') B_iᵀ span at most h dimensions (rank of the N²×M²
+    matrix of their flattenings); h − 1 and 1 in place of h are rejected."""
+    verdict, _pairs, _unequal, certificates = recorded("H6.corr")["H6.corr"]
+    assert str(verdict.status) == "proved" and [k for k, _ in certificates] == ["token_block_span"]
+    true, = export_certificates("k_h6", verdict, certificates)
+    assert true.statement.endswith("ord0 l)%R) <= h)%N.")
+    mutants = [dataclasses.replace(true, name=f"m_h6_{n}", statement=true.statement.replace(
+        "<= h)%N.", f"<= {bound})%N.").replace(true.name, f"m_h6_{n}")) for n, bound in enumerate(("h.-1", "1"))]
+    res = compile_batch(coq_lib / "lib", [true, *mutants], coq_lib / "theories" / "span_batch.v", timeout=300)
+    assert {n: r["ok"] for n, r in res.items()} == {true.name: True, "m_h6_0": False, "m_h6_1": False}

@@ -35,6 +35,7 @@ EXPORTERS: dict[str, Callable[[str, dict], list[Exported]]] = {
     "capped_sum": exponential.export_capped_sum,
     "pair_rotation": rotary.export_pair_rotation,
     "rank_product": rank.export_rank_product,
+    "token_block_span": rank.export_token_block_span,
 }
 
 

@@ -64,3 +64,27 @@ def export_rank_product(name: str, data: dict) -> list[Exported]:
         f"  (forall (F : fieldType) ({rr} {cc} : nat), exists {a} {b} : 'M[F]_({rr}, {cc}), "
         f"\\rank ({prod}) = minn {rr} {cc}).")
     return [Exported(name, statement, PROOF)]
+
+
+SPAN_PROOF = ("move=> F N h M H B.\n"
+              "have -> : (\\matrix_(k < (N * N)%N, l < (M * M)%N) \\sum_(i < h) mxvec (H i) ord0 k * mxvec (B i)^T ord0 l) =\n"
+              "          (\\matrix_(k < (N * N)%N, i < h) mxvec (H i) ord0 k) *m (\\matrix_(i < h, l < (M * M)%N) mxvec (B i)^T ord0 l).\n"
+              "  by apply/matrixP => k l; rewrite !mxE; apply: eq_bigr => i _; rewrite !mxE.\n"
+              "by apply: leq_trans (mxrankM_maxl _ _) _; exact: rank_leq_col.")
+
+
+def export_token_block_span(name: str, data: dict) -> list[Exported]:
+    """H6.corr: the N² token blocks ``Σ_i H_i(n, n') B_iᵀ`` (H5.entry) span at most ``h`` dimensions —
+    stated as the rank of the N²×M² matrix whose row ``(n, n')`` (MathComp's ``mxvec`` order, row-major)
+    is the block flattened, for every ``H_i`` (N×N) and ``B_i`` (M×M) over any field."""
+    tokens, heads = data.get("tokens"), data.get("heads")
+    if not tokens or not heads:
+        raise Unsupported("a token-block span without its sizes")
+    statement = (
+        f"Theorem {name} :\n"
+        f"  (* H6.corr: the N² token blocks of (W'_HVO)ᵀ are Σ_i H_i(n, n') B_iᵀ (H5.entry's identity, certified "
+        f"with H5); flattened (mxvec) as the rows of an N²×M² matrix, its rank — the dimension of their span — is at "
+        f"most h, for every H_i and every B_i (the check's B_i, blocks of W_V W_O, are a case) *)\n"
+        f"  forall (F : fieldType) (N h M : nat) (H : 'I_h -> 'M[F]_N) (B : 'I_h -> 'M[F]_M),\n"
+        f"  (\\rank (\\matrix_(k < (N * N)%N, l < (M * M)%N) (\\sum_(i < h) mxvec (H i) ord0 k * mxvec (B i)^T ord0 l)%R) <= h)%N.")
+    return [Exported(name, statement, SPAN_PROOF)]
