@@ -394,3 +394,162 @@ exact: meq_trans (block_ffn_eq30 _ _ _ _ _ _ _) (layer30_eq20 _ _ _ _ _ _ _).
 Qed.
 End Transformer.
 End Depth.
+
+(** ** Lemma 2 over multi-index spaces (X4.recursion[alpha(x)], X9.unrolling)
+
+    The same network, forward pass, combined parameters and induction as above, for a layer that
+    acts on a vector of any index space [Ds] (a [seq nat]: [vec_r X] of an [N×M] matrix lives in
+    [[:: N; M]]) with a hidden space [Fs].  The one-layer step ([one_layer_step_m]) is proved here
+    ([one_layer_step_m_holds], from distributivity, associativity and congruence, as
+    [one_layer_step_holds]): the exported L2.8 step is over one axis, so it is not the premise. *)
+Section DepthM.
+Variable R : comRingType.
+
+Lemma sumI_mulr s (G : idx s -> R) c : sumI G * c = sumI (fun k => G k * c).
+Proof. elim: s G => [|d s IH] G //=; rewrite big_distrl; apply: eq_bigr => a _; exact: IH. Qed.
+Lemma sumI_mull s (G : idx s -> R) c : c * sumI G = sumI (fun k => c * G k).
+Proof. elim: s G => [|d s IH] G //=; rewrite big_distrr; apply: eq_bigr => a _; exact: IH. Qed.
+Lemma sumI_big s n (G : idx s -> 'I_n -> R) :
+  sumI (fun k => \sum_(j < n) G k j) = \sum_(j < n) sumI (fun k => G k j).
+Proof.
+elim: s G => [|d s IH] G //=.
+rewrite (eq_bigr (fun a => \sum_(j < n) sumI (fun k => G (a, k) j))) => [|a _]; last exact: IH.
+exact: exchange_big.
+Qed.
+Lemma sumI_swap s t (G : idx s -> idx t -> R) :
+  sumI (fun k => sumI (fun l => G k l)) = sumI (fun l => sumI (fun k => G k l)).
+Proof.
+elim: s G => [|d s IH] G //=.
+rewrite (eq_bigr (fun a => sumI (fun l => sumI (fun k => G (a, k) l)))) => [|a _]; last exact: IH.
+by rewrite -(sumI_big (fun l a => sumI (fun k => G (a, k) l))).
+Qed.
+Lemma sumI_deltaI s (i : idx s) (G : idx s -> R) : sumI (fun k => deltaI i k * G k) = G i.
+Proof.
+elim: s i G => [|d s IH] i G /=; first by case: i; rewrite mul1r.
+case: i => a i /=.
+rewrite (eq_bigr (fun b => delta a b * G (b, i))) => [|b _].
+  rewrite (bigD1 a) //= big1 => [|b /negbTE nb]; first by rewrite /delta eqxx mul1r addr0.
+  by rewrite /delta eq_sym nb mul0r.
+rewrite -(IH i (fun k => G (b, k))) sumI_mull; apply: sumI_ext => k; by rewrite mulrA.
+Qed.
+
+Lemma mul_idm_m rs cs (x : mx R rs cs) : mul (idm rs) x =m x.
+Proof. move=> i j; exact: sumI_deltaI. Qed.
+Lemma mul_assoc_m rs ks ls cs (A : mx R rs ks) (B : mx R ks ls) (C : mx R ls cs) :
+  mul (mul A B) C =m mul A (mul B C).
+Proof.
+move=> i j; rewrite /mul.
+rewrite (sumI_ext (G := fun l => sumI (fun k => A i k * B k l * C l j))) => [|l]; last exact: sumI_mulr.
+rewrite sumI_swap; apply: sumI_ext => k; rewrite sumI_mull; apply: sumI_ext => l; by rewrite mulrA.
+Qed.
+Lemma mul_headsum_m h rs ks ls cs (W : mx R rs ks) (U : 'I_h -> mx R ks ls) (s : 'I_h -> mx R ls cs) :
+  mul W (headsum (fun j => mul (U j) (s j))) =m headsum (fun j => mul (mul W (U j)) (s j)).
+Proof.
+move=> i k; rewrite /headsum.
+rewrite (eq_bigr (fun j => mul W (mul (U j) (s j)) i k)) => [|j _]; last by rewrite (mul_assoc_m W (U j) (s j)).
+rewrite /mul -sumI_big; apply: sumI_ext => a; rewrite /mul; exact: mulr_sumr.
+Qed.
+Lemma mul_addr_m rs ks cs (W : mx R rs ks) (X Y : mx R ks cs) :
+  mul W (add X Y) =m add (mul W X) (mul W Y).
+Proof. move=> i j; rewrite /mul /add -sumI_add; apply: sumI_ext => k; exact: mulrDr. Qed.
+Lemma mul_addl_m rs ks cs (W V : mx R rs ks) (X : mx R ks cs) :
+  mul (add W V) X =m add (mul W X) (mul V X).
+Proof. move=> i j; rewrite /mul /add -sumI_add; apply: sumI_ext => k; exact: mulrDl. Qed.
+End DepthM.
+
+Section NetsM.
+Variable R : comRingType.
+Variables Ds Fs : seq nat.
+
+Definition layer_app_m (sigma : R -> R) (W1 : mx R Ds Ds) (W2 : mx R Fs Ds) (b2 : mx R Fs [::])
+    (W3 : mx R Ds Fs) (b3 : mx R Ds [::]) (x : mx R Ds [::]) :=
+  add (add (mul W1 x) b3) (mul W3 (ew sigma (add (mul W2 x) b2))).
+Definition uat_form_m (A : mx R Ds Ds) (c Rm x0 : mx R Ds [::]) := add (add (mul A x0) c) Rm.
+Definition eq34_form_m (W2 : mx R Fs Ds) (b2 : mx R Fs [::]) (c Rm : mx R Ds [::]) :=
+  add (add (mul W2 c) b2) (mul W2 Rm).
+
+Lemma layer_app_m_meq sigma W1 W2 b2 W3 b3 x x' :
+  x =m x' -> layer_app_m sigma W1 W2 b2 W3 b3 x =m layer_app_m sigma W1 W2 b2 W3 b3 x'.
+Proof.
+move=> E; apply: add_meq; first by apply: add_meq => //; apply: mul_meq.
+by apply: mul_meq => //; apply: ew_meq; apply: add_meq => //; apply: mul_meq.
+Qed.
+
+Lemma mul_uat_m rs (W : mx R rs Ds) A c Rm x0 :
+  mul W (uat_form_m A c Rm x0) =m add (add (mul (mul W A) x0) (mul W c)) (mul W Rm).
+Proof.
+apply: meq_trans (mul_addr_m _ _ _) _; apply: add_meq => //.
+apply: meq_trans (mul_addr_m _ _ _) _; apply: add_meq => //; exact: meq_sym (mul_assoc_m _ _ _).
+Qed.
+
+(** Lemma 2's step (L2.8[front=raw]) on the index space [Ds], proved *)
+Lemma one_layer_step_m_holds sigma W1 A W2 b2 W3 b3 (x0 c Rm : mx R Ds [::]) :
+  layer_app_m sigma W1 W2 b2 W3 b3 (uat_form_m A c Rm x0) =m
+  uat_form_m (mul W1 A) (add (mul W1 c) b3)
+             (add (mul W1 Rm) (mul W3 (ew sigma (add (mul (mul W2 A) x0) (eq34_form_m W2 b2 c Rm))))) x0.
+Proof.
+rewrite /layer_app_m.
+apply: meq_trans _ (add_rearr_out _ _ _ _ _).
+apply: add_meq; first by apply: add_meq => //; exact: mul_uat_m.
+apply: mul_meq => //; apply: ew_meq.
+apply: meq_trans _ (add_rearr_in _ _ _ _); apply: add_meq => //; exact: mul_uat_m.
+Qed.
+
+(** a network of Eq. 20 layers on [Ds], [nat]-indexed *)
+Record net_m := NetM {
+  mW1 : nat -> mx R Ds Ds; mW2 : nat -> mx R Fs Ds; mb2 : nat -> mx R Fs [::];
+  mW3 : nat -> mx R Ds Fs; mb3 : nat -> mx R Ds [::] }.
+
+Section NetM.
+Variables (sigma : R -> R) (N : net_m) (x0 : mx R Ds [::]).
+Fixpoint forward_m L := if L is L'.+1
+  then layer_app_m sigma (mW1 N L') (mW2 N L') (mb2 N L') (mW3 N L') (mb3 N L') (forward_m L') else x0.
+Fixpoint cW1_m L : mx R Ds Ds := if L is L'.+1 then mul (mW1 N L') (cW1_m L') else idm Ds.
+Fixpoint cb1_m L : mx R Ds [::] :=
+  if L is L'.+1 then add (mul (mW1 N L') (cb1_m L')) (mb3 N L') else zero Ds [::].
+Fixpoint cW3_m L j : mx R Ds Fs :=
+  if L is L'.+1 then (if (j < L')%N then mul (mW1 N L') (cW3_m L' j) else mW3 N L') else mW3 N j.
+Definition cW2_m j : mx R Fs Ds := mul (mW2 N j) (cW1_m j).
+Fixpoint rem_m L : mx R Ds [::] := if L is L'.+1
+  then add (mul (mW1 N L') (rem_m L'))
+           (mul (mW3 N L') (ew sigma (add (mul (cW2_m L') x0) (eq34_form_m (mW2 N L') (mb2 N L') (cb1_m L') (rem_m L')))))
+  else zero Ds [::].
+Definition cb2_m j : mx R Fs [::] := eq34_form_m (mW2 N j) (mb2 N j) (cb1_m j) (rem_m j).
+
+Lemma forward_m_state L : forward_m L =m uat_form_m (cW1_m L) (cb1_m L) (rem_m L) x0.
+Proof.
+elim: L => [|L IH] /=.
+  move=> i j; rewrite /uat_form_m /add /zero /= !addr0; by rewrite (mul_idm_m x0 i j).
+apply: meq_trans (layer_app_m_meq _ _ _ _ _ _ IH) _; exact: one_layer_step_m_holds.
+Qed.
+
+Lemma rem_m_sum L :
+  rem_m L =m headsum (fun j : 'I_L => mul (cW3_m L j) (ew sigma (add (mul (cW2_m j) x0) (cb2_m j)))).
+Proof.
+elim: L => [|L IH]; first by move=> i k; rewrite /headsum big_ord0.
+move=> i k; rewrite /headsum big_ord_recr /= ltnn.
+have -> : \sum_(j < L) mul (cW3_m L.+1 (widen_ord (leqnSn L) j))
+                         (ew sigma (add (mul (cW2_m (widen_ord (leqnSn L) j)) x0) (cb2_m (widen_ord (leqnSn L) j)))) i k
+        = \sum_(j < L) mul (mul (mW1 N L) (cW3_m L j)) (ew sigma (add (mul (cW2_m j) x0) (cb2_m j))) i k.
+  by apply: eq_bigr => j _ /=; rewrite ltn_ord.
+rewrite /add; congr (_ + _).
+rewrite (mul_meq (meq_refl (mW1 N L)) IH i k).
+exact: (mul_headsum_m (mW1 N L) (cW3_m L) (fun j => ew sigma (add (mul (cW2_m j) x0) (cb2_m j))) i k).
+Qed.
+
+(** Lemma 2 on [Ds], for every depth [L] *)
+Theorem residual_unrolling_m L :
+  forward_m L =m add (add (mul (cW1_m L) x0) (cb1_m L))
+                   (headsum (fun j : 'I_L => mul (cW3_m L j) (ew sigma (add (mul (cW2_m j) x0) (cb2_m j))))).
+Proof. apply: meq_trans (forward_m_state L) _; apply: add_meq => //; exact: rem_m_sum. Qed.
+
+Lemma follows_forward_m (y : nat -> mx R Ds [::]) :
+  y 0%N =m x0 ->
+  (forall l, y l.+1 =m layer_app_m sigma (mW1 N l) (mW2 N l) (mb2 N l) (mW3 N l) (mb3 N l) (y l)) ->
+  forall L, y L =m forward_m L.
+Proof.
+move=> y0 ys; elim=> [|L IH] //=.
+exact: meq_trans (ys L) (layer_app_m_meq _ _ _ _ _ _ IH).
+Qed.
+End NetM.
+End NetsM.

@@ -406,3 +406,250 @@ by apply: add_meq => //; apply: add_meq => //; apply: mul_meq.
 Qed.
 End SharedBias.
 End Unroll.
+
+(** ** Layers on [vec_r X] ([[:: N; M]]): X9.unrolling and X4.recursion[alpha(x)], for every depth
+
+    Each is Lemma 2 on a multi-index space ([SymuatDepth.residual_unrolling_m], whose step is
+    proved in the library) applied to a stack of the check's layers, each layer's Eq. 20 form
+    being the check's own one-layer identity ([x9_step], [x4_step]: exactly as [symuat certify]
+    exports X9.layer's and X4's identity, the premise the exported theorem discharges).  The
+    patterns [H_i] and the norm scales [s_k] of layer [l] are any functions of the layer's input
+    [X_l] (frozen at the input, as the check's one-layer identity takes them); the other weights
+    are per layer. *)
+From Symuat Require Import SymuatLemmas.
+Section UnrollM.
+Variable R : comRingType.
+Variables N M F : nat.
+
+Lemma mul_idm_add_m (A : mx R [:: N; M] [:: N; M]) (x : mx R [:: N; M] [::]) :
+  mul (add (idm [:: N; M]) A) x =m add x (mul A x).
+Proof. apply: meq_trans (mul_addl_m _ _ _) _; apply: add_meq => //; exact: mul_idm_m. Qed.
+
+(** *** X9: the parallel residual *)
+(** X9.layer's identity ([parallel_residual.parallel_layer_statement]) *)
+Definition x9_step := forall (sigma : R -> R) (X : mx R [:: N] [:: M]) (H_1 : mx R [:: N] [:: N]) (s_1 : mx R [:: N] [::]) (G_1 : mx R [:: M] [:: M]) (Beta_1 : mx R [:: N] [:: M]) (B_1 : mx R [:: M] [:: M]) (H_2 : mx R [:: N] [:: N]) (B_2 : mx R [:: M] [:: M]) (C_att : mx R [:: N] [:: M]) (s_2 : mx R [:: N] [::]) (G_2 : mx R [:: M] [:: M]) (Beta_2 : mx R [:: N] [:: M]) (W_in : mx R [:: M] [:: F]) (C_in : mx R [:: N] [:: F]) (W_out : mx R [:: F] [:: M]) (C_out : mx R [:: N] [:: M]),
+  vec_r (add (add X (add (add (mul (mul H_1 (add (mul (mul (diag s_1) X) G_1) Beta_1)) B_1) (mul (mul H_2 (add (mul (mul (diag s_1) X) G_1) Beta_1)) B_2)) C_att)) (add (mul (ew sigma (add (mul (add (mul (mul (diag s_2) X) G_2) Beta_2) W_in) C_in)) W_out) C_out)) =m add (add (add (vec_r X) (mul (mul (add (kron H_1 (tr B_1)) (kron H_2 (tr B_2))) (kron (diag s_1) (tr G_1))) (vec_r X))) (add (add (mul (add (kron H_1 (tr B_1)) (kron H_2 (tr B_2))) (vec_r Beta_1)) (vec_r C_att)) (vec_r C_out))) (mul (kron (idm [:: N]) (tr W_out)) (ew sigma (add (mul (mul (kron (idm [:: N]) (tr W_in)) (kron (diag s_2) (tr G_2))) (vec_r X)) (add (mul (kron (idm [:: N]) (tr W_in)) (vec_r Beta_2)) (vec_r C_in))))).
+
+Section Parallel.
+Variables (sigma : R -> R) (H_1 H_2 : nat -> mx R [:: N] [:: M] -> mx R [:: N] [:: N])
+  (s_1 s_2 : nat -> mx R [:: N] [:: M] -> mx R [:: N] [::]) (G_1 G_2 B_1 B_2 : nat -> mx R [:: M] [:: M])
+  (Beta_1 Beta_2 C_att C_out : nat -> mx R [:: N] [:: M]) (W_in : nat -> mx R [:: M] [:: F])
+  (C_in : nat -> mx R [:: N] [:: F]) (W_out : nat -> mx R [:: F] [:: M]) (X0 : mx R [:: N] [:: M]).
+
+(** layer [l] of a parallel-residual stack: [X + Attn(LN_1 X) + MLP(LN_2 X)] *)
+Definition par_layer l (X : mx R [:: N] [:: M]) : mx R [:: N] [:: M] :=
+  let H1 := H_1 l X in let H2 := H_2 l X in let s1 := s_1 l X in let s2 := s_2 l X in
+  add (add X (add (add (mul (mul H1 (add (mul (mul (diag s1) X) (G_1 l)) (Beta_1 l))) (B_1 l))
+                       (mul (mul H2 (add (mul (mul (diag s1) X) (G_1 l)) (Beta_1 l))) (B_2 l))) (C_att l)))
+      (add (mul (ew sigma (add (mul (add (mul (mul (diag s2) X) (G_2 l)) (Beta_2 l)) (W_in l)) (C_in l))) (W_out l))
+           (C_out l)).
+Fixpoint xpar L := if L is L'.+1 then par_layer L' (xpar L') else X0.
+
+(** its Eq. 20 parameters (X9's construction), at the layer's input *)
+Definition par_att l : mx R [:: N; M] [:: N; M] :=
+  add (kron (H_1 l (xpar l)) (tr (B_1 l))) (kron (H_2 l (xpar l)) (tr (B_2 l))).
+Definition par_net : net_m R [:: N; M] [:: N; F] := NetM
+  (fun l => add (idm [:: N; M]) (mul (par_att l) (kron (diag (s_1 l (xpar l))) (tr (G_1 l)))))
+  (fun l => mul (kron (idm [:: N]) (tr (W_in l))) (kron (diag (s_2 l (xpar l))) (tr (G_2 l))))
+  (fun l => add (mul (kron (idm [:: N]) (tr (W_in l))) (vec_r (Beta_2 l))) (vec_r (C_in l)))
+  (fun l => kron (idm [:: N]) (tr (W_out l)))
+  (fun l => add (add (mul (par_att l) (vec_r (Beta_1 l))) (vec_r (C_att l))) (vec_r (C_out l))).
+
+Hypothesis step : x9_step.
+
+(** X9.unrolling: every depth of a stack of parallel layers is
+    [A_L x'_0 + c_L + Σ_j U_{L,j} σ(V_j x'_0 + e_j)] with these parameters *)
+Theorem parallel_unrolling L :
+  vec_r (xpar L) =m add (add (mul (cW1_m par_net L) (vec_r X0)) (cb1_m par_net L))
+    (headsum (fun j : 'I_L => mul (cW3_m par_net L j)
+                                 (ew sigma (add (mul (cW2_m par_net j) (vec_r X0)) (cb2_m sigma par_net (vec_r X0) j))))).
+Proof.
+apply: meq_trans _ (residual_unrolling_m sigma par_net (vec_r X0) L).
+apply: (follows_forward_m (y := fun l => vec_r (xpar l))) => // l /=.
+apply: meq_trans (step sigma (xpar l) (H_1 l (xpar l)) (s_1 l (xpar l)) (G_1 l) (Beta_1 l) (B_1 l) (H_2 l (xpar l))
+                       (B_2 l) (C_att l) (s_2 l (xpar l)) (G_2 l) (Beta_2 l) (W_in l) (C_in l) (W_out l) (C_out l)) _.
+rewrite /layer_app_m /=; apply: add_meq => //; apply: add_meq => //; apply: meq_sym; exact: mul_idm_add_m.
+Qed.
+End Parallel.
+
+(** *** X4: gated pre-norm (Llama) layers, silu gating, the dynamic [W3] *)
+(** X4's one-layer identity ([decoder.gated_layer_statement]) *)
+Definition x4_step := forall (sigma : R -> R) (X : mx R [:: N] [:: M]) (H_1 : mx R [:: N] [:: N]) (s_1 : mx R [:: N] [::]) (gamma_1 : mx R [:: M] [::]) (B_1 : mx R [:: M] [:: M]) (H_2 : mx R [:: N] [:: N]) (B_2 : mx R [:: M] [:: M]) (s_2 : mx R [:: N] [::]) (gamma_2 : mx R [:: M] [::]) (W_g : mx R [:: M] [:: F]) (W_u : mx R [:: M] [:: F]) (W_down : mx R [:: F] [:: M]),
+  vec_r (add (add X (add (mul (mul H_1 (mul (mul (diag s_1) X) (diag gamma_1))) B_1) (mul (mul H_2 (mul (mul (diag s_1) X) (diag gamma_1))) B_2))) (mul (hadamard (hadamard (mul (mul (mul (diag s_2) (add X (add (mul (mul H_1 (mul (mul (diag s_1) X) (diag gamma_1))) B_1) (mul (mul H_2 (mul (mul (diag s_1) X) (diag gamma_1))) B_2)))) (diag gamma_2)) W_g) (ew sigma (mul (mul (mul (diag s_2) (add X (add (mul (mul H_1 (mul (mul (diag s_1) X) (diag gamma_1))) B_1) (mul (mul H_2 (mul (mul (diag s_1) X) (diag gamma_1))) B_2)))) (diag gamma_2)) W_g))) (mul (mul (mul (diag s_2) (add X (add (mul (mul H_1 (mul (mul (diag s_1) X) (diag gamma_1))) B_1) (mul (mul H_2 (mul (mul (diag s_1) X) (diag gamma_1))) B_2)))) (diag gamma_2)) W_u)) W_down)) =m add (add (vec_r X) (mul (mul (add (kron H_1 (tr B_1)) (kron H_2 (tr B_2))) (kron (diag s_1) (diag gamma_1))) (vec_r X))) (mul (mul (kron (idm [:: N]) (tr W_down)) (diag (mul (mul (kron (idm [:: N]) (tr W_u)) (kron (diag s_2) (diag gamma_2))) (add (vec_r X) (mul (mul (add (kron H_1 (tr B_1)) (kron H_2 (tr B_2))) (kron (diag s_1) (diag gamma_1))) (vec_r X)))))) (hadamard (mul (mul (kron (idm [:: N]) (tr W_g)) (kron (diag s_2) (diag gamma_2))) (add (vec_r X) (mul (mul (add (kron H_1 (tr B_1)) (kron H_2 (tr B_2))) (kron (diag s_1) (diag gamma_1))) (vec_r X)))) (ew sigma (mul (mul (kron (idm [:: N]) (tr W_g)) (kron (diag s_2) (diag gamma_2))) (add (vec_r X) (mul (mul (add (kron H_1 (tr B_1)) (kron H_2 (tr B_2))) (kron (diag s_1) (diag gamma_1))) (vec_r X))))))).
+
+(** The two identities proved here as well (the certify tier uses these proofs: the exported identities'
+    normal-form replay does not close in minutes, [symuat_entry] gives up on X9's): vec of a sum, of σ, of a
+    Hadamard product entrywise; [vec_r(A Y B) = (A ⊗ Bᵀ) vec_r Y] ([SymuatLemmas.vec_r_mul]); [diag]
+    symmetric; then the sums rearranged. *)
+Lemma vec_r_add2 n m (A B : mx R [:: n] [:: m]) : vec_r (add A B) =m add (vec_r A) (vec_r B).
+Proof. by move=> [a [b []]] []. Qed.
+Lemma vec_r_ew2 n m f (A : mx R [:: n] [:: m]) : vec_r (ew f A) =m ew f (vec_r A).
+Proof. by move=> [a [b []]] []. Qed.
+Lemma vec_r_meq n m (A B : mx R [:: n] [:: m]) : A =m B -> vec_r A =m vec_r B.
+Proof. by move=> E [a [b []]] []; exact: E. Qed.
+Lemma vec_r_right n m k (Y : mx R [:: n] [:: m]) (W : mx R [:: m] [:: k]) :
+  vec_r (mul Y W) =m mul (kron (idm [:: n]) (tr W)) (vec_r Y).
+Proof.
+apply: meq_trans (vec_r_meq (mul_meq (meq_sym (mul_idm_m Y)) (meq_refl W))) _; exact: vec_r_mul.
+Qed.
+
+Lemma x9_perm (a b1 c1 b2 c2 d e w : R) :
+  a + (b1 + c1 + (b2 + c2) + d) + (w + e) = a + (b1 + b2) + (c1 + c2 + d + e) + w.
+Proof.
+rewrite -!addrA; congr (_ + _); rewrite [w + e]addrC !addrA; congr (_ + _); rewrite -!addrA; congr (_ + _).
+by rewrite addrCA !addrA.
+Qed.
+(** the additive rearrangement, abstract *)
+Lemma x9_rearr (x vb1 vcatt vcout : mx R [:: N; M] [::]) (K1 K2 S1 S2 : mx R [:: N; M] [:: N; M])
+  (W3 : mx R [:: N; M] [:: N; F]) (Lin : mx R [:: N; F] [:: N; M]) (vb2 : mx R [:: N; M] [::]) (vcin : mx R [:: N; F] [::]) sigma :
+  add (add x (add (add (mul K1 (add (mul S1 x) vb1)) (mul K2 (add (mul S1 x) vb1))) vcatt))
+      (add (mul W3 (ew sigma (add (mul Lin (add (mul S2 x) vb2)) vcin))) vcout) =m
+  add (add (add x (mul (mul (add K1 K2) S1) x)) (add (add (mul (add K1 K2) vb1) vcatt) vcout))
+      (mul W3 (ew sigma (add (mul (mul Lin S2) x) (add (mul Lin vb2) vcin)))).
+Proof.
+have e1 : mul (mul (add K1 K2) S1) x =m add (mul K1 (mul S1 x)) (mul K2 (mul S1 x)).
+  apply: meq_trans (mul_assoc_m _ _ _) _; exact: mul_addl_m.
+have e2 : mul (add K1 K2) vb1 =m add (mul K1 vb1) (mul K2 vb1) by exact: mul_addl_m.
+have e3 : add (mul Lin (add (mul S2 x) vb2)) vcin =m add (mul (mul Lin S2) x) (add (mul Lin vb2) vcin).
+  move=> i j; rewrite /add (mul_addr_m Lin (mul S2 x) vb2 i j) (mul_assoc_m Lin S2 x i j) /add; by rewrite addrA.
+move=> i j; rewrite [in RHS]/add (e1 i j) (e2 i j) (mul_meq (meq_refl W3) (ew_meq sigma (meq_sym e3)) i j).
+rewrite /add (mul_addr_m K1 (mul S1 x) vb1 i j) (mul_addr_m K2 (mul S1 x) vb1 i j) /add.
+set a := x i j; set b1 := mul K1 (mul S1 x) i j; set b2 := mul K2 (mul S1 x) i j; set c1 := mul K1 vb1 i j.
+set c2 := mul K2 vb1 i j; set d := vcatt i j; set e := vcout i j.
+set w := mul W3 _ i j; exact: x9_perm.
+Qed.
+
+Lemma x9_step_holds : x9_step.
+Proof.
+move=> sigma X H_1 s_1 G_1 Beta_1 B_1 H_2 B_2 C_att s_2 G_2 Beta_2 W_in C_in W_out C_out.
+have v1 : vec_r (add (mul (mul (diag s_1) X) G_1) Beta_1) =m add (mul (kron (diag s_1) (tr G_1)) (vec_r X)) (vec_r Beta_1).
+  apply: meq_trans (vec_r_add2 _ _) _; apply: add_meq => //; exact: vec_r_mul.
+have v2 : vec_r (add (mul (mul (diag s_2) X) G_2) Beta_2) =m add (mul (kron (diag s_2) (tr G_2)) (vec_r X)) (vec_r Beta_2).
+  apply: meq_trans (vec_r_add2 _ _) _; apply: add_meq => //; exact: vec_r_mul.
+have z : vec_r (add (mul (add (mul (mul (diag s_2) X) G_2) Beta_2) W_in) C_in) =m
+         add (mul (kron (idm [:: N]) (tr W_in)) (add (mul (kron (diag s_2) (tr G_2)) (vec_r X)) (vec_r Beta_2))) (vec_r C_in).
+  apply: meq_trans (vec_r_add2 _ _) _; apply: add_meq => //; apply: meq_trans (vec_r_right _ _) _; exact: mul_meq.
+have := x9_rearr (vec_r X) (vec_r Beta_1) (vec_r C_att) (vec_r C_out) (kron H_1 (tr B_1)) (kron H_2 (tr B_2))
+  (kron (diag s_1) (tr G_1)) (kron (diag s_2) (tr G_2)) (kron (idm [:: N]) (tr W_out)) (kron (idm [:: N]) (tr W_in))
+  (vec_r Beta_2) (vec_r C_in) sigma.
+move=> E; apply: meq_trans _ E.
+apply: meq_trans (vec_r_add2 _ _) _; apply: add_meq.
+  apply: meq_trans (vec_r_add2 _ _) _; apply: add_meq => //.
+  apply: meq_trans (vec_r_add2 _ _) _; apply: add_meq => //.
+  apply: meq_trans (vec_r_add2 _ _) _; apply: add_meq; apply: meq_trans (vec_r_mul _ _ _ _ _ _ _ _) _; exact: mul_meq.
+apply: meq_trans (vec_r_add2 _ _) _; apply: add_meq => //.
+apply: meq_trans (vec_r_right _ _) _; apply: mul_meq => //.
+apply: meq_trans (vec_r_ew2 _ _) _; move=> i j; rewrite /ew; congr sigma; exact: z.
+Qed.
+
+Lemma vec_r_hadamard n m (A B : mx R [:: n] [:: m]) : vec_r (hadamard A B) =m hadamard (vec_r A) (vec_r B).
+Proof. by move=> [a [b []]] []. Qed.
+Lemma tr_diag_1 n (g : mx R [:: n] [::]) : tr (diag g) =m diag g.
+Proof.
+move=> [a []] [b []]; rewrite /tr /diag /= /delta !mulr1.
+by case: (eqVneq a b) => [->//|ne]; rewrite !mulr0.
+Qed.
+Lemma vec_r_rms n m (s : mx R [:: n] [::]) (X : mx R [:: n] [:: m]) (g : mx R [:: m] [::]) :
+  vec_r (mul (mul (diag s) X) (diag g)) =m mul (kron (diag s) (diag g)) (vec_r X).
+Proof.
+apply: meq_trans (vec_r_mul _ _ _ _ _ _ _ _) _; apply: mul_meq => //.
+move=> [a [b []]] [c [d []]]; rewrite /kron /=; congr (_ * _); exact: tr_diag_1.
+Qed.
+Lemma mul_diag_vec s (u v : mx R s [::]) : mul (diag u) v =m hadamard v u.
+Proof.
+move=> i []; rewrite /mul /diag /hadamard.
+rewrite (sumI_ext (G := fun k => deltaI i k * (u i tt * v k tt))) => [|k]; last by rewrite mulrCA mulrA [u i tt * _]mulrC -mulrA mulrCA.
+by rewrite sumI_deltaI mulrC.
+Qed.
+
+Lemma x4_step_holds : x4_step.
+Proof.
+move=> sigma X H_1 s_1 gamma_1 B_1 H_2 B_2 s_2 gamma_2 W_g W_u W_down.
+set A := add (kron H_1 (tr B_1)) (kron H_2 (tr B_2)).
+set W1x := add (vec_r X) (mul (mul A (kron (diag s_1) (diag gamma_1))) (vec_r X)).
+set h := add X (add (mul (mul H_1 (mul (mul (diag s_1) X) (diag gamma_1))) B_1) (mul (mul H_2 (mul (mul (diag s_1) X) (diag gamma_1))) B_2)).
+have vh : vec_r h =m W1x.
+  apply: meq_trans (vec_r_add2 _ _) _; apply: add_meq => //.
+  apply: meq_trans (vec_r_add2 _ _) _.
+  apply: meq_trans _ (meq_sym (mul_assoc_m _ _ _)); apply: meq_trans _ (meq_sym (mul_addl_m _ _ _)).
+  by apply: add_meq; apply: meq_trans (vec_r_mul _ _ _ _ _ _ _ _) _; apply: mul_meq => //; exact: vec_r_rms.
+set S2 := kron (diag s_2) (diag gamma_2).
+have vp : forall W : mx R [:: M] [:: F], vec_r (mul (mul (mul (diag s_2) h) (diag gamma_2)) W) =m
+                                      mul (mul (kron (idm [:: N]) (tr W)) S2) W1x.
+  move=> W; apply: meq_trans (vec_r_right _ _) _; apply: meq_trans _ (meq_sym (mul_assoc_m _ _ _)).
+  apply: mul_meq => //; apply: meq_trans (vec_r_rms _ _ _) _; exact: mul_meq.
+apply: meq_trans (vec_r_add2 _ _) _; apply: add_meq; first exact: vh.
+apply: meq_trans (vec_r_right _ _) _; apply: meq_trans _ (meq_sym (mul_assoc_m _ _ _)); apply: mul_meq => //.
+apply: meq_trans _ (meq_sym (mul_diag_vec _ _)).
+apply: meq_trans (vec_r_hadamard _ _) _; move=> i j; rewrite /hadamard.
+rewrite (vp W_u i j); congr (_ * _).
+have := vec_r_hadamard (mul (mul (mul (diag s_2) h) (diag gamma_2)) W_g) (ew sigma (mul (mul (mul (diag s_2) h) (diag gamma_2)) W_g)) i j.
+rewrite /hadamard => ->; rewrite (vp W_g i j); congr (_ * _).
+rewrite (vec_r_ew2 _ _ i j) /ew; congr sigma; exact: vp.
+Qed.
+
+(** silu through σ: [t ↦ t σ(t)] (σ the logistic: SiLU) *)
+Definition silu (sigma : R -> R) (t : R) := t * sigma t.
+
+Section Gated.
+Variables (sigma : R -> R) (H_1 H_2 : nat -> mx R [:: N] [:: M] -> mx R [:: N] [:: N])
+  (s_1 s_2 : nat -> mx R [:: N] [:: M] -> mx R [:: N] [::]) (gamma_1 gamma_2 : nat -> mx R [:: M] [::])
+  (B_1 B_2 : nat -> mx R [:: M] [:: M]) (W_g W_u : nat -> mx R [:: M] [:: F]) (W_down : nat -> mx R [:: F] [:: M])
+  (X0 : mx R [:: N] [:: M]).
+
+(** layer [l]: [h = X + Σ_i H_i RMS_1(X) B_i], [h + (silu(RMS_2(h) W_g) ⊙ RMS_2(h) W_u) W_down] *)
+Definition gated_layer l (X : mx R [:: N] [:: M]) : mx R [:: N] [:: M] :=
+  let H1 := H_1 l X in let H2 := H_2 l X in let s1 := s_1 l X in let s2 := s_2 l X in
+  let h := add X (add (mul (mul H1 (mul (mul (diag s1) X) (diag (gamma_1 l)))) (B_1 l))
+                      (mul (mul H2 (mul (mul (diag s1) X) (diag (gamma_1 l)))) (B_2 l))) in
+  add h (mul (hadamard (hadamard (mul (mul (mul (diag s2) h) (diag (gamma_2 l))) (W_g l))
+                                 (ew sigma (mul (mul (mul (diag s2) h) (diag (gamma_2 l))) (W_g l))))
+                       (mul (mul (mul (diag s2) h) (diag (gamma_2 l))) (W_u l))) (W_down l)).
+Fixpoint xgated L := if L is L'.+1 then gated_layer L' (xgated L') else X0.
+
+(** its Eq. 20 parameters (X4's construction), at the layer's input: [W1 = I + A S_1],
+    [W2 = W_g' S_2 W1], [b2 = b3 = 0], the dynamic [W3 = W'_down diag(W_u' S_2 W1 x')] *)
+Definition g_W1 l : mx R [:: N; M] [:: N; M] :=
+  add (idm [:: N; M]) (mul (add (kron (H_1 l (xgated l)) (tr (B_1 l))) (kron (H_2 l (xgated l)) (tr (B_2 l))))
+                           (kron (diag (s_1 l (xgated l))) (diag (gamma_1 l)))).
+Definition g_S2 l : mx R [:: N; M] [:: N; M] := kron (diag (s_2 l (xgated l))) (diag (gamma_2 l)).
+Definition gated_net : net_m R [:: N; M] [:: N; F] := NetM
+  g_W1
+  (fun l => mul (mul (kron (idm [:: N]) (tr (W_g l))) (g_S2 l)) (g_W1 l))
+  (fun l => zero _ _)
+  (fun l => mul (kron (idm [:: N]) (tr (W_down l)))
+                (diag (mul (mul (kron (idm [:: N]) (tr (W_u l))) (g_S2 l)) (mul (g_W1 l) (vec_r (xgated l))))))
+  (fun l => zero _ _).
+
+Hypothesis step : x4_step.
+
+Lemma add_zero_r_m rs cs (A : mx R rs cs) : add A (zero rs cs) =m A.
+Proof. by move=> i j; rewrite /add /zero addr0. Qed.
+Lemma diag_meq s (u v : mx R s [::]) : u =m v -> diag u =m diag v.
+Proof. by move=> E i j; rewrite /diag E. Qed.
+Lemma silu_meq rs cs (A V : mx R rs cs) : A =m V -> ew (silu sigma) A =m hadamard V (ew sigma V).
+Proof. by move=> E i j; rewrite /ew /hadamard /silu E. Qed.
+
+(** X4.recursion[alpha(x)]: every state of a stack of gated layers is
+    [A_L x'_0 + c_L + Σ_j U_{L,j} silu(V_j x'_0 + e_j)] with these parameters ([U_{L,j}] through the
+    dynamic [W3_j]) *)
+Theorem gated_unrolling L :
+  vec_r (xgated L) =m add (add (mul (cW1_m gated_net L) (vec_r X0)) (cb1_m gated_net L))
+    (headsum (fun j : 'I_L => mul (cW3_m gated_net L j)
+       (ew (silu sigma) (add (mul (cW2_m gated_net j) (vec_r X0)) (cb2_m (silu sigma) gated_net (vec_r X0) j))))).
+Proof.
+apply: meq_trans _ (residual_unrolling_m (silu sigma) gated_net (vec_r X0) L).
+apply: (follows_forward_m (y := fun l => vec_r (xgated l))) => // l /=.
+apply: meq_trans (step sigma (xgated l) (H_1 l (xgated l)) (s_1 l (xgated l)) (gamma_1 l) (B_1 l) (H_2 l (xgated l))
+                       (B_2 l) (s_2 l (xgated l)) (gamma_2 l) (W_g l) (W_u l) (W_down l)) _.
+have W1x : mul (g_W1 l) (vec_r (xgated l)) =m
+           add (vec_r (xgated l)) (mul (mul (add (kron (H_1 l (xgated l)) (tr (B_1 l))) (kron (H_2 l (xgated l)) (tr (B_2 l))))
+                                            (kron (diag (s_1 l (xgated l))) (diag (gamma_1 l)))) (vec_r (xgated l))).
+  exact: mul_idm_add_m.
+rewrite /layer_app_m /=; apply: meq_sym; apply: add_meq; first exact: meq_trans (add_zero_r_m _) W1x.
+apply: mul_meq; first by apply: mul_meq => //; apply: diag_meq; apply: mul_meq.
+apply: silu_meq; apply: meq_trans (add_zero_r_m _) _.
+apply: meq_trans (mul_assoc_m _ _ _) _; exact: mul_meq.
+Qed.
+End Gated.
+End UnrollM.

@@ -39,7 +39,8 @@ def captured():
 
 def test_each_check_with_its_own_step_is_one_theorem_over_the_depth(captured):
     assert {"X7.telescope", "X5.combined", "A4.eq20[Δ=induced,b2=recomputed,idx=j,op=times]",
-            "A4.corr[symbolic]", "T10.c[token-shared]", "X8.linear-symbolic"} <= set(OWN)
+            "A4.corr[symbolic]", "T10.c[token-shared]", "X8.linear-symbolic", "X9.unrolling",
+            "X4.recursion[alpha(x)]"} <= set(OWN)
     for key in OWN:
         t = export_depth("c", key, own=own_step(captured, key))
         head, _, body = t.statement.partition(" :\n")
@@ -93,7 +94,10 @@ def test_t8s_forward_readings_are_t9s_same_rules_and_theorem():
 
 def test_the_theorems_compile_with_the_checks_own_steps_and_no_other(coq_lib, captured):
     """With each check's identity the theorem compiles (Lemma 2's step by the library's proof);
-    with another true identity in its place (X5's for X7's, X7's for X5's) Coq rejects it."""
+    with another true identity in its place (X5's for X7's, X7's for X5's) Coq rejects it. (X9's and
+    X4's steps are proved in the library, word for word their checks' identities: a step that is not
+    theirs is the library mutants below, and the sequential layer's identity in x9_step's place is
+    rejected, :func:`test_x9s_step_is_not_the_sequential_layers_identity`.)"""
     true = [export_depth(f"u{n}", key, own=own_step(captured, key)) for n, key in enumerate(OWN)]
     swapped = [export_depth("w_x7", "X7.telescope", own=own_step(captured, "X5.combined")),
                export_depth("w_x5", "X5.combined", own=own_step(captured, "X7.telescope"))]
@@ -143,6 +147,19 @@ LIBRARY_MUTANTS = (
     ("X8: homogeneous of degree 2 (a² for a)",
      "golden L (scale a X) =m scale a (golden L X).",
      "golden L (scale a X) =m scale (a * a) (golden L X)."),
+    ("X9: the MLP reads W1x' (the sequential block's W2 = L_in S_2 W1) in the parallel stack's parameters",
+     "  (fun l => mul (kron (idm [:: N]) (tr (W_in l))) (kron (diag (s_2 l (xpar l))) (tr (G_2 l))))\n",
+     "  (fun l => mul (mul (kron (idm [:: N]) (tr (W_in l))) (kron (diag (s_2 l (xpar l))) (tr (G_2 l))))\n"
+     "     (add (idm [:: N; M]) (mul (par_att l) (kron (diag (s_1 l (xpar l))) (tr (G_1 l))))))\n"),
+    ("X9: a parallel layer without its residual (W1 = A S_1, not I + A S_1)",
+     "  add (add X (add (add (mul (mul H1",
+     "  add (add (zero _ _) (add (add (mul (mul H1"),
+    ("X4: the gate reads the layer's input (W2 = W_g'S_2, not W_g'S_2 W1)",
+     "  (fun l => mul (mul (kron (idm [:: N]) (tr (W_g l))) (g_S2 l)) (g_W1 l))",
+     "  (fun l => mul (kron (idm [:: N]) (tr (W_g l))) (g_S2 l))"),
+    ("X4: the static W3 = W'_down diag(W_u'S_2 x') (the up projection before attention)",
+     "(g_S2 l)) (mul (g_W1 l) (vec_r (xgated l))))))",
+     "(g_S2 l)) (vec_r (xgated l)))))"),
     ("A4: the next layer's increment beside W'_{j,3} (idx=j+1)",
      "mul (add (cW3 N L j) (add (cW3 (lora N dW2 dW3) L j)",
      "mul (add (cW3 N L j) (add (cW3 (lora N dW2 dW3) L j.+1)"),
@@ -152,3 +169,14 @@ LIBRARY_MUTANTS = (
 @pytest.mark.parametrize("what,old,new", LIBRARY_MUTANTS, ids=[m[0][:40] for m in LIBRARY_MUTANTS])
 def test_coq_rejects_a_false_variant_of_the_unroll_library(coq_lib, what, old, new):
     assert_library_variant_rejected(coq_lib / "lib", "SymuatUnroll.v", what, old, new)
+
+
+def test_x9s_step_is_not_the_sequential_layers_identity(coq_lib):
+    """X9.unrolling's premise with the sequential pre-norm layer's Eq. 20 form (W2 = L_in S_2 W1: a
+    true identity of another layer, X9.layer[sequential]) in place of the parallel one: Coq rejects
+    the library (the proof of the step and the unrolling both rest on the parallel form)."""
+    assert_library_variant_rejected(
+        coq_lib / "lib", "SymuatUnroll.v", "X9: the sequential layer's W2 in x9_step",
+        "(kron (diag s_2) (tr G_2))) (vec_r X)) (add (mul (kron (idm [:: N]) (tr W_in)) (vec_r Beta_2)) (vec_r C_in))))).",
+        "(kron (diag s_2) (tr G_2))) (add (vec_r X) (mul (mul (add (kron H_1 (tr B_1)) (kron H_2 (tr B_2))) "
+        "(kron (diag s_1) (tr G_1))) (vec_r X)))) (add (mul (kron (idm [:: N]) (tr W_in)) (vec_r Beta_2)) (vec_r C_in))))).")

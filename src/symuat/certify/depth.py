@@ -21,7 +21,8 @@ Theorem c_L2 (D F : nat) (sigma : R -> R) (N : net R D F) (x0 : mx R [:: D] [::]
 
 Checks that conclude for every depth from that induction and a one-layer identity of their own
 (X7.telescope, X5.combined, A4.eq20[…], A4.corr[symbolic], T10.c[token-shared],
-X8.linear-symbolic; ``own_step``) are
+X8.linear-symbolic, and on the two-axis space of vec_r X — SymuatDepth's ``net_m`` —
+X9.unrolling and X4.recursion[alpha(x)]; ``own_step``) are
 theorems of ``coq/SymuatUnroll.v`` whose second premise is that identity as the exporter writes it,
 discharged by the check's captured pair (:func:`own_step`); T8's two forward readings are T9's
 theorems (the same rules). An induction the exporter does not state is in :data:`NOT_STATED` with
@@ -183,15 +184,53 @@ THEOREMS.update({
 })
 
 
+# layers on vec_r X (a two-axis index space [:: N; M]): Lemma 2 over multi-index spaces
+# (SymuatDepth.residual_unrolling_m, its step proved by the library: L2.8's exported step is over one
+# axis) applied to the check's layer, whose Eq. 20 form is the check's own identity (X9.layer's, X4's)
+_PAR = "sigma H_1 H_2 s_1 s_2 G_1 G_2 B_1 B_2 Beta_1 Beta_2 C_att C_out W_in C_in W_out X0"
+_GATED = "sigma H_1 H_2 s_1 s_2 gamma_1 gamma_2 B_1 B_2 W_g W_u W_down X0"
+_FROZEN = ("(H_1 H_2 : nat -> mx R [:: N] [:: M] -> mx R [:: N] [:: N]) "
+           "(s_1 s_2 : nat -> mx R [:: N] [:: M] -> mx R [:: N] [::]) ")
+
+
+def _multi(net: str, sigma: str) -> str:
+    return (f"add (add (mul (cW1_m {net} L) (vec_r X0)) (cb1_m {net} L))\n    (headsum (fun j : 'I_L => "
+            f"mul (cW3_m {net} L j) (ew {sigma} (add (mul (cW2_m {net} j) (vec_r X0)) "
+            f"(cb2_m {sigma} {net} (vec_r X0) j)))))")
+
+
+THEOREMS.update({
+    "X9.unrolling": DepthTheorem(
+        "parallel_unrolling", "(N M F : nat) (sigma : R -> R) " + _FROZEN +
+        "(G_1 G_2 B_1 B_2 : nat -> mx R [:: M] [:: M]) (Beta_1 Beta_2 C_att C_out : nat -> mx R [:: N] [:: M]) "
+        "(W_in : nat -> mx R [:: M] [:: F]) (C_in : nat -> mx R [:: N] [:: F]) (W_out : nat -> mx R [:: F] [:: M]) "
+        "(X0 : mx R [:: N] [:: M]) (L : nat)",
+        f"vec_r (xpar {_PAR} L)", _multi(f"(par_net {_PAR})", "sigma"), _PAR,
+        "X9.unrolling for every depth L: a stack of parallel-residual layers (patterns H_i and norm scales s_k any "
+        "functions of the layer's input, frozen there) acting on vec_r X_l ([:: N; M]) is A_L x'_0 + c_L + "
+        "Σ_j U_{L,j} σ(V_j x'_0 + e_j) with X9's Eq. 20 parameters (W1 = I + A S₁, W2 = (I_N⊗W_inᵀ)S₂, "
+        "W3 = I_N⊗W_outᵀ, b2, b3); the step: X9.layer's identity (the premise, word for word) and Lemma 2's step "
+        "on a two-axis space, both proved in the library", own_step=True, layer_step=False,
+        # the exported identity's normal-form replay does not close in minutes (its lhs lemma alone ran
+        # 13 min unfinished, load 7); symuat_entry gives up: the library's structured proof (vec of A Y B)
+        own_proof="(@x9_step_holds R N M F)"),
+    "X4.recursion[alpha(x)]": DepthTheorem(
+        "gated_unrolling", "(N M F : nat) (sigma : R -> R) " + _FROZEN +
+        "(gamma_1 gamma_2 : nat -> mx R [:: M] [::]) (B_1 B_2 : nat -> mx R [:: M] [:: M]) "
+        "(W_g W_u : nat -> mx R [:: M] [:: F]) (W_down : nat -> mx R [:: F] [:: M]) (X0 : mx R [:: N] [:: M]) (L : nat)",
+        f"vec_r (xgated {_GATED} L)", _multi(f"(gated_net {_GATED})", "(silu sigma)"), _GATED,
+        "X4.recursion[alpha(x)] for every depth L: a stack of gated pre-norm (Llama) layers (patterns H_i and RMSNorm "
+        "scales s_k any functions of the layer's input, frozen there) acting on vec_r X_l ([:: N; M]) is "
+        "A_L x'_0 + c_L + Σ_j U_{L,j} silu(V_j x'_0 + e_j), silu t = t σ(t), with X4's Eq. 20 parameters "
+        "(W1 = I + A S₁, W2 = W_g'S₂W1, b2 = b3 = 0, the dynamic W3 = W'_down diag(W_u'S₂W1x'_l)); the step: "
+        "X4's one-layer identity (the premise, word for word) and Lemma 2's step on a two-axis space, both proved "
+        "in the library", own_step=True, layer_step=False, own_proof="(@x4_step_holds R N M F)"),
+})
+
+
 #: the checks that conclude for every depth by an induction this exporter does not state, and why
 #: (recorded as their reason; each proved by symuat's kernel only)
-NOT_STATED: dict[str, str] = {
-    **{key: ("an induction over depth not stated in Coq: the layer acts on vec_r X, whose index space has two axes "
-             "([:: N; M]), and the library's networks (SymuatDepth.net) and L2.8's exported step are over one "
-             f"axis ([:: D]); {what} needs the depth library over multi-index spaces")
-       for key, what in (("X4.recursion[alpha(x)]", "a gated pre-norm layer (with its dynamic W3 = W'_down diag(W_u'S_2W1x'))"),
-                         ("X9.unrolling", "a parallel-residual layer"))},
-}
+NOT_STATED: dict[str, str] = {}
 
 
 @dataclass

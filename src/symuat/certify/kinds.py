@@ -12,8 +12,8 @@ from __future__ import annotations
 import dataclasses
 from typing import Callable
 
-from symuat.certify import (bands, density, exponential, identity, implication, independence, picture, printed, rotary,
-                            vanishing, witness)
+from symuat.certify import (bands, density, exponential, identity, implication, independence, picture, printed, rank,
+                            rotary, vanishing, witness)
 from symuat.certify.coq_terms import Unsupported
 from symuat.certify.export import Exported
 
@@ -37,6 +37,8 @@ EXPORTERS: dict[str, Callable[[str, dict], list[Exported]]] = {
     "pair_rotation": rotary.export_pair_rotation,
     "independence": independence.export_independence,
     "dependence_hypotheses": independence.export_dependence_on_hypotheses,
+    "rank_product": rank.export_rank_product,
+    "token_block_span": rank.export_token_block_span,
 }
 
 

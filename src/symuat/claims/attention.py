@@ -437,6 +437,16 @@ _H6_GRID = [{"N": 3, "h": 2, "d": 2, "d_v": 2}, {"N": 2, "h": 3, "d": 2, "d_v": 
 def h6_corr(claimed=None):
     h = mha_symbols("split").h
     grid = [{sp.Symbol(k, positive=True, integer=True): v for k, v in g.items()} for g in _H6_GRID]
+    verdict = _h6_corr_rank(h, claimed, grid)
+    if claimed is None and verdict.status is Status.PROVED:
+        from symuat.kernel import certificates
+
+        # what the bound rests on, for the Coq exporter (certify/rank.py): blocks Σ_i H_{i,nn'} B_iᵀ, h heads
+        certificates.record("token_block_span", tokens="N", heads="h")
+    return verdict
+
+
+def _h6_corr_rank(h, claimed, grid):
     return decide.check_rank(
         r"\dim\operatorname{span}\{\text{token blocks}\}", h if claimed is None else claimed, h,
         structure=decide.RankBound(h, REGISTRY.verdict("H5.entry[row]"), "span of h fixed matrices"),

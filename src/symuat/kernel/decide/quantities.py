@@ -265,6 +265,10 @@ def check_rank(
             lower = rank_lower_bound(structure.expr, bound, family)
             if lower.status is Status.PROVED:
                 quantities["witness family"] = lower.quantities.get("witness family")
+                # what it rests on, for the Coq exporter (certify/rank.py): the product and its bound
+                from symuat.kernel import certificates
+
+                certificates.record("rank_product", expr=structure.expr, bound=bound)
                 return Verdict(Status.PROVED,
                                f"upper bound {latex(bound)} for all sizes ({structure_reason}); lower bound for all "
                                f"sizes: {lower.method} (an instance's rank is at most the generic rank); exact "
