@@ -1,5 +1,6 @@
-"""A2's vanishing contributions: ReLU units stated over ℚ and decided by Coq, the others listed
-unsupported with what a Coq statement would need.
+"""A2's vanishing contributions: ReLU units stated over ℚ and decided by Coq (logistic, tanh and
+GELU units over an ordered field: tests/test_certify_envelope.py), the others listed unsupported
+with what a Coq statement would need.
 
 The bound (``proved``) and the witness family (``refuted``) are limits as δ → 0⁺ through a real
 activation; the reason names the limit and what σ needs (the exponential, erf, or — for a deep
@@ -33,12 +34,20 @@ def a2():
     return {k: (v, kept.get(k, [])) for k, (v, _) in out.items()}
 
 
-@pytest.mark.parametrize("key, needs", [(KEYS[0], "the real exponential"), (KEYS[1], "erf")])
-def test_a_proved_bound_is_unsupported_naming_what_its_sigma_needs(a2, key, needs):
+@pytest.mark.parametrize("key, sigma", [(KEYS[0], "logistic"), (KEYS[1], "gelu")])
+def test_a_proved_bound_through_exp_or_erf_is_stated_over_an_ordered_field(a2, key, sigma):
+    """(no longer unsupported: tests/test_certify_envelope.py) σ a function with its envelope as the premise"""
     verdict, certs = a2[key]
     assert str(verdict.status) == "proved" and [k for k, _ in certs] == ["vanishing"]
-    with pytest.raises(Unsupported, match=rf"^a limit as δ → 0⁺ of the bound .*{needs}"):
-        export_certificates("a2", verdict, certs)
+    bound, limit = export_certificates("a2", verdict, certs)
+    assert {bound.requires, limit.requires} == {"SymuatEnv"} and f"(* s is {sigma}" in limit.statement
+
+
+def test_a_bound_with_no_stated_envelope_is_unsupported_naming_what_its_sigma_needs(a2):
+    verdict, certs = a2[KEYS[0]]
+    kind, data = certs[0]
+    with pytest.raises(Unsupported, match=r"^a limit as δ → 0⁺ of the bound .*the real exponential"):
+        export_certificates("a2", verdict, [(kind, dict(data, facts=["|σ(t)| ≤ 2 + 0|t| (no such fact)"]))])
 
 
 def test_a_deep_refuting_family_is_unsupported_with_its_limit_and_the_network_it_needs(a2):

@@ -117,14 +117,13 @@ def test_coq_accepts_the_witnesses_and_rows_and_rejects_their_mutants(coq_lib, p
     assert all(res[t.name]["reason"].startswith("Coq:") for t in mutants)
 
 
-def test_h9_dep_is_listed_with_the_reason_it_cannot_be_stated():
-    """H9.dep's witness is exact only through softmax(ln 2·k) = 2^k/Σ2^k: unsupported, saying why."""
-    from symuat.certify.coq_terms import Unsupported
-
+def test_h9_dep_is_stated_with_exps_facts_as_premises():
+    """H9.dep's witness is exact only through softmax(ln 2·k) = 2^k/Σ2^k: stated with e for exp, l
+    for ln 2 and e(k·l) = 2^k at the scores used as premises (tests/test_certify_envelope.py)."""
     verdict, certs = _certificates("H9.dep")
     assert str(verdict.status) == "proved" and [k for k, _ in certs] == ["softmax_witness"]
-    with pytest.raises(Unsupported, match="softmax"):
-        export_certificates("h9", verdict, certs)
+    (t,) = export_certificates("h9", verdict, certs)
+    assert "e 0 = 1 -> e (- l) = 2%:R^-1 ->" in t.statement and t.requires == "SymuatEnv"
 
 
 def test_a_rational_witness_is_stated_over_rat_and_a_false_one_rejected(coq_lib):

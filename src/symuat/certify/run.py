@@ -31,7 +31,8 @@ from symuat.certify.export import AXIOMS_CHECK, batch_file, export_identity, pro
 from symuat.certify.kinds import export_certificates
 from symuat.certify.record import COQ_DIR, TIER, fingerprint, out_dir, toolchain
 from symuat.certify.rotary import PREMISES
-from symuat.certify import independence
+from symuat.certify import independence, vanishing
+from symuat.certify.witness import SOFTMAX_PREMISES
 from symuat.certify.density import export_density_refutation
 from symuat.certify.refutation import (DENIED_HOLDS, DENSITY_REFUTATION, SHAPE_CLAIM, export_check_refutation,
                                       export_shape_correction)
@@ -167,7 +168,7 @@ def selected(check, pattern: str, depth: bool = True) -> bool:
         depth and (check.key in DEPTH_THEOREMS or check.key == STEP_CHECK))
 LIBRARY = ("SymuatMx.v", "SymuatReflect.v", "SymuatBlocks.v", "SymuatTac.v", "SymuatLemmas.v", "SymuatWitness.v",
            "SymuatCount.v", "SymuatDepth.v", "SymuatFlat.v", "SymuatUnroll.v", "SymuatRotary.v", "SymuatArith.v",
-           "SymuatSmall.v")
+           "SymuatSmall.v", "SymuatEnv.v")
 
 
 def proved_for_symbolic_sizes(verdict) -> bool:
@@ -822,6 +823,10 @@ def certify(pattern: str = TIER, out: Path | None = None, jobs: int = 2, timeout
             continue
         if any(kind == "pair_rotation" for kind, _ in certificates.get(key, [])):
             entry["reason"] = PREMISES  # what the theorem assumes of cos and sin, said with the certification
+        elif vanishing.premises(certificates.get(key, [])):
+            entry["reason"] = vanishing.premises(certificates.get(key, []))  # what it assumes of σ
+        elif any(kind == "softmax_witness" for kind, _ in certificates.get(key, [])):
+            entry["reason"] = SOFTMAX_PREMISES  # what it assumes of exp and of W_V, W_O
         entry["reason"] = entry["reason"] or independence.reason(certificates.get(key, []))  # what was certified
         # refutations (the mistakes', a dependence's witness) are computations: the refutations' budget
         computed = verdict.method.startswith(MISTAKES) or all(t.proof.endswith("symuat_refute.") for t in theorems)
@@ -860,6 +865,8 @@ def certify(pattern: str = TIER, out: Path | None = None, jobs: int = 2, timeout
             entry.update(status="unsupported", reason=str(exc))
             continue
         entry["kind"] = "identity" if verdict.method.startswith(DENIED_HOLDS) else "refutation"
+        if vanishing.refutation_premises(certificates.get(key, [])):
+            entry["reason"] = vanishing.refutation_premises(certificates.get(key, []))  # what it assumes of σ
         same = stated.setdefault(shared_statement(theorems), key)
         if same != key:
             entry["same_statement"] = same  # its theorems are the first's: status copied below

@@ -6,12 +6,20 @@ parameters within δ ⇒ :math:`\sup_{\mathbf I_n}|\text{contribution}|\le\eta`"
 :math:`|\sigma(t)|\le c_0+c_1|t|` of the real function σ, ``refuted`` by a family of parameters
 within δ whose contribution tends (SymPy limit) to a nonzero value or ∞. It records a
 ``vanishing`` / ``vanishing_refutation`` certificate (the bound and its facts, or the family's
-value and limit, and σ). Only ReLU's units are stated in Coq; for the others :func:`reason`
-says what a statement would need, per σ:
+value and limit, and σ). A unit's bound is stated in Coq for ReLU (over ℚ, below) and for
+logistic, tanh and GELU (:func:`envelope_theorems`, ``coq/SymuatEnv.v``): over any ordered field
+(MathComp's ``realFieldType``; ℝ is one) with σ a function ``s`` and the envelope the bound rests
+on as the theorem's one premise (``|s t| ≤ 1`` or ``|s t| ≤ |t|``, true of the real σ: the
+comment and the record's reason, :func:`premises`, say why), since Coq's ``Reals`` (``exp``,
+limits) rest on axioms (classical logic, the Dedekind reals' ``sig_forall_dec``) the tier admits
+none of (``Print Assumptions``, coqchk), MathComp 1.15 has neither ``exp``, ``erf`` nor limits,
+and the bound uses nothing else of σ. A logistic unit's refuting family for the inner
+parameters (the unit is σ(0) = 1/2) is stated the same way with ``s 0 = 1/2`` the premise
+(:func:`logistic_unit_refutation`). For the rest (the other refuting families through those σ,
+whose values are σ's at δ-dependent points) :func:`reason` says what a statement would need, per σ:
 
 * logistic and tanh are the real exponential's: Coq's ``Reals`` define ``exp`` and limits, but
-  rest on axioms (classical logic, the Dedekind reals' ``sig_forall_dec``), and the tier admits
-  none (``Print Assumptions``, coqchk); MathComp 1.15 has neither ``exp`` nor limits;
+  rest on axioms, and the tier admits none; MathComp 1.15 has neither ``exp`` nor limits;
 * GELU is ``erf``'s, in neither library;
 * ReLU (``max(t, 0)``) is piecewise linear, so over ℚ (:mod:`symuat.certify.implication`'s
   setting, ``coq/SymuatSmall.v``) a **unit**'s bound is stated (:func:`export_vanishing`), for
@@ -187,12 +195,149 @@ def relu_unit_theorems(name: str, data: dict) -> list[Exported]:
             Exported(name, limit, proof, requires=LIBRARY)]
 
 
+# --------------------------------------------------------------------------------------------
+# logistic, tanh, GELU: over any ordered field, σ a function with its envelope as the premise
+# --------------------------------------------------------------------------------------------
+
+#: the library file of the envelope theorems (MathComp's ``realFieldType``)
+ENVELOPE_LIBRARY = "SymuatEnv"
+
+#: an envelope ``|σ(t)| ≤ c0 + c1|t|`` → (its name, the premise on ``s``)
+_ENVELOPES = {(1, 0): ("bounded", "(forall t, `|s t| <= 1)"),
+              (0, 1): ("contracting", "(forall t, `|s t| <= `|t|)")}
+
+#: (σ's name in ``smallness.sigma``, envelope) → why the premise is a true fact of the real function
+_WHY = {("logistic", "bounded"): "1/(1 + e^(−t)) ∈ (0, 1) as e^(−t) > 0",
+        ("tanh", "bounded"): "1 ∓ tanh t = 2e^(∓t)/(e^t + e^(−t)) > 0",
+        ("tanh", "contracting"): "(t − tanh t)' = tanh² t ≥ 0, 0 at 0; odd",
+        ("gelu", "contracting"): "GELU t = t(1 + erf(t/√2))/2, erf ∈ (−1, 1)"}
+
+#: a unit's parameters over ``R``: binder, smallness hypothesis, its name in the proofs
+_R_PARAMETERS = {"alpha": ("(alpha : R)", "`|alpha| <= delta", "Ha"),
+                 "w": ("(w : nat -> R)", "(forall i, (i < n)%nat -> `|w i| <= delta)", "Hw"),
+                 "theta": ("(theta : R)", "`|theta| <= delta", "Ht")}
+_R_UNIT = "`|alpha * s (\\sum_(i < n) w i * x i + theta)|"
+_R_POINT = "(forall i, (i < n)%nat -> 0 <= x i <= 1)"
+_R_W = "(\\sum_(i < n) `|w i| + `|theta|)"
+
+
+def _sigma_name(sigma):
+    """logistic, tanh or gelu (``smallness.sigma``), or None."""
+    from symuat.expr import smallness
+
+    if sigma is None:
+        return None
+    sigma = sp.sympify(sigma)
+    t = next(iter(sigma.free_symbols), None)
+    for name in ("logistic", "tanh", "gelu"):
+        if t is not None and sp.simplify(sigma - smallness.sigma(name, t)) == 0:
+            return name
+    return None
+
+
+def _envelope(data: dict):
+    """(c0, c1) of the envelope ``|σ(t)| ≤ c0 + c1|t|`` the bound rests on (the certificate's first fact)."""
+    import re
+
+    m = re.match(r"\|σ\(t\)\| ≤ (\d+) \+ (\d+)\|t\|", (data.get("facts") or [""])[0])
+    return (int(m.group(1)), int(m.group(2))) if m else None
+
+
+def _r_limit(reading: dict) -> tuple[list, list, str]:
+    """(the fixed parameters, the uniform ones, the check's ∀η ∃δ statement over ``R``) for a unit's reading."""
+    constrained = _CONSTRAINED[reading["params"]]
+    fixed = [p for p in _PARAMETERS if p not in constrained] if reading.get("rest") == "fixed" else []
+    uniform = [p for p in _PARAMETERS if p not in fixed]
+    small = " -> ".join(_R_PARAMETERS[p][1] for p in constrained)
+    return fixed, uniform, ("forall (n : nat) " + "".join(f"{_R_PARAMETERS[p][0]} " for p in fixed)
+                            + "(eta : R), 0 < eta -> exists delta : R, 0 < delta /\\\n  forall "
+                            + " ".join(_R_PARAMETERS[p][0] for p in uniform) + " (x : nat -> R),\n  "
+                            + f"{small} ->\n  {_R_POINT} ->\n  {_R_UNIT} <= eta")
+
+
+def envelope_theorems(name: str, data: dict) -> list[Exported]:
+    """A unit's ``vanishing`` certificate for logistic, tanh or GELU (see the module): over any
+    ``realFieldType`` ``R`` (an ordered field: ℝ is one), σ a function ``s : R -> R`` with the
+    envelope the bound rests on as the premise (``|s t| <= 1`` or ``|s t| <= |t|``, a true fact
+    of the real σ, justified in the comment); ``name_bound`` (the bound for every δ) and ``name``
+    (the check's ∀η ∃δ statement), from ``coq/SymuatEnv.v``'s lemmas."""
+    from symuat.expr import smallness
+
+    reading, bound = data.get("reading") or {}, sp.sympify(data["bound"])
+    sigma, env = _sigma_name(data.get("sigma")), _ENVELOPES.get(_envelope(data))
+    if sigma is None or env is None or (sigma, env[0]) not in _WHY:
+        raise Unsupported(reason(data))
+    if reading.get("part") != "units" or reading.get("params") not in _CONSTRAINED:
+        raise Unsupported(reason(data) + " (only a unit's bound is stated)")
+    params, kind = reading["params"], env[0]
+    d, nn, a, W = smallness.delta, smallness.n, smallness.alpha, smallness.Wn
+    # (the bound the check proved, its Coq term, the library lemma, a coefficient C with B(δ) ≤ C δ)
+    shapes = {("bounded", "all"): (d, "delta", "env_bounded_outer", None),
+              ("bounded", "outer"): (d, "delta", "env_bounded_outer", None),
+              ("contracting", "all"): (d ** 2 * (nn + 1), "delta ^+ 2 * (n%:R + 1)", "env_contracting_all", "n%:R + 1"),
+              ("contracting", "inner"): (d * (nn + 1) * sp.Abs(a), "delta * (n%:R + 1) * `|alpha|",
+                                         "env_contracting_inner", "(n%:R + 1) * `|alpha|"),
+              ("contracting", "outer"): (W * d, f"{_R_W} * delta", "env_contracting_outer", _R_W)}
+    shape = shapes.get((kind, params))
+    if shape is None or sp.simplify(bound - shape[0]) != 0 or (
+            kind == "contracting" and params != "all" and reading.get("rest") != "fixed"):
+        raise Unsupported(f"a bound {sp.sstr(bound)} through a {kind} σ for the {params} parameters: not a shape "
+                          "coq/SymuatEnv.v states")
+    _, b, lemma, coefficient = shape
+    constrained = _CONSTRAINED[params]
+    hyps = " ".join(_R_PARAMETERS[p][2] for p in constrained)
+    # the lemma's hypotheses: a bounded σ's needs |α| ≤ δ only
+    used = "Ha" if lemma == "env_bounded_outer" else f"{hyps} Hx"
+    small = " -> ".join(_R_PARAMETERS[p][1] for p in constrained)
+    comment = f"  (* s is {sigma}, R any ordered field (e.g. ℝ); premise true of {sigma}: {_WHY[(sigma, kind)]} *)\n"
+    short = f"  (* s is {sigma} (see below) *)\n"
+    # in ring_scope (%R): a batch may have imported SymuatSmall's Q notations
+    head = f"(forall (R : realFieldType) (s : R -> R), {env[1]} ->\n  "
+    statement = (f"Theorem {name}_bound :\n{short}  {head}forall (n : nat) (delta alpha theta : R) (w x : nat -> R),\n  "
+                 f"{small} ->\n  {_R_POINT} ->\n  {_R_UNIT} <= {b})%R.")
+    bound_proof = f"move=> R s Hs n delta alpha theta w x {hyps} Hx; exact: ({lemma} Hs {used})."
+    fixed, uniform, body = _r_limit(reading)
+    limit = f"Theorem {name} :\n{comment}  {head}{body})%R."
+    intro = f"move=> R s Hs n {' '.join(fixed)}{' ' if fixed else ''}eta He; "
+    names = f"{' '.join(uniform)} x {hyps} Hx"
+    if coefficient is None:  # δ := η
+        proof = intro + f"exists eta; split=> // {names}; exact: ({lemma} Hs {used})."
+    else:  # δ := η / (C + 1 + η) (env_choice): B(δ) ≤ C δ ≤ η
+        proof = (intro + f"symuat_env_limit (({coefficient})%R : R) He H0 H1 H2; move=> {names}; "
+                 f"apply: env_le_trans ({lemma} Hs {used}) _; symuat_env_close H0 H1 H2.")
+    return [Exported(f"{name}_bound", statement, bound_proof, requires=ENVELOPE_LIBRARY),
+            Exported(name, limit, proof, requires=ENVELOPE_LIBRARY)]
+
+
+def premises(certificates: list) -> str:
+    """What a ``vanishing`` theorem over an ordered field assumes of σ (the record's reason), or ``""``."""
+    for kind, data in certificates:
+        if kind == "vanishing" and not _is_relu(data.get("sigma")):
+            env, sigma = _ENVELOPES.get(_envelope(data)), _sigma_name(data.get("sigma"))
+            if env and (sigma, env[0]) in _WHY:
+                return (f"stated over any ordered field (realFieldType: ℝ is one) with σ = {sigma} a function s and "
+                        f"the envelope {env[1].strip('()')} as a premise, the only fact of σ the bound uses (true of "
+                        f"the real {sigma}: {_WHY[(sigma, env[0])]})")
+    return ""
+
+
+def refutation_premises(certificates: list) -> str:
+    """What a logistic unit's refutation assumes of σ (the record's reason), or ``""``."""
+    for kind, data in certificates:
+        if kind == "vanishing_refutation" and _sigma_name(data.get("sigma")) == "logistic":
+            return ("stated over any ordered field (realFieldType: ℝ is one) with σ = logistic a function s and "
+                    "s 0 = 1/2 as a premise (true of 1/(1 + e^(−t)) at 0), the only fact of σ the family uses")
+    return ""
+
+
 def export_vanishing(name: str, data: dict) -> list[Exported]:
     """The ``vanishing`` certificate: a ReLU unit's bound and limit over ℚ
-    (:func:`relu_unit_theorems`); any other σ is not stated (:class:`Unsupported`, :func:`reason`)."""
+    (:func:`relu_unit_theorems`); a logistic, tanh or GELU unit's over any ordered field, σ's
+    envelope a premise (:func:`envelope_theorems`); anything else is not stated
+    (:class:`Unsupported`, :func:`reason`)."""
     if _is_relu(data.get("sigma")):
         return relu_unit_theorems(name, data)
-    raise Unsupported(reason(data))
+    return envelope_theorems(name, data)
 
 
 #: the family's parameter names (``smallness.unit_witness``) → the unit's
@@ -245,9 +390,30 @@ def relu_unit_refutation(name: str, data: dict) -> list[Exported]:
     return [Exported(name, f"Theorem {name} :\n  ~ ({body}).", proof, requires=LIBRARY)]
 
 
+def logistic_unit_refutation(name: str, data: dict) -> list[Exported]:
+    """A logistic unit's refuting family for the inner parameters (w = 0, θ = 0, α = 1: the unit is
+    σ(0) = 1/2 at every δ): for every ``realFieldType`` and every ``s`` with ``s 0 = 1/2`` (the
+    premise, true of 1/(1 + e^(−t)) at 0), ``~`` (the check's ∀η ∃δ statement), at η = 1/4."""
+    reading = data.get("reading") or {}
+    family = {_FAMILY.get(k): sp.sympify(v) for k, v in data.get("family", {}).items()}
+    if (_sigma_name(data.get("sigma")) != "logistic" or reading.get("part") != "units"
+            or reading.get("params") != "inner" or family != {"w": 0, "theta": 0, "alpha": 1}
+            or sp.sympify(data.get("limit")) != sp.Rational(1, 2)):
+        raise Unsupported(reason(data))
+    fixed, _, body = _r_limit(reading)
+    statement = (f"Theorem {name} :\n  (* s is logistic, R any ordered field (e.g. ℝ); the premise s 0 = 1/2 is "
+                 f"1/(1 + e^0); the family w = 0, θ = 0, α = 1 *)\n"
+                 f"  (forall (R : realFieldType) (s : R -> R), s 0 = 2%:R^-1 ->\n  ~ ({body}))%R.")
+    proof = ("move=> R s Hs H; have [d [Hd Hall]] := H 1%nat " + ("1%R " if fixed else "")
+             + "(4%:R^-1)%R (env_quarter_pos R); "
+             + "have Hu := Hall " + ("" if fixed else "1%R ") + "(fun _ => 0%R) 0%R (fun _ => 1%R); "
+             "symuat_env_refute_half Hs Hu.")
+    return [Exported(name, statement, proof, requires=ENVELOPE_LIBRARY)]
+
+
 def export_vanishing_refutation(name: str, data: dict) -> list[Exported]:
     """The ``vanishing_refutation`` certificate: a ReLU unit's family over ℚ
     (:func:`relu_unit_refutation`); any other σ or a deep reading is not stated (:class:`Unsupported`, :func:`reason`)."""
     if _is_relu(data.get("sigma")) and (data.get("reading") or {}).get("part") == "units":
         return relu_unit_refutation(name, data)
-    raise Unsupported(reason(data))
+    return logistic_unit_refutation(name, data)

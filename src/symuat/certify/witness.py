@@ -278,10 +278,47 @@ def export_dependence(name: str, data: dict) -> list[Exported]:
     return export_witness(name, dict(data, sigma=sigma_of(data)), tactic="symuat_refute")
 
 
+#: H9.dep's witness the library states (``coq/SymuatEnv.v``): sizes, the recorded values
+_SOFTMAX_WITNESS = ({"N": 2, "M": 1, "h": 1},
+                    {"X_1": [[0], [0]], "X_2": [[0], [1]], "W~_Q": [[[1]]], "W_K": [[[-1]]],
+                     "H(X_1)": [[["1/2", "1/2"], ["1/2", "1/2"]]], "H(X_2)": [[["1/2", "1/2"], ["2/3", "1/3"]]]})
+
+#: what the theorem assumes of exp (its premises) and of the parameters not in the certificate,
+#: as the record's reason says it
+SOFTMAX_PREMISES = ("stated over any numFieldType F (ℝ is one) with exp a function e of F and ln 2 a variable l, "
+                    "and as premises the two facts e(k·l) = 2^k the scores use (e 0 = 1, e(−l) = 1/2, true of "
+                    "exp with l = ln 2); W_V, W_O (not in the certificate) any pair with W_V·W_O ≠ 0")
+
+
 def export_softmax_witness(name: str, data: dict) -> list[Exported]:
-    """Not exported: the witness is exact only through the real exponential (H9.dep)."""
-    raise Unsupported(
-        "exact witness through softmax: the patterns are rational only because softmax(ln 2·k) = 2^k/Σ2^k, "
-        "a fact about the real exp/ln; MathComp 1.15 has no exp, and Coq.Reals rests on axioms (classical "
-        "reals), which a certified proof may not use; a theorem about the rational patterns alone would "
-        "not state what the check concluded")
+    """H9.dep's exact witness through softmax, at N = 2, M = 1, h = 1 (the one symuat finds
+    first): ``W'_HVO(X)ᵀ = H(X) ⊗ (W_V W_O)ᵀ`` with ``H(X)`` the row softmax of the scores
+    ``(x_n W_Q)(x_m W_K)/√M``, ``W_Q = ln 2·√M·W̃_Q``; over any ``numFieldType`` with ``e``
+    for exp and ``l`` for ln 2, the facts ``e 0 = 1`` and ``e(−l) = 1/2`` (``e(k·l) = 2^k`` at
+    the scores' k) as premises (:data:`SOFTMAX_PREMISES`); ``exists X1 X2 n m``, an entry of
+    ``W'`` that differs, proved at the recorded ``X_1``, ``X_2`` (``env_half_two_thirds``: the
+    patterns' 1/2 and 2/3). Any other witness is :class:`Unsupported` (the reason says why)."""
+    w = data.get("witness") or {}
+    sizes, values = _SOFTMAX_WITNESS
+    if w.get("sizes") != sizes or any(w.get("values", {}).get(k) != v for k, v in values.items()):
+        raise Unsupported(
+            "exact witness through softmax: the patterns are rational only because softmax(ln 2·k) = 2^k/Σ2^k, "
+            "a fact about the real exp/ln; only the witness at N = 2, M = 1, h = 1 with X_2 = (0, 1)ᵀ, "
+            f"W̃_Q = 1, W_K = −1 is stated (coq/SymuatEnv.v), not {w.get('sizes')}")
+    statement = (
+        f"Theorem {name} :\n"
+        "  (* H9.dep at N = 2, M = 1, h = 1: W'_HVO(X)ᵀ = H(X) ⊗ (W_V W_O)ᵀ, H(X) the row softmax of the scores "
+        "(x_n W_Q)(x_m W_K)/√M, W_Q = ln 2·√M·W̃_Q, W̃_Q = 1, W_K = −1 (√M = 1). Over any numFieldType F "
+        "(ℝ is one) with e standing for exp and l for ln 2: the premises are e(k·l) = 2^k at the two scores "
+        "k = 0, −1 the witness uses, true of exp; W_V, W_O are not in the certificate: any pair with "
+        "W_V W_O ≠ 0 *)\n"
+        "  (forall (F : numFieldType) (e : F -> F) (l : F), e 0 = 1 -> e (- l) = 2%:R^-1 ->\n"
+        "  forall wv wo : F, wv * wo != 0 ->\n"
+        "  let H (X : 'I_2 -> F) (n m : 'I_2) :=\n"
+        "    e (X n * (l * 1) * (X m * -1)) / \\sum_(m' < 2) e (X n * (l * 1) * (X m' * -1)) in\n"
+        "  exists X1 X2 : 'I_2 -> F, exists n m : 'I_2, H X1 n m * (wv * wo) != H X2 n m * (wv * wo))%R.")
+    proof = ("move=> F e l He0 Hel wv wo Hb H; "
+             "exists (fun _ => 0), (fun i => if (i : nat) == 0%nat then 0 else 1), ord_max, ord0; "
+             "rewrite /H !big_ord_recr big_ord0 /= !(mul0r, mulr0, mul1r, add0r, mulN1r, mulrN1, oppr0, mulr1) He0 Hel; "
+             "rewrite !div1r big_ord0 add0r; exact: env_half_two_thirds.")
+    return [Exported(name, statement, proof, requires="SymuatEnv")]
