@@ -89,21 +89,27 @@ def test_the_dependence_witness_is_on_the_hypotheses_and_they_are_premises(captu
         with assuming(data["hypotheses"]):
             values = {k: np.asarray(v, dtype=object) for k, v in data["values"].items()}
             assert not violated(values) and not violated({"H": values["H'"]})
-        assert not data["verdict_witness_on_hypotheses"]  # the verdict's own (N = 1, H = [[0]]) breaks them
-        assert "the verdict's own witness breaks the hypothesis" in reason(certs)
+        assert data["verdict_witness_on_hypotheses"]  # the verdict's own witness: the search keeps to them
+        assert "breaks the hypothesis" not in reason(certs)
+        w = verdict.quantities["witness"]["values"]
+        with assuming(data["hypotheses"]):
+            assert not violated({"H": np.asarray(w["first"]["H"], dtype=object)})
+            assert not violated({"H": np.asarray(w["second H"], dtype=object)})
         (t,) = export_certificates("t", verdict, certs)
         assert "(forall (i : 'I_h) (a : 'I_N), \\sum_(b < N) H i (a, tt) (b, tt) = 1) ->" in t.statement
         assert "(forall (i : 'I_h) (a : 'I_N), \\sum_(b < N) H' i (a, tt) (b, tt) = 1) ->" in t.statement
         assert t.proof.endswith("symuat_refute.")
 
 
-def _verdict_witness(data, verdict):
-    """The certificate with the verdict's own witness (rows of H summing to 0 at N = 1)."""
-    w = verdict.quantities["witness"]
-    exact = lambda v: np.asarray(v, dtype=object)
-    values = {k: exact(v) for k, v in w["values"]["first"].items()}
-    values["H'"] = exact(w["values"]["second H"])
-    return dict(data, sizes=w["sizes"], values=values, lhs_value=exact(w["lhs"]), rhs_value=exact(w["rhs"]))
+def _off_hypothesis_witness(data):
+    """The certificate at a witness off the hypothesis: N = 1, H = [[0]] (its row sums to 0, not
+    1) against H' = [[1]] — the witness the verdict printed before its search kept to the
+    hypotheses (the expression does differ there: 1 against 2)."""
+    one = lambda v: np.asarray([[v]], dtype=object)
+    values = {"H": np.asarray([[[0]]], dtype=object), "H'": np.asarray([[[1]]], dtype=object), "P": one(1),
+              "W_O": one(1), "W_V": np.asarray([[[1]]], dtype=object), "b_{L,3}": one(0)}
+    assert set(values) == set(data["values"]), sorted(data["values"])
+    return dict(data, sizes={"N": 1, "d": 1, "d_v": 1, "h": 1}, values=values, lhs_value=one(1), rhs_value=one(2))
 
 
 def _unchecked(monkeypatch, name, data):
@@ -133,8 +139,8 @@ def test_coq_accepts_the_independence_and_dependence_theorems_and_rejects_their_
         constant_in("mut_beta_x", mul(beta_x, MatrixSymbol("alpha_j", m, q)), "x"),
         # T12's expression itself (H occurs) said constant in H, without the identity
         constant_in("mut_shared_expr", shared["expr"], "H"),
-        # the verdict's own witness: H = [[0]] at N = 1, whose row sums to 0, not 1
-        *export_dependence_on_hypotheses("mut_verdict_witness", _verdict_witness(dep, verdict)),
+        # a witness off the hypothesis: H = [[0]] at N = 1, whose row sums to 0, not 1
+        *export_dependence_on_hypotheses("mut_off_hypothesis", _off_hypothesis_witness(dep)),
         # the two values of H equal: the expression does not differ (symuat's own re-evaluation of
         # the recorded sides, which refuses it first, bypassed: Coq must refuse it too)
         *_unchecked(monkeypatch, "mut_same_h", dict(dep, values=dict(dep["values"], **{"H'": dep["values"]["H"]}))),

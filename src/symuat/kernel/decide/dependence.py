@@ -144,7 +144,13 @@ def check_dependence(expr, var: str, *, depends: bool, equal_to=None, hypotheses
             return Verdict(Status.REFUTED, "the expression does not depend on " + var,
                            corrected=Corrected("does not depend on " + var, fact))
     if occurs:  # the smallest witness first (sizes from 1, entries 0/1, the other value of var flipped)
-        witness = _small_dependence_witness(expr, var, leaves)
+        from symuat.kernel.hypotheses import active, violated
+
+        # under hypotheses (rows of H summing to 1) both values of var must satisfy them: a witness
+        # that breaks them shows nothing about the check (searched further: fewer instances qualify)
+        on_hypotheses = bool(tuple(active()))
+        witness = _small_dependence_witness(expr, var, leaves, budget=4000 if on_hypotheses else 400,
+                                            on=var if on_hypotheses else None)
     if occurs and witness is None:
         dims = dimension_symbols(expr)
         for sizes in size_grid(dims, (2, 3), 8):
@@ -155,6 +161,8 @@ def check_dependence(expr, var: str, *, depends: bool, equal_to=None, hypotheses
                 continue
             other = dict(values)
             other[var] = random_values({var: leaves[var]}, sizes, np.random.default_rng(7), "exact")[var]
+            if on_hypotheses and (violated(values) or violated(other)):
+                continue
             b, _ = evaluate_at(expr, sizes, other, "exact")
             if not values_equal(a, b, "exact"):
                 witness = Counterexample(
