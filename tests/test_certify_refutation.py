@@ -262,6 +262,33 @@ def test_a_check_refuted_through_a_link_states_the_links_refuted_identity():
     assert a.statement.replace("ra", "rb", 1) == b.statement
 
 
+def test_a_check_whose_verdict_is_another_checks_states_that_checks_refutation_and_correction():
+    """T6.aaai[W3=unchanged]'s verdict *is* L2.8.sum[W3=unchanged]'s (REGISTRY.verdict) and
+    captures nothing of its own: its refutation is that check's negated identity (the same
+    statement, so one theorem) and its correction that check's corrected identity."""
+    from symuat.certify.export import export_identity
+    from symuat.certify.run import correction_pairs, shared_statement, verdict_of_check
+
+    key, link = "T6.aaai[W3=unchanged]", "L2.8.sum[W3=unchanged]"
+    checks = [c for c in REGISTRY.all_checks() if c.key in (key, link)]
+    unequal: dict = {}
+    certificates: dict = {}
+    captured = capture(checks, certificates, unequal)
+    v, pairs = captured[key]
+    assert not pairs and not unequal.get(key)
+    assert verdict_of_check(key, v, pairs, captured, unequal, certificates) == link
+    assert verdict_of_check(link, *captured[link], captured, unequal, certificates) is None
+    own = export_check_refutation("ra", captured[link][0], unequal[link], captured[link][1])
+    via = export_check_refutation("rb", v, unequal[link], captured[link][1])
+    assert shared_statement(own) == shared_statement(via)
+    fixed = [export_identity("kb", lhs, rhs) for lhs, rhs, _ in correction_pairs(v, captured[link][1], unequal[link])]
+    assert [t.statement.replace("kb", "ka", 1) for t in fixed] == [
+        export_identity("ka", lhs, rhs).statement for lhs, rhs, _ in
+        correction_pairs(captured[link][0], captured[link][1], unequal[link])]
+    with pytest.raises(Unsupported, match="not captured"):  # without the link: nothing to state
+        correction_pairs(v, pairs, unequal.get(key, []))
+
+
 def test_every_cited_mistake_is_exported_as_its_checks_refutation():
     """WP10.mistakes is proved by its two mutants' refutations: two witness theorems; WP12's, with
     its −1/M coefficient, too (over ℚ at inv_M = 1/M); a mistake the exporter cannot state (WP3's

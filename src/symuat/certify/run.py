@@ -142,6 +142,15 @@ def reused_verdict(key: str, verdict, captured: dict) -> str | None:
     return same[0] if len(same) == 1 else None
 
 
+def verdict_of_check(key: str, verdict, pairs: list, captured: dict, unequal: dict, certificates: dict) -> str | None:
+    """For a check that captured nothing of its own (no pair, comparison or certificate): the
+    check whose verdict its verdict *is* (:func:`reused_verdict`; T6.aaai[W3=unchanged] is
+    L2.8.sum[W3=unchanged]'s), whose captured statements its refutation and correction state — or None."""
+    if pairs or unequal.get(key) or certificates.get(key):
+        return None
+    return reused_verdict(key, verdict, captured)
+
+
 def shared_statement(theorems) -> tuple:
     """What a check's theorems state and how they are proved, up to their names: two refuted
     checks with the same (T8's readings that differ only after the depth of their witness) are
@@ -858,9 +867,15 @@ def certify(pattern: str = TIER, out: Path | None = None, jobs: int = 2, timeout
             # refuted by a link that is another check (T7's readings by T3.1's): the identity that
             # check compared unequal, at the counterexample the verdict reuses
             entry["link"] = reused
+        # the verdict *is* another check's (T6.aaai[W3=unchanged] is L2.8.sum[W3=unchanged]'s):
+        # that check's refutation, from what it captured
+        via = None if reused else verdict_of_check(key, verdict, pairs, captured, unequal, certificates)
+        if via:
+            entry["link"] = via
+            pairs = captured[via][1]
         try:
-            theorems = export_check_refutation("r" + coq_name(key, 0), verdict, unequal.get(reused or key, []),
-                                               pairs, certificates.get(key, []))
+            theorems = export_check_refutation("r" + coq_name(key, 0), verdict, unequal.get(reused or via or key, []),
+                                               pairs, certificates.get(via or key, []))
         except Unsupported as exc:
             entry.update(status="unsupported", reason=str(exc))
             continue
@@ -910,8 +925,14 @@ def certify(pattern: str = TIER, out: Path | None = None, jobs: int = 2, timeout
                 entry["kind"] = "printed sum"
                 theorems = export_certificates("k" + coq_name(key, 0), fix, printed)
             else:
+                # a verdict that *is* another check's: the identities that check captured
+                via = verdict_of_check(key, verdict, pairs, captured, unequal, certificates)
+                if via:
+                    entry["link"] = via
+                    pairs = captured[via][1]
                 theorems = [export_identity("k" + coq_name(key, n), lhs, rhs, proof=direct, hypotheses=hyps or ())
-                            for n, (lhs, rhs, hyps) in enumerate(correction_pairs(verdict, pairs, unequal.get(key, [])))]
+                            for n, (lhs, rhs, hyps) in enumerate(correction_pairs(verdict, pairs,
+                                                                                 unequal.get(via or key, [])))]
         except Unsupported as exc:
             entry.update(status="unsupported", reason=str(exc))
             continue
