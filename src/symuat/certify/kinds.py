@@ -12,7 +12,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Callable
 
-from symuat.certify import bands, density, exponential, identity, implication, picture, printed, rotary, vanishing, witness
+from symuat.certify import bands, density, exponential, identity, implication, kron_rank, picture, printed, rotary, vanishing, witness
 from symuat.certify.coq_terms import Unsupported
 from symuat.certify.export import Exported
 
@@ -34,6 +34,7 @@ EXPORTERS: dict[str, Callable[[str, dict], list[Exported]]] = {
     "softmax_shift": exponential.export_softmax_shift,
     "capped_sum": exponential.export_capped_sum,
     "pair_rotation": rotary.export_pair_rotation,
+    "rank_kron": kron_rank.export_rank_kron,
 }
 
 

@@ -31,6 +31,7 @@ from symuat.certify.export import AXIOMS_CHECK, batch_file, export_identity, pro
 from symuat.certify.kinds import export_certificates
 from symuat.certify.record import COQ_DIR, TIER, fingerprint, out_dir, toolchain
 from symuat.certify.rotary import PREMISES
+from symuat.certify import kron_rank
 from symuat.certify.density import export_density_refutation
 from symuat.certify.refutation import (DENIED_HOLDS, DENSITY_REFUTATION, SHAPE_CLAIM, export_check_refutation,
                                       export_shape_correction)
@@ -166,7 +167,7 @@ def selected(check, pattern: str, depth: bool = True) -> bool:
         depth and (check.key in DEPTH_THEOREMS or check.key == STEP_CHECK))
 LIBRARY = ("SymuatMx.v", "SymuatReflect.v", "SymuatBlocks.v", "SymuatTac.v", "SymuatLemmas.v", "SymuatWitness.v",
            "SymuatCount.v", "SymuatDepth.v", "SymuatFlat.v", "SymuatUnroll.v", "SymuatRotary.v", "SymuatArith.v",
-           "SymuatSmall.v")
+           "SymuatSmall.v", "SymuatKron.v")
 
 
 def proved_for_symbolic_sizes(verdict) -> bool:
@@ -821,6 +822,9 @@ def certify(pattern: str = TIER, out: Path | None = None, jobs: int = 2, timeout
             continue
         if any(kind == "pair_rotation" for kind, _ in certificates.get(key, [])):
             entry["reason"] = PREMISES  # what the theorem assumes of cos and sin, said with the certification
+        kron = [data for kind, data in certificates.get(key, []) if kind == "rank_kron"]
+        if kron:  # how the Coq objects correspond to symuat's lift (col order: a reordering, not proved)
+            entry["reason"] = kron_rank.reason(kron[0])
         # refutations (the mistakes', a dependence's witness) are computations: the refutations' budget
         computed = verdict.method.startswith(MISTAKES) or all(t.proof.endswith("symuat_refute.") for t in theorems)
         allowed = refutation_budget if computed else budget
