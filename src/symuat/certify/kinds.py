@@ -12,8 +12,8 @@ from __future__ import annotations
 import dataclasses
 from typing import Callable
 
-from symuat.certify import (bands, density, exponential, identity, implication, independence, picture, printed, rank,
-                            rotary, vanishing, witness)
+from symuat.certify import (bands, density, exponential, identity, implication, independence, kron_rank, picture, printed,
+                            rank, rotary, vanishing, witness)
 from symuat.certify.coq_terms import Unsupported
 from symuat.certify.export import Exported
 
@@ -39,6 +39,7 @@ EXPORTERS: dict[str, Callable[[str, dict], list[Exported]]] = {
     "dependence_hypotheses": independence.export_dependence_on_hypotheses,
     "rank_product": rank.export_rank_product,
     "token_block_span": rank.export_token_block_span,
+    "rank_kron": kron_rank.export_rank_kron,
 }
 
 

@@ -31,7 +31,7 @@ from symuat.certify.export import AXIOMS_CHECK, batch_file, export_identity, pro
 from symuat.certify.kinds import export_certificates
 from symuat.certify.record import COQ_DIR, TIER, fingerprint, out_dir, toolchain
 from symuat.certify.rotary import PREMISES
-from symuat.certify import independence, vanishing
+from symuat.certify import independence, kron_rank, vanishing
 from symuat.certify.witness import SOFTMAX_PREMISES
 from symuat.certify.density import export_density_refutation
 from symuat.certify.refutation import (DENIED_HOLDS, DENSITY_REFUTATION, SHAPE_CLAIM, export_check_refutation,
@@ -177,7 +177,7 @@ def selected(check, pattern: str, depth: bool = True) -> bool:
         depth and (check.key in DEPTH_THEOREMS or check.key == STEP_CHECK))
 LIBRARY = ("SymuatMx.v", "SymuatReflect.v", "SymuatBlocks.v", "SymuatTac.v", "SymuatLemmas.v", "SymuatWitness.v",
            "SymuatCount.v", "SymuatDepth.v", "SymuatFlat.v", "SymuatUnroll.v", "SymuatRotary.v", "SymuatArith.v",
-           "SymuatSmall.v", "SymuatEnv.v")
+           "SymuatSmall.v", "SymuatEnv.v", "SymuatKron.v")
 
 
 def proved_for_symbolic_sizes(verdict) -> bool:
@@ -836,6 +836,16 @@ def certify(pattern: str = TIER, out: Path | None = None, jobs: int = 2, timeout
             entry["reason"] = vanishing.premises(certificates.get(key, []))  # what it assumes of σ
         elif any(kind == "softmax_witness" for kind, _ in certificates.get(key, [])):
             entry["reason"] = SOFTMAX_PREMISES  # what it assumes of exp and of W_V, W_O
+        kron = [data for kind, data in certificates.get(key, []) if kind == "rank_kron"]
+        if kron and kron[0].get("order") == "col":
+            # the theorem covers every reordering of I_N ⊗ (BA)ᵀ; that the col lift (BA)ᵀ ⊗ I_N is one
+            # is not proved in Coq: the check is not counted as certified until it is
+            entry.update(status="unsupported", reason="a rank of the col lift (BA)ᵀ ⊗ I_N: Coq proves the rank for every "
+                         "reordering of rows and columns of I_N ⊗ (BA)ᵀ (SymuatKron), but not that this lift is "
+                         "one (the perfect shuffles); not counted until it is")
+            continue
+        if kron:  # how the Coq objects correspond to symuat's lift
+            entry["reason"] = kron_rank.reason(kron[0])
         entry["reason"] = entry["reason"] or independence.reason(certificates.get(key, []))  # what was certified
         # refutations (the mistakes', a dependence's witness) are computations: the refutations' budget
         computed = verdict.method.startswith(MISTAKES) or all(t.proof.endswith("symuat_refute.") for t in theorems)

@@ -270,9 +270,13 @@ def _a3_rank(order, claim):
         derived = sp.cancel(derived / (_N * _q))
         count = lambda sizes: _rank_count(order, sizes) / (sizes[_N] * min(sizes[_p], sizes[_q]))
     grid = [s for s in _RANK_GRID if claim == "value" or s[_q] <= s[_p]]
-    return named.check_quantity(name, claimed, derived, count, [_N, _p, _q, _r], grid=grid,
-                                 how="structure: rank(I_N ⊗ (BA)ᵀ) = rank(I_N)·rank(BA) = N·min(p, q, r) = N·r (LoRA: r ≤ min(p, q)); "
-                                     "cross-checked by exact ranks (rational elimination) of random integer B, A")
+    verdict = named.check_quantity(name, claimed, derived, count, [_N, _p, _q, _r], grid=grid,
+                                   how="structure: rank(I_N ⊗ (BA)ᵀ) = rank(I_N)·rank(BA) = N·min(p, q, r) = N·r (LoRA: r ≤ min(p, q)); "
+                                       "cross-checked by exact ranks (rational elimination) of random integer B, A")
+    if verdict.status is Status.PROVED:
+        # what the equality rests on, for the Coq exporter (certify/kron_rank.py): the lift, its order, the claim
+        certificates.record("rank_kron", expr=expr, order=order, claim=claim, claimed=claimed, derived=derived)
+    return verdict
 
 
 for _o in ("col", "row"):
