@@ -18,7 +18,7 @@ import dataclasses
 
 import numpy as np
 import pytest
-from sympy import MatrixSymbol
+from sympy import MatrixSymbol, Symbol
 
 from certify_helpers import recorded
 from symuat.certify.coq_terms import Unsupported
@@ -154,3 +154,10 @@ def test_coq_accepts_the_independence_and_dependence_theorems_and_rejects_their_
         why = res[t.name]["reason"]
         assert why.startswith("Coq:") and "Syntax error" not in why and "was not found" not in why, why
         assert "has type" not in why or "cannot be applied" in why or "Unable to unify" in why, why
+
+
+def test_the_reason_reads_only_its_own_certificates():
+    """A check whose certificates are another exporter's (A1's implications carry SymPy
+    relations as ``hypotheses``) gets no reason from this module, and no crash."""
+    x = Symbol("x")
+    assert reason([("implication", {"hypotheses": (x < 1,), "var": "x"})]) == ""

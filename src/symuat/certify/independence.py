@@ -166,6 +166,8 @@ def reason(certificates: list) -> str:
     certify, for the record's reason ("" for a check with neither)."""
     out = []
     for kind, data in certificates:
+        if kind not in ("independence", "dependence_hypotheses"):
+            continue  # another exporter's certificate (its data, e.g. hypotheses, are its own)
         var = data.get("var")
         hyps = "; ".join(h.latex() for h in dict.fromkeys(data.get("hypotheses") or ()))
         if kind == "independence" and data.get("form") is None:
