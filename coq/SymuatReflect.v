@@ -327,3 +327,180 @@ Ltac symuat_prenex_refl :=
   lazymatch goal with
   | |- _ = ?Rh => tryif is_var Rh then idtac else (symmetry; symuat_prenex_side_l; symmetry)
   end.
+
+(** * The closing comparison by computation ([symuat_close_refl])
+
+    After the prenex form and the deltas, the two sides of [L = R] are sums of terms
+    [Σ_summed Π atoms] whose products and summands may come in different orders (and products
+    in other associations: symuat's printed normal form is left-associated). Matching them by a
+    tactic search ([symuat_close] in [SymuatTac]) is quadratic in the summands. Here, the way
+    [ring] works, each side is read ([reify_kl]) as a tree [kl] of summands [ks] (nested sums
+    over a product tree [kp] of atoms); every atom carries a key ([nat]: the position of its
+    head among the goal's hypotheses, the same on both sides), every sum the key of its body;
+    [cside] flattens each product and sorts it by key, sorts the summands by key (stable
+    insertion sorts), and reads the result back as a ring term. [cside_sound] (proved once)
+    says the value is unchanged, whatever the keys — they only choose an order — so
+    [kclose] reduces [L = R] to [cside l1 = cside l2], which is closed only if the two
+    computed terms are syntactically identical ([constr_eq]). Where they are not (summed
+    indices in another order, merged coefficients, atoms with one head in another order), the
+    step fails and [symuat_close]'s search is the fallback. *)
+Section Close.
+Variable R : comRingType.
+
+Inductive kp : Type :=
+| PAt (k : nat) (r : R)
+| POne
+| PMul (a b : kp).
+
+Inductive ks : Type :=
+| KSum (n : nat) (f : 'I_n -> ks) (key : seq nat)
+| KProd (p : kp).
+
+Inductive kl : Type :=
+| LAt (s : ks)
+| LZero
+| LAdd (a b : kl).
+
+Fixpoint ev_kp (p : kp) : R :=
+  match p with PAt _ r => r | POne => 1 | PMul a b => ev_kp a * ev_kp b end.
+Fixpoint ev_ks (s : ks) : R :=
+  match s with KSum n f _ => \sum_(i < n) ev_ks (f i) | KProd p => ev_kp p end.
+Fixpoint ev_kl (l : kl) : R :=
+  match l with LAt s => ev_ks s | LZero => 0 | LAdd a b => ev_kl a + ev_kl b end.
+
+(** keys: lexicographic order on [seq nat], by functions of this file only (so that [cbv] on
+    them touches nothing else) *)
+Fixpoint kle (m n : nat) : bool :=
+  match m, n with 0, _ => true | S _, 0 => false | S m', S n' => kle m' n' end.
+Fixpoint klex (a b : seq nat) : bool :=
+  match a, b with
+  | [::], _ => true
+  | _ :: _, [::] => false
+  | x :: a', y :: b' => if kle x y then (if kle y x then klex a' b' else true) else false
+  end.
+Fixpoint kins T (key : T -> seq nat) (x : T) (l : seq T) : seq T :=
+  match l with
+  | [::] => [:: x]
+  | y :: l' => if klex (key x) (key y) then x :: l else y :: kins key x l'
+  end.
+Fixpoint ksort T (key : T -> seq nat) (l : seq T) : seq T :=
+  match l with [::] => [::] | x :: l' => kins key x (ksort key l') end.
+Fixpoint kmap T U (g : T -> U) (l : seq T) : seq U :=
+  match l with [::] => [::] | x :: l' => g x :: kmap g l' end.
+
+Fixpoint flat (p : kp) : seq (nat * R) :=
+  match p with PAt k r => [:: (k, r)] | POne => [::] | PMul a b => rcat (flat a) (flat b) end.
+Definition akey (x : nat * R) : seq nat := [:: x.1].
+Fixpoint kprod (l : seq (nat * R)) : R :=
+  match l with [::] => 1 | x :: l' => x.2 * kprod l' end.
+
+(** the canonical value of a summand: its products flattened and sorted *)
+Fixpoint cv (s : ks) : R :=
+  match s with KSum n f _ => \sum_(i < n) cv (f i) | KProd p => kprod (ksort akey (flat p)) end.
+(** a summand's key: a sum's own (its body's, given by the reifier), a product's sorted keys *)
+Definition skey (s : ks) : seq nat :=
+  match s with KSum _ _ k => k | KProd p => kmap fst (ksort akey (flat p)) end.
+Fixpoint lflat (l : kl) : seq ks :=
+  match l with LAt s => [:: s] | LZero => [::] | LAdd a b => rcat (lflat a) (lflat b) end.
+Fixpoint ksum (l : seq ks) : R :=
+  match l with [::] => 0 | s :: l' => cv s + ksum l' end.
+Definition cside (l : kl) : R := ksum (ksort skey (lflat l)).
+
+(** ** Soundness *)
+Lemma kprod_ins key x l : kprod (kins key x l) = x.2 * kprod l.
+Proof.
+elim: l => [|y l IH] //=; case: ifP => _ //=.
+by rewrite IH mulrCA.
+Qed.
+Lemma kprod_sort key l : kprod (ksort key l) = kprod l.
+Proof. by elim: l => //= x l IH; rewrite kprod_ins IH. Qed.
+Lemma kprod_cat a b : kprod (rcat a b) = kprod a * kprod b.
+Proof. by elim: a => [|x a IH] /=; rewrite ?mul1r // IH mulrA. Qed.
+Lemma flat_sound p : kprod (flat p) = ev_kp p.
+Proof. by elim: p => [k r||a IHa b IHb] /=; rewrite ?mulr1 // kprod_cat IHa IHb. Qed.
+Lemma cv_sound s : cv s = ev_ks s.
+Proof.
+elim: s => [n f IH k|p] /=; first by apply: eq_bigr => i _; exact: IH.
+by rewrite kprod_sort flat_sound.
+Qed.
+Lemma ksum_ins key x l : ksum (kins key x l) = cv x + ksum l.
+Proof.
+elim: l => [|y l IH] //=; case: ifP => _ //=.
+by rewrite IH addrCA.
+Qed.
+Lemma ksum_sort key l : ksum (ksort key l) = ksum l.
+Proof. by elim: l => //= x l IH; rewrite ksum_ins IH. Qed.
+Lemma ksum_cat a b : ksum (rcat a b) = ksum a + ksum b.
+Proof. by elim: a => [|x a IH] /=; rewrite ?add0r // IH addrA. Qed.
+Lemma cside_sound l : cside l = ev_kl l.
+Proof.
+rewrite /cside ksum_sort; elim: l => [s||a IHa b IHb] /=; rewrite ?addr0 ?cv_sound //.
+by rewrite ksum_cat IHa IHb.
+Qed.
+Lemma kclose l1 l2 : cside l1 = cside l2 -> ev_kl l1 = ev_kl l2.
+Proof. by rewrite !cside_sound. Qed.
+End Close.
+
+(** the heads an atom's key is read from: every hypothesis of the goal, as a tuple *)
+Ltac symuat_heads :=
+  let rec go acc :=
+    match goal with
+    | H : _ |- _ => lazymatch acc with context [H] => fail | _ => go (H, acc) end
+    | _ => acc
+    end in
+  go tt.
+Ltac symuat_head t := lazymatch t with ?f _ => symuat_head f | _ => t end.
+(** the key of an atom: its head's position in [hs], or 999 (a head that is no hypothesis) *)
+Ltac symuat_key hs t :=
+  let h := symuat_head t in
+  let rec pos hs :=
+    lazymatch hs with
+    | (h, _) => constr:(O)
+    | (_, ?r) => let k := pos r in constr:(S k)
+    | _ => constr:(999%N)
+    end in
+  pos hs.
+
+Ltac reify_kp R hs e :=
+  lazymatch e with
+  | @GRing.mul _ ?a ?b =>
+      let ra := reify_kp R hs a in let rb := reify_kp R hs b in constr:(@PMul R ra rb)
+  | @GRing.one _ => constr:(@POne R)
+  | _ => let k := symuat_key hs e in constr:(@PAt R k e)
+  end.
+Ltac reify_ks R hs e :=
+  lazymatch e with
+  | @BigOp.bigop _ (Finite.sort (ordinal_finType ?n)) (GRing.zero _) (index_enum (ordinal_finType _)) (fun i => @BigBody _ _ i (@GRing.add _) true (@?F i)) =>
+      let x := fresh "x" in
+      let f := constr:(fun x : 'I_n =>
+                 ltac:(let b := eval cbv beta in (F x) in let r := reify_ks R hs b in exact r)) in
+      let kf := eval lazy in (fun i : 'I_n => skey (f i)) in
+      lazymatch kf with
+      | fun _ => ?k => constr:(@KSum R n f (O :: k))
+      end
+  | _ => let p := reify_kp R hs e in constr:(@KProd R p)
+  end.
+Ltac reify_kl R hs e :=
+  lazymatch e with
+  | @GRing.add _ ?a ?b =>
+      let ra := reify_kl R hs a in let rb := reify_kl R hs b in constr:(@LAdd R ra rb)
+  | @GRing.zero _ => constr:(@LZero R)
+  | _ => let s := reify_ks R hs e in constr:(@LAt R s)
+  end.
+
+Ltac symuat_kred t :=
+  eval cbv beta iota zeta delta [cside ksum ksort kins klex kle skey kmap lflat rcat cv kprod
+                                 flat akey fst snd] in t.
+
+(** [L = R] closed by the computed comparison ([kclose]), or a failure (nothing changed) *)
+Ltac symuat_close_refl :=
+  lazymatch goal with R : GRing.ComRing.type |- ?L = ?Rh =>
+    let hs := symuat_heads in
+    let l1 := reify_kl R hs L in
+    let l2 := reify_kl R hs Rh in
+    refine (@kclose R l1 l2 _);
+    lazymatch goal with |- ?A = ?B =>
+      let A' := symuat_kred A in let B' := symuat_kred B in
+      constr_eq A' B'; exact (@Logic.eq_refl _ A')
+    end
+  end.

@@ -72,3 +72,55 @@ def test_a_normal_form_proof_names_the_prenex_theorem_among_its_lemmas():
     from symuat.certify.normal_form import probed_lemmas
 
     assert probed_lemmas()[0] == "prenex_sound"
+
+
+# The closing comparison by computation (``symuat_close_refl``, ``kclose``): both sides' products
+# and summands sorted by key and compared as terms. It closes a goal whose two sides differ only
+# in the order of factors and summands (and the association of products), and fails, with the
+# search behind it (``symuat_close``), on a wrong summand, a wrong coefficient, a swapped index.
+CLOSE_OK = [
+    ("orders", "\\sum_(i < n) \\sum_(j < m) a i * (W i j * c) + c * b i0 = "
+               "b i0 * c + \\sum_(i < n) \\sum_(j < m) c * W i j * a i"),
+    ("function", "sigma (a i0 * c + b i0) * c = c * sigma (b i0 + c * a i0)"),
+]
+CLOSE_BAD = [
+    ("summand", "\\sum_(i < n) \\sum_(j < m) a i * W i j + c = c + \\sum_(i < n) \\sum_(j < m) b i * W i j"),
+    ("coefficient", "c + c + \\sum_(i < n) a i = c + \\sum_(i < n) a i"),
+    ("index", "\\sum_(i < n) \\sum_(j < n) a i * b j * W i0 (k j) = "
+              "\\sum_(i < n) \\sum_(j < n) a j * b i * W i0 (k j)"),
+]
+_CLOSE_VARS = ("Variable i0 : 'I_n.\nVariable k : 'I_n -> 'I_m.\n"
+               "Add Ring symuat_ring : (R_ring_theory_ring R).\nAdd Ring symuat_ring_zmod : (R_ring_theory_zmod R).\n")
+
+
+@pytest.mark.parametrize("name,goal", CLOSE_OK, ids=[p[0] for p in CLOSE_OK])
+def test_the_computed_comparison_closes_sides_that_differ_in_order(coq_lib, name, goal):
+    # the function's argument differs in order too: the comparison alone does not close it, the
+    # closing tactic (the comparison first, then the search matching the arguments) does
+    tactic = "symuat_close" if name == "function" else "symuat_close_refl"
+    ok = _coq(coq_lib, f"kclose_ok_{name}", _CLOSE_VARS + f"Goal {goal}.\nProof. {tactic}. Qed.\n")
+    assert ok.returncode == 0, ok.stdout + ok.stderr
+
+
+@pytest.mark.parametrize("name,goal", CLOSE_BAD, ids=[p[0] for p in CLOSE_BAD])
+def test_the_computed_comparison_rejects_a_false_closing(coq_lib, name, goal):
+    for tactic in ("symuat_close_refl", "symuat_close"):
+        bad = _coq(coq_lib, f"kclose_bad_{name}_{tactic}",
+                   _CLOSE_VARS + f"Goal {goal}.\nProof. {tactic}. Qed.\n")
+        assert bad.returncode != 0, f"{tactic} closed a false goal ({name})"
+        assert "Syntax error" not in bad.stderr and "was not found" not in bad.stderr, bad.stderr[-400:]
+
+
+def test_the_comparison_s_soundness_is_a_theorem_a_false_sort_breaks(coq_lib):
+    from certify_helpers import assert_library_variant_rejected
+
+    # an insertion that drops the element it inserts: the sort no longer keeps the product
+    assert_library_variant_rejected(coq_lib / "lib", "SymuatReflect.v", "a sort that drops an atom",
+                                    "  | [::] => [:: x]\n  | y :: l' => if klex",
+                                    "  | [::] => [::]\n  | y :: l' => if klex")
+
+
+def test_a_normal_form_proof_names_the_comparison_among_its_lemmas():
+    from symuat.certify.normal_form import probed_lemmas
+
+    assert probed_lemmas()[:2] == ("prenex_sound", "kclose")

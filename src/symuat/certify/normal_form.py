@@ -221,7 +221,7 @@ def probed_lemmas() -> tuple:
     skip = {"R_ring_theory", "R_ring_theory_ring", "R_ring_theory_zmod", "summand_match"}
     # the prenex form by computation (coq/SymuatReflect.v): its soundness theorem is what a proof
     # term applies (the lemmas behind it are inside its own proof)
-    return tuple(["prenex_sound"] + [n for n in dict.fromkeys(names) if n not in skip]
+    return tuple(["prenex_sound", "kclose"] + [n for n in dict.fromkeys(names) if n not in skip]
                  + ["exchange_big", "big_ord_recr", "ring"])
 
 
