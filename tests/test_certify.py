@@ -127,6 +127,7 @@ def test_a_batch_never_lets_a_failing_theorem_pass(coq_lib):
     assert {k: v["ok"] for k, v in res.items()} == {
         "b_true0": True, "b_mutant": False, "b_true1": True, "b_admitted": False, "b_true2": True}
     assert res["b_mutant"]["reason"].startswith("Coq:")
+    assert len(res["b_mutant"]["reason"]) > len("Coq: Error: "), res["b_mutant"]  # Coq's message, not its heading
     assert "axioms" in res["b_admitted"]["reason"]
     # the one accepted before the failure is compiled again after the rest: every accepted theorem
     # is in a file that compiled whole (a .vo coqchk re-checks), the mutant in none

@@ -26,7 +26,7 @@ is rejected (``tests/test_certify_kron_rank.py``).
 >>> t, = export_rank_kron("a3", {"expr": KroneckerProduct(Identity(N), (B * A).T), "order": "row",
 ...                              "claim": "value", "claimed": N * r})
 >>> print(t.statement.splitlines()[-3])
-  (forall (F : fieldType) (N p q r : nat) (B : 'M[F]_(p, r)) (A : 'M[F]_(r, q)), (\rank (lift_diag N (B *m A)^T) <= N * r)%N) /\
+  (forall (F : fieldType) (N p q r : nat) (B : 'M[F]_(p, r)) (A : 'M[F]_(r, q)), (\rank (lift_diag N (B *m A)^T) <= N * r)%nat) /\
 """
 
 from __future__ import annotations
@@ -93,11 +93,11 @@ def export_rank_kron(name: str, data: dict) -> list[Exported]:
         binders, intro = " (s : perm_of (N * q)) (t : perm_of (N * p))", " s t"
     mats = "(B : 'M[F]_(p, r)) (A : 'M[F]_(r, q))"
     if claim == "value":
-        reached = f"\\rank ({lift}) = (N * r)%N"
+        reached = f"\\rank ({lift}) = (N * r)%nat"
         pre, wit_intro, close = "", "hp hq", "rank_lift_diag rank_lora_pid"
     else:
         reached = f"((\\rank ({lift}))%:R / (N * minn p q)%:R = r%:R / (minn p q)%:R :> rat)%R"
-        pre, wit_intro = "(0 < N)%N -> ", "hN hp hq"
+        pre, wit_intro = "(0 < N)%nat -> ", "hN hp hq"
         close = ("rank_lift_diag rank_lora_pid // !natrM -mulf_div divff ?mul1r // Num.Theory.pnatr_eq0 -lt0n")
     perm = "rank_perm_mx " if order == "col" else ""
     what = ("row order: symuat's lift I_N ⊗ (B A)ᵀ is lift_diag N (B A)ᵀ, N diagonal copies (block_mx)"
@@ -110,8 +110,8 @@ def export_rank_kron(name: str, data: dict) -> list[Exported]:
         f"Theorem {name} :\n"
         f"  (* A3, {what}; B p×r, A r×q, any field: rank ≤ N r for all B, A; B = A = pid_mx r attains it "
         f"(r ≤ p, r ≤ q){claim_text} *)\n"
-        f"  (forall (F : fieldType) (N p q r : nat) {mats}{binders}, (\\rank ({lift}) <= N * r)%N) /\\\n"
-        f"  (forall (F : fieldType) (N p q r : nat){binders}, {pre}(r <= p)%N -> (r <= q)%N ->\n"
+        f"  (forall (F : fieldType) (N p q r : nat) {mats}{binders}, (\\rank ({lift}) <= N * r)%nat) /\\\n"
+        f"  (forall (F : fieldType) (N p q r : nat){binders}, {pre}(r <= p)%nat -> (r <= q)%nat ->\n"
         f"     exists {mats}, {reached}).")
     proof = ("split.\n"
              + _PROOF_BOUND.replace("F N p q r B A;", f"F N p q r B A{intro};").format(perm)

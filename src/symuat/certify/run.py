@@ -490,8 +490,9 @@ def compile_batch(lib: Path, theorems: list, path: Path, timeout: int = 600) -> 
             failed = pending[0] if pending else None
         if failed is None:
             break
-        err = [l for l in (stderr + stdout).splitlines() if l.startswith("Error") or "Error:" in l]
-        reason = ("Coq: " + " ".join(err)[:300]) if err else (stderr or stdout).strip()[-300:]
+        # Coq prints "Error:" on a line of its own and the message on the lines after it
+        where = next((t for t in (stderr, stdout) if "Error" in t), "")
+        reason = ("Coq: " + " ".join(where[where.find("Error"):].split())[:300]) if where else (stderr or stdout).strip()[-300:]
         results[failed] = {"ok": False, "log": logs.get(failed, ""), "reason": reason}
         names = [t.name for t in todo]
         # the theorems after the failure, then those accepted before it once more: in a file that
