@@ -91,9 +91,12 @@ def test_cli_refusals_name_the_entry_and_write_nothing(tmp_path, capsys):
         assert main(["model", "fold", "--model", str(path), "--out", str(tmp_path / "x")] + args) == 2
         assert capsys.readouterr().err.startswith(f"symuat: {entry}:")
     assert main(["model", "fold", "--model", "minilm", "--out", str(tmp_path / "y"), "--norms"]) == 2
-    assert capsys.readouterr().err.startswith("symuat: WP2:")
+    err = capsys.readouterr().err
     assert not (tmp_path / "x").exists() and not (tmp_path / "y").exists()
     assert [p.name for p in tmp_path.iterdir()] == ["tiny.gguf"]
+    if err.startswith("symuat: model 'minilm' needs the package") and os.environ.get("SYMUAT_REQUIRE_MODEL") != "1":
+        pytest.skip("packaged model not installed (symuat model install): WP2's refusal not reached")
+    assert err.startswith("symuat: WP2:"), err
 
 
 def test_fold_of_a_random_decoder_and_its_mistakes():

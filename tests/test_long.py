@@ -6,6 +6,7 @@ Tiny random decoders (biases, a sliding window, sandwich norms included); a few 
 """
 
 import json
+import os
 
 import numpy as np
 import pytest
@@ -332,8 +333,11 @@ def test_plan_of_a_family_explained_by_its_duat_terms(monkeypatch):
 
 
 def test_max_memory_refuses_an_encoder_it_does_not_plan():
-    with pytest.raises(compare.ModelError, match="--max-memory plans a decoder's run; minilm is an encoder"):
+    with pytest.raises(compare.ModelError) as refused:
         compare.check(["a cat"], "minilm", reference=False, max_memory=2 ** 33)
+    if "needs the package" in str(refused.value) and os.environ.get("SYMUAT_REQUIRE_MODEL") != "1":
+        pytest.skip("packaged model not installed (symuat model install)")
+    assert "--max-memory plans a decoder's run; minilm is an encoder" in str(refused.value)
 
 
 @pytest.mark.parametrize("token", [None, 5])
