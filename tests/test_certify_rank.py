@@ -25,7 +25,7 @@ def test_h8_rank_records_its_product_and_is_exported_as_bound_and_witness(h8):
     verdict, certificates = h8
     assert str(verdict.status) == "proved" and [k for k, _ in certificates] == ["rank_product"]
     t, = export_certificates("c_h8", verdict, certificates)
-    assert "(\\rank (W_Qi *m W_Ki^T) <= minn d d_k)%N) /\\" in t.statement
+    assert "(\\rank (W_Qi *m W_Ki^T) <= minn d d_k)%nat) /\\" in t.statement
     assert "exists W_Qi W_Ki : 'M[F]_(d, d_k), \\rank (W_Qi *m W_Ki^T) = minn d d_k)." in t.statement
 
 
@@ -46,7 +46,7 @@ def test_coq_accepts_h8s_rank_and_rejects_its_mutants(coq_lib, h8):
     true, = export_certificates("k_h8", verdict, certificates)
     mutants = [
         dataclasses.replace(true, name="m_h8_bound", statement=true.statement.replace(
-            "<= minn d d_k)%N)", "<= (minn d d_k).-1)%N)").replace(true.name, "m_h8_bound")),
+            "<= minn d d_k)%nat)", "<= (minn d d_k).-1)%nat)").replace(true.name, "m_h8_bound")),
         dataclasses.replace(true, name="m_h8_reach", statement=true.statement.replace(
             "\\rank (W_Qi *m W_Ki^T) = minn d d_k).", "\\rank (W_Qi *m W_Ki^T) = d).").replace(true.name, "m_h8_reach")),
     ]
@@ -62,8 +62,8 @@ def test_h6_corr_records_its_span_and_coq_rejects_a_smaller_bound(coq_lib):
     verdict, _pairs, _unequal, certificates = recorded("H6.corr")["H6.corr"]
     assert str(verdict.status) == "proved" and [k for k, _ in certificates] == ["token_block_span"]
     true, = export_certificates("k_h6", verdict, certificates)
-    assert true.statement.endswith("ord0 l)%R) <= h)%N.")
+    assert true.statement.endswith("ord0 l)%R) <= h)%nat.")
     mutants = [dataclasses.replace(true, name=f"m_h6_{n}", statement=true.statement.replace(
-        "<= h)%N.", f"<= {bound})%N.").replace(true.name, f"m_h6_{n}")) for n, bound in enumerate(("h.-1", "1"))]
+        "<= h)%nat.", f"<= {bound})%nat.").replace(true.name, f"m_h6_{n}")) for n, bound in enumerate(("h.-1", "1"))]
     res = compile_batch(coq_lib / "lib", [true, *mutants], coq_lib / "theories" / "span_batch.v", timeout=300)
     assert {n: r["ok"] for n, r in res.items()} == {true.name: True, "m_h6_0": False, "m_h6_1": False}

@@ -21,7 +21,7 @@ lemmas (``rank_leq_row``, ``mxrankM_maxl``, ``rank_leq_col``, ``tr_pid_mx``, ``p
 >>> Q, K = MatrixSymbol("W_Qi", d, k), MatrixSymbol("W_Ki", d, k)
 >>> t, = export_rank_product("h8", {"expr": Q * K.T, "bound": sp.Min(d, k)})
 >>> print(t.statement.splitlines()[-2])
-  (forall (F : fieldType) (d d_k : nat) (W_Qi W_Ki : 'M[F]_(d, d_k)), (\rank (W_Qi *m W_Ki^T) <= minn d d_k)%N) /\
+  (forall (F : fieldType) (d d_k : nat) (W_Qi W_Ki : 'M[F]_(d, d_k)), (\rank (W_Qi *m W_Ki^T) <= minn d d_k)%nat) /\
 """
 
 from __future__ import annotations
@@ -60,15 +60,15 @@ def export_rank_product(name: str, data: dict) -> list[Exported]:
         f"  (* the rank of {A.name} {B.name}ᵀ ({A.name}, {B.name}: {r}×{c}) over any field: at most min({r}, {c}) "
         f"for every weight, and attained by the selector E_ij = δ_ij (pid_mx) for both — its generic rank *)\n"
         f"  (forall (F : fieldType) ({rr} {cc} : nat) ({a} {b} : 'M[F]_({rr}, {cc})), "
-        f"(\\rank ({prod}) <= minn {rr} {cc})%N) /\\\n"
+        f"(\\rank ({prod}) <= minn {rr} {cc})%nat) /\\\n"
         f"  (forall (F : fieldType) ({rr} {cc} : nat), exists {a} {b} : 'M[F]_({rr}, {cc}), "
         f"\\rank ({prod}) = minn {rr} {cc}).")
     return [Exported(name, statement, PROOF)]
 
 
 SPAN_PROOF = ("move=> F N h M H B.\n"
-              "have -> : (\\matrix_(k < (N * N)%N, l < (M * M)%N) \\sum_(i < h) mxvec (H i) ord0 k * mxvec (B i)^T ord0 l) =\n"
-              "          (\\matrix_(k < (N * N)%N, i < h) mxvec (H i) ord0 k) *m (\\matrix_(i < h, l < (M * M)%N) mxvec (B i)^T ord0 l).\n"
+              "have -> : (\\matrix_(k < (N * N)%nat, l < (M * M)%nat) \\sum_(i < h) mxvec (H i) ord0 k * mxvec (B i)^T ord0 l) =\n"
+              "          (\\matrix_(k < (N * N)%nat, i < h) mxvec (H i) ord0 k) *m (\\matrix_(i < h, l < (M * M)%nat) mxvec (B i)^T ord0 l).\n"
               "  by apply/matrixP => k l; rewrite !mxE; apply: eq_bigr => i _; rewrite !mxE.\n"
               "by apply: leq_trans (mxrankM_maxl _ _) _; exact: rank_leq_col.")
 
@@ -86,5 +86,5 @@ def export_token_block_span(name: str, data: dict) -> list[Exported]:
         f"with H5); flattened (mxvec) as the rows of an N²×M² matrix, its rank — the dimension of their span — is at "
         f"most h, for every H_i and every B_i (the check's B_i, blocks of W_V W_O, are a case) *)\n"
         f"  forall (F : fieldType) (N h M : nat) (H : 'I_h -> 'M[F]_N) (B : 'I_h -> 'M[F]_M),\n"
-        f"  (\\rank (\\matrix_(k < (N * N)%N, l < (M * M)%N) (\\sum_(i < h) mxvec (H i) ord0 k * mxvec (B i)^T ord0 l)%R) <= h)%N.")
+        f"  (\\rank (\\matrix_(k < (N * N)%nat, l < (M * M)%nat) (\\sum_(i < h) mxvec (H i) ord0 k * mxvec (B i)^T ord0 l)%R) <= h)%nat.")
     return [Exported(name, statement, SPAN_PROOF)]
