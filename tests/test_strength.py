@@ -319,3 +319,25 @@ def test_x3_sandwich_layer_is_eq20_and_its_mutants_are_refuted(mutant):
     assert decide.check_identity(*dc.gated_layer_statement(sandwich=True)).status is Status.PROVED
     v = decide.check_identity(*dc.gated_layer_statement(mutant, sandwich=True))
     assert v.status is Status.REFUTED and v.counterexample is not None
+
+
+def test_a_dependence_under_hypotheses_needs_a_witness_on_them():
+    """H·1 (row sums of H) is constant when the rows of H sum to 1: under that hypothesis no
+    witness may show it depends on H (a witness off the hypothesis would), and without it one does;
+    H·1 + H·v (v a fixed leaf) still depends on H under the hypothesis."""
+    from sympy import MatrixSymbol, OneMatrix
+
+    from symuat.claims.attention import rows_sum_to_one
+    from symuat.expr.algebra import add, dims, mul
+
+    N = dims("N")
+    H, v = MatrixSymbol("H", N, N), MatrixSymbol("v", N, 1)
+    rows = mul(H, OneMatrix(N, 1))
+    on = decide.check_dependence(rows, "H", depends=True, hypotheses=[rows_sum_to_one("bidir")])
+    assert on.status is not Status.PROVED
+    assert decide.check_dependence(rows, "H", depends=True).status is Status.PROVED
+    both = decide.check_dependence(add(rows, mul(H, v)), "H", depends=True, hypotheses=[rows_sum_to_one("bidir")])
+    assert both.status is Status.PROVED
+    witness = both.quantities["witness"]
+    for H_value in (witness["values"]["first"]["H"], witness["values"]["second H"]):
+        assert all(sum(row) == 1 for row in np.asarray(H_value, dtype=object).tolist())
