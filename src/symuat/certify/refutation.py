@@ -63,6 +63,11 @@ def refutation_data(verdict, unequal: list) -> tuple[str, dict]:
     reason = cex.reason or ""
     if not cex.values:
         raise Unsupported(f"the counterexample has no matrix values ({_clip(reason, 100)})")
+    if cex.lhs is None and cex.rhs is None and not reason.startswith("ill-typed"):
+        # an instance of another procedure that records neither side's value (T10: the combined
+        # parameters of an exact Transformer at two inputs differ), not a side undefined
+        raise Unsupported("the counterexample records the value of neither side (an exact instance the Coq library "
+                          f"has no definitions to recompute): {_clip(reason, 120)}")
     if cex.lhs is None or cex.rhs is None:
         found = _undefined_pair(unequal, cex)
         if found is None:
