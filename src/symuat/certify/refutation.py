@@ -15,7 +15,13 @@ statement the counterexample refutes, never another comparison the check made. W
   differ; a statement typed only where the counterexample makes sizes equal (L2.5: F = D) is
   stated with them identified, and says so;
 * the sides differ in shape (``shapes differ``): :mod:`symuat.certify.shapes`;
-* a side undefined at the counterexample: :mod:`symuat.certify.undefined`;
+* a side undefined at the counterexample: :mod:`symuat.certify.undefined`; a formula a check
+  found ill-typed on an instance, with its operands' types recorded (A4's ``op=plus``), or a
+  statement ill-typed for symbolic sizes (H5.eq8[slice,flat]): the operands' shapes, typed by Coq
+  (:func:`~symuat.certify.undefined.operand_shapes_theorem`); sides whose index spaces differ where
+  the counterexample types them (H4.duat[transposed,conf]): the witness with the fewest sizes
+  identified or fixed (:func:`~symuat.certify.shapes.typed_instance`);
+* a count of σ-terms (T11): :mod:`symuat.certify.sigma_terms`;
 * two windows that are not the same mask (WP9's bands, certificate ``band_masks``): the two
   booleans "n attends to n′" at the entry where they differ, :mod:`symuat.certify.bands`.
 

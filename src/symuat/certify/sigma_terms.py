@@ -31,7 +31,7 @@ def _fresh(base: str, taken: set) -> str:
     return out
 
 
-def constant_in_sigma(name: str, expr, what: str) -> Exported:
+def constant_in_sigma(name: str, expr, what: str, note: str = "") -> Exported:
     """``expr`` as a Coq function of its elementwise function ``sigma`` is constant: ``forall s s',
     F s =m F s'``, proved by conversion (rejected when ``F`` uses σ)."""
     ctx = Ctx()
@@ -43,7 +43,7 @@ def constant_in_sigma(name: str, expr, what: str) -> Exported:
     taken = set(ctx.leaves) | set(ctx.dims) | {"sigma"}
     f, s, s2, i, j = (_fresh(n, taken) for n in ("F", "s", "s'", "i", "j"))
     statement = (f"Theorem {name} " + " ".join(binders) + " :\n"
-                 f"  (* {what}, a function of the elementwise function sigma, is constant: it has no sigma-term *)\n"
+                 f"  (* {what}, a function of the elementwise function sigma, is constant: it has no sigma-term{note} *)\n"
                  f"  let {f} := fun sigma : R -> R => {body} in\n"
                  f"  forall {s} {s2} : R -> R, {f} {s} =m {f} {s2}.")
     return Exported(name, statement, f"move=> {f} {s} {s2} {i} {j}; reflexivity.")
@@ -95,5 +95,6 @@ def export_sigma_terms_refutation(name: str, data: dict, cex) -> list[Exported]:
                           "(independence of σ against a one-layer UAT)")
     expr = data["members"][k]
     what = data["name"].replace("_{j,", "_{" + str(k) + ",")
-    return [constant_in_sigma(f"{name}_derived", expr, what),
+    note = f" (symuat counts 0, the claim {claimed}: this is what the count 0 means; the count itself is symuat's)"
+    return [constant_in_sigma(f"{name}_derived", expr, what, note),
             claimed_form_depends_on_sigma(f"{name}_claimed", data["x0"], expr.shape[0], what)]
