@@ -15,7 +15,13 @@ statement the counterexample refutes, never another comparison the check made. W
   differ; a statement typed only where the counterexample makes sizes equal (L2.5: F = D) is
   stated with them identified, and says so;
 * the sides differ in shape (``shapes differ``): :mod:`symuat.certify.shapes`;
-* a side undefined at the counterexample: :mod:`symuat.certify.undefined`;
+* a side undefined at the counterexample: :mod:`symuat.certify.undefined`; a formula a check
+  found ill-typed on an instance, with its operands' types recorded (A4's ``op=plus``), or a
+  statement ill-typed for symbolic sizes (H5.eq8[slice,flat]): the operands' shapes, typed by Coq
+  (:func:`~symuat.certify.undefined.operand_shapes_theorem`); sides whose index spaces differ where
+  the counterexample types them (H4.duat[transposed,conf]): the witness with the fewest sizes
+  identified or fixed (:func:`~symuat.certify.shapes.typed_instance`);
+* a count of σ-terms (T11): :mod:`symuat.certify.sigma_terms`;
 * two windows that are not the same mask (WP9's bands, certificate ``band_masks``): the two
   booleans "n attends to n′" at the entry where they differ, :mod:`symuat.certify.bands`.
 
@@ -36,8 +42,9 @@ import numpy as np
 from symuat.certify.coq_terms import Unsupported
 from symuat.certify.export import Exported
 from symuat.certify.shapes import (SHAPE_CLAIM, _differing_sizes, export_shape_claim_refutation,  # noqa: F401
-                                  export_shape_correction, export_shape_refutation)
-from symuat.certify.undefined import _undefined_pair, export_undefined_refutation
+                                  export_shape_correction, export_shape_refutation, typed_instance)
+from symuat.certify.undefined import (_undefined_pair, export_ill_typed_operation, export_ill_typed_refutation,
+                                     export_undefined_refutation, ill_typed_certificates, ill_typed_refutation_data)
 from symuat.certify.witness import _evaluates_to, export_witness, matching_sigma, sigma_of
 from symuat.kernel.index_calculus import col_space, row_space
 
@@ -62,6 +69,11 @@ def refutation_data(verdict, unequal: list) -> tuple[str, dict]:
     reason = cex.reason or ""
     if not cex.values:
         raise Unsupported(f"the counterexample has no matrix values ({_clip(reason, 100)})")
+    if cex.lhs is None and cex.rhs is None and not reason.startswith("ill-typed"):
+        # an instance of another procedure that records neither side's value (T10: the combined
+        # parameters of an exact Transformer at two inputs differ), not a side undefined
+        raise Unsupported("the counterexample records the value of neither side (an exact instance the Coq library "
+                          f"has no definitions to recompute): {_clip(reason, 120)}")
     if cex.lhs is None or cex.rhs is None:
         found = _undefined_pair(unequal, cex)
         if found is None:
@@ -90,8 +102,9 @@ def refutation_data(verdict, unequal: list) -> tuple[str, dict]:
         merged = _merged_sizes(lhs, rhs, cex.sizes)
         fixed = {"lhs": lhs.subs(merged), "rhs": rhs.subs(merged)}
         if (_compare_entries(fixed["lhs"], fixed["rhs"]).reason or "").startswith("ill-typed"):
-            raise Unsupported("the refuted statement is ill-typed for symbolic sizes, even with the sizes the "
-                              f"counterexample makes equal identified: {_clip(typed, 120)}")
+            # identified, still ill-typed (H5.eq8[slice,flat]: h·d columns against d rows): stated
+            # where the counterexample types it, the fewest sizes fixed or identified
+            return _typed_refutation(data, reason, f"ill-typed for symbolic sizes ({_clip(typed, 120)})")
         if not reason.startswith(VALUES):
             raise Unsupported(f"a counterexample of another kind: {_clip(reason, 120)}")
         same = ", ".join(f"{k} = {v}" for k, v in merged.items())
@@ -101,12 +114,40 @@ def refutation_data(verdict, unequal: list) -> tuple[str, dict]:
         # ``lhs = rhs`` is not even a Coq statement; the identity fails for all sizes at
         # every size where the shapes differ — the counterexample's, else the first of
         # 2, 3 for every size (at n = 1 both are 1×1 and the values differ instead)
-        return "shape_refutation", dict(data, sizes=_differing_sizes(lhs, rhs, cex.sizes))
+        try:
+            return "shape_refutation", dict(data, sizes=_differing_sizes(lhs, rhs, cex.sizes))
+        except Unsupported:
+            # the flattened shapes agree at every size tried (H4.duat[transposed,conf]: (N, h, d_v)
+            # against (N, h, d)): the values differ where the index spaces are one
+            return _typed_refutation(data, reason, "the sides' index spaces differ for symbolic sizes")
     if reason.startswith(VALUES):
         return "refutation", data
     if reason.startswith(SHAPES):
         return "shape_refutation", data
     raise Unsupported(f"a counterexample of another kind: {_clip(reason, 120)}")
+
+
+def _typed_refutation(data: dict, reason: str, why: str) -> tuple[str, dict]:
+    """The witness theorem of a refutation whose ``lhs = rhs`` is no statement for symbolic sizes
+    (``why``), stated where it is one at the counterexample: the fewest sizes identified with an
+    equal one or fixed at their value (:func:`~symuat.certify.shapes.typed_instance`), said in the
+    theorem's comment; :class:`Unsupported` if none types it or the sides do not differ in value."""
+    found = typed_instance(data["lhs"], data["rhs"], data["sizes"])
+    if found is None and reason.startswith(VALUES):
+        # not even then (H5.eq8[slice,flat]: h·d columns against d rows, typed only at h = 1, which
+        # symuat's heads do not fix): the broken operation's operands, of different shapes
+        broken = ill_typed_refutation_data(data["lhs"], data["rhs"], data["sizes"])
+        if broken is not None:
+            at = ", ".join(f"{k} = {v}" for k, v in sorted(data["sizes"].items()))
+            return "ill_typed_refutation", dict(broken, counterexample=at)
+    if found is None:
+        raise Unsupported(f"the refuted statement is {why}, and no identification or fixing of sizes at the "
+                          "counterexample's values types it")
+    if not reason.startswith(VALUES):
+        raise Unsupported(f"a counterexample of another kind: {_clip(reason, 120)}")
+    sub, how = found
+    return "refutation", dict(data, lhs=data["lhs"].subs(sub), rhs=data["rhs"].subs(sub),
+                              comment=f"{why}; stated where the counterexample types it: {how}")
 
 
 def _merged_sizes(lhs, rhs, sizes: dict) -> dict:
@@ -144,7 +185,7 @@ def export_refutation(name: str, data: dict) -> list[Exported]:
 
 #: kind → exporter(name, data) for the kinds :func:`refutation_data` returns
 EXPORTERS = {"refutation": export_refutation, "shape_refutation": export_shape_refutation,
-             "undefined_refutation": export_undefined_refutation}
+             "undefined_refutation": export_undefined_refutation, "ill_typed_refutation": export_ill_typed_refutation}
 
 
 #: a refuted negation ("``lhs = rhs`` fails in general", P4): refuted by a proof of the identity
@@ -192,6 +233,14 @@ def export_check_refutation(name: str, verdict, unequal: list, equal: list, cert
     found = [data for kind, data in certificates if kind == DENSITY_REFUTATION]
     if found:
         return export_density_refutation(name, found[0])
+    found = [data for kind, data in certificates if kind == "sigma_terms"]
+    if found and verdict.counterexample is not None:  # a count of σ-terms (T11): what a count of 0 means
+        from symuat.certify.sigma_terms import export_sigma_terms_refutation
+
+        return export_sigma_terms_refutation(name, found[-1], verdict.counterexample)
+    ill_typed = ill_typed_certificates(certificates)
+    if ill_typed:  # a formula ill-typed on an instance, its operands typed as the claim defines them
+        return export_ill_typed_operation(name, *ill_typed)
     found = [data for kind, data in certificates if kind == "printed_refutation"]
     if found:
         from symuat.certify.printed import export_printed_refutation

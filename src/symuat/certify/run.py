@@ -31,7 +31,7 @@ from symuat.certify.export import AXIOMS_CHECK, batch_file, export_identity, pro
 from symuat.certify.kinds import export_certificates
 from symuat.certify.record import COQ_DIR, TIER, fingerprint, out_dir, toolchain
 from symuat.certify.rotary import PREMISES
-from symuat.certify import independence, kron_rank, vanishing
+from symuat.certify import independence, kron_rank, undefined, vanishing
 from symuat.certify.witness import SOFTMAX_PREMISES
 from symuat.certify.density import export_density_refutation
 from symuat.certify.refutation import (DENIED_HOLDS, DENSITY_REFUTATION, SHAPE_CLAIM, export_check_refutation,
@@ -897,6 +897,7 @@ def certify(pattern: str = TIER, out: Path | None = None, jobs: int = 2, timeout
         entry["kind"] = "identity" if verdict.method.startswith(DENIED_HOLDS) else "refutation"
         if vanishing.refutation_premises(certificates.get(key, [])):
             entry["reason"] = vanishing.refutation_premises(certificates.get(key, []))  # what it assumes of σ
+        entry["reason"] = entry["reason"] or undefined.reason(theorems)  # a statement other than the values at the counterexample
         same = stated.setdefault(shared_statement(theorems), key)
         if same != key:
             entry["same_statement"] = same  # its theorems are the first's: status copied below

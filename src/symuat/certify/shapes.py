@@ -118,3 +118,56 @@ def export_shape_correction(name: str, data: dict) -> list[Exported]:
     rows, cols = ctx.space(row_space(expr)), ctx.space(col_space(expr))
     statement = (f"Theorem {name} {' '.join(binders_of(ctx))} :\n  ({strip(text)} : mx R {rows} {cols}) = {strip(text)}.")
     return [Exported(name, statement, "reflexivity.")]
+
+
+def typed_instance(lhs, rhs, sizes: dict) -> tuple[dict, str] | None:
+    """Where ``lhs = rhs`` is a statement, at a counterexample (``sizes``) at which it is typed but
+    which is not for independent symbolic sizes: the fewest sizes to identify with another of the
+    same value there, or to fix at their value, for both sides to be typed with the same index
+    spaces — ``(substitution, description)``, tried one change first (identifications before
+    fixed values), then two, …; None if even every size fixed does not type it.
+
+    >>> import sympy as sp
+    >>> from sympy import MatrixSymbol
+    >>> n, m = (sp.Symbol(s, positive=True, integer=True) for s in "nm")
+    >>> A, v = MatrixSymbol("A", n, m), MatrixSymbol("v", n, 1)
+    >>> typed_instance(A.T * v, A * v, {"n": 2, "m": 2})[1]
+    'n identified with m (equal at the counterexample)'
+    """
+    import itertools
+
+    from symuat.kernel.decide.instances import dimension_symbols
+    from symuat.kernel.index_calculus import _compare_entries
+
+    syms = sorted(dimension_symbols(lhs, rhs), key=lambda s: s.name)
+    if any(s.name not in sizes for s in syms):
+        return None
+    value = {s: int(sizes[s.name]) for s in syms}
+    moves = [(b, a, f"{b.name} identified with {a.name}") for a, b in itertools.combinations(syms, 2)
+             if value[a] == value[b]]
+    moves += [(s, sp.Integer(value[s]), f"{s.name} = {value[s]}") for s in syms]
+
+    def typed(sub: dict) -> bool:
+        try:
+            left, right = lhs.subs(sub), rhs.subs(sub)
+            if (_compare_entries(left, right).reason or "").startswith("ill-typed"):
+                return False
+            return (row_space(left), col_space(left)) == (row_space(right), col_space(right))
+        except Exception:  # a substitution SymPy cannot build is not a typed instance
+            return False
+
+    for k in range(1, len(syms) + 1):
+        for chosen in itertools.combinations(moves, k):
+            targets = [m[0] for m in chosen]
+            if len(set(targets)) != k:
+                continue
+            sub = {b: a for b, a, _ in chosen}
+            # an identification onto a size that is itself replaced: resolve it
+            sub = {b: (a.subs(sub) if isinstance(a, sp.Basic) else a) for b, a in sub.items()}
+            if typed(sub):
+                identified = [t for b, a, t in chosen if not a.is_Integer]
+                fixed = [t for b, a, t in chosen if a.is_Integer]
+                parts = [", ".join(identified) + " (equal at the counterexample)"] if identified else []
+                parts += [", ".join(fixed) + " (the counterexample's value" + ("s)" if len(fixed) > 1 else ")")] if fixed else []
+                return sub, "; ".join(parts)
+    return None

@@ -369,8 +369,31 @@ def _a4_corrected_instances():
     return decide.check_matches_reference(insts, what="the corrected Eq. 18 against the fine-tuned network")
 
 
+def eq18_plus_operands(reading: dict):
+    r"""The two operands of Eq. 18's ``+`` before σ (``op=plus``), typed from the definitions: the
+    combined parameters act on the flattened tokens, so :math:`\mathbf W'_{j,3}+\Delta\mathbf W`
+    maps the hidden space (N, F) to the stream (N, M) and :math:`\sigma(\cdot)` is a hidden vector;
+    the names follow the reading (ΔW's index, b'_{j,2} kept or recomputed)."""
+    N, M, F = dims("N M F")
+    m = "j" if reading["idx"] == "j" else "j1"
+    stream, hidden = (N, M), (N, F)
+    U, dU = BlockSymbol("W3'_j", stream, hidden), BlockSymbol(f"dW3_{m}", stream, hidden)
+    V, dV = BlockSymbol("W2'_j", hidden, stream), BlockSymbol(f"dW2_{m}", hidden, stream)
+    x0 = BlockSymbol("x'_0", stream, ())
+    e = BlockSymbol("b2'_j" if reading["b2"] == "kept" else "b2'_j_ft", hidden, ())
+    return add(U, dU), Sigma(add(mul(add(V, dV), x0), e))
+
+
 def _a4(target: str, reading: dict):
     corrected = (_EQ18_CORRECTED, lambda: REGISTRY.verdict("A4.corr[symbolic]"))
+    if reading["op"] == "plus" and certificates.listened():
+        # the operands' types, for the certify tier (which checks them against the shapes the check meets)
+        left, right = eq18_plus_operands(reading)
+        certificates.record("operand_types", operation="Eq. 18 (op=plus)", need="a sum needs its operands of one shape",
+                            left=left, right=right,
+                            text=(f"(W'_{{j,3}} + ΔW_{{{'j' if reading['idx'] == 'j' else 'j+1'},3}}) + "
+                                  f"σ((W'_{{j,2}} + ΔW_{{{'j' if reading['idx'] == 'j' else 'j+1'},2}}) x'_0 + "
+                                  f"{'b' if reading['b2'] == 'kept' else 'b̃'}'_{{j,2}})"))
     return decide.check_matches_reference(_instances(target, lambda s: lora.eq18(s.base, s.ft, reading, s.raw)),
                                   what=f"Eq. 18 ({', '.join(lora.reading_tags(reading))})", corrected=corrected,
                                   stop_at_exact_failure=False)

@@ -18,7 +18,7 @@ from sympy import Identity, MatrixSymbol, OneMatrix, ZeroMatrix
 
 from symuat.expr.algebra import add, dims, mul
 from symuat.expr.elementwise import Sigma, sigma_exact
-from symuat.kernel import decide
+from symuat.kernel import certificates, decide
 from symuat.kernel.decide import Statement
 from symuat.kernel.decide.witness import refute_with_exact_witness, refuted_by_proof
 from symuat.kernel.registry import REGISTRY
@@ -724,6 +724,9 @@ def _t11():
     from fractions import Fraction
 
     count = lambda sizes: Fraction(_sigma_terms(u.e[sizes[j] - 1]))
+    if certificates.listened():  # the counted expressions, for the certify tier (a count of 0: constant in σ)
+        certificates.record("sigma_terms", members={k + 1: e for k, e in enumerate(u.e)}, index="j", x0=X0,
+                            name="b'_{j,2}", counted={k + 1: _sigma_terms(e) for k, e in enumerate(u.e)})
     return decide.check_quantity("σ-terms in b'_{j,2}", j, j - 1, count, [j], grid=[{j: k} for k in (1, 2, 3, 4)],
                                  how="top-level σ-terms in symuat's e_j = W2_j(c_{j-1} + R_{j-1}) + b2_j, "
                                      "counted on the symbolic unrolled form of 4 layers")

@@ -26,6 +26,7 @@ from symuat.errors import (
     KernelInconsistencyError,
     ShapeMismatchError,
 )
+from symuat.kernel import certificates
 from symuat.kernel.status import (
     Corrected,
     Counterexample,
@@ -154,6 +155,8 @@ def check_matches_reference(instances: list[Instance], *, what: str, corrected: 
         try:
             got, want = inst.compute()
         except ShapeMismatchError as exc:
+            # what the check concludes, for the certify tier: the operation and its operands' shapes
+            certificates.record("ill_typed", operation=exc.operation, operands=exc.operands, sizes=dict(inst.sizes))
             cex = Counterexample(inst.sizes, values_of(inst), reason=f"ill-typed: {exc}",
                                  exact_recheck="exact: the shapes are not conformable (no value exists)",
                                  numeric_recheck="float64: the same shapes")
