@@ -218,6 +218,11 @@ def export_check_refutation(name: str, verdict, unequal: list, equal: list, cert
         from symuat.certify.implication import export_implication_refutation
 
         return export_implication_refutation(name, found[-1])
+    found = [data for kind, data in certificates if kind == "reference_refutation"]
+    if found:  # A4: a formula against the exact reference Transformer (certify/reference.py)
+        from symuat.certify.reference import export_reference_refutation
+
+        return export_reference_refutation(name, found[-1])
     found = [data for kind, data in certificates if kind == "band_masks" and not data["same"]]
     if found:  # two windows that are not the same mask: at the entry where they differ
         from symuat.certify.bands import export_band_masks
