@@ -187,3 +187,15 @@ Definition layerwise_k (k : nat) (base ft : uform) : bool :=
   ((k == L) || qmx_eqb (fA ft) (fA base)) && all (fun j => (j.+1 == k) || unchanged base ft j) (iota 0 L).
 (** "… no combined weight of an index below [k]" *)
 Definition layerwise_ge (k : nat) (base ft : uform) : bool := all (unchanged base ft) (iota 0 k.-1).
+
+(** ** A4.ref at one instance, in the library: the unrolled form is the forward pass
+    (the base network of A4's scenario L = 2, k = 1: [lora._base(2, 1, exact=True)], N = M = F = 2).
+    A recursion with a wrong index (an earlier [U_j] not multiplied by the new [W1], [e_L] from the
+    wrong state) makes this file fail to compile ([tests/test_certify_reference.py]). *)
+Definition ref_blocks : seq tblock :=
+  [:: (TBlock [:: [:: (qz (-1) 1); (qz 1 1)]; [:: (qz 1 1); (qz 1 1)]] [:: [:: (qz 0 1); (qz 0 1)]; [:: (qz 2 1); (qz 1 1)]] [:: [:: (qz (-2) 1); (qz (-2) 1)]; [:: (qz (-1) 1); (qz 0 1)]] [:: [:: (qz (-2) 1); (qz 0 1)]; [:: (qz 2 1); (qz 0 1)]] [:: [:: (qz 0 1); (qz 2 1)]; [:: (qz 2 1); (qz 1 1)]] [:: (qz 0 1); (qz (-1) 1)] [:: [:: (qz (-2) 1); (qz 2 1)]; [:: (qz (-2) 1); (qz 2 1)]] [:: (qz 1 1); (qz 2 1)]);
+      (TBlock [:: [:: (qz (-1) 1); (qz 1 1)]; [:: (qz 1 1); (qz (-2) 1)]] [:: [:: (qz (-2) 1); (qz 1 1)]; [:: (qz (-2) 1); (qz (-1) 1)]] [:: [:: (qz 1 1); (qz 2 1)]; [:: (qz 2 1); (qz (-2) 1)]] [:: [:: (qz 0 1); (qz 2 1)]; [:: (qz (-2) 1); (qz 0 1)]] [:: [:: (qz 2 1); (qz (-2) 1)]; [:: (qz 2 1); (qz 2 1)]] [:: (qz (-2) 1); (qz (-1) 1)] [:: [:: (qz (-1) 1); (qz 2 1)]; [:: (qz (-1) 1); (qz 2 1)]] [:: (qz 2 1); (qz 2 1)])].
+Definition ref_input : qmx := [:: [:: (qz 2 1); (qz 2 1)]; [:: (qz 0 1); (qz (-2) 1)]].
+Lemma ref_unrolled_is_forward : qmx_eqb (unrolled ref_input (form ref_blocks ref_input))
+                                        (vec_r (tforward ref_blocks ref_input)).
+Proof. vm_compute; reflexivity. Qed.

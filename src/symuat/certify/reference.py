@@ -18,9 +18,10 @@ the kernel's own definitions:
 * ``~ (forall bs B A X0, instance_shaped … -> qmx_eqb (eq18 r t k N (mm B A) (form bs X0) (form ft X0) X0) (unrolled X0 (form ft X0)))``
   with ``ft = tune t k (mm B A) bs`` (a rank-``r`` LoRA increment ``B A``), resp.
   ``~ (forall …, layerwise_k k (form bs X0) (form ft X0))`` / ``layerwise_ge``;
-* beside it, A4.ref at the witness: the reference is the fine-tuned Transformer's forward pass
-  (``unrolled X0 (form ft X0)`` against ``vec_r (tforward ft X0)``), and the sides' values are the
-  recorded ones (so the Coq definitions compute what the kernel computed).
+* beside an Eq. 18 refutation, A4.ref at the witness: the reference is the fine-tuned Transformer's
+  forward pass (``unrolled X0 (form ft X0)`` against ``vec_r (tforward ft X0)``), and the sides'
+  values are the recorded ones (so the Coq definitions compute what the kernel computed); a
+  layer-wise statement compares combined weights only (no forward pass enters it).
 
 Each is proved by instantiating the counterexample and computing (``vm_compute``); a witness at
 which the sides agree, or a reference with a wrong index, is rejected
