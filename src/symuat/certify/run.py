@@ -34,8 +34,8 @@ from symuat.certify.rotary import PREMISES
 from symuat.certify import independence, kron_rank, vanishing
 from symuat.certify.witness import SOFTMAX_PREMISES
 from symuat.certify.density import export_density_refutation
-from symuat.certify.refutation import (DENIED_HOLDS, DENSITY_REFUTATION, SHAPE_CLAIM, export_check_refutation,
-                                      export_shape_correction)
+from symuat.certify.refutation import (DENIED_HOLDS, DENSITY_REFUTATION, ROTATION_PREMISES, ROTATION_REFUTATION,
+                                      SHAPE_CLAIM, export_check_refutation, export_shape_correction)
 
 #: the core groups (claim IDs): every statement of theirs the exporter writes is sent to Coq
 CORE = r"(D|P|M|H)\d+|X1|X3"
@@ -897,6 +897,8 @@ def certify(pattern: str = TIER, out: Path | None = None, jobs: int = 2, timeout
         entry["kind"] = "identity" if verdict.method.startswith(DENIED_HOLDS) else "refutation"
         if vanishing.refutation_premises(certificates.get(key, [])):
             entry["reason"] = vanishing.refutation_premises(certificates.get(key, []))  # what it assumes of σ
+        if any(kind == ROTATION_REFUTATION for kind, _ in certificates.get(key, [])):
+            entry["reason"] = ROTATION_PREMISES  # the premise that the RoPE blocks are rotations
         same = stated.setdefault(shared_statement(theorems), key)
         if same != key:
             entry["same_statement"] = same  # its theorems are the first's: status copied below
