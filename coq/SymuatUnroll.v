@@ -653,3 +653,30 @@ apply: meq_trans (mul_assoc_m _ _ _) _; exact: mul_meq.
 Qed.
 End Gated.
 End UnrollM.
+
+(** ** RoPE leaves made of true rotations (WP11.rope's refutation, [certify/refutation.py]).
+    A [PairRotation] leaf [rho] (rows [(k, t)] of [[:: e; 2]], columns [[:: 2]]: block [k] is the
+    2×2 matrix of pair [k]) is a rotation when every block is [[c s; -s c]] with [c² + s² = 1]
+    ([rotations]): the premise of a statement refuted on true rotations.  At a witness it is
+    proved by one boolean over the blocks ([rot_blockb] over [ordl e], the ordinals by
+    constructors, [SymuatWitness]) computed once ([rotations_ordl]). *)
+From Symuat Require Import SymuatWitness.
+Section Rotations.
+Variable R : comRingType.
+Local Notation o0 := (@Ordinal 2 0 isT).
+Local Notation o1 := (@Ordinal 2 1 isT).
+Definition rot_block e (rho : mx R [:: e; 2%N] [:: 2%N]) (k : 'I_e) : Prop :=
+  [/\ rho (k, (o0, tt)) (o0, tt) = rho (k, (o1, tt)) (o1, tt),
+      rho (k, (o0, tt)) (o1, tt) = - rho (k, (o1, tt)) (o0, tt)
+    & rho (k, (o0, tt)) (o0, tt) ^+ 2 + rho (k, (o0, tt)) (o1, tt) ^+ 2 = 1].
+Definition rotations e (rho : mx R [:: e; 2%N] [:: 2%N]) : Prop := forall k : 'I_e, rot_block rho k.
+Definition rot_blockb e (rho : mx R [:: e; 2%N] [:: 2%N]) (k : 'I_e) : bool :=
+  [&& rho (k, (o0, tt)) (o0, tt) == rho (k, (o1, tt)) (o1, tt),
+      rho (k, (o0, tt)) (o1, tt) == - rho (k, (o1, tt)) (o0, tt)
+    & rho (k, (o0, tt)) (o0, tt) ^+ 2 + rho (k, (o0, tt)) (o1, tt) ^+ 2 == 1].
+Lemma mem_ordl n (k : 'I_n) : k \in ordl n.
+Proof. by rewrite -(mem_map val_inj) val_ordl mem_iota /= ltn_ord. Qed.
+Lemma rotations_ordl e (rho : mx R [:: e; 2%N] [:: 2%N]) : all (rot_blockb rho) (ordl e) -> rotations rho.
+Proof. by move=> /allP H k; have /and3P[/eqP a /eqP b /eqP c] := H k (mem_ordl k); split. Qed.
+End Rotations.
+Arguments rotations_ordl {R e rho} & _.  (* rho from the expected type, then the boolean *)

@@ -220,6 +220,44 @@ def export_recorded_refutation(name: str, data: dict) -> list[Exported]:
     return export_refutation(name, data)
 
 
+#: the certificate of an identity refuted on true rotations
+#: (:func:`~symuat.kernel.decide.rotations.refute_with_rotations`: the sides, the leaves' exact
+#: values — every :class:`~symuat.kernel.rotary.PairRotation` leaf, named in ``rotations``, made of
+#: rotation blocks with rational cos/sin —, the exact values of both sides)
+ROTATION_REFUTATION = "rotation_refutation"
+
+#: what a refutation on true rotations states beyond the identity, as the record's reason says it
+ROTATION_PREMISES = ("refuted on true rotations: the theorem has, for each RoPE leaf, the premise that every 2×2 "
+                     "block is a rotation [c s; -s c] with c² + s² = 1 (`rotations`, SymuatUnroll.v) — the check's own "
+                     "hypothesis, proved at the witness (rational cos/sin) by one boolean over the blocks")
+
+
+def export_rotation_refutation(name: str, data: dict) -> list[Exported]:
+    """``~ (forall sizes matrices rotations, rotations rho -> … -> lhs =m rhs)`` at the witness
+    :func:`~symuat.kernel.decide.rotations.refute_with_rotations` recorded
+    (:data:`ROTATION_REFUTATION`), once its sides are checked to evaluate to the recorded values:
+    the witness theorem with, for each RoPE leaf, the premise that its blocks are rotations
+    (``rotations``, ``coq/SymuatUnroll.v``), proved at the witness by computing one boolean
+    (``rotations_ordl``: ``rot_blockb`` over the blocks) — a witness block that is no rotation
+    leaves a premise Coq cannot prove, one where the sides agree a goal it cannot close."""
+    from symuat.certify.coq_terms import ident
+
+    for side in ("lhs", "rhs"):
+        if not _evaluates_to(data[side], data["sizes"], data["values"], np.asarray(data[f"{side}_value"], dtype=object)):
+            raise Unsupported(f"the recorded {side} does not evaluate to the witness's value")
+    leaves = [ident(r) for r in data["rotations"]]
+
+    def premises(ctx) -> list[tuple[str, str]]:
+        missing = [leaf for leaf in leaves if leaf not in ctx.leaves]
+        if missing:
+            raise Unsupported(f"the witness theorem does not bind the rotation leaf {missing[0]}")
+        return [(f"rotations {leaf}", "(rotations_ordl ltac:(by vm_compute))") for leaf in leaves]
+
+    comment = ("every block of " + ", ".join(leaves) + " a true rotation [c s; -s c] with c^2 + s^2 = 1: the premise "
+               "(the check's hypothesis: refuted on true rotations)")
+    return export_witness(name, dict(data, sigma=None, comment=comment), tactic="symuat_refute", premises=premises)
+
+
 def export_check_refutation(name: str, verdict, unequal: list, equal: list, certificates=()) -> list[Exported]:
     """The theorems that certify the refuted ``verdict`` of one check: the negated identity at its
     counterexample (:func:`refutation_data`), or — for a refuted negation — the identity it denies
@@ -253,6 +291,9 @@ def export_check_refutation(name: str, verdict, unequal: list, equal: list, cert
     found = [data for kind, data in certificates if kind == SHAPE_CLAIM]
     if found:
         return export_shape_claim_refutation(name, found[-1])
+    found = [data for kind, data in certificates if kind == ROTATION_REFUTATION]
+    if found:
+        return export_rotation_refutation(name, found[-1])
     found = [data for kind, data in certificates if kind == WITNESS_REFUTATION]
     if found:
         return export_recorded_refutation(name, found[-1])
@@ -267,6 +308,11 @@ def export_check_refutation(name: str, verdict, unequal: list, equal: list, cert
         from symuat.certify.implication import export_implication_refutation
 
         return export_implication_refutation(name, found[-1])
+    found = [data for kind, data in certificates if kind == "reference_refutation"]
+    if found:  # A4: a formula against the exact reference Transformer (certify/reference.py)
+        from symuat.certify.reference import export_reference_refutation
+
+        return export_reference_refutation(name, found[-1])
     found = [data for kind, data in certificates if kind == "band_masks" and not data["same"]]
     if found:  # two windows that are not the same mask: at the entry where they differ
         from symuat.certify.bands import export_band_masks

@@ -34,8 +34,8 @@ from symuat.certify.rotary import PREMISES
 from symuat.certify import independence, kron_rank, undefined, vanishing
 from symuat.certify.witness import SOFTMAX_PREMISES
 from symuat.certify.density import export_density_refutation
-from symuat.certify.refutation import (DENIED_HOLDS, DENSITY_REFUTATION, SHAPE_CLAIM, export_check_refutation,
-                                      export_shape_correction)
+from symuat.certify.refutation import (DENIED_HOLDS, DENSITY_REFUTATION, ROTATION_PREMISES, ROTATION_REFUTATION,
+                                      SHAPE_CLAIM, export_check_refutation, export_shape_correction)
 
 #: the core groups (claim IDs): every statement of theirs the exporter writes is sent to Coq
 CORE = r"(D|P|M|H)\d+|X1|X3"
@@ -181,7 +181,7 @@ def selected(check, pattern: str, depth: bool = True) -> bool:
         depth and (check.key in DEPTH_THEOREMS or check.key == STEP_CHECK))
 LIBRARY = ("SymuatMx.v", "SymuatReflect.v", "SymuatBlocks.v", "SymuatTac.v", "SymuatLemmas.v", "SymuatWitness.v",
            "SymuatCount.v", "SymuatDepth.v", "SymuatFlat.v", "SymuatUnroll.v", "SymuatRotary.v", "SymuatArith.v",
-           "SymuatSmall.v", "SymuatEnv.v", "SymuatKron.v")
+           "SymuatSmall.v", "SymuatEnv.v", "SymuatKron.v", "SymuatRef.v")
 
 
 def proved_for_symbolic_sizes(verdict) -> bool:
@@ -898,6 +898,8 @@ def certify(pattern: str = TIER, out: Path | None = None, jobs: int = 2, timeout
         if vanishing.refutation_premises(certificates.get(key, [])):
             entry["reason"] = vanishing.refutation_premises(certificates.get(key, []))  # what it assumes of σ
         entry["reason"] = entry["reason"] or undefined.reason(theorems)  # a statement other than the values at the counterexample
+        if any(kind == ROTATION_REFUTATION for kind, _ in certificates.get(key, [])):
+            entry["reason"] = ROTATION_PREMISES  # the premise that the RoPE blocks are rotations
         same = stated.setdefault(shared_statement(theorems), key)
         if same != key:
             entry["same_statement"] = same  # its theorems are the first's: status copied below

@@ -127,10 +127,15 @@ def export_witness(name: str, data: dict, tactic: str = "symuat_witness", premis
         raise Unsupported("a witness of an identity with elementwise functions (no function values)")
     from symuat.expr.heads import BlockSymbol
 
-    leaves = {}
+    from symuat.kernel.rotary import PairRotation
+
+    leaves, spaces = {}, {}
     for e in (lhs, rhs):
         for s in e.atoms(MatrixSymbol, BlockSymbol):
             leaves[ident(s.name)] = s
+        for s in e.atoms(PairRotation):  # its leaf: the blocks, rows (k, t) of [:: e; 2], columns [:: 2]
+            leaves[ident(s.name)] = s
+            spaces[ident(s.name)] = (tuple(space_of(s.args[1])) + (sp.Integer(2),), (sp.Integer(2),))
     R = f"[comRingType of {ring}]"
     binders, args = [], []
     if ctx.dims:
@@ -170,7 +175,7 @@ def export_witness(name: str, data: dict, tactic: str = "symuat_witness", premis
         sym = leaves[leaf]
         if sym.name not in rows:
             raise Unsupported(f"the witness gives no value for {sym.name}")
-        rs, cs = _concrete(row_space(sym), sizes), _concrete(col_space(sym), sizes)
+        rs, cs = (_concrete(space, sizes) for space in spaces.get(leaf, (row_space(sym), col_space(sym))))
         vals = rows[sym.name]
         nr, nc = _prod(rs), _prod(cs)
         if len(vals) != nr or any(len(r) != nc for r in vals):

@@ -16,6 +16,7 @@ learning (A5) and the multi-function claims (A6).
 
 from __future__ import annotations
 
+import re
 from fractions import Fraction
 from functools import partial
 
@@ -384,6 +385,26 @@ def eq18_plus_operands(reading: dict):
     return add(U, dU), Sigma(add(mul(add(V, dV), x0), e))
 
 
+_A4_INSTANCE = re.compile(r"L=(\d+), LoRA on (W3|W2) of layer (\d+)")
+
+
+def _record_reference(verdict, statement: str, **what):
+    """For the certify tier (``certify/reference.py``): a refuted A4 check's exact counterexample — the
+    instance (depth, tuned matrix and layer), every leaf's value and the two sides' values — as a
+    ``reference_refutation`` certificate; nothing when nobody listens or the counterexample is not an
+    exact difference of values (an ill-typed reading, a float64 instance). The verdict is returned as is."""
+    cex = verdict.counterexample
+    if verdict.status is not Status.REFUTED or cex is None or cex.lhs is None or not certificates.listened():
+        return verdict
+    found = _A4_INSTANCE.match(cex.reason or "")
+    if found is None or not str(cex.exact_recheck or "").startswith("exact: entry"):
+        return verdict
+    L, t, k = int(found.group(1)), found.group(2), int(found.group(3))
+    certificates.record("reference_refutation", statement=statement, target=t, L=L, k=k, sizes=dict(lora.EXACT_SIZES),
+                        values=dict(lora.scenario(L, k, t, True).values), lhs=cex.lhs, rhs=cex.rhs, **what)
+    return verdict
+
+
 def _a4(target: str, reading: dict):
     corrected = (_EQ18_CORRECTED, lambda: REGISTRY.verdict("A4.corr[symbolic]"))
     if reading["op"] == "plus" and certificates.listened():
@@ -394,9 +415,11 @@ def _a4(target: str, reading: dict):
                             text=(f"(W'_{{j,3}} + ΔW_{{{'j' if reading['idx'] == 'j' else 'j+1'},3}}) + "
                                   f"σ((W'_{{j,2}} + ΔW_{{{'j' if reading['idx'] == 'j' else 'j+1'},2}}) x'_0 + "
                                   f"{'b' if reading['b2'] == 'kept' else 'b̃'}'_{{j,2}})"))
-    return decide.check_matches_reference(_instances(target, lambda s: lora.eq18(s.base, s.ft, reading, s.raw)),
-                                  what=f"Eq. 18 ({', '.join(lora.reading_tags(reading))})", corrected=corrected,
-                                  stop_at_exact_failure=False)
+    return _record_reference(
+        decide.check_matches_reference(_instances(target, lambda s: lora.eq18(s.base, s.ft, reading, s.raw)),
+                                       what=f"Eq. 18 ({', '.join(lora.reading_tags(reading))})", corrected=corrected,
+                                       stop_at_exact_failure=False),
+        "eq18", reading=dict(reading))
 
 
 def _a4_reference():
@@ -455,7 +478,9 @@ def _a4_concl(scope: str):
                                        np.zeros(len(_outside(L, k, t, scope)), dtype=int).astype(object)),
                 values=lambda L=L, k=k, t=t: {"combined weights": [n for n, _ in _outside(L, k, t, scope)],
                                               "changed outside the tuned index": [n for n, b in _outside(L, k, t, scope) if b]}))
-    return decide.check_matches_reference(insts, what="indicator of a changed combined weight outside the tuned index (exact)")
+    return _record_reference(
+        decide.check_matches_reference(insts, what="indicator of a changed combined weight outside the tuned index (exact)"),
+        "layerwise", scope=scope)
 
 
 A4.check("concl", ("layer-wise=k",), r"\{j:\ \mathbf W'_{j,\cdot}\ \text{changed by LoRA on layer }k\}=\{k\}",

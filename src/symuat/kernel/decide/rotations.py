@@ -90,6 +90,12 @@ def refute_with_rotations(lhs, rhs, sizes_list: list[dict], seeds=range(6)):
                     + "; every RoPE block a true rotation (rational cos/sin)",
                     exact_recheck="exact rational arithmetic",
                     numeric_recheck=f"float64: relative residual {res:.3g} > {decide.TOLERANCE}")
+                from symuat.kernel import certificates
+
+                if certificates.listened():  # the certify tier: the identity refuted, at these rotations
+                    certificates.record("rotation_refutation", lhs=lhs, rhs=rhs, sizes=dict(cex.sizes),
+                                        values=dict(values), lhs_value=left, rhs_value=right,
+                                        rotations=sorted(rot))
                 return Verdict(Status.REFUTED, "exact counterexample on true rotations (Pythagorean cos/sin), "
                                "integer weights; re-checked in float64", counterexample=cex)
     return Verdict(Status.NUMERIC_ONLY, "no difference on exact rotation instances",

@@ -1,0 +1,142 @@
+r"""A4's refutations against the exact reference Transformer → Coq (``coq/SymuatRef.v``).
+
+A4 compares printed Eq. 18 (LoRA in the DUAT form), under each reading, with what an exact
+Transformer computes (:mod:`symuat.numeric.lora`: rational attention ``1 + (q·k)²`` normalised,
+σ = softsign, ``N = M = F = 2``), and ``A4.concl`` whether tuning layer ``k`` leaves the combined
+weights of the other indices unchanged. The check
+(:func:`symuat.claims.applications._a4`, ``_a4_concl``) records a ``reference_refutation``
+certificate at its first exact counterexample: the statement (``eq18`` with the reading, or
+``layerwise`` with the scope), the target and layer, the depth, the sizes, every leaf's value
+(the blocks' weights, the input, the LoRA increment) and the two sides' values.
+
+:func:`export_reference_refutation` states what the check concluded, over Coq's binary rationals
+``Q`` (the values have 30–500 digits; MathComp's ``rat`` is unary), with both sides Coq terms of
+``SymuatRef.v`` — the formula from the base and fine-tuned networks' combined parameters, the
+reference the fine-tuned network's unrolled form, both computed from the Transformer's weights by
+the kernel's own definitions:
+
+* ``~ (forall bs B A X0, instance_shaped … -> qmx_eqb (eq18 r t k N (mm B A) (form bs X0) (form ft X0) X0) (unrolled X0 (form ft X0)))``
+  with ``ft = tune t k (mm B A) bs`` (a rank-``r`` LoRA increment ``B A``), resp.
+  ``~ (forall …, layerwise_k k (form bs X0) (form ft X0))`` / ``layerwise_ge``;
+* beside an Eq. 18 refutation, A4.ref at the witness: the reference is the fine-tuned Transformer's
+  forward pass (``unrolled X0 (form ft X0)`` against ``vec_r (tforward ft X0)``), and the sides'
+  values are the recorded ones (so the Coq definitions compute what the kernel computed); a
+  layer-wise statement compares combined weights only (no forward pass enters it).
+
+Each is proved by instantiating the counterexample and computing (``vm_compute``); a witness at
+which the sides agree, or a reference with a wrong index, is rejected
+(``tests/test_certify_reference.py``).
+"""
+
+from __future__ import annotations
+
+from fractions import Fraction
+
+import numpy as np
+
+from symuat.certify.coq_terms import Unsupported
+from symuat.certify.export import Exported
+
+#: the library file the theorems need (after the section: :attr:`Exported.requires`)
+LIBRARY = "SymuatRef"
+#: the certificate kind the A4 checks record
+KIND = "reference_refutation"
+
+_BLOCK = ("WQ", "WK", "WV", "WO", "W1", "b1", "W2", "b2")
+
+
+def q(v) -> str:
+    """A rational as a Coq ``Q`` literal, ``qz n d``."""
+    f = Fraction(v)
+    n = f.numerator
+    return f"(qz {n if n >= 0 else f'({n})'} {f.denominator})"
+
+
+def row(v) -> str:
+    return "[:: " + "; ".join(q(x) for x in np.asarray(v, dtype=object).reshape(-1)) + "]"
+
+
+def matrix(m) -> str:
+    m = np.asarray(m, dtype=object)
+    if m.ndim != 2:
+        raise Unsupported(f"a leaf of {m.ndim} axes, not a matrix")
+    return "[:: " + "; ".join(row(r) for r in m) + "]"
+
+
+def lora_factors(delta) -> tuple[np.ndarray, np.ndarray]:
+    """A rank-1 increment ``ΔW`` as ``B A`` (``B`` its first nonzero column, ``A`` the row that
+    scales it), checked exactly; :class:`Unsupported` if it is not of rank 1."""
+    d = np.asarray(delta, dtype=object)
+    cols = [j for j in range(d.shape[1]) if any(x != 0 for x in d[:, j])]
+    if not cols:
+        raise Unsupported("the LoRA increment is zero")
+    j0 = cols[0]
+    i0 = next(i for i in range(d.shape[0]) if d[i, j0] != 0)
+    B = d[:, [j0]]
+    A = np.array([[Fraction(d[i0, j]) / Fraction(d[i0, j0]) for j in range(d.shape[1])]], dtype=object)
+    if any(x != y for x, y in zip((B @ A).flat, d.flat)):
+        raise Unsupported("the LoRA increment is not of rank 1 (its factors are not recorded)")
+    return B, A
+
+
+def _reading(reading: dict) -> str:
+    if reading.get("op") != "times":
+        raise Unsupported("Eq. 18 with op=plus is ill-typed (no statement)")
+    b = lambda x: "true" if x else "false"
+    return (f"(Reading {b(reading['Δ'] == 'induced')} {b(reading['b2'] == 'recomputed')} "
+            f"{b(reading['idx'] == 'j+1')})")
+
+
+def export_reference_refutation(name: str, data: dict) -> list[Exported]:
+    """The negated statement at the recorded counterexample, and A4.ref (and the recorded side
+    values) at the same instance; module docstring."""
+    target = {"W3": "TW3", "W2": "TW2"}.get(data["target"])
+    if target is None:
+        raise Unsupported(f"LoRA on {data['target']}: SymuatRef.v tunes W3 or W2 only")
+    L, k = int(data["L"]), int(data["k"])
+    sizes = data["sizes"]
+    N, M, F = (int(sizes[s]) for s in ("N", "M", "F"))
+    values = data["values"]
+    blocks = []
+    kq = None
+    for j in range(1, L + 1):
+        leaves = [np.asarray(values[f"layer{j}.{n}"], dtype=object) for n in _BLOCK]
+        kq = leaves[0].shape[1]
+        blocks.append("(TBlock " + " ".join(row(v) if v.ndim == 1 else matrix(v) for v in leaves) + ")")
+    B, A = lora_factors(values["ΔW"])
+    r = B.shape[1]
+    wit = f"[:: {'; '.join(blocks)}] {matrix(B)} {matrix(A)} {matrix(values['X0'])}"
+    ft = f"(tune {target} {k} (mm B A) bs)"
+    shaped = f"instance_shaped {target} {L} {N} {M} {F} {kq} {r} bs B A X0"
+    what = f"L={L}, LoRA (B A, rank {r}) on {data['target']} of layer {k}, N={N}, M={M}, F={F}"
+    if data["statement"] == "eq18":
+        rd = _reading(data["reading"])
+        tags = ", ".join(f"{a}={v}" for a, v in data["reading"].items())
+        claim = f"qmx_eqb (eq18 {rd} {target} {k} {N} (mm B A) (form bs X0) (form {ft} X0) X0) (unrolled X0 (form {ft} X0))"
+        comment = (f"(* Eq. 18 ({tags}) is the fine-tuned exact Transformer's x'_L ({what}): refuted at "
+                   "the kernel's counterexample (over Q; sigma = softsign) *)")
+    elif data["statement"] == "layerwise":
+        fn = {"k": "layerwise_k", "≥k": "layerwise_ge"}[data["scope"]]
+        claim = f"{fn} {k} (form bs X0) (form {ft} X0)"
+        comment = (f"(* LoRA on layer k changes no combined weight W'_{{j,.}} of "
+                   f"{'another index' if data['scope'] == 'k' else 'an index below k'} ({what}): refuted at "
+                   "the kernel's counterexample (over Q; sigma = softsign) *)")
+    else:
+        raise Unsupported(f"no statement {data['statement']!r}")
+    statement = (f"{comment}\nTheorem {name} :\n  ~ (forall (bs : seq tblock) (B A X0 : qmx),\n"
+                 f"      {shaped} ->\n      {claim}).")
+    proof = (f"move=> H; have E := H {wit} erefl; vm_compute in E; discriminate E.")
+    out = [Exported(name, statement, proof, requires=LIBRARY)]
+    if data["statement"] != "eq18":
+        return out  # the combined weights alone: no forward pass enters the statement
+    # A4.ref at the witness, and the sides' values as the kernel computed them
+    lets = (f"let bs := [:: {'; '.join(blocks)}] in let B := {matrix(B)} in let A := {matrix(A)} in "
+            f"let X0 := {matrix(values['X0'])} in")
+    checks = [f"qmx_eqb (unrolled X0 (form {ft} X0)) (vec_r (tforward {ft} X0))",
+               f"qmx_eqb (eq18 {rd} {target} {k} {N} (mm B A) (form bs X0) (form {ft} X0) X0) {matrix(data['lhs'])}",
+               f"qmx_eqb (unrolled X0 (form {ft} X0)) {matrix(data['rhs'])}"]
+    ref = ("(* at the same instance: the reference is the fine-tuned Transformer's forward pass (A4.ref), and the "
+           "two sides are the values the kernel computed *)\n"
+           f"Theorem {name}_ref :\n  {lets}\n  " + " && ".join(f"({c})" for c in checks) + ".")
+    out.append(Exported(f"{name}_ref", ref, "vm_compute; reflexivity.", requires=LIBRARY))
+    return out

@@ -1,0 +1,112 @@
+"""A4's refutations against the exact reference Transformer (symuat.certify.reference, coq/SymuatRef.v):
+the checks record a ``reference_refutation`` certificate at their exact counterexample; the theorem is
+``~ (forall blocks B A X0, shapes -> formula = reference)`` over Q, proved by computation, with A4.ref and
+the kernel's side values at the witness. Coq rejects a "counterexample" at which the sides agree, a
+reference from the base network, the witness's sides swapped for other values, and a library whose
+recursion has a wrong index (the ``coq`` tier)."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+
+from certify_helpers import assert_library_variant_rejected, recorded
+from symuat.certify.coq_terms import Unsupported
+from symuat.certify.reference import KIND, export_reference_refutation, lora_factors
+from symuat.certify.refutation import export_check_refutation
+from symuat.certify.run import compile_batch
+from symuat.numeric import lora
+
+W3 = "A4.W3[Δ=induced,b2=kept,idx=j,op=times]"
+W2 = "A4.W2[Δ=raw,b2=recomputed,idx=j+1,op=times]"
+PLUS = "A4.W3[Δ=induced,b2=kept,idx=j,op=plus]"
+CONCL = "A4.concl[layer-wise=k]"
+
+
+@pytest.fixture(scope="module")
+def a4():
+    return recorded(W3, W2, PLUS, CONCL)
+
+
+def _data(L, k, target, reading):
+    s = lora.scenario(L, k, target, True)
+    return {"statement": "eq18", "reading": reading, "target": target, "L": L, "k": k, "sizes": dict(lora.EXACT_SIZES),
+            "values": dict(s.values), "lhs": lora.eq18(s.base, s.ft, reading, s.raw), "rhs": s.ft.evaluate()}
+
+
+def test_a4_checks_record_their_exact_counterexample(a4):
+    for key in (W3, W2, CONCL):
+        verdict, _pairs, _unequal, certificates = a4[key]
+        assert str(verdict.status) == "refuted"
+        (kind, data), = certificates
+        assert kind == KIND and (data["L"], data["k"], data["target"]) == (2, 1, "W3" if key != W2 else "W2")
+        assert set(data["values"]) >= {"X0", "ΔW", "layer1.WQ", "layer2.b2"}
+    assert a4[W3][3][0][1]["statement"] == "eq18" and a4[CONCL][3][0][1]["scope"] == "k"
+    # op=plus is ill-typed (no value): nothing is recorded, it stays a side undefined at the counterexample
+    verdict, _pairs, unequal, certificates = a4[PLUS]
+    assert certificates == []
+    with pytest.raises(Unsupported, match="undefined"):
+        export_check_refutation("r", verdict, unequal, [], certificates)
+
+
+def test_a4_refutation_states_the_formula_against_the_reference(a4):
+    verdict, _pairs, unequal, certificates = a4[W3]
+    neg, ref = export_check_refutation("r_w3", verdict, unequal, [], certificates)
+    assert neg.requires == ref.requires == "SymuatRef"
+    assert ("~ (forall (bs : seq tblock) (B A X0 : qmx),\n      instance_shaped TW3 2 2 2 2 2 1 bs B A X0 ->\n"
+            "      qmx_eqb (eq18 (Reading true false false) TW3 1 2 (mm B A) (form bs X0) "
+            "(form (tune TW3 1 (mm B A) bs) X0) X0) (unrolled X0 (form (tune TW3 1 (mm B A) bs) X0)))") in neg.statement
+    assert "vm_compute" in neg.proof and "(vec_r (tforward (tune TW3 1 (mm B A) bs) X0))" in ref.statement
+    verdict, _pairs, unequal, certificates = a4[W2]
+    neg, _ref = export_check_refutation("r_w2", verdict, unequal, [], certificates)
+    assert "eq18 (Reading false true true) TW2 1 2" in neg.statement
+    verdict, _pairs, unequal, certificates = a4[CONCL]
+    neg, = export_check_refutation("r_k", verdict, unequal, [], certificates)
+    assert "layerwise_k 1 (form bs X0) (form (tune TW3 1 (mm B A) bs) X0)" in neg.statement
+
+
+def test_lora_factors_are_exact_and_rank_one():
+    import numpy as np
+
+    B, A = lora_factors(np.array([[2, 4], [1, 2]], dtype=object))
+    assert (B @ A == np.array([[2, 4], [1, 2]], dtype=object)).all()
+    with pytest.raises(Unsupported, match="rank 1"):
+        lora_factors(np.array([[1, 0], [0, 1]], dtype=object))
+
+
+def _renamed(t, name, old="", new=""):
+    assert not old or t.statement.count(old) >= 1, old
+    return dataclasses.replace(t, name=name, statement=t.statement.replace(old, new).replace(t.name, name))
+
+
+def test_coq_proves_a4s_refutations_and_rejects_their_mutants(coq_lib, a4):
+    theorems = []
+    for n, key in enumerate((W3, W2, CONCL)):
+        verdict, _pairs, unequal, certificates = a4[key]
+        theorems += export_check_refutation(f"r_{n}", verdict, unequal, [], certificates)
+    ref = theorems[1]
+    agree = {"Δ": "induced", "b2": "kept", "idx": "j", "op": "times"}
+    # L = 2, LoRA on W3 of layer 2: this reading reproduces the reference there (the sides agree)
+    same = export_reference_refutation("m_agree", _data(2, 2, "W3", agree))[0]
+    mutants = [
+        same,
+        # the reference from the base network: not its forward pass
+        _renamed(ref, "m_ref_base", "(vec_r (tforward (tune TW3 1 (mm B A) bs) X0))", "(vec_r (tforward bs X0))"),
+        # the sides' recorded values swapped
+        _renamed(ref, "m_ref_values", "(unrolled X0 (form (tune TW3 1 (mm B A) bs) X0)) [::",
+                 "(eq18 (Reading true false false) TW3 1 2 (mm B A) (form bs X0) (form (tune TW3 1 (mm B A) bs) X0) X0) [::"),
+    ]
+    res = compile_batch(coq_lib / "lib", [*theorems, *mutants], coq_lib / "theories" / "reference_batch.v", timeout=300)
+    assert {n: r["ok"] for n, r in res.items()} == {**{t.name: True for t in theorems},
+                                                   **{m.name: False for m in mutants}}
+
+
+def test_coq_rejects_a_reference_recursion_with_a_wrong_index(coq_lib):
+    # the earlier U_j not multiplied by the new layer's W1 (W'_{j,3} after j layers, not after L)
+    assert_library_variant_rejected(coq_lib / "lib", "SymuatRef.v", "U_j after j layers",
+                                    "(rcons [seq mm (rW1 l) U | U <- fU f] (rW3 l))", "(rcons (fU f) (rW3 l))")
+    # e_L from the next state's bias (W2 applied to c' instead of c)
+    assert_library_variant_rejected(coq_lib / "lib", "SymuatRef.v", "e_L from the wrong state",
+                                    "(madd (mm (rW2 l) (madd (fc f) Rm)) (rb2 l))",
+                                    "(madd (mm (rW2 l) (madd (madd (mm (rW1 l) (fc f)) (rb3 l)) Rm)) (rb2 l))")

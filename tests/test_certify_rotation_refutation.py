@@ -1,0 +1,52 @@
+"""WP11.rope[rope]'s refutation on true rotations (symuat.certify.refutation.export_rotation_refutation,
+coq/SymuatUnroll.v's ``rotations``): the kernel records a ``rotation_refutation`` certificate; the theorem is
+the witness theorem with, for each RoPE leaf, the premise that every 2×2 block is a rotation, proved at the
+witness by one boolean (``rotations_ordl``). Coq rejects a witness block that is no rotation, sides that agree,
+and a library whose boolean checks another norm (the ``coq`` tier)."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+
+from certify_helpers import assert_library_variant_rejected, recorded
+from symuat.certify.refutation import ROTATION_PREMISES, ROTATION_REFUTATION, export_check_refutation
+from symuat.certify.run import compile_batch
+
+KEY = "WP11.rope[rope]"
+
+
+@pytest.fixture(scope="module")
+def wp11():
+    return recorded(KEY)[KEY]
+
+
+def _theorem(wp11, name="r_wp11"):
+    verdict, _pairs, unequal, certificates = wp11
+    assert str(verdict.status) == "refuted" and [k for k, _ in certificates] == [ROTATION_REFUTATION]
+    t, = export_check_refutation(name, verdict, unequal, [], certificates)
+    return t
+
+
+def test_wp11_rope_is_stated_with_its_rotation_premises(wp11):
+    t = _theorem(wp11)
+    assert "     (rotations rho) ->\n     (rotations rho2) ->\n" in t.statement
+    assert "a true rotation" in t.statement and t.proof.count("(rotations_ordl ltac:(by vm_compute))") == 2
+    assert "premise" in ROTATION_PREMISES and "c² + s² = 1" in ROTATION_PREMISES
+
+
+def test_coq_proves_wp11_rope_and_rejects_its_mutants(coq_lib, wp11):
+    t = _theorem(wp11)
+    left, right = t.statement.rsplit("\n", 1)[1].strip().removesuffix(").").split(" =m ")
+    not_rotation = dataclasses.replace(t, name="m_scaled", proof=t.proof.replace("(7%:Q / 25%:Q)", "(8%:Q / 25%:Q)", 1))
+    assert not_rotation.proof != t.proof
+    agree = dataclasses.replace(t, name="m_agree", statement=t.statement.replace(f"=m {right}", f"=m {left}"))
+    mutants = [dataclasses.replace(m, statement=m.statement.replace(t.name, m.name)) for m in (not_rotation, agree)]
+    res = compile_batch(coq_lib / "lib", [t, *mutants], coq_lib / "theories" / "rotation_batch.v", timeout=300)
+    assert {n: r["ok"] for n, r in res.items()} == {t.name: True, "m_scaled": False, "m_agree": False}
+
+
+def test_coq_rejects_a_rotation_boolean_with_another_norm(coq_lib):
+    assert_library_variant_rejected(coq_lib / "lib", "SymuatUnroll.v", "c² + s² = 2 checked",
+                                    "rho (k, (o0, tt)) (o1, tt) ^+ 2 == 1]", "rho (k, (o0, tt)) (o1, tt) ^+ 2 == 1 + 1]")
