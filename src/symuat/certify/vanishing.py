@@ -324,10 +324,13 @@ def premises(certificates: list) -> str:
 def refutation_premises(certificates: list) -> str:
     """What a logistic unit's refutation assumes of σ (the record's reason), or ``""``."""
     for kind, data in certificates:
-        if kind == "vanishing_refutation" and _sigma_name(data.get("sigma")) == "logistic":
+        if (kind == "vanishing_refutation" and _sigma_name(data.get("sigma")) == "logistic"
+                and (data.get("reading") or {}).get("part") == "units"):
             return ("stated over any ordered field (realFieldType: ℝ is one) with σ = logistic a function s and "
                     "s 0 = 1/2 as a premise (true of 1/(1 + e^(−t)) at 0), the only fact of σ the family uses")
-    return ""
+    from symuat.certify import family
+
+    return family.premises(certificates)  # the deep readings, tanh and GELU units
 
 
 def export_vanishing(name: str, data: dict) -> list[Exported]:
@@ -413,7 +416,14 @@ def logistic_unit_refutation(name: str, data: dict) -> list[Exported]:
 
 def export_vanishing_refutation(name: str, data: dict) -> list[Exported]:
     """The ``vanishing_refutation`` certificate: a ReLU unit's family over ℚ
-    (:func:`relu_unit_refutation`); any other σ or a deep reading is not stated (:class:`Unsupported`, :func:`reason`)."""
+    (:func:`relu_unit_refutation`); a deep reading's, a tanh or GELU unit's over any ordered field
+    (:func:`symuat.certify.family.export_family`); a logistic unit's (:func:`logistic_unit_refutation`);
+    anything else is not stated (:class:`Unsupported`, :func:`reason`)."""
+    from symuat.certify import family
+
     if _is_relu(data.get("sigma")) and (data.get("reading") or {}).get("part") == "units":
         return relu_unit_refutation(name, data)
+    if family.handles(data):  # the deep readings, tanh and GELU units (coq/SymuatFamily.v)
+        unit = data["reading"].get("part") == "units"
+        return family.export_family(name, data, _r_limit(data["reading"])[2] if unit else "")
     return logistic_unit_refutation(name, data)
