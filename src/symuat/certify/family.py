@@ -238,8 +238,8 @@ def export_family(name: str, data: dict, unit_statement: str = "") -> list[Expor
                  "(fam2_W1 _ _ _ _ _) _ fam_half_pos.\n"
                  f"apply: (deep_fixed_contra {h1} Hd); apply: Hall; symuat_fam_premises Hd Hd Hd.")
     else:
-        lemma, at = (("unit_inner_contra", "e^-1 (fun _ => e) 0%R (fun _ => 1%R)") if shape == "unit-inner"
-                     else ("unit_outer_contra", "e (fun _ => (e * e)^-1) 0%R (fun _ => 1%R)"))
+        lemma, at = (("unit_inner_contra", "(e^-1)%R (fun _ => e) 0%R (fun _ => 1%R)") if shape == "unit-inner"
+                     else ("unit_outer_contra", "e (fun _ => ((e * e)^-1)%R) 0%R (fun _ => 1%R)"))
         proof = (intro + "have [d [Hd Hall]] := H 1%nat _ fam_quarter_pos.\n"
                  "have [e [He [Hed He1]]] := fam_shrink Hd fam_one_pos.\n"
                  f"apply: ({lemma} H1 He He1); apply: (Hall {at}); symuat_fam_premises He Hed Hd.")
