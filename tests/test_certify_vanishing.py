@@ -1,6 +1,6 @@
 """A2's vanishing contributions: ReLU units stated over ℚ and decided by Coq (logistic, tanh and
 GELU units over an ordered field: tests/test_certify_envelope.py), the others listed unsupported
-with what a Coq statement would need.
+with what a Coq statement would need (a deep family: coq/SymuatFamily.v, tests/test_certify_family.py).
 
 The bound (``proved``) and the witness family (``refuted``) are limits as δ → 0⁺ through a real
 activation; the reason names the limit and what σ needs (the exponential, erf, or — for a deep
@@ -50,11 +50,17 @@ def test_a_bound_with_no_stated_envelope_is_unsupported_naming_what_its_sigma_ne
         export_certificates("a2", verdict, [(kind, dict(data, facts=["|σ(t)| ≤ 2 + 0|t| (no such fact)"]))])
 
 
-def test_a_deep_refuting_family_is_unsupported_with_its_limit_and_the_network_it_needs(a2):
+def test_a_deep_refuting_family_is_stated_and_another_is_unsupported_with_its_limit(a2):
     verdict, certs = a2[KEYS[2]]
     assert str(verdict.status) == "refuted"
+    # the kernel's family: stated about the residual network (coq/SymuatFamily.v, tests/test_certify_family.py)
+    (t,) = export_check_refutation("r", verdict, [], [], certs)
+    assert t.requires == "SymuatFamily" and "forward_without (fun t => Num.max 0 t)" in t.statement
+    # another family (a_1 = 2, not the kernel's): not stated, the reason names its limit and the network
+    kind, data = certs[0]
+    other = dict(data, family=dict(data["family"], a_1=2))
     with pytest.raises(Unsupported, match=r"tends to 1 as δ → 0⁺ .*Max\(0, t\).*piecewise linear.*residual network"):
-        export_check_refutation("r", verdict, [], [], certs)
+        export_check_refutation("r", verdict, [], [], [(kind, other)])
 
 
 # --------------------------------------------------------------------------------------------

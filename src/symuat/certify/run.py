@@ -181,7 +181,7 @@ def selected(check, pattern: str, depth: bool = True) -> bool:
         depth and (check.key in DEPTH_THEOREMS or check.key == STEP_CHECK))
 LIBRARY = ("SymuatMx.v", "SymuatReflect.v", "SymuatBlocks.v", "SymuatTac.v", "SymuatLemmas.v", "SymuatWitness.v",
            "SymuatCount.v", "SymuatDepth.v", "SymuatFlat.v", "SymuatUnroll.v", "SymuatRotary.v", "SymuatArith.v",
-           "SymuatSmall.v", "SymuatEnv.v", "SymuatKron.v", "SymuatRef.v")
+           "SymuatSmall.v", "SymuatEnv.v", "SymuatKron.v", "SymuatRef.v", "SymuatFamily.v")
 
 
 def proved_for_symbolic_sizes(verdict) -> bool:

@@ -15,8 +15,9 @@ limits) rest on axioms (classical logic, the Dedekind reals' ``sig_forall_dec``)
 none of (``Print Assumptions``, coqchk), MathComp 1.15 has neither ``exp``, ``erf`` nor limits,
 and the bound uses nothing else of σ. A logistic unit's refuting family for the inner
 parameters (the unit is σ(0) = 1/2) is stated the same way with ``s 0 = 1/2`` the premise
-(:func:`logistic_unit_refutation`). For the rest (the other refuting families through those σ,
-whose values are σ's at δ-dependent points) :func:`reason` says what a statement would need, per σ:
+(:func:`logistic_unit_refutation`); the other refuting families through those σ (their values are
+σ's at δ-dependent points) with the lower bounds of σ they use as premises
+(:mod:`symuat.certify.family`). For anything else :func:`reason` says what a statement would need, per σ:
 
 * logistic and tanh are the real exponential's: Coq's ``Reals`` define ``exp`` and limits, but
   rest on axioms, and the tier admits none; MathComp 1.15 has neither ``exp`` nor limits;
@@ -38,8 +39,9 @@ whose values are σ's at δ-dependent points) :func:`reason` says what a stateme
   and the ∀η ∃δ statement follows; a refutation's rational δ' ≤ a real δ gives its family within δ. A unit's refuting family (``α = 1/δ, w = δ``; ``α = δ, w = 1/δ²``) is stated as
   ``~`` (the check's statement), proved at the family (:func:`relu_unit_refutation`: ``n = 1``,
   ``x = 1``, δ shrunk to ``e``, ``1/δ`` an ``i`` with ``e·i = 1``, then ``nra``). A deep
-  reading's (residual layers with ``K = 1/δ``) is not: its statement is about a residual network
-  of every depth and width, not stated over ℚ (:func:`reason`).
+  reading's family (residual layers with ``K = 1/δ``), and a tanh or GELU unit's, are stated by
+  :mod:`symuat.certify.family` (``coq/SymuatFamily.v``: over any ordered field, SymuatDepth's
+  residual network of every depth and width, σ's lower bounds as premises).
 
 >>> import sympy as sp
 >>> t = sp.Symbol("t")
@@ -324,10 +326,13 @@ def premises(certificates: list) -> str:
 def refutation_premises(certificates: list) -> str:
     """What a logistic unit's refutation assumes of σ (the record's reason), or ``""``."""
     for kind, data in certificates:
-        if kind == "vanishing_refutation" and _sigma_name(data.get("sigma")) == "logistic":
+        if (kind == "vanishing_refutation" and _sigma_name(data.get("sigma")) == "logistic"
+                and (data.get("reading") or {}).get("part") == "units"):
             return ("stated over any ordered field (realFieldType: ℝ is one) with σ = logistic a function s and "
                     "s 0 = 1/2 as a premise (true of 1/(1 + e^(−t)) at 0), the only fact of σ the family uses")
-    return ""
+    from symuat.certify import family
+
+    return family.premises(certificates)  # the deep readings, tanh and GELU units
 
 
 def export_vanishing(name: str, data: dict) -> list[Exported]:
@@ -413,7 +418,14 @@ def logistic_unit_refutation(name: str, data: dict) -> list[Exported]:
 
 def export_vanishing_refutation(name: str, data: dict) -> list[Exported]:
     """The ``vanishing_refutation`` certificate: a ReLU unit's family over ℚ
-    (:func:`relu_unit_refutation`); any other σ or a deep reading is not stated (:class:`Unsupported`, :func:`reason`)."""
+    (:func:`relu_unit_refutation`); a deep reading's, a tanh or GELU unit's over any ordered field
+    (:func:`symuat.certify.family.export_family`); a logistic unit's (:func:`logistic_unit_refutation`);
+    anything else is not stated (:class:`Unsupported`, :func:`reason`)."""
+    from symuat.certify import family
+
     if _is_relu(data.get("sigma")) and (data.get("reading") or {}).get("part") == "units":
         return relu_unit_refutation(name, data)
+    if family.handles(data):  # the deep readings, tanh and GELU units (coq/SymuatFamily.v)
+        unit = data["reading"].get("part") == "units"
+        return family.export_family(name, data, _r_limit(data["reading"])[2] if unit else "")
     return logistic_unit_refutation(name, data)
