@@ -111,6 +111,22 @@ def test_no_proof_is_timed_inside_coq_and_a_slow_batch_fails_the_tier(cases, mon
         compile_batch(tmp_path, thms, tmp_path / "b.v", timeout=1)
 
 
+def test_a_coq_process_is_limited_in_cpu_seconds_not_in_wall_clock():
+    """A process that waits (a loaded machine: it gets no CPU) outlives its limit in wall-clock
+    seconds and finishes; one that computes past its limit of CPU seconds is stopped and reported
+    as over it (``TimeoutExpired``, which the callers turn into a loud failure)."""
+    import sys
+    import time
+
+    from symuat.certify import run
+
+    start = time.perf_counter()
+    done = run._run_coq([sys.executable, "-c", "import time; time.sleep(2.5); print('done')"], timeout=1)
+    assert done.returncode == 0 and done.stdout.strip() == "done" and time.perf_counter() - start >= 2.5
+    with pytest.raises(subprocess.TimeoutExpired):
+        run._run_coq([sys.executable, "-c", "while True: pass"], timeout=1)
+
+
 def test_coq_computes_the_counterexamples_and_rejects_ones_that_do_not_refute(coq_lib, cases):
     true = []
     for key in ("P5.main[C-col,RL,square]", "H4.duat[transposed,square]", "H1.d5[col]"):

@@ -19,6 +19,7 @@ import hashlib
 import json
 import re
 import shutil
+import signal
 import subprocess
 import threading
 import time
@@ -270,28 +271,31 @@ _UNNICED = threading.Event()
 
 
 def _run_coq(cmd: list[str], timeout: float, cwd=None, nice: int = 0) -> subprocess.CompletedProcess:
-    """``subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)``, except that the
-    process is registered in :data:`_RUNNING`, so that an interruption of the run (Ctrl-C,
+    """``subprocess.run(cmd, capture_output=True, text=True)`` with a limit of ``timeout`` seconds of
+    **CPU** (``RLIMIT_CPU``, set on the process as it starts; raised as ``TimeoutExpired``), not of
+    wall clock: on a loaded machine a Coq process waits longer but uses the same CPU, so the load
+    never decides whether it finishes (a wall-clock limit of 1,800 s failed coqchk at load 12–15).
+    The process is registered in :data:`_RUNNING`, so that an interruption of the run (Ctrl-C,
     SIGTERM: :func:`_stop_coq`) ends it at once, from whatever thread waits for it; once the run
-    is stopped no Coq process starts. ``nice``: run it at that niceness (``nice -n``), so that it
-    takes the cores the other Coq processes leave idle."""
+    is stopped no Coq process starts. ``nice``: run it at that niceness (``nice -n``, which execs
+    the command: the limit stays on it), so that it takes the cores the other Coq processes leave
+    idle."""
     if _STOPPED.is_set():
         raise RuntimeError("the certify run was interrupted")
     if nice and shutil.which("nice") and not _UNNICED.is_set():
         cmd = ["nice", "-n", str(nice), *cmd]
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=cwd)
+    proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            cwd=cwd)
     with _RUNNING_LOCK:  # registered, or stopped already: an interruption between Popen and here
         _RUNNING.add(proc)  # (the process runs, :func:`_stop_coq` did not see it) ends it now
         stopped = _STOPPED.is_set()
     try:
         if stopped:
             raise RuntimeError("the certify run was interrupted")
-        try:
-            stdout, stderr = proc.communicate(timeout=timeout)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            stdout, stderr = proc.communicate()
-            raise subprocess.TimeoutExpired(cmd, timeout, output=stdout, stderr=stderr) from None
+        _limit_cpu(proc.pid, timeout)
+        stdout, stderr = proc.communicate()
+        if proc.returncode == -signal.SIGXCPU:  # its CPU limit (the hard one, a second later, is SIGKILL)
+            raise subprocess.TimeoutExpired(cmd, timeout, output=stdout, stderr=stderr)
     except BaseException:
         proc.kill()
         proc.wait()
@@ -300,6 +304,18 @@ def _run_coq(cmd: list[str], timeout: float, cwd=None, nice: int = 0) -> subproc
         with _RUNNING_LOCK:
             _RUNNING.discard(proc)
     return subprocess.CompletedProcess(cmd, proc.returncode, stdout, stderr)
+
+
+def _limit_cpu(pid: int, seconds: float) -> None:
+    """At most ``seconds`` of CPU for the process ``pid`` (then SIGXCPU, and SIGKILL a second later);
+    nothing if it has ended already."""
+    import resource
+
+    limit = max(1, int(seconds))
+    try:
+        resource.prlimit(pid, resource.RLIMIT_CPU, (limit, limit + 1))
+    except (ProcessLookupError, PermissionError):  # ended already (its exit status is read as usual)
+        pass
 
 
 def _stop_coq() -> None:
@@ -429,8 +445,9 @@ def compile_batch(lib: Path, theorems: list, path: Path, timeout: int = 600) -> 
 
     No proof runs under Coq's ``Timeout`` (a wall clock would decide what is certified: at load
     12–16 the H7 proofs timed out). The ``coqc`` process has a generous limit, ``timeout`` seconds
-    per theorem plus 60; past it :class:`CoqProcessLimit` is raised — the run fails loudly, no
-    theorem is counted as not certified for being slow.
+    of CPU per theorem plus 60 (:func:`_run_coq`: not of wall clock); past it
+    :class:`CoqProcessLimit` is raised — the run fails loudly, no theorem is counted as not
+    certified for being slow.
 
     A failing theorem stops ``coqc``: it is named from the error's line, recorded as failed with
     Coq's message, and the theorems after it are compiled again in a new file (those before it
@@ -453,7 +470,7 @@ def compile_batch(lib: Path, theorems: list, path: Path, timeout: int = 600) -> 
             stdout, stderr, code = proc.stdout, proc.stderr, proc.returncode
         except subprocess.TimeoutExpired:
             raise CoqProcessLimit(f"coqc did not finish {target.name} ({len(todo)} theorems) within its process "
-                                  f"limit of {limit} s; no proof is timed inside Coq, so the tier fails "
+                                  f"limit of {limit} s of CPU; no proof is timed inside Coq, so the tier fails "
                                   "rather than count a slow proof as not certified") from None
         accepted = _theorem_results(stdout)
         if code == 0 and False in accepted.values():  # an axiom in the batch: whose?
@@ -523,7 +540,7 @@ def _coqchk(args: list[str], timeout: int, nice: int = 0) -> tuple[str, int | No
         proc = _run_coq(["coqchk", "-o", *args], timeout=timeout, nice=nice)
         text, code = proc.stdout + proc.stderr, proc.returncode
     except subprocess.TimeoutExpired:
-        text, code = f"coqchk timed out after {timeout} s", None
+        text, code = f"coqchk used its limit of {timeout} s of CPU", None
     return text, code, round(time.perf_counter() - start, 1)
 
 
@@ -754,7 +771,7 @@ def certify(pattern: str = TIER, out: Path | None = None, jobs: int = 2, timeout
             progress=None, check: bool = False, budget: int | None = BUDGET, depth: bool = True) -> dict:
     """The certify tier; writes ``out/record.json`` and returns the record. ``check``: re-check the
     compiled files with ``coqchk`` too (:func:`coqchk`, recorded under ``"coqchk"``). ``timeout``:
-    the process limit per theorem of a batch (:func:`compile_batch`; :class:`CoqProcessLimit`
+    the process limit per theorem of a batch, in CPU seconds (:func:`compile_batch`; :class:`CoqProcessLimit`
     past it, and no record is written). ``budget``: the statement budget outside the core
     (:func:`over_budget`; a check over it is recorded ``excluded`` with the reason; None: none).
     ``depth``: the inductions over the depth are in the run whatever ``pattern`` (:func:`selected`)."""
