@@ -130,7 +130,7 @@ def _tier_record_with_coqchk():
     return data
 
 
-def test_coqchk_rechecks_the_tier_and_fails_on_an_axiom(coq_lib, tmp_path, monkeypatch):
+def test_coqchk_rechecks_the_tier_and_fails_on_an_axiom(coq_lib, library_compiled_once, tmp_path, monkeypatch):
     """``certify(check=True)`` re-checks the compiled files with coqchk (no axioms: ok, and every
     certified theorem is in a checked file): the tier's own record when it is there for these
     sources (CI: ``symuat certify --coqchk`` ran just before), else a run on P1 here (coqchk then
