@@ -113,8 +113,9 @@ def test_coq_accepts_the_hadamard_product_and_rejects_a_transposed_operand(coq_l
 
 def _tier_record_with_coqchk():
     """The certify tier's record (``$SYMUAT_CERTIFY_DIR``, default ``build/certify``) when it was
-    written with ``--coqchk`` for these very sources and this toolchain (its fingerprint: the Coq
-    library, symuat's Python sources, coqc and MathComp's compiled files), else None. CI runs
+    written with ``--coqchk``, and coqchk passed, for these very sources and this toolchain (its
+    fingerprint: the Coq library, symuat's Python sources, coqc and MathComp's compiled files),
+    else None (then the test runs coqchk itself). CI runs
     ``symuat certify --coqchk`` just before this tier: its coqchk of the library, MathComp and
     every compiled proof is the one of these bytes, so it is not run a second time here."""
     import json
@@ -125,8 +126,8 @@ def _tier_record_with_coqchk():
         data = json.loads((out_dir() / "record.json").read_text())
     except (OSError, ValueError):
         return None
-    if data.get("fingerprint") != fingerprint() or "coqchk" not in data:
-        return None
+    if data.get("fingerprint") != fingerprint() or not data.get("coqchk", {}).get("ok"):
+        return None  # not for these sources, or its coqchk failed or did not finish: checked here
     return data
 
 
