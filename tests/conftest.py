@@ -57,11 +57,35 @@ def pytest_report_header(config):
             "(what CI runs)")
 
 
+def _tier_library():
+    """The certify tier's compiled library (``$SYMUAT_CERTIFY_DIR/lib``, default
+    ``build/certify/lib``) when its record was written for these sources and this toolchain (the
+    record's fingerprint covers coq/*.v, symuat's sources, coqc and MathComp) and each of its files
+    ``X.v`` is byte for byte ``coq/X.v`` with its ``X.vo`` beside it; else None. CI runs ``symuat
+    certify`` just before the Coq tier: its library is the one the tests would compile."""
+    import json
+
+    from symuat.certify.record import COQ_DIR, fingerprint, out_dir
+    from symuat.certify.run import LIBRARY
+
+    lib = out_dir() / "lib"
+    try:
+        if json.loads((lib.parent / "record.json").read_text()).get("fingerprint") != fingerprint():
+            return None
+        if all((lib / n).read_bytes() == (COQ_DIR / n).read_bytes() and (lib / n).with_suffix(".vo").is_file()
+               for n in LIBRARY):
+            return lib
+    except (OSError, ValueError):
+        pass
+    return None
+
+
 @pytest.fixture(scope="session")
 def _coq_library(tmp_path_factory):
-    """The Coq library (coq/*.v) compiled once for the session (``lib/``). Needs ``coqc`` with
-    MathComp: skips without it, unless ``CI`` or ``SYMUAT_REQUIRE_COQ`` is set (then a missing
-    coqc fails)."""
+    """The Coq library (coq/*.v) compiled once for the session (``lib/``), or the certify tier's
+    own compiled library when it is of these very files (:func:`_tier_library`: CI compiled it
+    minutes before). Needs ``coqc`` with MathComp: skips without it, unless ``CI`` or
+    ``SYMUAT_REQUIRE_COQ`` is set (then a missing coqc fails)."""
     import shutil
 
     from symuat.certify.run import compile_library
@@ -71,8 +95,29 @@ def _coq_library(tmp_path_factory):
             pytest.fail("coqc not found (required: CI / SYMUAT_REQUIRE_COQ is set)")
         pytest.skip("coqc not installed")
     out = tmp_path_factory.mktemp("library")
-    compile_library(out)
+    tier = _tier_library()
+    if tier is not None:
+        shutil.copytree(tier, out / "lib")
+    else:
+        compile_library(out)
     return out / "lib"
+
+
+@pytest.fixture
+def library_compiled_once(_coq_library, monkeypatch):
+    """``certify()`` in the test copies the session's compiled library (:func:`_coq_library`: the
+    same coq/*.v compiled by the same coqc) into its output instead of compiling coq/*.v again."""
+    import shutil
+    import time
+
+    from symuat.certify import run
+
+    def copy(out):
+        start = time.perf_counter()
+        shutil.copytree(_coq_library, out / "lib", dirs_exist_ok=True)
+        return time.perf_counter() - start
+
+    monkeypatch.setattr(run, "compile_library", copy)
 
 
 @pytest.fixture(scope="module")

@@ -163,7 +163,7 @@ def test_a_proof_under_a_hypothesis_is_exported_with_it_as_a_premise():
     assert "(Hl0 : forall (i : 'I_h) (a : 'I_N), \\sum_(b < N) H i (a, tt) (b, tt) = 1)" in thm.statement
 
 
-def test_every_symbolic_proved_is_counted_and_a_non_identity_is_listed(coq_lib, tmp_path):
+def test_every_symbolic_proved_is_counted_and_a_non_identity_is_listed(coq_lib, library_compiled_once, tmp_path):
     """The denominator is every symbolic ``proved`` check of the pattern, whatever procedure
     proved it: M5.cmp (a token pattern read off the normal form, no exporter) is counted and
     listed as not exported, with its method; H8.1 and H8.2 (identities) and H8.rank (a rank

@@ -111,31 +111,67 @@ def test_coq_accepts_the_hadamard_product_and_rejects_a_transposed_operand(coq_l
         export_identity("bad", *flat)
 
 
-def test_coqchk_rechecks_the_tier_and_fails_on_an_axiom(coq_lib, tmp_path):
+def _tier_record_with_coqchk():
+    """The certify tier's record (``$SYMUAT_CERTIFY_DIR``, default ``build/certify``) when it was
+    written with ``--coqchk``, and coqchk passed, for these very sources and this toolchain (its
+    fingerprint: the Coq library, symuat's Python sources, coqc and MathComp's compiled files),
+    else None (then the test runs coqchk itself). CI runs
+    ``symuat certify --coqchk`` just before this tier: its coqchk of the library, MathComp and
+    every compiled proof is the one of these bytes, so it is not run a second time here."""
+    import json
+
+    from symuat.certify.record import fingerprint, out_dir
+
+    try:
+        data = json.loads((out_dir() / "record.json").read_text())
+    except (OSError, ValueError):
+        return None
+    if data.get("fingerprint") != fingerprint() or not data.get("coqchk", {}).get("ok"):
+        return None  # not for these sources, or its coqchk failed or did not finish: checked here
+    return data
+
+
+def test_coqchk_rechecks_the_tier_and_fails_on_an_axiom(coq_lib, library_compiled_once, tmp_path, monkeypatch):
     """``certify(check=True)`` re-checks the compiled files with coqchk (no axioms: ok, and every
-    certified theorem is in a checked file); a compiled file that assumes an axiom, or rests on a
-    library the check of the library did not take in, is not ok."""
+    certified theorem is in a checked file): the tier's own record when it is there for these
+    sources (CI: ``symuat certify --coqchk`` ran just before), else a run on P1 here (coqchk then
+    re-checks MathComp, about a minute of CPU). A compiled file that assumes an axiom, or rests on
+    a library the check of the library did not take in, is not ok: shown with a one-file library
+    (coqchk of it and Coq's prelude: seconds), by the same :func:`coqchk`."""
+    from symuat.certify import run
     from symuat.certify.run import THEORIES, _coqc, certify, coqchk
 
     if shutil.which("coqchk") is None:
         pytest.skip("coqchk not installed")
-    rec = certify(pattern=r"P1", out=tmp_path / "c", jobs=1, check=True, depth=False)
+    rec = _tier_record_with_coqchk() or certify(pattern=r"P1", out=tmp_path / "p1", jobs=1, check=True, depth=False)
     chk = rec["coqchk"]
     n = rec["summary"]["certified"]
     assert chk["ok"] and chk["axioms"] == "<none>" and n >= 1, chk
     assert chk["theorems"].split(" of ")[0] == chk["theorems"].split(" of ")[1]
-    bad = tmp_path / "c" / "theories" / "cheat.v"
+    # the verdicts of coqchk on an axiom and on an unchecked library: a library of one file
+    out = tmp_path / "c"
+    (out / "lib").mkdir(parents=True)
+    (out / "theories").mkdir()
+    (out / "lib" / "SymuatTiny.v").write_text("Definition two := S (S O).\n")
+    _coqc(out / "lib", out / "lib" / "SymuatTiny.v", timeout=300)
+    monkeypatch.setattr(run, "LIBRARY", ("SymuatTiny.v",))
+    good = out / "theories" / "good.v"
+    good.write_text("From Symuat Require Import SymuatTiny.\nTheorem two_is_two : two = 2. Proof. reflexivity. Qed.\n")
+    assert _coqc(out / "lib", good, timeout=300).returncode == 0
+    first = coqchk(out)
+    assert first["ok"] and first["axioms"] == "<none>" and first["files"] == ["good.vo"], first
+    bad = out / "theories" / "cheat.v"
     bad.write_text("Axiom cheat : forall n : nat, n = 0.\nTheorem one_is_zero : 1 = 0. Proof. exact (cheat 1). Qed.\n")
-    assert _coqc(tmp_path / "c" / "lib", bad, timeout=300).returncode == 0
-    again = coqchk(tmp_path / "c")
+    assert _coqc(out / "lib", bad, timeout=300).returncode == 0
+    again = coqchk(out)
     assert not again["ok"] and "cheat" in again["axioms"], again
-    assert again["library_seconds"] == chk["library_seconds"]  # the same library: checked once per process
+    assert again["library_seconds"] == first["library_seconds"]  # the same library: checked once per process
     # a file resting on a library the library's check did not take in: admitted unchecked, not ok
     bad.unlink()
-    (tmp_path / "c" / "theories" / "cheat.vo").unlink()
-    other = tmp_path / "c" / "theories" / "reals.v"
+    (out / "theories" / "cheat.vo").unlink()
+    other = out / "theories" / "reals.v"
     other.write_text("From Coq Require Import Reals.\nTheorem r : (0 <= 1)%R. Proof. left; exact Rlt_0_1. Qed.\n")
-    assert _coqc(tmp_path / "c" / "lib", other, timeout=300).returncode == 0
-    third = coqchk(tmp_path / "c")
+    assert _coqc(out / "lib", other, timeout=300).returncode == 0
+    third = coqchk(out)
     assert not third["ok"] and third["reason"].startswith("admitted without a check ("), third
     assert THEORIES == "SymuatCertified"

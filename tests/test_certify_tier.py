@@ -37,7 +37,7 @@ def test_the_budget_is_a_rule_on_the_statement_and_spares_the_core_and_the_induc
     assert re.fullmatch(CORE, "H7") and not re.fullmatch(CORE, "L2")
 
 
-def test_a_check_over_the_budget_is_excluded_and_listed_with_its_reason(coq_lib, tmp_path):
+def test_a_check_over_the_budget_is_excluded_and_listed_with_its_reason(coq_lib, library_compiled_once, tmp_path):
     """``lemma``: the shortest statement (lemma.kron_transpose, 143 characters) is certified under a
     budget of 150; the longer ones are recorded ``excluded``, never sent to Coq, counted in the
     denominator and listed by ``symuat certify`` with the reason."""
