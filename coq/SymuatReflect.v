@@ -43,19 +43,34 @@ Inductive tm : Type :=
 | TAdd (a b : tm)
 | TMul (a b : tm)
 | TSum (n : nat) (f : 'I_n -> tm) (k : nat)
-| TFn (g : R -> R) (a : tm).
+| TFn (g : R -> R) (a : tm)
+(** a guard [dl a b y] ([TGd]), one whose two indices are the same term ([TGdR]: [δ_{aa} = 1]),
+    the place of a guard removed for an elimination ([TMk]), and a sum over an index that a
+    guard of its body fixes ([TElim n a s g]: [Σ_i δ_{ia} g(i)] with the guard's place in [g]
+    marked, [s]: the summed index is the guard's left one; it is [g a]) *)
+| TGd (n : nat) (a b : 'I_n) (y : tm)
+| TGdR (n : nat) (a : 'I_n) (y : tm)
+| TMk (y : tm)
+| TElim (n : nat) (a : 'I_n) (s : bool) (g : 'I_n -> tm).
 
-Fixpoint ev (t : tm) : R :=
+(** the value of an entry; [k] is what a marked place ([TMk]) applies to the rest of its
+    product: an elimination's guard of its summed index (the identity outside any) *)
+Fixpoint evk (k : R -> R) (t : tm) : R :=
   match t with
   | TAt r => r
   | TZero => 0
   | TOne => 1
   | TDel _ a b => delta a b
-  | TAdd a b => ev a + ev b
-  | TMul a b => ev a * ev b
-  | TSum n f _ => \sum_(i < n) ev (f i)
-  | TFn g a => g (ev a)
+  | TAdd a b => evk k a + evk k b
+  | TMul a b => evk k a * evk k b
+  | TSum n f _ => \sum_(i < n) evk k (f i)
+  | TFn g a => g (evk k a)
+  | TGd _ a b y => dl a b (evk k y)
+  | TGdR _ a y => dl a a (evk k y)
+  | TMk y => k (evk k y)
+  | TElim n a s g => \sum_(i < n) evk (fun y => if s then dl i a y else dl a i y) (g i)
   end.
+Definition ev (t : tm) : R := evk (fun y => y) t.
 
 (** a delta of a product, kept apart: it is written as a guard [dl a b] around the rest *)
 Inductive guard : Type := G (n : nat) (a b : 'I_n).
@@ -134,6 +149,10 @@ Fixpoint nf (t : tm) : seq mono :=
   | TMul a b => rpairs (nf a) (nf b) mmul
   | TSum n f k => rsplit 0 k (fun p => MSum (fun i => rnth (nf (f i)) p))
   | TFn g a => [:: MProd [::] [:: g (ev_list (nf a))]]
+  | TGd _ a b y => rmap (mmul (MProd [:: G a b] [::])) (nf y)
+  | TGdR _ _ y => nf y
+  | TMk y => nf y
+  | TElim _ a _ g => nf (g a)
   end.
 
 (** ** Soundness *)
@@ -230,16 +249,72 @@ Fixpoint cnt (t : tm) : nat :=
   | TAdd a b => cnt a + cnt b
   | TMul a b => cnt a * cnt b
   | TSum _ _ k => k
+  | TGd _ _ _ y | TGdR _ _ y | TMk y => cnt y
+  | TElim _ a _ g => cnt (g a)
   end.
 
-(** a sum's [k] is its body's count at every index (by computation, for a reified body) *)
+(** no marked place outside an elimination *)
+Fixpoint m0 (t : tm) : Prop :=
+  match t with
+  | TMk _ => False
+  | TAdd a b | TMul a b => m0 a /\ m0 b
+  | TSum n h _ => forall j, m0 (h j)
+  | TFn _ a | TGd _ _ _ a | TGdR _ _ a => m0 a
+  | _ => True
+  end.
+
+(** exactly one marked place in [t], reached through sums and guards only (the place of the
+    guard an elimination removed, a factor of every term of [t]) *)
+Fixpoint m1 (t : tm) : Prop :=
+  match t with
+  | TMk y => m0 y
+  | TGd _ _ _ y | TGdR _ _ y => m1 y
+  | TSum n h _ => forall j, m1 (h j)
+  | _ => False
+  end.
+
+(** a sum's [k] is its body's count at every index (by computation, for a reified body); an
+    elimination's body has its one marked place *)
 Fixpoint wf (t : tm) : Prop :=
   match t with
   | TAt _ | TZero | TOne | TDel _ _ _ => True
   | TAdd a b | TMul a b => wf a /\ wf b
   | TSum n f k => forall i, cnt (f i) = k /\ wf (f i)
   | TFn _ a => wf a
+  | TGd _ _ _ y | TGdR _ _ y | TMk y => wf y
+  | TElim n a _ g => (forall i, m1 (g i)) /\ wf (g a)
   end.
+
+Lemma evk_m0 k k' t : m0 t -> evk k t = evk k' t.
+Proof.
+elim: t => //= [a IHa b IHb|a IHa b IHb|n f IH _|g a IH|m u v y IH|m u y IH].
+- by case=> wa wb; rewrite IHa ?IHb.
+- by case=> wa wb; rewrite IHa ?IHb.
+- by move=> w; apply: eq_bigr => i _; rewrite IH.
+- by move=> w; rewrite IH.
+- by move=> w; rewrite IH.
+- by move=> w; rewrite IH.
+Qed.
+
+Lemma evk_m1 (c : R) k t : (forall y, k y = c * y) -> m1 t -> evk k t = c * ev t.
+Proof.
+move=> hk; rewrite /ev; elim: t => //= [m h IH _|m u v y IH|m u y IH|y _].
+- by move=> w; rewrite big_distrr; apply: eq_bigr => j _; rewrite IH.
+- by move=> w; rewrite IH // /dl mulrCA.
+- by move=> w; rewrite IH // /dl mulrCA.
+- by move=> w; rewrite hk (evk_m0 _ (fun y => y) w).
+Qed.
+
+Lemma delta_self n (a : 'I_n) : delta a a = 1 :> R.
+Proof. by rewrite /delta eqxx. Qed.
+
+Lemma sum_delta_put n (a : 'I_n) s (F : 'I_n -> R) :
+  \sum_(i < n) (if s then delta i a else delta a i) * F i = F a.
+Proof.
+rewrite (bigD1 a) //= big1 ?addr0; first by case: s; rewrite delta_self mul1r.
+move=> i /negbTE ni; case: s; rewrite /delta; first by rewrite ni mul0r.
+by rewrite eq_sym ni mul0r.
+Qed.
 
 Lemma size_rcat T (a b : seq T) : size (rcat a b) = (size a + size b)%N.
 Proof. by rewrite rcat_cat size_cat. Qed.
@@ -249,24 +324,32 @@ Lemma size_rsplit p k F : size (rsplit p k F) = k.
 Proof. by elim: k p => //= k IH p; rewrite IH. Qed.
 Lemma size_nf t : size (nf t) = cnt t.
 Proof.
-elim: t => //= [a IHa b IHb|a IHa b IHb|n f _ k]; rewrite ?size_rcat ?size_rpairs ?size_rsplit;
-by rewrite ?IHa ?IHb.
+elim: t => //= [a IHa b IHb|a IHa b IHb|n f _ k|m a b y IH];
+rewrite ?size_rcat ?size_rpairs ?size_rsplit ?rmap_map ?size_map;
+by rewrite ?IHa ?IHb ?IH.
 Qed.
 Lemma rdrop_size l k : (size l <= k)%N -> rdrop l k = [::].
 Proof. by elim: l k => [|m l IH] [|k] //= /IH. Qed.
 
 Lemma prenex_sound t : wf t -> ev_list (nf t) = ev t.
 Proof.
-elim: t => [r|||n a b|a IHa b IHb|a IHa b IHb|n f IH k|g a IHa] //=.
+rewrite /ev; elim: t => [r|||n a b|a IHa b IHb|a IHa b IHb|n f IH k|g a IHa|m a b y IH|m a y IH|y IH|m a s g IH] //=.
 - by rewrite /dl mulr1.
 - by case=> wa wb; rewrite ev_list_cat IHa ?IHb.
 - by case=> wa wb; rewrite rpairs_sound IHa ?IHb.
 - move=> w; rewrite rsplit_sound.
-  have -> : \sum_(i < n) ev (f i) = \sum_(i < n) \sum_(p < k) ev_mono (rnth (nf (f i)) p).
+  have -> : \sum_(i < n) evk (fun y => y) (f i) = \sum_(i < n) \sum_(p < k) ev_mono (rnth (nf (f i)) p).
     apply: eq_bigr => i _; case: (w i) => ck wi.
     by rewrite -IH // (ev_list_split _ k) rdrop_size ?size_nf ?ck //= addr0.
   by rewrite exchange_big /=; apply: eq_bigr => p _.
 - by move=> wa; rewrite IHa.
+- move=> wy; have h := ev_list_map_mul (MProd [:: G a b] [::]) (nf y).
+  by rewrite /= in h; rewrite h IH // /dl mulr1.
+- by move=> wy; rewrite IH // /dl delta_self mul1r.
+- case=> w1 wa; rewrite IH //.
+  rewrite (eq_bigr (fun i => (if s then delta i a else delta a i) * ev (g i))); last first.
+    by move=> i _; apply: evk_m1 => // y; case: s.
+  by rewrite sum_delta_put.
 Qed.
 
 End Reflect.
@@ -327,6 +410,117 @@ Ltac symuat_prenex_refl :=
   lazymatch goal with
   | |- _ = ?Rh => tryif is_var Rh then idtac else (symmetry; symuat_prenex_side_l; symmetry)
   end.
+
+(** * The deltas by computation ([symuat_elim])
+
+    After the prenex form, a term is sums over a product of guards [dl a b] and atoms. A sum
+    over an index [x] whose product has a guard [dl x a] (or [dl a x]) with [a] free of [x] and of
+    the sums inside it is [Σ_x δ_{xa} F(x) = F(a)]: the reifier [reify_el] reads such a sum as
+    [TElim n a s g] (the guard's place marked in [g]), [dl a a y] as [TGdR] ([δ_{aa} = 1]), and
+    [prenex_sound] (the same theorem, its premise [wf] by computation: the marked place is
+    one, reached through sums and guards) gives the value computed by [nf]. One pass eliminates
+    the innermost such sums ([el_try]: none whose body has an elimination already);
+    [symuat_elim] repeats passes while one finds a sum or a guard to remove. What the reifier
+    chooses is checked by Coq: a reading that is not the entry fails the conversion, and a
+    wrong elimination fails [wf]. *)
+Ltac el_free v vs :=
+  lazymatch vs with
+  | (?w, ?vs') => lazymatch v with context [w] => fail | _ => el_free v vs' end
+  | _ => constr:(tt)
+  end.
+
+(** [t] with the first guard of [x] (its other index free of [vs]) on its spine marked; the pair
+    (marked term, other index, side) *)
+Ltac el_mark R x vs t :=
+  match t with
+  | @TGd _ ?m x ?v ?y => let _ := el_free v vs in constr:((@TMk R y, v, true))
+  | @TGd _ ?m ?u x ?y => let _ := el_free u vs in constr:((@TMk R y, u, false))
+  | @TGd _ ?m ?u ?v ?y =>
+      let r := el_mark R x vs y in
+      lazymatch r with (?y', ?a, ?s) => constr:((@TGd R m u v y', a, s)) end
+  | @TGdR _ ?m ?u ?y =>
+      let r := el_mark R x vs y in
+      lazymatch r with (?y', ?a, ?s) => constr:((@TGdR R m u y', a, s)) end
+  | @TSum _ ?m ?h ?k =>
+      let j := fresh "j" in
+      let F := constr:(fun j : 'I_m => ltac:(let b := eval cbv beta in (h j) in
+                 let r := el_mark R x (j, vs) b in exact r)) in
+      lazymatch F with
+      | fun _ => (_, ?a, ?s) =>
+          lazymatch F with fun j => (@?h' j, _, _) => constr:((@TSum R m h' k, a, s)) end
+      end
+  end.
+
+Ltac el_try R n x b :=
+  match b with
+  | context [@TElim _ _ _ _ _] => constr:(@None (tm R * 'I_n * bool))
+  | _ => let r := el_mark R x (x, tt) b in constr:(Some r)
+  | _ => constr:(@None (tm R * 'I_n * bool))
+  end.
+
+Ltac reify_el R e :=
+  lazymatch e with
+  | @GRing.add _ ?a ?b =>
+      let ra := reify_el R a in let rb := reify_el R b in constr:(@TAdd R ra rb)
+  | @GRing.mul _ ?a ?b =>
+      let ra := reify_el R a in let rb := reify_el R b in constr:(@TMul R ra rb)
+  | @GRing.one _ => constr:(@TOne R)
+  | @GRing.zero _ => constr:(@TZero R)
+  | @delta _ ?n ?a ?b => constr:(@TDel R n a b)
+  | @dl _ ?n ?a ?b ?y =>
+      let ry := reify_el R y in
+      lazymatch b with a => constr:(@TGdR R n a ry) | _ => constr:(@TGd R n a b ry) end
+  | @GRing.natmul _ ?x 1 => reify_el R x
+  | @GRing.natmul _ ?x (S ?k) =>
+      let rx := reify_el R x in let rk := reify_el R (@GRing.natmul _ x k) in constr:(@TAdd R rx rk)
+  | @BigOp.bigop _ (Finite.sort (ordinal_finType ?n)) (GRing.zero _) (index_enum (ordinal_finType _)) (fun i => @BigBody _ _ i (@GRing.add _) true (@?F i)) =>
+      let x := fresh "x" in
+      let f := constr:(fun x : 'I_n =>
+                 ltac:(let b := eval cbv beta in (F x) in let r := reify_el R b in exact r)) in
+      let E := constr:(fun x : 'I_n =>
+                 ltac:(let b := eval cbv beta in (f x) in let r := el_try R n x b in exact r)) in
+      lazymatch E with
+      | fun _ => Some (_, ?a, ?s) =>
+          lazymatch E with fun x => Some (@?g x, _, _) => constr:(@TElim R n a s g) end
+      | _ =>
+          let kf := eval lazy in (fun i : 'I_n => cnt (f i)) in
+          lazymatch kf with
+          | fun _ => ?k => constr:(@TSum R n f k)
+          end
+      end
+  | ?g ?a => reify_app_el R e g a
+  | _ => constr:(@TAt R e)
+  end
+with reify_app_el R e g a :=
+  match constr:(tt) with
+  | _ => let _ := constr:(g : GRing.ComRing.sort R -> GRing.ComRing.sort R) in
+         let _ := constr:(a : GRing.ComRing.sort R) in
+         let ra := reify_el R a in constr:(@TFn R g ra)
+  | _ => constr:(@TAt R e)
+  end.
+
+(** one pass on the left side of [L = R]: fails if it finds nothing to eliminate *)
+Ltac symuat_elim_side_l :=
+  lazymatch goal with R : GRing.ComRing.type |- ?L = ?Rh =>
+    let t := reify_el R L in
+    lazymatch t with
+    | context [@TElim _ _ _ _ _] => idtac
+    | context [@TGdR _ _ _ _] => idtac
+    end;
+    refine (eq_trans (esym (@prenex_sound R t ltac:(cbv [wf cnt m1 m0]; repeat (split || intro)))) _);
+    lazymatch goal with |- ?A = ?B =>
+      let A' := eval cbv beta iota zeta delta [nf ev_list ev_mono prodl gprod rcat rmap
+                                                rpairs rnth rdrop rsplit mmul mmul_r] in A in
+      change (A' = B)
+    end
+  end.
+Ltac symuat_elim_side_r :=
+  lazymatch goal with
+  | |- _ = ?Rh => tryif is_var Rh then fail else (symmetry; symuat_elim_side_l; symmetry)
+  end.
+Ltac symuat_elim_pass :=
+  first [ symuat_elim_side_l; try symuat_elim_side_r | symuat_elim_side_r ].
+Ltac symuat_elim := repeat (symuat_elim_pass; idtac "symuat-lemma prenex_sound").
 
 (** * The closing comparison by computation ([symuat_close_refl])
 

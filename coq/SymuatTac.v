@@ -173,6 +173,24 @@ Ltac symuat_deltas :=
   | |- _ => idtac
   end.
 
+(** The same, the sums a guard fixes first eliminated by computation ([SymuatReflect]'s
+    [symuat_elim], [prenex_sound]: most of [symuat_deltas]' rewrites were that, 85 % of H7's
+    proof); the rewrites above for what is left (guards of free indices, bubbled out). The
+    procedures below try it first and fall back on [symuat_deltas] where the goal it leaves
+    does not close. *)
+Ltac symuat_deltas_el :=
+  lazymatch goal with
+  | |- context [delta _ _] =>
+      repeat progress (symuat_rw delta_guard; symuat_rw delta_last);
+      symuat_rw delta_alone;
+      symuat_elim;
+      lazymatch goal with |- context [dl _ _ _] => symuat_dl_steps | |- _ => idtac end
+  | |- context [dl _ _ _] =>
+      symuat_elim;
+      lazymatch goal with |- context [dl _ _ _] => symuat_dl_steps | |- _ => idtac end
+  | |- _ => idtac
+  end.
+
 (** [ring] over the carrier as MathComp's rewriting leaves it; a literal coefficient [k%:R] (a
     statement's scale, a certificate's merged like terms) is first unfolded into ones *)
 (** a negative integer literal [(-k)%:~R] (a scale by [-k]) as [- k%:R], which [ring] reads *)
@@ -292,12 +310,14 @@ Ltac symuat_block_deltas :=
 
 (** The whole procedure for [lhs =m rhs]: the node definitions unfolded ([symuat_unfold_nodes]),
     the prenex form, the deltas, the closing. *)
-Tactic Notation "symuat_entry" :=
+Ltac symuat_entry_with dls :=
   let I := fresh "I" in let J := fresh "J" in
   move=> I J; symuat_destruct;
   symuat_blocks; symuat_unfold_nodes;
   cbn [sumI splitI deltaI cat fst snd];
-  symuat_prenex; symuat_deltas; cbn [fst snd]; symuat_block_deltas; symuat_prenex; symuat_one_add; symuat_close.
+  symuat_prenex; dls; cbn [fst snd]; symuat_block_deltas; symuat_prenex; symuat_one_add; symuat_close.
+Tactic Notation "symuat_entry" :=
+  first [ symuat_entry_with ltac:(idtac; symuat_deltas_el) | symuat_entry_with ltac:(idtac; symuat_deltas) ].
 
 (** The same procedure for a statement proved under hypotheses on lines of its leaves (premises
     [Hl : forall …, Σ_b F(b) = v], in the theorem's statement): after the prenex form and the
@@ -348,18 +368,21 @@ Ltac symuat_units_merged :=
   repeat (setoid_rewrite sum_merge_r || setoid_rewrite sum_merge); symuat_ring_ops.
 
 (* the steps of [symuat_entry] above, with [lines] between the normal form and the closing *)
-Tactic Notation "symuat_entry" "using" tactic3(lines) :=
+Ltac symuat_entry_using_with dls lines :=
   let I := fresh "I" in let J := fresh "J" in
   move=> I J; symuat_destruct;
   symuat_blocks; symuat_unfold_nodes;
   cbn [sumI splitI deltaI cat fst snd];
-  symuat_prenex; symuat_deltas; cbn [fst snd]; symuat_block_deltas; symuat_prenex; lines; symuat_close.
+  symuat_prenex; dls; cbn [fst snd]; symuat_block_deltas; symuat_prenex; lines; symuat_close.
+Tactic Notation "symuat_entry" "using" tactic3(lines) :=
+  first [ symuat_entry_using_with ltac:(idtac; symuat_deltas_el) lines
+        | symuat_entry_using_with ltac:(idtac; symuat_deltas) lines ].
 (** [lhs =m NF] for a normal form [NF] symuat computed (the certificate of a normal-form proof,
     see [meq_via_nf]): the same steps as [symuat_entry] on the left side only — the right side is
     hidden ([set]) while the left one is unfolded, put in prenex form and rid of its deltas, then
     revealed (its deltas guarded, if it has any) and the two matched by [symuat_close]. A wrong
     certificate leaves a goal [symuat_close] cannot close. *)
-Tactic Notation "symuat_nf" :=
+Ltac symuat_nf_with dls :=
   let I := fresh "I" in let J := fresh "J" in
   move=> I J; symuat_destruct;
   lazymatch goal with |- _ = ?N =>
@@ -367,11 +390,13 @@ Tactic Notation "symuat_nf" :=
     set nf := N;
     symuat_blocks; symuat_unfold_nodes;
     cbn [sumI splitI deltaI cat fst snd];
-    symuat_prenex; symuat_deltas; cbn [fst snd]; symuat_block_deltas; symuat_prenex;
+    symuat_prenex; dls; cbn [fst snd]; symuat_block_deltas; symuat_prenex;
     rewrite /nf; clear nf; cbn beta iota;
     try (lazymatch goal with |- _ = ?M => lazymatch M with context [delta _ _] =>
-           symuat_prenex; symuat_deltas; symuat_prenex end end);
+           symuat_prenex; dls; symuat_prenex end end);
     symuat_one_add; symuat_close
   end.
+Tactic Notation "symuat_nf" :=
+  first [ symuat_nf_with ltac:(idtac; symuat_deltas_el) | symuat_nf_with ltac:(idtac; symuat_deltas) ].
 
 Global Opaque dl.

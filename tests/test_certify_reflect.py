@@ -124,3 +124,48 @@ def test_a_normal_form_proof_names_the_comparison_among_its_lemmas():
     from symuat.certify.normal_form import probed_lemmas
 
     assert probed_lemmas()[:2] == ("prenex_sound", "kclose")
+
+
+# The deltas by computation (``symuat_elim``: a sum over an index that a guard of its body fixes,
+# ``Σ_x δ_{xa} F(x) = F(a)``, read as ``TElim`` and computed through ``prenex_sound``). It gives
+# the rewrites' result (inner sums first, a chain of guards in passes, ``δ_{aa}`` dropped), leaves
+# a guard of two free indices alone, and a wrong result stays unproved.
+ELIM = [
+    # two sums fixed in turn: y by x (inner), then x by i0
+    ("chain", "\\sum_(x < n) \\sum_(y < n) dl y x (dl x i0 (a x * a y)) = a i0 * a i0",
+     "\\sum_(x < n) \\sum_(y < n) dl y x (dl x i0 (a x * a y)) = a i0 * a j0"),
+    # the guard's index on the right, a sum that no guard fixes kept
+    ("right", "\\sum_(x < n) \\sum_(j < m) dl i0 x (W x j * b x) = \\sum_(j < m) W i0 j * b i0",
+     "\\sum_(x < n) \\sum_(j < m) dl i0 x (W x j * b x) = \\sum_(j < m) W j0 j * b i0"),
+    # a guard of two free indices is no elimination: it stays
+    ("free", "dl i0 j0 (\\sum_(x < n) dl x j0 (a x)) = dl i0 j0 (a j0)",
+     "dl i0 j0 (\\sum_(x < n) dl x j0 (a x)) = a j0"),
+]
+
+
+@pytest.mark.parametrize("name,right,wrong", ELIM, ids=[p[0] for p in ELIM])
+def test_the_computed_elimination_is_the_rewrites_result_and_a_wrong_one_fails(coq_lib, name, right, wrong):
+    vars_ = "Variables i0 j0 : 'I_n.\n"
+    proof = "Proof. symuat_elim; reflexivity. Qed.\n"
+    ok = _coq(coq_lib, f"elim_ok_{name}", vars_ + f"Goal {right}.\n" + proof)
+    assert ok.returncode == 0, ok.stdout + ok.stderr
+    bad = _coq(coq_lib, f"elim_bad_{name}", vars_ + f"Goal {wrong}.\n" + proof)
+    assert bad.returncode != 0
+    assert "Syntax error" not in bad.stderr and "was not found" not in bad.stderr, bad.stderr[-400:]
+
+
+def test_an_elimination_without_its_guard_does_not_pass_the_premise(coq_lib):
+    # a body with its marked place (the guard removed): accepted; a body with none (an atom): the
+    # premise is False, so Σ_x a x = a i0 cannot be had from prenex_sound
+    goal = "Variable i0 : 'I_n.\nGoal wf (TElim i0 true (fun x : 'I_n => {body})).\nProof. cbv [wf cnt m1 m0]; repeat (split || intro). Qed.\n"
+    assert _coq(coq_lib, "elim_wf_ok", goal.format(body="TMk (TAt (a x))")).returncode == 0
+    assert _coq(coq_lib, "elim_wf_bad", goal.format(body="TAt (a x)")).returncode != 0
+
+
+def test_the_elimination_s_soundness_is_a_theorem_a_dropped_guard_breaks(coq_lib):
+    from certify_helpers import assert_library_variant_rejected
+
+    # an elimination read without its guard (Σ_x F(x) for Σ_x δ_{xa} F(x)): prenex_sound no longer holds
+    assert_library_variant_rejected(coq_lib / "lib", "SymuatReflect.v", "an elimination that drops its guard",
+                                    "evk (fun y => if s then dl i a y else dl a i y) (g i)",
+                                    "evk (fun y => y) (g i)")
