@@ -28,7 +28,8 @@ stand-in for the paper's softmax Transformer (the float64 softmax re-check is nu
 
 **Not sent** (:data:`NOT_SENT`, the record's reason): the theorems compile in principle, but the
 computation at the kernel's witness costs minutes of CPU per theorem (SymuatRef's ``form`` at one
-input: 56 s measured, the kernel's re-check of the proof term doubles it), over the tier's time.
+input: 56 s measured; T10[duat]'s theorem alone did not finish in 420 s wall, loaded machine), over the
+tier's time.
 A faster evaluation (reduction only where needed, or primitive integers) would let
 ``refutation.export_check_refutation`` call :func:`export_exact_dependence` instead of raising.
 """
@@ -51,7 +52,8 @@ KIND = "exact_dependence"
 NOT_SENT = ("T10's refutation is stated over coq/SymuatRef.v (certify/exact_dependence.py: ~ (forall 3-layer exact "
             "networks and inputs of the check's shapes, the missing parameter is the same at both inputs)) but not sent: "
             "proving it at the kernel's witness by vm_compute takes minutes of CPU (SymuatRef's form at one input alone: "
-            "56 s; every Q operation is followed by Qred, whose binary gcd on the ~5,000-bit entries dominates; "
+            "56 s; T10[duat]'s theorem alone, without its _ref, did not finish in 420 s wall on a loaded machine; every Q "
+            "operation is followed by Qred, whose binary gcd on the ~5,000-bit entries dominates; "
             "native_compute is not available), over the tier's time")
 
 _BLOCK = ("WQ", "WK", "WV", "WO", "W1", "b1", "W2", "b2")
