@@ -199,3 +199,14 @@ Definition ref_input : qmx := [:: [:: (qz 2 1); (qz 2 1)]; [:: (qz 0 1); (qz (-2
 Lemma ref_unrolled_is_forward : qmx_eqb (unrolled ref_input (form ref_blocks ref_input))
                                         (vec_r (tforward ref_blocks ref_input)).
 Proof. vm_compute; reflexivity. Qed.
+
+(** ** T10: a fingerprint of a matrix's exact values
+    T10's refutations ([src/symuat/certify/exact_dependence.py]) state that a combined weight of
+    [form] is not the same at every input; beside each, its values at the two inputs are checked
+    against the kernel's. Those entries have ~1600 digits (over the tier's statement budget), so
+    the check compares [residues p]: every entry's numerator and denominator modulo [p] (entries
+    here are [Qred]-reduced, the kernel's fractions are reduced: equal values give equal residues). *)
+Definition residues (p : Z) (A : qmx) : seq Z :=
+  flatten [seq flatten [seq [:: Z.modulo (Qnum a) p; Z.modulo (Zpos (Qden a)) p] | a <- r] | r <- A].
+Arguments residues p%Z A.
+Definition zseq_eqb (u v : seq Z) : bool := (size u == size v) && all (fun p => Z.eqb p.1 p.2) (zip u v).

@@ -563,10 +563,9 @@ def _dependence_sets(L: int):
 
 
 @functools.lru_cache(maxsize=None)
-def _exact_dependence(L: int, seed: int):
-    """Which combined parameters differ between two inputs, in exact arithmetic: ``L`` Transformer
-    layers with a rational row-stochastic attention (:class:`symuat.numeric.lora.ExactBlock`: input-dependent
-    like softmax, rational), symuat's recursion on their Eq. 30 parameters (W2 absorbed)."""
+def _exact_unrolled(L: int, seed: int):
+    """The exact instance of :func:`_exact_dependence` — ``L`` blocks (N = M = F = 2), two inputs — and
+    symuat's recursion at each input: ``(blocks, X1, X2, u1, u2)``."""
     from symuat.numeric import lora
     from symuat.expr.residual import numpy_algebra as _alg
 
@@ -584,7 +583,32 @@ def _exact_dependence(L: int, seed: int):
         alg.sigma = lora._softsign_array
         return unroll(alg, layers, x0, np.eye(4, dtype=int).astype(object), x0 * 0)
 
-    u1, u2 = unrolled(X1), unrolled(X2)
+    return blocks, X1, X2, unrolled(X1), unrolled(X2)
+
+
+def _record_exact_dependence(which: str, L: int, seed: int, missing: list) -> None:
+    """For the certify tier (``certify/exact_dependence.py``): the exact instance at which parameters
+    missing from the printed list differ between the two inputs — every block's weights, the inputs,
+    the sizes, each missing parameter's value at both inputs — as an ``exact_dependence`` certificate."""
+    blocks, X1, X2, u1, u2 = _exact_unrolled(L, seed)
+
+    def value(u, name):
+        j, k = (int(t) for t in name.removeprefix("W'_{").removesuffix("}").split(","))
+        return u.A if k == 1 else (u.V if k == 2 else u.U)[j - 1]
+
+    certificates.record("exact_dependence", which=which, L=L, seed=seed, sizes={"N": 2, "M": 2, "F": 2, "k": 2},
+                        blocks=[{n: getattr(b, n) for n in ("WQ", "WK", "WV", "WO", "W1", "b1", "W2", "b2")}
+                                for b in blocks],
+                        inputs=(X1, X2), printed=sorted(_t10_printed(which, L)),
+                        parameters={m: (value(u1, m), value(u2, m)) for m in missing})
+
+
+@functools.lru_cache(maxsize=None)
+def _exact_dependence(L: int, seed: int):
+    """Which combined parameters differ between two inputs, in exact arithmetic: ``L`` Transformer
+    layers with a rational row-stochastic attention (:class:`symuat.numeric.lora.ExactBlock`: input-dependent
+    like softmax, rational), symuat's recursion on their Eq. 30 parameters (W2 absorbed)."""
+    _blocks, X1, X2, u1, u2 = _exact_unrolled(L, seed)
     differ = lambda a, b: bool(np.any(np.asarray(a, dtype=object) != np.asarray(b, dtype=object)))
     deps = {f"W'_{{{L},1}}": differ(u1.A, u2.A), "b_{L,1}": differ(u1.c, u2.c)}
     for j in range(L):
@@ -616,6 +640,8 @@ def _t10(which: str):
         fdeps = _dependence_sets(L)
         if not set(missing) <= {k for k, v in fdeps.items() if v}:
             raise decide.KernelInconsistencyError(f"T10: exact and float64 dependence disagree on {missing}")
+        if missing and certificates.listened():  # the exact instance, for the certify tier
+            _record_exact_dependence(which, L, seed, missing)
         return (not missing,
                 f"{', '.join(missing) or 'nothing'} {'differs' if len(missing) == 1 else 'differ'} between the two "
                 f"inputs (exact) but "
