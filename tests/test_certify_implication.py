@@ -134,7 +134,7 @@ def test_coq_decides_the_implications_and_rejects_their_mutants(coq_lib, a1):
 
 def test_a_theorem_over_q_is_placed_after_the_section_below_its_import():
     """The section's ``Variable R : comRingType`` is not the theorem's business: a theorem that
-    requires SymuatArith comes after ``End Certified.``, below one import, and the line numbers
+    requires SymuatArith comes after ``End Certified.``, in a section that imports it, and the line numbers
     that name a failing theorem follow the file."""
     from symuat.certify.export import Exported, batch_file
 
@@ -144,8 +144,26 @@ def test_a_theorem_over_q_is_placed_after_the_section_below_its_import():
     text, starts = batch_file([q, ring, q])
     lines = text.splitlines()
     end = lines.index("End Certified.")
-    assert lines[end + 1] == "From Symuat Require Import SymuatArith." and text.count("Require Import SymuatArith") == 1
+    assert lines[end + 1: end + 4] == ["From Symuat Require SymuatArith.", "Section RequiresSymuatArith.",
+                                       "Import SymuatArith."] and text.count("Require SymuatArith") == 1
     # then the batch's one axiom check, naming every theorem
     assert [name for _, name in starts] == ["r", "q", "q", "symuat_batch_theorems"]
     assert [lines[n - 1].split()[1] for n, _ in starts] == ["r", "q", "q", "symuat_batch_theorems"]
     assert starts[1][0] > end + 1
+
+
+def test_a_librarys_names_and_scopes_reach_only_the_theorems_that_require_it(coq_lib):
+    """SymuatRef defines ``kron`` over Q's matrices and exports ZArith (``%N``: the binary
+    naturals); imported for every theorem after the section (a full run's batch), it broke
+    SymuatMx's ``kron`` and ``2%N`` in the theorems of the other libraries after it. Each library is
+    imported in a section of its own theorems: a theorem that requires SymuatRef, then one that
+    requires SymuatFamily and uses SymuatMx's ``kron`` and ``%N`` as nat, both compile."""
+    from symuat.certify.export import Exported
+    from symuat.certify.run import compile_batch
+
+    ref = Exported("needs_ref", "Theorem needs_ref : qmx_eqb (kron [:: [:: q1]] [:: [:: q1]]) [:: [:: q1]] = true.",
+                   "vm_compute; reflexivity.", requires="SymuatRef")
+    mx = Exported("needs_mx", "Theorem needs_mx (R : comRingType) (A : mx R [:: 2%N] [:: 2%N]) :\n"
+                  "  kron A A = kron A A.", "reflexivity.", requires="SymuatFamily")
+    res = compile_batch(coq_lib / "lib", [ref, mx], coq_lib / "theories" / "scoped_batch.v", timeout=300)
+    assert {n: r["ok"] for n, r in res.items()} == {"needs_ref": True, "needs_mx": True}, res

@@ -382,15 +382,28 @@ def share_proofs(text: str, owner: str, seen: dict, aliases: dict) -> str:
     return _BLOCK.sub(share, text)
 
 
+def file_order(theorems: list[Exported]) -> list[Exported]:
+    """The order of ``theorems`` in a batch file (:func:`batch_file`): those in the section first,
+    then those that require a library, grouped by it (the libraries in the order they first
+    appear); otherwise as given."""
+    inside = [t for t in theorems if not t.requires]
+    libs = list(dict.fromkeys(t.requires for t in theorems if t.requires))
+    return inside + [t for lib in libs for t in theorems if t.requires == lib]
+
+
 def batch_file(theorems: list[Exported], timeout: int | None = None,
                aliases: dict | None = None) -> tuple[str, list[tuple[int, str]]]:
     """Many theorems in one file (one ``coqc`` start, MathComp loaded once), then their
     assumptions (:func:`axioms_check`); and the first line of each theorem (and of that check,
     :data:`AXIOMS_CHECK`), to name what a Coq error points at. The theorems that require a
-    library file of their own (:attr:`Exported.requires`) come after the section, below its
-    import."""
+    library file of their own (:attr:`Exported.requires`) come after the section, grouped by that
+    library, each group in a section of its own that imports it: a library's names (SymuatRef's
+    ``kron`` over ``Q`` against SymuatMx's) and the scopes it exports (QArith's ``%N``, the binary
+    naturals) reach only the theorems that require it. The order of the theorems in the file is
+    the order of their groups."""
     text, starts = PRELUDE, []
     aliases = {} if aliases is None else aliases
+    theorems = file_order(theorems)
     inside = [t for t in theorems if not t.requires]
     after = [t for t in theorems if t.requires]
     seen: dict = {}  # in the section (over its R), then after it: a statement's first proof
@@ -398,11 +411,16 @@ def batch_file(theorems: list[Exported], timeout: int | None = None,
         starts.append((text.count("\n") + 1, t.name))
         text += share_proofs(t.batch_text(timeout), t.name, seen, aliases)
     text += "End Certified.\n"
-    for lib in dict.fromkeys(t.requires for t in after):
-        text += f"From Symuat Require Import {lib}.\n"
-    seen = {}
-    for t in after:
-        starts.append((text.count("\n") + 1, t.name))
-        text += share_proofs(t.batch_text(timeout), t.name, seen, aliases)
+    libs = list(dict.fromkeys(t.requires for t in after))
+    if libs:  # loaded, not imported: a library's names and scopes reach only the theorems that require it
+        text += f"From Symuat Require {' '.join(libs)}.\n"
+    for lib in libs:  # its theorems in a section of their own, where it is imported (Import is local to it)
+        text += f"Section Requires{lib}.\nImport {lib}.\n"
+        seen = {}
+        for t in after:
+            if t.requires == lib:
+                starts.append((text.count("\n") + 1, t.name))
+                text += share_proofs(t.batch_text(timeout), t.name, seen, aliases)
+        text += f"End Requires{lib}.\n"
     starts.append((text.count("\n") + 1, AXIOMS_CHECK))
     return text + axioms_check([t.name for t in theorems]), starts

@@ -28,7 +28,7 @@ from pathlib import Path
 
 from symuat.certify.coq_terms import Unsupported
 from symuat.certify.depth import NOT_STATED, STEP_CHECK, THEOREMS as DEPTH_THEOREMS, export_depth, own_step, step_pair
-from symuat.certify.export import AXIOMS_CHECK, batch_file, export_identity, probe_file, side_statement
+from symuat.certify.export import AXIOMS_CHECK, batch_file, export_identity, file_order, probe_file, side_statement
 from symuat.certify.kinds import export_certificates
 from symuat.certify.record import COQ_DIR, TIER, fingerprint, out_dir, toolchain
 from symuat.certify.rotary import PREMISES
@@ -457,9 +457,10 @@ def compile_batch(lib: Path, theorems: list, path: Path, timeout: int = 600) -> 
     The theorems accepted before a failure are compiled again after the rest, so that they are
     in a file that compiles whole."""
     results: dict = {}
-    todo = sorted(theorems, key=lambda t: bool(t.requires))  # the file's order (:func:`batch_file`)
+    todo = file_order(theorems)  # the file's order (:func:`batch_file`)
     attempt = 0
     while todo:
+        todo = file_order(todo)  # (a restart's theorems regrouped as its file will hold them)
         target = path if attempt == 0 else path.with_name(f"{path.stem}_r{attempt}.v")
         aliases: dict = {}
         text, starts = batch_file(todo, aliases=aliases)
