@@ -50,3 +50,17 @@ def test_coq_proves_wp11_rope_and_rejects_its_mutants(coq_lib, wp11):
 def test_coq_rejects_a_rotation_boolean_with_another_norm(coq_lib):
     assert_library_variant_rejected(coq_lib / "lib", "SymuatUnroll.v", "c² + s² = 2 checked",
                                     "rho (k, (o0, tt)) (o1, tt) ^+ 2 == 1]", "rho (k, (o0, tt)) (o1, tt) ^+ 2 == 1 + 1]")
+
+
+def test_a_mutant_typed_only_at_its_witness_sizes_is_not_stated_for_every_size():
+    """WP7's mutant (the commutation matrix with h in place of its size) is refuted on true
+    rotations at sizes where it happens to be typed; stated for every size it is ill-typed (a full
+    run's batch failed on it), so it is not exported."""
+    from symuat.certify.coq_terms import Unsupported
+    from symuat.certify.refutation import export_check_refutation
+
+    key = "WP7.mutant[K-with-h]"
+    verdict, pairs, unequal, certificates = recorded(key)[key]
+    assert str(verdict.status) == "refuted" and [k for k, _ in certificates] == ["rotation_refutation"]
+    with pytest.raises(Unsupported, match="ill-typed for symbolic sizes"):
+        export_check_refutation("x", verdict, unequal, pairs, certificates)

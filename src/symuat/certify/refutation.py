@@ -241,8 +241,12 @@ def export_rotation_refutation(name: str, data: dict) -> list[Exported]:
     (``rotations_ordl``: ``rot_blockb`` over the blocks) — a witness block that is no rotation
     leaves a premise Coq cannot prove, one where the sides agree a goal it cannot close."""
     from symuat.certify.coq_terms import ident
+    from symuat.certify.undefined import ill_typed_operands
 
     for side in ("lhs", "rhs"):
+        if ill_typed_operands(data[side]) is not None:  # WP7's mutant K with h: typed at the witness's sizes only
+            raise Unsupported(f"the refuted {side} is ill-typed for symbolic sizes (typed only at the witness's): "
+                              "a rotation refutation is stated for every size")
         if not _evaluates_to(data[side], data["sizes"], data["values"], np.asarray(data[f"{side}_value"], dtype=object)):
             raise Unsupported(f"the recorded {side} does not evaluate to the witness's value")
     leaves = [ident(r) for r in data["rotations"]]
