@@ -434,11 +434,23 @@ def inverse(den, ctx: Ctx) -> str:
         if sp.simplify(d - den) == 0:
             return name
     name = "inv_" + (re.sub(r"[^A-Za-z0-9]+", "_", size.replace("%N", "")).strip("_") or "0")
-    taken = set(ctx.inverses) | set(ctx.dims) | set(ctx.leaves) | set(ctx.funcs)
-    while name in taken:
-        name += "'"
+    name = fresh_name(name, set(ctx.inverses) | set(ctx.dims) | set(ctx.leaves) | set(ctx.funcs))
     ctx.inverses[name] = den
     return name
+
+
+def fresh_name(base: str, taken: set, mark: str = "'") -> str:
+    """``base``, with ``mark`` appended until it is not in ``taken``; the name is added to ``taken``.
+
+    >>> taken = {"s", "s'"}
+    >>> fresh_name("s", taken), fresh_name("i", taken, "_"), fresh_name("i", taken, "_")
+    ("s''", 'i', 'i_')
+    """
+    out = base
+    while out in taken:
+        out += mark
+    taken.add(out)
+    return out
 
 
 def unit_premise(name: str, ctx: Ctx) -> str:

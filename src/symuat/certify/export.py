@@ -30,7 +30,7 @@ from dataclasses import dataclass
 import sympy as sp
 
 from symuat.certify import normal_form
-from symuat.certify.coq_terms import Ctx, Unsupported, ident, strip, term, unit_premise
+from symuat.certify.coq_terms import Ctx, Unsupported, fresh_name, ident, strip, term, unit_premise
 from symuat.kernel.index_calculus import col_space, row_space
 
 
@@ -226,22 +226,15 @@ def premise(hyp, ctx: Ctx) -> str:
     rows, cols = _dims_of(m.group(2)), _dims_of(m.group(3))
     taken = set(ctx.leaves) | set(ctx.dims) | set(ctx.funcs)
 
-    def fresh(base):
-        out = base
-        while out in taken:
-            out += "'"
-        taken.add(out)
-        return out
-
     binders, args = [], []
     for k, f in enumerate(fams):
-        i = fresh("i" if k == 0 else f"i{k}")
+        i = fresh_name("i" if k == 0 else f"i{k}", taken)
         binders.append(f"({i} : 'I_{f})")
         args.append(i)
     if hyp.lines == "rows":
         if len(cols) != 1:
             raise Unsupported(f"{what}: the columns of {hyp.name} are not one index ({m.group(3)})")
-        a, b = fresh("a"), fresh("b")
+        a, b = fresh_name("a", taken), fresh_name("b", taken)
         n = cols[0]
         if len(rows) == 1:
             binders.append(f"({a} : 'I_{rows[0]})")
@@ -257,7 +250,7 @@ def premise(hyp, ctx: Ctx) -> str:
     else:
         if len(rows) != 1 or len(cols) != 1:
             raise Unsupported(f"{what}: the lines of {hyp.name} are not single indices ({m.group(2)}×{m.group(3)})")
-        a, b = fresh("a"), fresh("b")   # the column b fixed, the row a summed
+        a, b = fresh_name("a", taken), fresh_name("b", taken)   # the column b fixed, the row a summed
         binders.append(f"({b} : 'I_{cols[0]})")
         n = rows[0]
         entry, summed = f"{leaf} {' '.join(args + [f'({a}, tt)'])} ({b}, tt)", a

@@ -30,16 +30,8 @@ from __future__ import annotations
 import dataclasses
 import re
 
-from symuat.certify.coq_terms import Ctx, Unsupported, ident, strip, term
+from symuat.certify.coq_terms import Ctx, Unsupported, fresh_name, ident, strip, term
 from symuat.certify.export import Exported, binders_of, export_identity
-
-
-def _fresh(base: str, taken: set) -> str:
-    out = base
-    while out in taken:
-        out += "_"
-    taken.add(out)
-    return out
 
 
 def constant_in(name: str, expr, var: str, typed: Ctx | None = None) -> Exported:
@@ -53,7 +45,7 @@ def constant_in(name: str, expr, var: str, typed: Ctx | None = None) -> Exported
         raise Unsupported(f"{var} names a size or a function of the expression")
     binders = binders_of(ctx)
     taken = set(ctx.leaves) | set(ctx.dims) | set(ctx.funcs) | set(getattr(typed, "dims", {}))
-    f, i, j = _fresh("F", taken), _fresh("i", taken), _fresh("j", taken)
+    f, i, j = fresh_name("F", taken, "_"), fresh_name("i", taken, "_"), fresh_name("j", taken, "_")
     if typed is not None and v in ctx.leaves:
         raise Unsupported(f"{var} occurs in the form said to be free of it")
     if typed is not None and v in typed.leaves:
@@ -69,11 +61,11 @@ def constant_in(name: str, expr, var: str, typed: Ctx | None = None) -> Exported
         binders = [b for b in binders if not b.startswith(f"({v} :")]
         why = f"the expression, a function of {var}, is constant"
     else:
-        rs, cs = _fresh(f"rs_{v}", taken), _fresh(f"cs_{v}", taken)
+        rs, cs = fresh_name(f"rs_{v}", taken, "_"), fresh_name(f"cs_{v}", taken, "_")
         binders.append(f"({rs} {cs} : seq nat)")
         typ = f"mx R {rs} {cs}"
         why = f"{var} does not occur: the expression, a function of {var} (a matrix of any index spaces), is constant"
-    w = _fresh(v + "'", taken | {v})
+    w = fresh_name(v + "'", taken | {v}, "_")
     statement = (f"Theorem {name} " + " ".join(binders) + " :\n"
                  f"  (* {why} *)\n"
                  f"  let {f} := fun {v} : {typ} => {body} in\n"

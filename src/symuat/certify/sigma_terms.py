@@ -20,16 +20,8 @@ from __future__ import annotations
 
 import sympy as sp
 
-from symuat.certify.coq_terms import Ctx, Unsupported, ident, strip, term
+from symuat.certify.coq_terms import Ctx, Unsupported, fresh_name, ident, strip, term
 from symuat.certify.export import Exported, binders_of
-
-def _fresh(base: str, taken: set) -> str:
-    out = base
-    while out in taken:
-        out += "'"
-    taken.add(out)
-    return out
-
 
 def constant_in_sigma(name: str, expr, what: str, note: str = "") -> Exported:
     """``expr`` as a Coq function of its elementwise function ``sigma`` is constant: ``forall s s',
@@ -41,7 +33,7 @@ def constant_in_sigma(name: str, expr, what: str, note: str = "") -> Exported:
         raise Unsupported(f"the expression has elementwise functions other than σ: {extra}")
     binders = [b for b in binders_of(ctx) if not b.startswith("(sigma :")]
     taken = set(ctx.leaves) | set(ctx.dims) | {"sigma"}
-    f, s, s2, i, j = (_fresh(n, taken) for n in ("F", "s", "s'", "i", "j"))
+    f, s, s2, i, j = (fresh_name(n, taken) for n in ("F", "s", "s'", "i", "j"))
     statement = (f"Theorem {name} " + " ".join(binders) + " :\n"
                  f"  (* {what}, a function of the elementwise function sigma, is constant: it has no sigma-term{note} *)\n"
                  f"  let {f} := fun sigma : R -> R => {body} in\n"
@@ -66,7 +58,7 @@ def claimed_form_depends_on_sigma(name: str, x0, rows, what: str) -> Exported:
     Z = "[comRingType of int]"
     binders = [f"({' '.join(sorted(ctx.dims))} : nat)"] + [f"({leaf} : mx {Z}{typ[4:]})" for leaf, typ in ctx.leaves.items()]
     taken = set(ctx.leaves) | set(ctx.dims) | {"sigma"}
-    g, s, s2 = (_fresh(n, taken) for n in ("G", "s", "s'"))
+    g, s, s2 = (fresh_name(n, taken) for n in ("G", "s", "s'"))
     values = {ident(U.name): "(fun _ _ => 1)"}
     args = ["1%N"] * len(ctx.dims) + [values.get(leaf, "(fun _ _ => 0)") for leaf in ctx.leaves]
     args += ["(fun _ => 0)", "(fun _ => 1)", "(@Ordinal 1 0 isT, tt)", "tt"]
