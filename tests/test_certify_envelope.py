@@ -15,6 +15,7 @@ import dataclasses
 import pytest
 
 import symuat.claims  # noqa: F401  (registration)
+from certify_helpers import recorded
 from symuat.certify.kinds import export_certificates
 from symuat.certify.run import capture
 from symuat.certify.vanishing import premises
@@ -29,10 +30,7 @@ PROVED = [f"A2[layers=units,parameters={p},σ={s},rest={r}]" for p, s, r in [
 
 @pytest.fixture(scope="module")
 def units():
-    checks = [c for c in REGISTRY.all_checks() if c.key in PROVED]
-    kept: dict = {}
-    out = capture(checks, kept)
-    return {k: (v, kept.get(k, [])) for k, (v, _) in out.items()}
+    return {k: (v, certificates) for k, (v, _pairs, _unequal, certificates) in recorded(*PROVED).items()}
 
 
 def test_the_thirteen_units_are_exported_with_their_premise_said(units):

@@ -16,9 +16,7 @@ import dataclasses
 import pytest
 
 import symuat.claims  # noqa: F401  (registration)
-from certify_helpers import assert_library_variant_rejected
-from symuat.certify.run import capture
-from symuat.kernel.registry import REGISTRY
+from certify_helpers import assert_library_variant_rejected, recorded
 
 DEEP = [f"A2[layers=deep,parameters={p},σ={s},rest=any]" for p in ("all", "inner", "outer")
         for s in ("gelu", "logistic", "relu", "tanh")] + [
@@ -30,10 +28,7 @@ KEYS = DEEP + UNITS
 
 @pytest.fixture(scope="module")
 def families():
-    checks = [c for c in REGISTRY.all_checks() if c.key in KEYS]
-    kept: dict = {}
-    out = capture(checks, kept)
-    return {k: (v, kept.get(k, [])) for k, (v, _) in out.items()}
+    return {k: (v, certificates) for k, (v, _pairs, _unequal, certificates) in recorded(*KEYS).items()}
 
 
 def _theorem(families, key, name):

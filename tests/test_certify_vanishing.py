@@ -16,6 +16,7 @@ from __future__ import annotations
 import pytest
 
 import symuat.claims  # noqa: F401  (registration)
+from certify_helpers import recorded
 from symuat.certify.coq_terms import Unsupported
 from symuat.certify.kinds import export_certificates
 from symuat.certify.refutation import export_check_refutation
@@ -28,10 +29,7 @@ KEYS = ["A2[layers=units,parameters=all,σ=logistic,rest=any]", "A2[layers=units
 
 @pytest.fixture(scope="module")
 def a2():
-    checks = [c for c in REGISTRY.all_checks() if c.key in KEYS]
-    kept: dict = {}
-    out = capture(checks, kept)
-    return {k: (v, kept.get(k, [])) for k, (v, _) in out.items()}
+    return {k: (v, certificates) for k, (v, _pairs, _unequal, certificates) in recorded(*KEYS).items()}
 
 
 @pytest.mark.parametrize("key, sigma", [(KEYS[0], "logistic"), (KEYS[1], "gelu")])
