@@ -457,10 +457,10 @@ def compile_batch(lib: Path, theorems: list, path: Path, timeout: int = 600) -> 
     The theorems accepted before a failure are compiled again after the rest, so that they are
     in a file that compiles whole."""
     results: dict = {}
-    todo = file_order(theorems)  # the file's order (:func:`batch_file`)
+    todo = list(theorems)
     attempt = 0
     while todo:
-        todo = file_order(todo)  # (a restart's theorems regrouped as its file will hold them)
+        todo = file_order(todo)  # the order its file holds them in (:func:`batch_file`), a restart's too
         target = path if attempt == 0 else path.with_name(f"{path.stem}_r{attempt}.v")
         aliases: dict = {}
         text, starts = batch_file(todo, aliases=aliases)
