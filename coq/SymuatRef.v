@@ -200,13 +200,11 @@ Lemma ref_unrolled_is_forward : qmx_eqb (unrolled ref_input (form ref_blocks ref
                                         (vec_r (tforward ref_blocks ref_input)).
 Proof. vm_compute; reflexivity. Qed.
 
-(** ** T10: a fingerprint of a matrix's exact values
-    T10's refutations ([src/symuat/certify/exact_dependence.py]) state that a combined weight of
-    [form] is not the same at every input; beside each, its values at the two inputs are checked
-    against the kernel's. Those entries have ~1600 digits (over the tier's statement budget), so
-    the check compares [residues p]: every entry's numerator and denominator modulo [p] (entries
-    here are [Qred]-reduced, the kernel's fractions are reduced: equal values give equal residues). *)
-Definition residues (p : Z) (A : qmx) : seq Z :=
-  flatten [seq flatten [seq [:: Z.modulo (Qnum a) p; Z.modulo (Zpos (Qden a)) p] | a <- r] | r <- A].
-Arguments residues p%Z A.
-Definition zseq_eqb (u v : seq Z) : bool := (size u == size v) && all (fun p => Z.eqb p.1 p.2) (zip u v).
+(** ** T10: which combined weights depend on the input
+    T10's refutations ([src/symuat/certify/exact_dependence.py]) use the definitions above as they
+    are: [~ (forall bs X X', [size bs == 3], [block_shaped], [shaped] -> qmx_eqb (P (form bs X))
+    (P (form bs X')))] for a combined weight [P] of [form] missing from a paper's printed list,
+    proved by [vm_compute] at a small network and two inputs the exporter finds (entries in
+    {-1, 0, 1, 2}, a few digits after three layers: under a second of coqc and of coqchk), and
+    beside it, at that instance, [unrolled (form bs X)] against [vec_r (tforward bs X)] at both
+    inputs and [P]'s values against the kernel's evaluator's. *)

@@ -918,6 +918,10 @@ def certify(pattern: str = TIER, out: Path | None = None, jobs: int = 2, timeout
         entry["reason"] = entry["reason"] or undefined.reason(theorems)  # a statement other than the values at the counterexample
         if any(kind == ROTATION_REFUTATION for kind, _ in certificates.get(key, [])):
             entry["reason"] = ROTATION_PREMISES  # the premise that the RoPE blocks are rotations
+        if any(kind == "exact_dependence" for kind, _ in certificates.get(key, [])):
+            from symuat.certify.exact_dependence import REASON
+
+            entry["reason"] = REASON  # T10: the exporter's own small witness, not the kernel's
         same = stated.setdefault(shared_statement(theorems), key)
         if same != key:
             entry["same_statement"] = same  # its theorems are the first's: status copied below
