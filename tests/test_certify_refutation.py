@@ -475,8 +475,10 @@ def test_the_first_path_of_symuat_refute_alone_proves_the_counterexamples_and_re
     one) and rejects the statements that do not refute."""
     true, mutants = _counterexamples_and_mutants(cases)
     first = "symuat_refute_with ltac:(cbn [sumI splitI deltaI cat fst snd])."
-    alone = [dataclasses.replace(t, name="c" + t.name, proof=t.proof.removesuffix("symuat_refute.") + first)
+    alone = [dataclasses.replace(t, name="c" + t.name, proof=t.proof.removesuffix("symuat_refute.") + first,
+                                 statement=t.statement.replace(f"Theorem {t.name} ", f"Theorem c{t.name} ", 1))
              for t in true + mutants if t.proof.endswith("symuat_refute.")]  # not the shapes' (vm_compute)
+    assert all(t.statement.startswith(f"Theorem {t.name} ") for t in alone)
     assert len(alone) == 4
     res = compile_batch(coq_lib / "lib", alone, coq_lib / "theories" / "refutation_first.v", timeout=300)
     assert {t.name: res[t.name]["ok"] for t in alone} == {t.name: t.name.startswith("ct_") for t in alone}
