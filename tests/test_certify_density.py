@@ -69,7 +69,9 @@ def test_a_claim_that_is_not_the_derived_density_is_not_exported():
         export_density("bad", {"expr": M2_LIFT, "claimed": 1 / M**2, "derived": 1 / M**2})
 
 
-def test_coq_accepts_the_true_densities_and_rejects_the_mutants(coq_lib):
+def _densities_and_mutants():
+    """The support, witness and count theorems of three true densities, and mutants (the names of
+    those that must be rejected; the untouched parts of a wrong claim kept, which go through)."""
     theorems = []
     # true: M2 (a delta), H2 std causal (a causal pair), H2 split (a delta across heads)
     theorems += _export("ok_m2", M2_LIFT) + _export("ok_causal", CAUSAL) + _export("ok_split", SPLIT)
@@ -93,12 +95,38 @@ def test_coq_accepts_the_true_densities_and_rejects_the_mutants(coq_lib):
     # compiled: the true theorems, the mutated ones, and the untouched parts of the wrong claim
     keep = set(expected_rejected) | {"bad_claim_support", "bad_claim_witness"}
     theorems = [t for t in theorems if t.name.startswith("ok_") or t.name in keep]
+    return theorems, expected_rejected
+
+
+def test_coq_accepts_the_true_densities_and_rejects_the_mutants(coq_lib):
+    theorems, expected_rejected = _densities_and_mutants()
     res = compile_batch(coq_lib / "lib", theorems, coq_lib / "theories" / "density.v", timeout=300)
     ok = {t.name: res[t.name]["ok"] for t in theorems}
     assert all(v for k, v in ok.items() if k.startswith("ok_")), ok
     assert not any(ok[k] for k in expected_rejected), {k: ok[k] for k in expected_rejected}
     # the parts a mutant does not touch still go through: the rejection is the mutation's
     assert ok["bad_claim_support"] and ok["bad_claim_witness"]
+
+
+def test_the_first_path_of_the_support_and_witness_tactics_alone_decides_them(coq_lib):
+    """[symuat_support] and [symuat_ones_witness] try the deltas eliminated by computation
+    ([symuat_deltas_el]) before the rewrites: that path alone proves every true support and witness
+    (it is the one taken, not a dead branch before the old one) and rejects the mutants'."""
+    theorems, expected_rejected = _densities_and_mutants()
+    first = {"symuat_support.": "symuat_support_with ltac:(idtac; symuat_deltas_el).",
+             "symuat_ones_witness].": "symuat_ones_witness_with ltac:(idtac; symuat_deltas_el)]."}
+    alone = []
+    for t in theorems:
+        for old, new in first.items():
+            if t.proof.endswith(old):
+                alone.append(dataclasses.replace(t, proof=t.proof.removesuffix(old) + new))
+    assert {t.name.rsplit("_", 1)[1] for t in alone} == {"support", "witness"}
+    res = compile_batch(coq_lib / "lib", alone, coq_lib / "theories" / "density_first.v", timeout=300)
+    ok = {t.name: res[t.name]["ok"] for t in alone}
+    assert all(v for k, v in ok.items() if k.startswith("ok_") or k in ("bad_claim_support", "bad_claim_witness")), ok
+    assert not any(v for k, v in ok.items() if k in expected_rejected), ok
+    assert {k for k in ok if k in expected_rejected} == {
+        "bad_drop_witness", "bad_flip_support", "bad_extra_support", "bad_witness_witness"}
 
 
 def test_a_proved_density_records_its_certificate():

@@ -127,7 +127,9 @@ def test_a_coq_process_is_limited_in_cpu_seconds_not_in_wall_clock():
         run._run_coq([sys.executable, "-c", "while True: pass"], timeout=1)
 
 
-def test_coq_computes_the_counterexamples_and_rejects_ones_that_do_not_refute(coq_lib, cases):
+def _counterexamples_and_mutants(cases):
+    """Three counterexamples symuat recorded, and three statements of the same form that do not
+    refute (the sides agree at the values, or the shapes agree at the sizes)."""
     true = []
     for key in ("P5.main[C-col,RL,square]", "H4.duat[transposed,square]", "H1.d5[col]"):
         verdict, equal, unequal = cases[key]
@@ -143,6 +145,11 @@ def test_coq_computes_the_counterexamples_and_rejects_ones_that_do_not_refute(co
     mutants = (export_refutation("m_values_agree", zero) + export_refutation("m_heads_agree", hzero)
                # d_v = 1: both sides are N×1... no: (N, 1) against (1, N), equal at N = 1
                + export_shape_refutation("m_shapes_agree", dict(sdata, sizes={"N": 1, "d_v": 1})))
+    return true, mutants
+
+
+def test_coq_computes_the_counterexamples_and_rejects_ones_that_do_not_refute(coq_lib, cases):
+    true, mutants = _counterexamples_and_mutants(cases)
     res = compile_batch(coq_lib / "lib", [t for pair in zip(true, mutants) for t in pair],
                         coq_lib / "theories" / "refutation_batch.v", timeout=300)
     assert {t.name: res[t.name]["ok"] for t in true} == {t.name: True for t in true}
@@ -460,3 +467,18 @@ def test_coq_proves_a_dependence_and_rejects_two_equal_values(coq_lib, dependenc
     res = compile_batch(coq_lib / "lib", true + mutants, coq_lib / "theories" / "dependence_batch.v", timeout=300)
     assert {t.name: res[t.name]["ok"] for t in true} == {t.name: True for t in true}
     assert res["m_same_x0"]["ok"] is False
+
+
+def test_the_first_path_of_symuat_refute_alone_proves_the_counterexamples_and_rejects_the_mutants(coq_lib, cases):
+    """[symuat_refute] tries the sums brought out by [cbn] (the cheaper path) before [simpl]: that
+    path alone proves the counterexamples (it is the one taken, not a dead branch before the old
+    one) and rejects the statements that do not refute."""
+    true, mutants = _counterexamples_and_mutants(cases)
+    first = "symuat_refute_with ltac:(cbn [sumI splitI deltaI cat fst snd])."
+    alone = [dataclasses.replace(t, name="c" + t.name, proof=t.proof.removesuffix("symuat_refute.") + first,
+                                 statement=t.statement.replace(f"Theorem {t.name} ", f"Theorem c{t.name} ", 1))
+             for t in true + mutants if t.proof.endswith("symuat_refute.")]  # not the shapes' (vm_compute)
+    assert all(t.statement.startswith(f"Theorem {t.name} ") for t in alone)
+    assert len(alone) == 4
+    res = compile_batch(coq_lib / "lib", alone, coq_lib / "theories" / "refutation_first.v", timeout=300)
+    assert {t.name: res[t.name]["ok"] for t in alone} == {t.name: t.name.startswith("ct_") for t in alone}
