@@ -23,9 +23,18 @@ the kernel's own definitions:
   values are the recorded ones (so the Coq definitions compute what the kernel computed); a
   layer-wise statement compares combined weights only (no forward pass enters it).
 
-Each is proved by instantiating the counterexample and computing (``vm_compute``); a witness at
-which the sides agree, or a reference with a wrong index, is rejected
-(``tests/test_certify_reference.py``).
+The eight op=times readings of one target are refuted at one instance, so their 16 theorems
+share one computation (:func:`shared_values`): a lemma of the batch, ``{name}_values``, states
+``a4_values t k N bs B A X0 lhs rhs = [:: …]`` — the two forms evaluated once (``let``), every
+reading's comparison with the reference, every reading's Eq. 18 against its value (recomputed here
+by :mod:`symuat.numeric.lora` from the recorded leaves, the recorded reading's checked against the
+recorded value), A4.ref and the reference's value — proved by ``vm_compute``; its statement names
+the instance only, so all 16 are dealt to one file, which proves it once
+(:func:`~symuat.certify.export.share_proofs`), and coqchk re-checks it once. Each theorem, its
+statement unchanged, is that lemma's entry (``SymuatRef.refuted_reading``: shapes hold at the
+instance and the entry is ``false``; ``ref_values``). A layer-wise statement (its own instance)
+is proved by computing (``vm_compute``). A witness at which the sides agree, a shared lemma with
+a wrong value, or a reference with a wrong index, is rejected (``tests/test_certify_reference.py``).
 """
 
 from __future__ import annotations
