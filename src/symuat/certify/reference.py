@@ -28,13 +28,16 @@ share one computation (:func:`shared_values`): a lemma of the batch, ``{name}_va
 ``a4_values t k N bs B A X0 lhs rhs = [:: …]`` — the two forms evaluated once (``let``), every
 reading's comparison with the reference, every reading's Eq. 18 against its value (recomputed here
 by :mod:`symuat.numeric.lora` from the recorded leaves, the recorded reading's checked against the
-recorded value), A4.ref and the reference's value — proved by ``vm_compute``; its statement names
-the instance only, so all 16 are dealt to one file, which proves it once
+recorded value), A4.ref and the reference's value — proved by the kernel's VM
+(``vm_cast_no_check``: evaluated once, by the kernel's check of the cast); its statement names the
+instance only, so all 16 are dealt to one file, which proves it once
 (:func:`~symuat.certify.export.share_proofs`), and coqchk re-checks it once. Each theorem, its
 statement unchanged, is that lemma's entry (``SymuatRef.refuted_reading``: shapes hold at the
 instance and the entry is ``false``; ``ref_values``). A layer-wise statement (its own instance)
-is proved by computing (``vm_compute``). A witness at which the sides agree, a shared lemma with
-a wrong value, or a reference with a wrong index, is rejected (``tests/test_certify_reference.py``).
+is proved by computing: the kernel's VM evaluates it at the witness (``vm_cast_no_check``: the
+cast to ``false = true -> False`` is checked by the kernel, not evaluated by the tactic first). A
+witness at which the sides agree, a layer-wise statement where it holds, a shared lemma with a
+wrong value, or a reference with a wrong index, is rejected (``tests/test_certify_reference.py``).
 """
 
 from __future__ import annotations
@@ -140,7 +143,10 @@ def export_reference_refutation(name: str, data: dict) -> list[Exported]:
         sides, i = shared
         proof = f"by apply: (refuted_reading (i := {i}) {name}_values)."
     else:
-        sides, proof = "", f"move=> H; have E := H {wit} erefl; vm_compute in E; discriminate E."
+        # the kernel's VM alone evaluates the comparison (checking the cast; coqchk by conversion),
+        # not the tactic too: the statement at the witness is [false], else the cast is rejected
+        sides, proof = "", (f"move=> H; have E := H {wit} erefl; move: E; vm_cast_no_check "
+                            "(fun E : false = true => match E in _ = b return (if b then False else True) with erefl => I end).")
     out = [Exported(name, statement, proof, sides=sides, requires=LIBRARY)]
     if data["statement"] != "eq18":
         return out  # the combined weights alone: no forward pass enters the statement
@@ -199,5 +205,6 @@ def shared_values(name: str, data: dict, target: str, k: int, N: int, wit: str) 
     bools = [str(all(Fraction(x) == Fraction(y) for x, y in zip(np.asarray(v).flat, np.asarray(rhs).flat))).lower()
              for v in lhs] + ["true"] * 10
     lemma = (f"Lemma {name}_values :\n  a4_values {target} {k} {N} {wit}\n    [:: {'; '.join(matrix(v) for v in lhs)}]\n"
-             f"    {matrix(rhs)} =\n  [:: {'; '.join(bools)}].\nProof. vm_compute; reflexivity. Defined.\n")
+             f"    {matrix(rhs)} =\n  [:: {'; '.join(bools)}].\n"
+             f"Proof. vm_cast_no_check (@erefl (seq bool) [:: {'; '.join(bools)}]). Defined.\n")
     return lemma, i
