@@ -208,3 +208,64 @@ Proof. vm_compute; reflexivity. Qed.
     {-1, 0, 1, 2}, a few digits after three layers: under a second of coqc and of coqchk), and
     beside it, at that instance, [unrolled (form bs X)] against [vec_r (tforward bs X)] at both
     inputs and [P]'s values against the kernel's evaluator's. *)
+
+(** ** One instance's computations, shared by its theorems
+    The eight op=times readings of one target are refuted at one instance (the same [bs B A X0]);
+    each reading's theorem and its A4.ref/values theorem would evaluate [form bs X0] and
+    [form ft X0] again (coqchk, which has no VM, re-checks each by the kernel's conversion).
+    [a4_values] evaluates them once ([let]: shared by the VM and by the kernel's lazy machine) and
+    lists, in the order of [readings8]: every reading's comparison of Eq. 18 with the reference
+    (8 booleans), every reading's Eq. 18 against the value [lhs] the kernel computed (8), the
+    reference against the forward pass (A4.ref) and against the kernel's value [rhs] (2). One lemma
+    of the batch states its value at the instance (proved by [vm_compute]); each theorem, its
+    statement as before, is that lemma's entry ([refuted_reading], [ref_values]). *)
+Definition readings8 : seq reading :=
+  [:: Reading true false false; Reading true false true; Reading true true false; Reading true true true;
+      Reading false false false; Reading false false true; Reading false true false; Reading false true true].
+
+Definition a4_values (t : target) (k N : nat) (bs : seq tblock) (B A X0 : qmx) (lhs : seq qmx) (rhs : qmx) : seq bool :=
+  let dW := mm B A in let ftb := tune t k dW bs in
+  let base := form bs X0 in let ft := form ftb X0 in let ref := unrolled X0 ft in
+  let sides := [seq eq18 r t k N dW base ft X0 | r <- readings8] in
+  [seq qmx_eqb s ref | s <- sides] ++ [seq qmx_eqb (nth [::] sides i) (nth [::] lhs i) | i <- iota 0 8]
+  ++ [:: qmx_eqb ref (vec_r (tforward ftb X0)); qmx_eqb ref rhs].
+
+Lemma a4_values_reading t k N bs B A X0 lhs rhs i : i < 8 ->
+  nth true (a4_values t k N bs B A X0 lhs rhs) i =
+  qmx_eqb (eq18 (nth (Reading true true true) readings8 i) t k N (mm B A) (form bs X0) (form (tune t k (mm B A) bs) X0) X0)
+          (unrolled X0 (form (tune t k (mm B A) bs) X0)).
+Proof. by case: i => [|[|[|[|[|[|[|[|i]]]]]]]]. Qed.
+
+Lemma a4_values_side t k N bs B A X0 lhs rhs i : i < 8 ->
+  nth true (a4_values t k N bs B A X0 lhs rhs) (8 + i) =
+  qmx_eqb (eq18 (nth (Reading true true true) readings8 i) t k N (mm B A) (form bs X0) (form (tune t k (mm B A) bs) X0) X0)
+          (nth [::] lhs i).
+Proof. by case: i => [|[|[|[|[|[|[|[|i]]]]]]]]. Qed.
+
+Lemma a4_values_ref t k N bs B A X0 lhs rhs :
+  nth true (a4_values t k N bs B A X0 lhs rhs) 16 =
+    qmx_eqb (unrolled X0 (form (tune t k (mm B A) bs) X0)) (vec_r (tforward (tune t k (mm B A) bs) X0)) /\
+  nth true (a4_values t k N bs B A X0 lhs rhs) 17 = qmx_eqb (unrolled X0 (form (tune t k (mm B A) bs) X0)) rhs.
+Proof. by []. Qed.
+
+(** "the shapes hold at the instance and the reading's comparison is [false] there → not for all" *)
+Lemma refuted_reading t k L N M F kq r bs B A X0 lhs rhs bools i :
+  a4_values t k N bs B A X0 lhs rhs = bools -> i < 8 -> nth true bools i = false ->
+  instance_shaped t L N M F kq r bs B A X0 ->
+  ~ (forall (bs : seq tblock) (B A X0 : qmx), instance_shaped t L N M F kq r bs B A X0 ->
+       qmx_eqb (eq18 (nth (Reading true true true) readings8 i) t k N (mm B A) (form bs X0) (form (tune t k (mm B A) bs) X0) X0)
+               (unrolled X0 (form (tune t k (mm B A) bs) X0))).
+Proof. by move=> V Hi Hf Hs H; move: (H _ _ _ _ Hs); rewrite -(@a4_values_reading t k N bs B A X0 lhs rhs i Hi) V Hf. Qed.
+
+(** A4.ref and the kernel's values at the instance, from the same lemma *)
+Lemma ref_values t k N bs B A X0 lhs rhs bools i :
+  a4_values t k N bs B A X0 lhs rhs = bools -> i < 8 ->
+  nth true bools (8 + i) -> nth true bools 16 -> nth true bools 17 ->
+  (qmx_eqb (unrolled X0 (form (tune t k (mm B A) bs) X0)) (vec_r (tforward (tune t k (mm B A) bs) X0))) &&
+  (qmx_eqb (eq18 (nth (Reading true true true) readings8 i) t k N (mm B A) (form bs X0) (form (tune t k (mm B A) bs) X0) X0)
+           (nth [::] lhs i)) &&
+  (qmx_eqb (unrolled X0 (form (tune t k (mm B A) bs) X0)) rhs).
+Proof.
+move=> V Hi Hs Hr Hv; have [R1 R2] := a4_values_ref t k N bs B A X0 lhs rhs.
+by rewrite -(@a4_values_side t k N bs B A X0 lhs rhs i Hi) -R1 -R2 V Hs Hr Hv.
+Qed.

@@ -13,6 +13,7 @@ import pytest
 
 from certify_helpers import assert_library_variant_rejected, recorded
 from symuat.certify.coq_terms import Unsupported
+from symuat.certify.export import side_statement
 from symuat.certify.reference import KIND, export_reference_refutation, lora_factors
 from symuat.certify.refutation import export_check_refutation
 from symuat.certify.run import compile_batch
@@ -57,10 +58,18 @@ def test_a4_refutation_states_the_formula_against_the_reference(a4):
     assert ("~ (forall (bs : seq tblock) (B A X0 : qmx),\n      instance_shaped TW3 2 2 2 2 2 1 bs B A X0 ->\n"
             "      qmx_eqb (eq18 (Reading true false false) TW3 1 2 (mm B A) (form bs X0) "
             "(form (tune TW3 1 (mm B A) bs) X0) X0) (unrolled X0 (form (tune TW3 1 (mm B A) bs) X0)))") in neg.statement
-    assert "vm_compute" in neg.proof and "(vec_r (tforward (tune TW3 1 (mm B A) bs) X0))" in ref.statement
+    assert "vm_cast_no_check" in neg.sides and "(vec_r (tforward (tune TW3 1 (mm B A) bs) X0))" in ref.statement
+    # one computation per instance: the lemma both prove from states the instance only (the same
+    # words for every reading: :func:`deal` puts them in one file, which proves it once)
+    assert "refuted_reading (i := 0)" in neg.proof and "ref_values (i := 0)" in ref.proof
+    assert side_statement(neg) == side_statement(ref) and "vm_" not in neg.proof + ref.proof
     verdict, _pairs, unequal, certificates = a4[W2]
     neg, _ref = export_check_refutation("r_w2", verdict, unequal, [], certificates)
-    assert "eq18 (Reading false true true) TW2 1 2" in neg.statement
+    assert "eq18 (Reading false true true) TW2 1 2" in neg.statement and "refuted_reading (i := 7)" in neg.proof
+    assert side_statement(neg) != side_statement(ref)  # another instance (LoRA on W2)
+    other = dict(certificates[0][1], reading={"Δ": "induced", "b2": "kept", "idx": "j", "op": "times"},
+                 lhs=_data(2, 1, "W2", {"Δ": "induced", "b2": "kept", "idx": "j", "op": "times"})["lhs"])
+    assert side_statement(export_reference_refutation("r_w2b", other)[0]) == side_statement(neg)
     verdict, _pairs, unequal, certificates = a4[CONCL]
     neg, = export_check_refutation("r_k", verdict, unequal, [], certificates)
     assert "layerwise_k 1 (form bs X0) (form (tune TW3 1 (mm B A) bs) X0)" in neg.statement
@@ -94,12 +103,31 @@ def test_coq_proves_a4s_refutations_and_rejects_their_mutants(coq_lib, a4):
         # the reference from the base network: not its forward pass
         _renamed(ref, "m_ref_base", "(vec_r (tforward (tune TW3 1 (mm B A) bs) X0))", "(vec_r (tforward bs X0))"),
         # the sides' recorded values swapped
+        # A4.concl's statement where it holds (no index below k = 1: vacuously true)
+        _renamed(theorems[-1], "m_concl_true", "layerwise_k 1 (form bs X0)", "layerwise_ge 1 (form bs X0)"),
         _renamed(ref, "m_ref_values", "(unrolled X0 (form (tune TW3 1 (mm B A) bs) X0)) [::",
                  "(eq18 (Reading true false false) TW3 1 2 (mm B A) (form bs X0) (form (tune TW3 1 (mm B A) bs) X0) X0) [::"),
     ]
     res = compile_batch(coq_lib / "lib", [*theorems, *mutants], coq_lib / "theories" / "reference_batch.v", timeout=300)
     assert {n: r["ok"] for n, r in res.items()} == {**{t.name: True for t in theorems},
                                                    **{m.name: False for m in mutants}}
+
+
+def test_coq_rejects_a_shared_lemma_with_a_wrong_value(coq_lib, a4):
+    """The instance's one computation (``a4_values``) with a wrong entry: its lemma does not
+    compile, and no theorem of the instance is proved from it."""
+    verdict, _pairs, unequal, certificates = a4[W3]
+    neg, ref = export_check_refutation("s_w3", verdict, unequal, [], certificates)
+    flipped = neg.sides.replace("[:: false; false;", "[:: true; false;")   # reading 0 agrees
+    lhs = neg.sides.replace("(qz 78044723649049168632448849445619071937699865277 ", "(qz 78044723649049168632448849445619071937699865278 ", 1)
+    assert flipped != neg.sides and lhs != neg.sides
+    mutants = [dataclasses.replace(neg, name="s_flip", sides=flipped.replace("s_w3_values", "s_flip_values"),
+                                   proof=neg.proof.replace("s_w3_values", "s_flip_values")),
+               dataclasses.replace(ref, name="s_lhs", statement=ref.statement.replace("s_w3_ref", "s_lhs"),
+                                   sides=lhs.replace("s_w3_values", "s_lhs_values"),
+                                   proof=ref.proof.replace("s_w3_ref_values", "s_lhs_values"))]
+    res = compile_batch(coq_lib / "lib", mutants, coq_lib / "theories" / "reference_shared.v", timeout=300)
+    assert {n: r["ok"] for n, r in res.items()} == {"s_flip": False, "s_lhs": False}
 
 
 def test_coq_rejects_a_reference_recursion_with_a_wrong_index(coq_lib):

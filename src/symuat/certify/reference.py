@@ -23,13 +23,26 @@ the kernel's own definitions:
   values are the recorded ones (so the Coq definitions compute what the kernel computed); a
   layer-wise statement compares combined weights only (no forward pass enters it).
 
-Each is proved by instantiating the counterexample and computing (``vm_compute``); a witness at
-which the sides agree, or a reference with a wrong index, is rejected
-(``tests/test_certify_reference.py``).
+The eight op=times readings of one target are refuted at one instance, so their 16 theorems
+share one computation (:func:`shared_values`): a lemma of the batch, ``{name}_values``, states
+``a4_values t k N bs B A X0 lhs rhs = [:: …]`` — the two forms evaluated once (``let``), every
+reading's comparison with the reference, every reading's Eq. 18 against its value (recomputed here
+by :mod:`symuat.numeric.lora` from the recorded leaves, the recorded reading's checked against the
+recorded value), A4.ref and the reference's value — proved by the kernel's VM
+(``vm_cast_no_check``: evaluated once, by the kernel's check of the cast); its statement names the
+instance only, so all 16 are dealt to one file, which proves it once
+(:func:`~symuat.certify.export.share_proofs`), and coqchk re-checks it once. Each theorem, its
+statement unchanged, is that lemma's entry (``SymuatRef.refuted_reading``: shapes hold at the
+instance and the entry is ``false``; ``ref_values``). A layer-wise statement (its own instance)
+is proved by computing: the kernel's VM evaluates it at the witness (``vm_cast_no_check``: the
+cast to ``false = true -> False`` is checked by the kernel, not evaluated by the tactic first). A
+witness at which the sides agree, a layer-wise statement where it holds, a shared lemma with a
+wrong value, or a reference with a wrong index, is rejected (``tests/test_certify_reference.py``).
 """
 
 from __future__ import annotations
 
+import dataclasses
 from fractions import Fraction
 
 import numpy as np
@@ -125,8 +138,16 @@ def export_reference_refutation(name: str, data: dict) -> list[Exported]:
         raise Unsupported(f"no statement {data['statement']!r}")
     statement = (f"{comment}\nTheorem {name} :\n  ~ (forall (bs : seq tblock) (B A X0 : qmx),\n"
                  f"      {shaped} ->\n      {claim}).")
-    proof = (f"move=> H; have E := H {wit} erefl; vm_compute in E; discriminate E.")
-    out = [Exported(name, statement, proof, requires=LIBRARY)]
+    shared = shared_values(name, data, target, k, N, wit) if data["statement"] == "eq18" else None
+    if shared is not None:  # from the instance's one computation (:func:`shared_values`)
+        sides, i = shared
+        proof = f"by apply: (refuted_reading (i := {i}) {name}_values)."
+    else:
+        # the kernel's VM alone evaluates the comparison (checking the cast; coqchk by conversion),
+        # not the tactic too: the statement at the witness is [false], else the cast is rejected
+        sides, proof = "", (f"move=> H; have E := H {wit} erefl; move: E; vm_cast_no_check "
+                            "(fun E : false = true => match E in _ = b return (if b then False else True) with erefl => I end).")
+    out = [Exported(name, statement, proof, sides=sides, requires=LIBRARY)]
     if data["statement"] != "eq18":
         return out  # the combined weights alone: no forward pass enters the statement
     # A4.ref at the witness, and the sides' values as the kernel computed them
@@ -138,5 +159,52 @@ def export_reference_refutation(name: str, data: dict) -> list[Exported]:
     ref = ("(* at the same instance: the reference is the fine-tuned Transformer's forward pass (A4.ref), and the "
            "two sides are the values the kernel computed *)\n"
            f"Theorem {name}_ref :\n  {lets}\n  " + " && ".join(f"({c})" for c in checks) + ".")
-    out.append(Exported(f"{name}_ref", ref, "vm_compute; reflexivity.", requires=LIBRARY))
+    if shared is not None:
+        out.append(Exported(f"{name}_ref", ref, f"by apply: (ref_values (i := {i}) {name}_ref_values).",
+                            sides=sides.replace(f"Lemma {name}_values ", f"Lemma {name}_ref_values "),
+                            requires=LIBRARY))
+    else:
+        out.append(Exported(f"{name}_ref", ref, "vm_compute; reflexivity.", requires=LIBRARY))
     return out
+
+
+#: the op=times readings in the order of ``readings8`` (``coq/SymuatRef.v``)
+READINGS8 = [{"Δ": d, "b2": b, "idx": x, "op": "times"}
+             for d in ("induced", "raw") for b in ("kept", "recomputed") for x in ("j", "j+1")]
+
+
+def _instance_sides(data: dict, target: str):
+    """Every op=times reading's Eq. 18 and the reference at the recorded instance, by the kernel's
+    exact definitions (:mod:`symuat.numeric.lora`), from the recorded leaves alone."""
+    from symuat.numeric import lora
+
+    values = {n: np.asarray(v, dtype=object) for n, v in data["values"].items()}
+    blocks = [lora.ExactBlock(**{n: values[f"layer{j}.{n}"] for n in _BLOCK}) for j in range(1, int(data["L"]) + 1)]
+    k, delta, X0 = int(data["k"]), values["ΔW"], values["X0"]
+    slot = {"TW3": "W2", "TW2": "W1"}[target]
+    ft_blocks = list(blocks)
+    ft_blocks[k - 1] = dataclasses.replace(blocks[k - 1], **{slot: getattr(blocks[k - 1], slot) + delta})
+    base, ft = lora.exact_form(blocks, X0), lora.exact_form(ft_blocks, X0)
+    raw = lora.raw_lifts(data["target"], k, delta, X0.shape[0], True)
+    return [lora.eq18(base, ft, r, raw) for r in READINGS8], ft.evaluate()
+
+
+def shared_values(name: str, data: dict, target: str, k: int, N: int, wit: str) -> tuple[str, int] | None:
+    """The lemma ``{name}_values`` that evaluates the instance's forms once (``a4_values``: every
+    reading's comparison, every reading's Eq. 18 against its value, the reference against the
+    forward pass and its value), and this reading's index in it; the lemma's statement depends on
+    the instance only, so the file that holds the instance's theorems proves it once
+    (:func:`~symuat.certify.export.share_proofs`; :func:`~symuat.certify.run.deal` puts them in one
+    file). None when the recomputed sides are not the recorded ones (then each theorem computes)."""
+    lhs, rhs = _instance_sides(data, target)
+    i = READINGS8.index({a: data["reading"][a] for a in ("Δ", "b2", "idx", "op")})
+    same = lambda a, b: np.asarray(a, dtype=object).shape == np.asarray(b, dtype=object).shape and all(
+        Fraction(x) == Fraction(y) for x, y in zip(np.asarray(a, dtype=object).flat, np.asarray(b, dtype=object).flat))
+    if not (same(lhs[i], data["lhs"]) and same(rhs, data["rhs"])):
+        return None
+    bools = [str(all(Fraction(x) == Fraction(y) for x, y in zip(np.asarray(v).flat, np.asarray(rhs).flat))).lower()
+             for v in lhs] + ["true"] * 10
+    lemma = (f"Lemma {name}_values :\n  a4_values {target} {k} {N} {wit}\n    [:: {'; '.join(matrix(v) for v in lhs)}]\n"
+             f"    {matrix(rhs)} =\n  [:: {'; '.join(bools)}].\n"
+             f"Proof. vm_cast_no_check (@erefl (seq bool) [:: {'; '.join(bools)}]). Defined.\n")
+    return lemma, i
