@@ -96,8 +96,8 @@ CERTIFY = ("Export every symbolic `proved` of the catalogue (outside the core gr
            "a failing bottom line rests on (proved at its counterexample) and their corrections to Coq "
            "theorems, compile them with coqc and write the record the report and the docs read ('+coq'). "
            "Needs coqc (Coq 8.16) and MathComp (apt-get install coq libcoq-mathcomp-algebra). "
-           "Takes about 9 minutes with --jobs 2 on 2 cores (2026-11-27, CI: library 23 s, proofs "
-           "341 s, --coqchk 155 s more; coq/README.md).")
+           "Takes about 7.5 minutes with --jobs 2 on 2 cores (2026-11-28, CI: library 25 s, proofs "
+           "295 s, --coqchk 116 s more; coq/README.md).")
 CERTIFY_EXIT = ("exit status: 0 the tier ran (a theorem Coq rejects is listed, not a crash); 1 --coqchk "
                 "failed or found an axiom, or a crash; 2 bad input (no coqc, a bad --pattern); "
                 "130 interrupted")
