@@ -354,75 +354,8 @@ Qed.
 
 End Reflect.
 
-(** [reify_tm R e] reads the entry [e : R] as a [tm R] *)
-Ltac reify_tm R e :=
-  lazymatch e with
-  | @GRing.add _ ?a ?b =>
-      let ra := reify_tm R a in let rb := reify_tm R b in constr:(@TAdd R ra rb)
-  | @GRing.mul _ ?a ?b =>
-      let ra := reify_tm R a in let rb := reify_tm R b in constr:(@TMul R ra rb)
-  | @GRing.one _ => constr:(@TOne R)
-  | @GRing.zero _ => constr:(@TZero R)
-  | @delta _ ?n ?a ?b => constr:(@TDel R n a b)
-  (* an integer literal [x *+ k] as the sum of its [k] terms (the rewrites reached the same
-     through [mulr_addl], unifying [(a + b) * c] with [k%:R * c]) *)
-  | @GRing.natmul _ ?x 1 => reify_tm R x
-  | @GRing.natmul _ ?x (S ?k) =>
-      let rx := reify_tm R x in let rk := reify_tm R (@GRing.natmul _ x k) in constr:(@TAdd R rx rk)
-  | @BigOp.bigop _ (Finite.sort (ordinal_finType ?n)) (GRing.zero _) (index_enum (ordinal_finType _)) (fun i => @BigBody _ _ i (@GRing.add _) true (@?F i)) =>
-      let x := fresh "x" in
-      let f := constr:(fun x : 'I_n =>
-                 ltac:(let b := eval cbv beta in (F x) in let r := reify_tm R b in exact r)) in
-      let kf := eval lazy in (fun i : 'I_n => cnt (f i)) in
-      lazymatch kf with
-      | fun _ => ?k => constr:(@TSum R n f k)
-      end
-  | ?g ?a => reify_app R e g a
-  | _ => constr:(@TAt R e)
-  end
-with reify_app R e g a :=
-  (* a function of the ring applied to an entry (an elementwise [σ], [-x], a guarded delta):
-     its argument is put in prenex form; anything else is an atom *)
-  match constr:(tt) with
-  | _ => let _ := constr:(g : GRing.ComRing.sort R -> GRing.ComRing.sort R) in
-         let _ := constr:(a : GRing.ComRing.sort R) in
-         let ra := reify_tm R a in constr:(@TFn R g ra)
-  | _ => constr:(@TAt R e)
-  end.
-
-(** the entry on the left of the goal [L = R] in prenex form: [L] read as [t], replaced by the
-    computed [ev_list (nf t)] ([prenex_sound]; its premise [wf t] by computation) *)
-Ltac symuat_prenex_side_l :=
-  lazymatch goal with R : GRing.ComRing.type |- ?L = ?Rh =>
-    let t := reify_tm R L in
-    refine (eq_trans (esym (@prenex_sound R t ltac:(cbv [wf cnt]; repeat (split || intro)))) _);
-    lazymatch goal with |- ?A = ?B =>
-      let A' := eval cbv beta iota zeta delta [nf ev_list ev_mono prodl gprod rcat rmap
-                                                rpairs rnth rdrop rsplit mmul mmul_r] in A in
-      change (A' = B)
-    end
-  end.
-
-(** both sides of [L = R] in prenex form (a side that is a variable — the hidden normal form of
-    [symuat_nf] — is left alone) *)
-Ltac symuat_prenex_refl :=
-  symuat_prenex_side_l;
-  lazymatch goal with
-  | |- _ = ?Rh => tryif is_var Rh then idtac else (symmetry; symuat_prenex_side_l; symmetry)
-  end.
-
-(** * The deltas by computation ([symuat_elim])
-
-    After the prenex form, a term is sums over a product of guards [dl a b] and atoms. A sum
-    over an index [x] whose product has a guard [dl x a] (or [dl a x]) with [a] free of [x] and of
-    the sums inside it is [Σ_x δ_{xa} F(x) = F(a)]: the reifier [reify_el] reads such a sum as
-    [TElim n a s g] (the guard's place marked in [g]), [dl a a y] as [TGdR] ([δ_{aa} = 1]), and
-    [prenex_sound] (the same theorem, its premise [wf] by computation: the marked place is
-    one, reached through sums and guards) gives the value computed by [nf]. One pass eliminates
-    the innermost such sums ([el_try]: none whose body has an elimination already);
-    [symuat_elim] repeats passes while one finds a sum or a guard to remove. What the reifier
-    chooses is checked by Coq: a reading that is not the entry fails the conversion, and a
-    wrong elimination fails [wf]. *)
+(** the deltas' eliminations ([reify_el], [symuat_elim] below): a guard of a sum's index on its
+    body's spine, marked ([el_mark]; [el_try]: none when the body has an elimination already) *)
 Ltac el_free v vs :=
   lazymatch vs with
   | (?w, ?vs') => lazymatch v with context [w] => fail | _ => el_free v vs' end
@@ -458,27 +391,40 @@ Ltac el_try R n x b :=
   | _ => constr:(@None (tm R * 'I_n * bool))
   end.
 
-Ltac reify_el R e :=
+(** [reify el R e] reads the entry [e : R] as a [tm R]; with [el] ([true]: [reify_el], the
+    deltas by computation below) also a guard [dl a b y] as [TGd]/[TGdR] and a sum with a guard
+    of its index as [TElim] ([el_try]); with [false] ([reify_tm]) a guard is a function of the ring
+    applied to an entry, as any other ([TFn]) *)
+Ltac reify el R e :=
   lazymatch e with
   | @GRing.add _ ?a ?b =>
-      let ra := reify_el R a in let rb := reify_el R b in constr:(@TAdd R ra rb)
+      let ra := reify el R a in let rb := reify el R b in constr:(@TAdd R ra rb)
   | @GRing.mul _ ?a ?b =>
-      let ra := reify_el R a in let rb := reify_el R b in constr:(@TMul R ra rb)
+      let ra := reify el R a in let rb := reify el R b in constr:(@TMul R ra rb)
   | @GRing.one _ => constr:(@TOne R)
   | @GRing.zero _ => constr:(@TZero R)
   | @delta _ ?n ?a ?b => constr:(@TDel R n a b)
   | @dl _ ?n ?a ?b ?y =>
-      let ry := reify_el R y in
-      lazymatch b with a => constr:(@TGdR R n a ry) | _ => constr:(@TGd R n a b ry) end
-  | @GRing.natmul _ ?x 1 => reify_el R x
+      lazymatch el with
+      | true =>
+          let ry := reify el R y in
+          lazymatch b with a => constr:(@TGdR R n a ry) | _ => constr:(@TGd R n a b ry) end
+      | false => lazymatch e with ?g ?x => reify_app el R e g x end
+      end
+  (* an integer literal [x *+ k] as the sum of its [k] terms (the rewrites reached the same
+     through [mulr_addl], unifying [(a + b) * c] with [k%:R * c]) *)
+  | @GRing.natmul _ ?x 1 => reify el R x
   | @GRing.natmul _ ?x (S ?k) =>
-      let rx := reify_el R x in let rk := reify_el R (@GRing.natmul _ x k) in constr:(@TAdd R rx rk)
+      let rx := reify el R x in let rk := reify el R (@GRing.natmul _ x k) in constr:(@TAdd R rx rk)
   | @BigOp.bigop _ (Finite.sort (ordinal_finType ?n)) (GRing.zero _) (index_enum (ordinal_finType _)) (fun i => @BigBody _ _ i (@GRing.add _) true (@?F i)) =>
       let x := fresh "x" in
       let f := constr:(fun x : 'I_n =>
-                 ltac:(let b := eval cbv beta in (F x) in let r := reify_el R b in exact r)) in
-      let E := constr:(fun x : 'I_n =>
-                 ltac:(let b := eval cbv beta in (f x) in let r := el_try R n x b in exact r)) in
+                 ltac:(let b := eval cbv beta in (F x) in let r := reify el R b in exact r)) in
+      let E := lazymatch el with
+               | true => constr:(fun x : 'I_n =>
+                           ltac:(let b := eval cbv beta in (f x) in let r := el_try R n x b in exact r))
+               | false => constr:(tt)
+               end in
       lazymatch E with
       | fun _ => Some (_, ?a, ?s) =>
           lazymatch E with fun x => Some (@?g x, _, _) => constr:(@TElim R n a s g) end
@@ -488,16 +434,55 @@ Ltac reify_el R e :=
           | fun _ => ?k => constr:(@TSum R n f k)
           end
       end
-  | ?g ?a => reify_app_el R e g a
+  | ?g ?a => reify_app el R e g a
   | _ => constr:(@TAt R e)
   end
-with reify_app_el R e g a :=
+with reify_app el R e g a :=
+  (* a function of the ring applied to an entry (an elementwise [σ], [-x], a guarded delta):
+     its argument is put in prenex form; anything else is an atom *)
   match constr:(tt) with
   | _ => let _ := constr:(g : GRing.ComRing.sort R -> GRing.ComRing.sort R) in
          let _ := constr:(a : GRing.ComRing.sort R) in
-         let ra := reify_el R a in constr:(@TFn R g ra)
+         let ra := reify el R a in constr:(@TFn R g ra)
   | _ => constr:(@TAt R e)
   end.
+Ltac reify_tm R e := reify constr:(false) R e.
+
+(** the entry on the left of the goal [L = R] in prenex form: [L] read as [t], replaced by the
+    computed [ev_list (nf t)] ([prenex_sound]; its premise [wf t] by computation) *)
+Ltac symuat_prenex_side_l :=
+  lazymatch goal with R : GRing.ComRing.type |- ?L = ?Rh =>
+    let t := reify_tm R L in
+    refine (eq_trans (esym (@prenex_sound R t ltac:(cbv [wf cnt]; repeat (split || intro)))) _);
+    lazymatch goal with |- ?A = ?B =>
+      let A' := eval cbv beta iota zeta delta [nf ev_list ev_mono prodl gprod rcat rmap
+                                                rpairs rnth rdrop rsplit mmul mmul_r] in A in
+      change (A' = B)
+    end
+  end.
+
+(** both sides of [L = R] in prenex form (a side that is a variable — the hidden normal form of
+    [symuat_nf] — is left alone) *)
+Ltac symuat_prenex_refl :=
+  symuat_prenex_side_l;
+  lazymatch goal with
+  | |- _ = ?Rh => tryif is_var Rh then idtac else (symmetry; symuat_prenex_side_l; symmetry)
+  end.
+
+(** * The deltas by computation ([symuat_elim])
+
+    After the prenex form, a term is sums over a product of guards [dl a b] and atoms. A sum
+    over an index [x] whose product has a guard [dl x a] (or [dl a x]) with [a] free of [x] and of
+    the sums inside it is [Σ_x δ_{xa} F(x) = F(a)]: the reifier [reify_el] reads such a sum as
+    [TElim n a s g] (the guard's place marked in [g]), [dl a a y] as [TGdR] ([δ_{aa} = 1]), and
+    [prenex_sound] (the same theorem, its premise [wf] by computation: the marked place is
+    one, reached through sums and guards) gives the value computed by [nf]. One pass eliminates
+    the innermost such sums ([el_try]: none whose body has an elimination already);
+    [symuat_elim] repeats passes while one finds a sum or a guard to remove. What the reifier
+    chooses is checked by Coq: a reading that is not the entry fails the conversion, and a
+    wrong elimination fails [wf]. *)
+(** [reify_el R e]: [reify] with the eliminations ([TGd], [TGdR], [TElim]) *)
+Ltac reify_el R e := reify constr:(true) R e.
 
 (** one pass on the left side of [L = R]: fails if it finds nothing to eliminate *)
 Ltac symuat_elim_side_l :=
