@@ -53,9 +53,9 @@ def test_the_small_witness_is_deterministic_cheap_and_re_checked(t10):
         inst = small_witness(missing, 3, 2, 2, 2, 2)
         assert time.process_time() - start < 5
         again = small_witness(missing, 3, 2, 2, 2, 2)
-        assert all((getattr(a, n) == getattr(b, n)).all() for a, b in zip(inst.blocks, again.blocks) for n in ed._BLOCK)
+        assert all((getattr(a, n) == getattr(b, n)).all() for a, b in zip(inst.blocks, again.blocks) for n in ed.BLOCK)
         assert inst.differs(missing) and inst.digits <= ed.MAX_DIGITS
-        values = {x for b in inst.blocks for n in ed._BLOCK for x in np.asarray(getattr(b, n)).flat}
+        values = {x for b in inst.blocks for n in ed.BLOCK for x in np.asarray(getattr(b, n)).flat}
         values |= {x for X in inst.inputs for x in X.flat}
         assert values <= set(ed.VALUES)
         assert all(X.shape == (2, 2) for X in inst.inputs) and len(inst.blocks) == 3

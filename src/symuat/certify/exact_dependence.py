@@ -49,12 +49,10 @@ import numpy as np
 
 from symuat.certify.coq_terms import Unsupported
 from symuat.certify.export import Exported
-from symuat.certify.reference import LIBRARY, matrix, row
+from symuat.certify.reference import BLOCK, LIBRARY, matrix, tblock
 
 #: the certificate kind T10's checks record
 KIND = "exact_dependence"
-
-_BLOCK = ("WQ", "WK", "WV", "WO", "W1", "b1", "W2", "b2")
 
 #: the search (:func:`small_witness`): entries drawn from these values with these weights (mostly
 #: 0), from this seed, at most this many candidates, each value Coq computes at most this many digits
@@ -163,11 +161,6 @@ def small_witness(parameter: str, L: int, N: int, M: int, F: int, kq: int) -> In
     raise Unsupported(f"no small witness at which {parameter} differs among the first {CANDIDATES} candidates")
 
 
-def _block(b) -> str:
-    return "(TBlock " + " ".join(row(getattr(b, n)) if np.asarray(getattr(b, n)).ndim == 1
-                                 else matrix(getattr(b, n)) for n in _BLOCK) + ")"
-
-
 def refutation(thm: str, parameter: str, inst: Instance, printed, which: str, kq: int) -> list[Exported]:
     """The negated "the same for every input" at ``inst``, and ``<thm>_ref``: at ``inst`` the
     unrolled form is the forward pass and ``parameter`` has the evaluator's values."""
@@ -175,7 +168,7 @@ def refutation(thm: str, parameter: str, inst: Instance, printed, which: str, kq
     X1, X2 = (matrix(X) for X in inst.inputs)
     N, M = inst.inputs[0].shape
     F = np.asarray(inst.blocks[0].W1).shape[1]
-    net = "[:: " + ";\n         ".join(_block(b) for b in inst.blocks) + "]"
+    net = "[:: " + ";\n         ".join(tblock([getattr(b, n) for n in BLOCK]) for b in inst.blocks) + "]"
     shaped = f"[&& size bs == {L}%nat, all (block_shaped {M} {F} {kq}) bs, shaped {N} {M} X & shaped {N} {M} X']"
     P, P_ = (f"({accessor(parameter, L, f'(form bs {x})')})" for x in ("X", "X'"))
     comment = (f"(* {parameter} (not in {which}'s printed list of the parameters that depend on the input: "

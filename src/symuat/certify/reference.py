@@ -55,7 +55,8 @@ LIBRARY = "SymuatRef"
 #: the certificate kind the A4 checks record
 KIND = "reference_refutation"
 
-_BLOCK = ("WQ", "WK", "WV", "WO", "W1", "b1", "W2", "b2")
+#: one layer's leaves, in the order of SymuatRef's ``TBlock``
+BLOCK = ("WQ", "WK", "WV", "WO", "W1", "b1", "W2", "b2")
 
 
 def q(v) -> str:
@@ -74,6 +75,12 @@ def matrix(m) -> str:
     if m.ndim != 2:
         raise Unsupported(f"a leaf of {m.ndim} axes, not a matrix")
     return "[:: " + "; ".join(row(r) for r in m) + "]"
+
+
+def tblock(leaves) -> str:
+    """SymuatRef's ``TBlock`` of one layer's leaves (in :data:`BLOCK`'s order): a vector (a bias)
+    as a row, a matrix as its rows."""
+    return "(TBlock " + " ".join(row(v) if np.asarray(v, dtype=object).ndim == 1 else matrix(v) for v in leaves) + ")"
 
 
 def lora_factors(delta) -> tuple[np.ndarray, np.ndarray]:
@@ -113,9 +120,9 @@ def export_reference_refutation(name: str, data: dict) -> list[Exported]:
     blocks = []
     kq = None
     for j in range(1, L + 1):
-        leaves = [np.asarray(values[f"layer{j}.{n}"], dtype=object) for n in _BLOCK]
-        kq = leaves[0].shape[1]
-        blocks.append("(TBlock " + " ".join(row(v) if v.ndim == 1 else matrix(v) for v in leaves) + ")")
+        leaves = [values[f"layer{j}.{n}"] for n in BLOCK]
+        kq = np.asarray(leaves[0], dtype=object).shape[1]
+        blocks.append(tblock(leaves))
     B, A = lora_factors(values["ΔW"])
     r = B.shape[1]
     wit = f"[:: {'; '.join(blocks)}] {matrix(B)} {matrix(A)} {matrix(values['X0'])}"
@@ -179,7 +186,7 @@ def _instance_sides(data: dict, target: str):
     from symuat.numeric import lora
 
     values = {n: np.asarray(v, dtype=object) for n, v in data["values"].items()}
-    blocks = [lora.ExactBlock(**{n: values[f"layer{j}.{n}"] for n in _BLOCK}) for j in range(1, int(data["L"]) + 1)]
+    blocks = [lora.ExactBlock(**{n: values[f"layer{j}.{n}"] for n in BLOCK}) for j in range(1, int(data["L"]) + 1)]
     k, delta, X0 = int(data["k"]), values["ΔW"], values["X0"]
     slot = {"TW3": "W2", "TW2": "W1"}[target]
     ft_blocks = list(blocks)
@@ -202,8 +209,7 @@ def shared_values(name: str, data: dict, target: str, k: int, N: int, wit: str) 
         Fraction(x) == Fraction(y) for x, y in zip(np.asarray(a, dtype=object).flat, np.asarray(b, dtype=object).flat))
     if not (same(lhs[i], data["lhs"]) and same(rhs, data["rhs"])):
         return None
-    bools = [str(all(Fraction(x) == Fraction(y) for x, y in zip(np.asarray(v).flat, np.asarray(rhs).flat))).lower()
-             for v in lhs] + ["true"] * 10
+    bools = [str(same(v, rhs)).lower() for v in lhs] + ["true"] * 10
     lemma = (f"Lemma {name}_values :\n  a4_values {target} {k} {N} {wit}\n    [:: {'; '.join(matrix(v) for v in lhs)}]\n"
              f"    {matrix(rhs)} =\n  [:: {'; '.join(bools)}].\n"
              f"Proof. vm_cast_no_check (@erefl (seq bool) [:: {'; '.join(bools)}]). Defined.\n")
