@@ -38,7 +38,7 @@ def test_t10_checks_record_their_exact_instance(t10):
     for key, missing in MISSING.items():
         verdict, _pairs, _unequal, certificates = t10[key]
         assert str(verdict.status) == "refuted" and missing in verdict.counterexample.reason
-        (kind, data), = certificates
+        (kind, data), = [(k, d) for k, d in certificates if k != ed.MEMBERS]  # and the correction's members
         assert kind == KIND and data["L"] == 3 and data["seed"] == 0 and list(data["parameters"]) == [missing]
         assert missing not in data["printed"] and len(data["blocks"]) == 3
         X1, X2 = data["inputs"]
@@ -129,3 +129,38 @@ def test_coq_proves_t10s_refutations_and_rejects_their_mutants(coq_lib, t10):
                                                    **{m.name: False for m in mutants}}
     for m in mutants:  # rejected by the computation (not discriminable / true is not false), not by a typo
         assert "Syntax error" not in res[m.name]["reason"] and "was not found" not in res[m.name]["reason"]
+
+
+CORRECTED = ["W'_{1,2}", "W'_{1,3}", "W'_{2,2}", "W'_{2,3}", "W'_{3,1}", "W'_{3,2}", "b'_{2,2}", "b'_{3,2}"]
+
+
+def test_t10s_correction_records_its_members_and_each_has_a_witness(t10):
+    _verdict, pairs, _unequal, certificates = t10[DUAT]
+    members = [d for kind, d in certificates if kind == ed.MEMBERS]
+    assert members and members[0]["members"] == CORRECTED
+    for p in CORRECTED:
+        inst = small_witness(p, 3, 2, 2, 2, 2, ed.MEMBER_DIGITS)
+        assert inst.differs(p) and inst.digits <= ed.MEMBER_DIGITS
+    # the parameters the correction leaves out are fixed: no witness (W'_{3,3} = W3_3, b'_{1,2} = b2_1)
+    for fixed in ("W'_{3,3}", "b'_{1,2}"):
+        with pytest.raises(Unsupported):
+            small_witness(fixed, 3, 2, 2, 2, 2, ed.MEMBER_DIGITS)
+    assert accessor("b'_{2,2}", 3, "f") == "nth [::] (fe f) 1"
+    # its identities: U_{L,L} = W3_L and e_1 = b2_1, as the normal form compared them
+    assert [str(r) for _l, r, _h in pairs] == ["W_{3,3}", "b_{1,2}"]
+    neg = ed.export_members("k", members[0])[0]
+    assert "a member of symuat's corrected list" in neg.statement and "nth [::] (fV (form bs X)) 0" in neg.statement
+
+
+def test_coq_proves_t10s_correction_and_rejects_a_fixed_member(coq_lib, t10):
+    _verdict, _pairs, _unequal, certificates = t10[DUAT]
+    data = next(d for kind, d in certificates if kind == ed.MEMBERS)
+    theorems = ed.export_members("k", data)
+    bias = theorems[2 * CORRECTED.index("b'_{2,2}")]
+    mutants = [  # b'_{1,2} = b2_1 stated as a member, at b'_{2,2}'s witness
+        dataclasses.replace(bias, name="m_b12", statement=bias.statement.replace(bias.name, "m_b12").replace(
+            "(fe (form bs X)) 1", "(fe (form bs X)) 0").replace("(fe (form bs X')) 1", "(fe (form bs X')) 0"))]
+    assert "(fe (form bs X)) 0" in mutants[0].statement
+    res = compile_batch(coq_lib / "lib", [*theorems, *mutants], coq_lib / "theories" / "t10_members.v", timeout=300)
+    assert {n: r["ok"] for n, r in res.items()} == {**{t.name: True for t in theorems}, "m_b12": False}
+    assert "Syntax error" not in res["m_b12"]["reason"]

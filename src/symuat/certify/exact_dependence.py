@@ -37,6 +37,12 @@ unrolling there, A4.ref's statement), and ``P`` at each input is the value the k
 computed (in full: a few digits). That ``P`` is not in the printed list is read off the list (the
 theorem's comment names both); the model is the check's exact stand-in for the paper's softmax
 Transformer (the float64 softmax re-check is numeric, not in Coq).
+
+T10's correction, symuat's list (:func:`symuat.claims.transformer._t10_symuat`, an
+``exact_members`` certificate), is stated the same way for each member (:func:`export_members`:
+``b'_{j,2}`` is ``fe``'s ``j``-th), each at its own small witness (at most :data:`MEMBER_DIGITS`
+digits); the parameters it leaves out are fixed by identities the normal form proved and by
+T10.c[token-shared], which the tier certifies on its own (:func:`symuat.certify.run.resting_on_checks`).
 """
 
 from __future__ import annotations
@@ -61,6 +67,9 @@ WEIGHTS = (0.0625, 0.8125, 0.0625, 0.0625)
 SEED = 0
 CANDIDATES = 400
 MAX_DIGITS = 3
+#: the same bound for the members of T10's correction (:func:`export_members`): W'_{1,2} differs in 3
+#: of the 400 candidates only, the smallest with 4-digit values
+MEMBER_DIGITS = 5
 
 #: the record's reason for a certified T10 refutation (:func:`symuat.certify.run`)
 REASON = ("certified at the exporter's own small witness, not the kernel's: a 3-layer exact network and two "
@@ -72,18 +81,25 @@ REASON = ("certified at the exporter's own small witness, not the kernel's: a 3-
           "the evaluator's")
 
 
+#: a parameter's field of SymuatRef's ``uform`` (a list of one per layer, but ``fA``) by its kind:
+#: ``W'_{L,1}`` → ``fA``, ``W'_{j,2}`` → ``V_j``, ``W'_{j,3}`` → ``U_j``, the bias ``b'_{j,2}`` → ``e_j``
+FIELDS = {1: "fA", 2: "fV", 3: "fU", "b": "fe"}
+
+
 def accessor(parameter: str, L: int, form: str) -> str:
     """The Coq term of a parameter of the unrolled form ``form`` (a ``uform``) by its name:
-    ``W'_{L,1}`` → ``fA``, ``W'_{j,3}`` → ``U_j``, ``W'_{j,2}`` → ``V_j`` (1-based ``j``)."""
+    ``W'_{L,1}`` → ``fA``, ``W'_{j,3}`` → ``U_j``, ``W'_{j,2}`` → ``V_j``, ``b'_{j,2}`` → ``e_j``
+    (1-based ``j``)."""
     j, k = _index(parameter, L)
-    return f"fA {form}" if k == 1 else f"nth [::] ({'fU' if k == 3 else 'fV'} {form}) {j - 1}"
+    return f"fA {form}" if k == 1 else f"nth [::] ({FIELDS[k]} {form}) {j - 1}"
 
 
-def _index(parameter: str, L: int) -> tuple[int, int]:
+def _index(parameter: str, L: int) -> tuple[int, int | str]:
     m = re.fullmatch(r"W'_\{(\d+),([123])\}", parameter)
-    if m is None:
+    bias = re.fullmatch(r"b'_\{(\d+),2\}", parameter)
+    if m is None and bias is None:
         raise Unsupported(f"a parameter {parameter} the reference does not name")
-    j, k = int(m.group(1)), int(m.group(2))
+    j, k = (int(m.group(1)), int(m.group(2))) if m else (int(bias.group(1)), "b")
     if not 1 <= j <= L or (k == 1 and j != L):
         raise Unsupported(f"{parameter} is not a combined parameter of {L} layers")
     return j, k
@@ -101,7 +117,7 @@ class Instance:
     def value(self, parameter: str, n: int):
         j, k = _index(parameter, len(self.blocks))
         u = self.forms[n]
-        return u.A if k == 1 else (u.V if k == 2 else u.U)[j - 1]
+        return u.A if k == 1 else {2: u.V, 3: u.U, "b": u.e}[k][j - 1]
 
     def differs(self, parameter: str) -> bool:
         return bool(np.any(self.value(parameter, 0) != self.value(parameter, 1)))
@@ -150,20 +166,22 @@ def candidates(L: int, N: int, M: int, F: int, kq: int):
         yield blocks, draw(N, M), draw(N, M)
 
 
-def small_witness(parameter: str, L: int, N: int, M: int, F: int, kq: int) -> Instance:
+def small_witness(parameter: str, L: int, N: int, M: int, F: int, kq: int, digits: int = MAX_DIGITS) -> Instance:
     """The first candidate (:func:`candidates`) at which ``parameter`` differs between the two
-    inputs and every value has at most :data:`MAX_DIGITS` digits; :class:`Unsupported` if none."""
+    inputs and every value has at most ``digits`` digits; :class:`Unsupported` if none."""
     _index(parameter, L)
     for blocks, X1, X2 in candidates(L, N, M, F, kq):
         inst = evaluate(blocks, X1, X2)
-        if inst is not None and inst.digits <= MAX_DIGITS and inst.differs(parameter):
+        if inst is not None and inst.digits <= digits and inst.differs(parameter):
             return inst
     raise Unsupported(f"no small witness at which {parameter} differs among the first {CANDIDATES} candidates")
 
 
-def refutation(thm: str, parameter: str, inst: Instance, printed, which: str, kq: int) -> list[Exported]:
+def refutation(thm: str, parameter: str, inst: Instance, printed, which: str, kq: int,
+               said: str | None = None) -> list[Exported]:
     """The negated "the same for every input" at ``inst``, and ``<thm>_ref``: at ``inst`` the
-    unrolled form is the forward pass and ``parameter`` has the evaluator's values."""
+    unrolled form is the forward pass and ``parameter`` has the evaluator's values. ``said``: what
+    the comment says of ``parameter`` (default: not in ``which``'s printed list ``printed``)."""
     L = len(inst.blocks)
     X1, X2 = (matrix(X) for X in inst.inputs)
     N, M = inst.inputs[0].shape
@@ -171,8 +189,9 @@ def refutation(thm: str, parameter: str, inst: Instance, printed, which: str, kq
     net = "[:: " + ";\n         ".join(tblock([getattr(b, n) for n in BLOCK]) for b in inst.blocks) + "]"
     shaped = f"[&& size bs == {L}%nat, all (block_shaped {M} {F} {kq}) bs, shaped {N} {M} X & shaped {N} {M} X']"
     P, P_ = (f"({accessor(parameter, L, f'(form bs {x})')})" for x in ("X", "X'"))
-    comment = (f"(* {parameter} (not in {which}'s printed list of the parameters that depend on the input: "
-               f"{', '.join(printed)}) depends on the input: for {L}-layer exact Transformers "
+    said = said or (f"not in {which}'s printed list of the parameters that depend on the input: "
+                    f"{', '.join(printed)}")
+    comment = (f"(* {parameter} ({said}) depends on the input: for {L}-layer exact Transformers "
                f"(SymuatRef: attention 1 + (q.k)^2 normalised, sigma = softsign; N={N}, M={M}, F={F}, "
                f"query/key width {kq}: the check's shapes) it is not the same at every input of every network — "
                "refuted (over Q) at the exporter's own small witness, not the kernel's: a network and two inputs "
@@ -204,4 +223,36 @@ def export_exact_dependence(name: str, data: dict) -> list[Exported]:
     for n, parameter in enumerate(data["parameters"]):
         inst = small_witness(parameter, L, N, M, F, kq)
         out += refutation(f"{name}_{n}" if n else name, parameter, inst, data["printed"], which, kq)
+    return out
+
+
+#: the record's reason for T10's certified correction (:func:`symuat.certify.run.certify`)
+MEMBERS_REASON = ("each member of the corrected list depends on the input: stated as T10's refutations are "
+                  "(~ (forall networks and inputs of the check's shapes, the member is the same at both inputs)) "
+                  "and proved at the exporter's own small witness, not the kernel's (entries in {-1, 0, 1, 2}, a "
+                  "bounded deterministic search re-checked by the kernel's evaluator); the parameters it leaves "
+                  "out are fixed: W'_{L,3} = W3_L and b'_{1,2} = b2_1 by the normal form, the token-shared bias "
+                  "by the checks it rests on (rests_on)")
+
+#: the certificate kind of T10's correction (:func:`symuat.claims.transformer._t10_symuat`): the
+#: members of symuat's list of the parameters that depend on the input
+MEMBERS = "exact_members"
+
+
+def export_members(name: str, data: dict) -> list[Exported]:
+    """T10's correction, its dependences: for each member of symuat's list (``data["members"]``:
+    every ``W'`` and ``b'`` the correction says depends on the input), the same statement as a
+    refutation's (:func:`refutation`: not the same at every input of every network of the check's
+    shapes) at its own small witness, and ``_ref``. The rest of the correction — ``W'_{L,3} = W3_L``
+    and ``b'_{1,2} = b2_1`` (identities of symuat's symbolic layers), the token-shared bias (T10.c)
+    — are identities and a check of their own (:func:`symuat.certify.run.certify`)."""
+    L, sizes = int(data["L"]), data["sizes"]
+    N, M, F, kq = (int(sizes[s]) for s in ("N", "M", "F", "k"))
+    if not data["members"]:
+        raise Unsupported("no member of the corrected list was recorded")
+    said = f"a member of symuat's corrected list of the parameters that depend on the input: {', '.join(data['members'])}"
+    out = []
+    for n, parameter in enumerate(data["members"]):
+        out += refutation(f"{name}_{n}", parameter, small_witness(parameter, L, N, M, F, kq, MEMBER_DIGITS), (), "symuat", kq,
+                          said=said)
     return out

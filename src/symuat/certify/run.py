@@ -32,7 +32,7 @@ from symuat.certify.export import AXIOMS_CHECK, batch_file, export_identity, fil
 from symuat.certify.kinds import export_certificates
 from symuat.certify.record import COQ_DIR, TIER, fingerprint, out_dir, toolchain
 from symuat.certify.rotary import PREMISES
-from symuat.certify import independence, kron_rank, undefined, vanishing
+from symuat.certify import exact_dependence, independence, kron_rank, undefined, vanishing
 from symuat.certify.witness import SOFTMAX_PREMISES
 from symuat.certify.density import export_density_refutation
 from symuat.certify.refutation import (DENIED_HOLDS, DENSITY_REFUTATION, ROTATION_PREMISES, ROTATION_REFUTATION,
@@ -753,6 +753,20 @@ def bottom_line_corrections(results: list) -> list[str]:
                               for k in cv.corrected_from))
 
 
+def resting_on_checks(record: dict) -> None:
+    """A correction that rests on checks (``rests_on``: T10's on T10.c[token-shared]) is certified
+    only with them: else ``unsupported``, naming those left.
+
+    >>> r = {"checks": {"A": {"status": "unsupported"}}, "corrections": {"K": {"status": "certified", "rests_on": ["A"]}}}
+    >>> resting_on_checks(r); r["corrections"]["K"]["status"], r["corrections"]["K"]["reason"]
+    ('unsupported', 'rests on A, not certified')
+    """
+    for entry in record["corrections"].values():
+        left = [d for d in entry.get("rests_on", []) if record["checks"].get(d, {}).get("status") != "certified"]
+        if entry["status"] == "certified" and left:
+            entry.update(status="unsupported", reason=f"rests on {', '.join(left)}, not certified")
+
+
 def correction_pairs(verdict, pairs: list, unequal: list) -> list:
     """The identities the refuted ``verdict``'s correction rests on: the pairs the normal form
     proved equal after the check's last unequal comparison (its correction is decided after its
@@ -919,9 +933,7 @@ def certify(pattern: str = TIER, out: Path | None = None, jobs: int = 2, timeout
         if any(kind == ROTATION_REFUTATION for kind, _ in certificates.get(key, [])):
             entry["reason"] = ROTATION_PREMISES  # the premise that the RoPE blocks are rotations
         if any(kind == "exact_dependence" for kind, _ in certificates.get(key, [])):
-            from symuat.certify.exact_dependence import REASON
-
-            entry["reason"] = REASON  # T10: the exporter's own small witness, not the kernel's
+            entry["reason"] = exact_dependence.REASON  # T10: the exporter's own small witness, not the kernel's
         same = stated.setdefault(shared_statement(theorems), key)
         if same != key:
             entry["same_statement"] = same  # its theorems are the first's: status copied below
@@ -939,6 +951,7 @@ def certify(pattern: str = TIER, out: Path | None = None, jobs: int = 2, timeout
         verdict, pairs = captured[key]
         entry = {"status": None, "theorems": [], "hashes": [], "reason": "", "kind": "identity"}
         record["corrections"][key] = entry
+        computed: set = set()
         fix = verdict.corrected.verdict if verdict.corrected is not None else None
         same = [k for k, (v, _) in captured.items() if v is fix and k in record["checks"]]
         if same:
@@ -953,7 +966,20 @@ def certify(pattern: str = TIER, out: Path | None = None, jobs: int = 2, timeout
             counted = [d for kind, d in certificates.get(key, []) if kind == DENSITY_REFUTATION]
             shaped = [d for kind, d in certificates.get(key, []) if kind == SHAPE_CLAIM]
             printed = [(kind, d) for kind, d in certificates.get(key, []) if kind == "printed_sum"]
-            if counted:  # a refuted density: its correction is the derived density (support, witness, count)
+            members = [d for kind, d in certificates.get(key, []) if kind == exact_dependence.MEMBERS]
+            if members:
+                # a corrected list of the parameters that depend on the input (T10's): each member's
+                # dependence at a witness, the identities that fix the others, and the checks it
+                # rests on (REGISTRY.edges: T10.c[token-shared]), certified on their own
+                entry["kind"] = "dependence list"
+                theorems = exact_dependence.export_members("k" + coq_name(key, 0), members[0])
+                computed = {t.name for t in theorems}  # computations at a witness: outside the budget
+                after = max((n for *_, n in unequal.get(key, [])), default=0)
+                theorems += [export_identity("k" + coq_name(key, len(theorems) + n), lhs, rhs, hypotheses=hyps or ())
+                             for n, (lhs, rhs, hyps) in enumerate(pairs[after:])]
+                entry["rests_on"] = sorted(d for d in REGISTRY.edges.get(key, ()) if d in captured)
+                entry["reason"] = exact_dependence.MEMBERS_REASON
+            elif counted:  # a refuted density: its correction is the derived density (support, witness, count)
                 entry["kind"] = "count"
                 theorems = [t for t in export_density_refutation("k" + coq_name(key, 0), counted[0])
                             if not t.name.endswith("_refute")]
@@ -976,8 +1002,9 @@ def certify(pattern: str = TIER, out: Path | None = None, jobs: int = 2, timeout
         except Unsupported as exc:
             entry.update(status="unsupported", reason=str(exc))
             continue
-        if over_budget(key, theorems, budget):
-            entry.update(status="excluded", reason=over_budget(key, theorems, budget))
+        sized = [t for t in theorems if t.name not in computed]
+        if over_budget(key, sized, budget):
+            entry.update(status="excluded", reason=over_budget(key, sized, budget))
             continue
         entry["theorems"] = [t.name for t in theorems]
         entry["hashes"] = [t.digest for t in theorems]
@@ -1061,6 +1088,7 @@ def certify(pattern: str = TIER, out: Path | None = None, jobs: int = 2, timeout
                          hashes=dep.get("hashes", []), lemmas=dep.get("lemmas", []),
                          proofs=dep.get("proofs", {}),
                          reason=f"the verdict of {via}" + (f": {dep.get('reason')}" if dep.get("reason") else ""))
+    resting_on_checks(record)
     for key, entry in record["refutations"].items():
         same = entry.get("same_statement")
         if same:

@@ -671,6 +671,9 @@ def _t10_symuat():
         deps, values = _exact_dependence(L, seed)
         want = _t10_printed("symuat", L) | {f"b'_{{{j},2}}" for j in range(2, L + 1)}
         ok = all(deps[k] for k in want)
+        if ok and certificates.listened():  # the members, for the certify tier (certify/exact_dependence.py)
+            certificates.record("exact_members", L=L, seed=seed, sizes={"N": 2, "M": 2, "F": 2, "k": 2},
+                                members=sorted(want))
         return ok, f"every member of the set differs between the two inputs: {sorted(want)}", values, \
             "float64, softmax attention: the same"
 
