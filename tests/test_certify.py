@@ -256,11 +256,13 @@ def test_a_record_made_under_another_toolchain_is_not_current(tmp_path, monkeypa
         rec.load.cache_clear()
 
 
-@pytest.mark.parametrize("stage", ["library", "batch"])
+@pytest.mark.parametrize("stage", ["library", "batch", "waiting"])
 def test_sigterm_during_certify_ends_its_coqc_at_once_and_exits_143(tmp_path, stage):
     """Main's coqc ran on after SIGTERM (the threads waited for their batches). A stand-in
     ``coqc`` on the PATH (no Coq needed) announces itself and then waits: at the library
-    (main thread) or at a batch (a worker thread) — the test signals once it runs."""
+    (main thread) or at a batch (a worker thread) — the test signals once it runs. ``waiting``:
+    at the library with no check to run, so the signal comes while the main thread waits for
+    the library (it was outside the handler that ends Coq: the run waited for its coqc)."""
     import os
     import signal
     import sys
@@ -285,7 +287,8 @@ exit 0
     (fake / "coqc").chmod(0o755)
     env = {**os.environ, "PATH": f"{fake}{os.pathsep}{os.environ['PATH']}", "SYMUAT_CACHE": "off",
            "SYMUAT_CERTIFY_DIR": str(tmp_path / "out")}
-    proc = subprocess.Popen([sys.executable, "-m", "symuat.cli", "certify", "--pattern", "P1", "--jobs", "1"],
+    pattern = "no-such-claim" if stage == "waiting" else "P1"
+    proc = subprocess.Popen([sys.executable, "-m", "symuat.cli", "certify", "--pattern", pattern, "--jobs", "1"],
                             cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         deadline = time.monotonic() + 600

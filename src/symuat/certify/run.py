@@ -804,15 +804,26 @@ def certify(pattern: str = TIER, out: Path | None = None, jobs: int = 2, timeout
     certificates: dict = {}
     unequal: dict = {}
     results: list = []
-    # the library compiles (coqc) while the checks run (Python): neither waits for the other
+    # the library compiles (coqc) while the checks run (Python): neither waits for the other; then
+    # coqchk of the library (with MathComp: most of coqchk's time) starts at once, at nice 10, in a
+    # thread of its own: on the core the checks leave idle, then beside the proofs (an interruption
+    # ends its process with the others', :func:`_stop_coq`)
+    checking = ThreadPoolExecutor(max_workers=1 + max(1, jobs)) if check else None
+
+    def build_library():
+        seconds = compile_library(out)
+        return seconds, (checking.submit(coqchk_library, out / "lib", nice=10) if checking else None)
+
     with ThreadPoolExecutor(max_workers=1) as library:
-        compiled = library.submit(compile_library, out)
+        compiled = library.submit(build_library)
         try:
             captured = capture(checks, certificates, unequal, results)
-        except BaseException:  # Ctrl-C, SIGTERM: the library's coqc ends now
+            lib_seconds, library_check = compiled.result()
+        except BaseException:  # Ctrl-C, SIGTERM (in the checks or waiting for the library): its coqc ends now
             _stop_coq()
+            if checking:
+                checking.shutdown(wait=False, cancel_futures=True)
             raise
-        lib_seconds = compiled.result()
     record = {"fingerprint": fingerprint(), "toolchain": toolchain(), "pattern": pattern, "checks": {},
               "library_seconds": round(lib_seconds, 1), "budget": budget}
     todo = []
@@ -1041,10 +1052,6 @@ def certify(pattern: str = TIER, out: Path | None = None, jobs: int = 2, timeout
 
     start = time.perf_counter()
     results: dict = {}
-    # coqchk of the library (with MathComp: most of coqchk's time) beside the proofs, in a thread
-    # of its own (an interruption ends its process with the proofs', :func:`_stop_coq`)
-    checking = ThreadPoolExecutor(max_workers=1 + max(1, jobs)) if check else None
-    library_check = checking.submit(coqchk_library, out / "lib", nice=10) if checking else None
     with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
         try:
             for res in pool.map(build, enumerate(batches)):
