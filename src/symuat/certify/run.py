@@ -922,6 +922,10 @@ def certify(pattern: str = TIER, out: Path | None = None, jobs: int = 2, timeout
             from symuat.certify.exact_dependence import REASON
 
             entry["reason"] = REASON  # T10: the exporter's own small witness, not the kernel's
+        if any(kind == "reference_refutation" for kind, _ in certificates.get(key, [])):
+            from symuat.certify.reference import reason as reference_reason
+
+            entry["reason"] = reference_reason(theorems) or entry["reason"]  # A4: the exporter's own witness
         same = stated.setdefault(shared_statement(theorems), key)
         if same != key:
             entry["same_statement"] = same  # its theorems are the first's: status copied below
