@@ -359,10 +359,21 @@ def small_witness(statement: str, L: int, k: int, target: str, N: int, M: int, F
             if not _layerwise(statement.split(":", 1)[1], k, L, pair[0][0], pair[1][0]):
                 return Witness(blocks, B, A, X0)
             continue
-        lhs, rhs = _sides(blocks, X0, target, k, delta)
-        if _digits(lhs) <= MAX_DIGITS and all(not _same(lhs[i], rhs) for i in refuted):
-            return Witness(blocks, B, A, X0, lhs, rhs)
+        if _fails(blocks, X0, target, k, delta, refuted):
+            lhs, rhs = _sides(blocks, X0, target, k, delta)
+            if _digits(lhs) <= MAX_DIGITS:
+                return Witness(blocks, B, A, X0, lhs, rhs)
     return None
+
+
+def _fails(blocks, X0, target: str, k: int, delta, refuted: tuple) -> bool:
+    """Every reading of ``refuted`` differs from the reference (:func:`_sides`, one reading at a
+    time: the search stops at the first that agrees)."""
+    from symuat.numeric import lora
+
+    base, ft = lora.exact_form(blocks, X0), lora.exact_form(_tune(blocks, target, k, delta), X0)
+    raw, ref = lora.raw_lifts(target, k, delta, X0.shape[0], True), ft.evaluate()
+    return all(not _same(lora.eq18(base, ft, READINGS8[i], raw), ref) for i in refuted)
 
 
 def layerwise_witness(scope: str, L: int, k: int, target: str, N: int, M: int, F: int, kq: int, r: int):
