@@ -31,8 +31,10 @@
       [W_1 + B A] (target W2: its first).
 
     A theorem [~ (forall blocks B A X0, shapes -> qmx_eqb (eq18 …) (unrolled …))] is proved by
-    instantiating the kernel's counterexample and computing ([vm_compute]): the shapes hold, the
-    comparison is [false].  A "counterexample" at which the sides agree leaves [true]: rejected. *)
+    instantiating a counterexample and computing: the shapes hold, the comparison is [false]. The
+    counterexample is the exporter's own small witness ([reference.small_witness]: entries in
+    {-1, 0, 1, 2}, a few digits; any instance refutes the [forall]), not the kernel's (30–500
+    digits: cheap for the VM, not for coqchk's lazy machine).  A "counterexample" at which the sides agree leaves [true]: rejected. *)
 From mathcomp Require Import ssreflect ssrbool ssrfun eqtype ssrnat seq.
 From Coq Require Export ZArith.
 From Coq Require Import QArith Qabs.

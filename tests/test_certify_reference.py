@@ -14,6 +14,7 @@ import pytest
 from certify_helpers import assert_library_variant_rejected, recorded
 from symuat.certify.coq_terms import Unsupported
 from symuat.certify.export import side_statement
+from symuat.certify import reference
 from symuat.certify.reference import KIND, export_reference_refutation, lora_factors
 from symuat.certify.refutation import export_check_refutation
 from symuat.certify.run import compile_batch
@@ -23,11 +24,12 @@ W3 = "A4.W3[Δ=induced,b2=kept,idx=j,op=times]"
 W2 = "A4.W2[Δ=raw,b2=recomputed,idx=j+1,op=times]"
 PLUS = "A4.W3[Δ=induced,b2=kept,idx=j,op=plus]"
 CONCL = "A4.concl[layer-wise=k]"
+CONCL_GE = "A4.concl[layer-wise=≥k]"
 
 
 @pytest.fixture(scope="module")
 def a4():
-    return recorded(W3, W2, PLUS, CONCL)
+    return recorded(W3, W2, PLUS, CONCL, CONCL_GE)
 
 
 def _data(L, k, target, reading):
@@ -119,7 +121,7 @@ def test_coq_rejects_a_shared_lemma_with_a_wrong_value(coq_lib, a4):
     verdict, _pairs, unequal, certificates = a4[W3]
     neg, ref = export_check_refutation("s_w3", verdict, unequal, [], certificates)
     flipped = neg.sides.replace("[:: false; false;", "[:: true; false;")   # reading 0 agrees
-    lhs = neg.sides.replace("(qz 78044723649049168632448849445619071937699865277 ", "(qz 78044723649049168632448849445619071937699865278 ", 1)
+    lhs = _bumped(neg.sides, "\n    [:: [:: [:: ")   # reading 0's first entry + 1
     assert flipped != neg.sides and lhs != neg.sides
     mutants = [dataclasses.replace(neg, name="s_flip", sides=flipped.replace("s_w3_values", "s_flip_values"),
                                    proof=neg.proof.replace("s_w3_values", "s_flip_values")),
@@ -128,6 +130,81 @@ def test_coq_rejects_a_shared_lemma_with_a_wrong_value(coq_lib, a4):
                                    proof=ref.proof.replace("s_w3_ref_values", "s_lhs_values"))]
     res = compile_batch(coq_lib / "lib", mutants, coq_lib / "theories" / "reference_shared.v", timeout=300)
     assert {n: r["ok"] for n, r in res.items()} == {"s_flip": False, "s_lhs": False}
+
+
+def _bumped(text: str, after: str) -> str:
+    """``text`` with the first ``(qz n d)`` after ``after`` made ``(qz n+1 d)``."""
+    import re
+
+    at = text.index(after)
+    m = re.compile(r"\(qz \(?(-?\d+)\)? (\d+)\)").search(text, at)
+    n = int(m.group(1)) + 1
+    return text[:m.start()] + f"(qz {n if n >= 0 else f'({n})'} {m.group(2)})" + text[m.end():]
+
+
+def _witness(a4, key):
+    """The exporter's own witness of ``key``'s theorems (:func:`reference.small_witness`)."""
+    data = a4[key][3][0][1]
+    L, k, t = int(data["L"]), int(data["k"]), data["target"]
+    if data["statement"] == "layerwise":
+        return reference.layerwise_witness(data["scope"], L, k, t, 2, 2, 2, 2, 1)
+    lhs, rhs = reference._instance_sides(data, "T" + t)
+    return reference.small_witness("eq18", L, k, t, 2, 2, 2, 2, 1,
+                                   tuple(n for n, v in enumerate(lhs) if not reference._same(v, rhs)))
+
+
+def test_a4_refutations_are_at_the_exporters_own_small_witness(a4):
+    """Every A4 refutation is at a witness of the exporter's (a few digits, found by a bounded
+    deterministic search), said so in the comment and the record's reason; at it, every reading the
+    kernel refuted fails (recomputed here by the kernel's evaluator) and the layer-wise statements fail."""
+    for key in (W3, W2, CONCL, CONCL_GE):
+        verdict, _pairs, unequal, certificates = a4[key]
+        theorems = export_check_refutation("o", verdict, unequal, [], certificates)
+        assert reference.OWN in theorems[0].statement and reference.reason(theorems) == reference.REASON
+        w = _witness(a4, key)
+        assert w is not None and w.coq() in theorems[0].proof + theorems[0].sides
+        assert reference._digits([w.B, w.A, w.X0] + [getattr(b, n) for b in w.blocks for n in reference.BLOCK]) <= 2
+        data = certificates[0][1]
+        L, k, t = int(data["L"]), int(data["k"]), data["target"]
+        base, ft = (reference._unrolled(bs, w.X0)[0] for bs in (w.blocks, reference._tune(w.blocks, t, k, w.B @ w.A)))
+        if data["statement"] == "layerwise":
+            assert not reference._layerwise(data["scope"], k, L, base, ft)
+        else:
+            lhs, rhs = reference._sides(w.blocks, w.X0, t, k, w.B @ w.A)
+            kl, kr = reference._instance_sides(data, "T" + t)
+            assert all(not reference._same(lhs[n], rhs) for n in range(8) if not reference._same(kl[n], kr))
+            X = w.X0
+            for b in reference._tune(w.blocks, t, k, w.B @ w.A):
+                X = b.forward(X)
+            assert reference._same(rhs, X.reshape(-1, 1))   # the reference is the forward pass (A4.ref)
+    reference.small_witness.cache_clear()   # deterministic: the same witness again
+    assert _witness(a4, CONCL_GE).coq() in export_check_refutation("o", *[a4[CONCL_GE][n] for n in (0, 2)], [],
+                                                                    a4[CONCL_GE][3])[0].proof
+
+
+def test_coq_rejects_the_own_witness_mutated(coq_lib, a4):
+    """At the exporter's witness with the LoRA factor B zero (nothing is tuned: the layer-wise
+    statement holds, every reading's Eq. 18 is the reference), Coq rejects the layer-wise refutation
+    and the shared lemma's values; a lemma with one of the witness's values off by one too."""
+    mutants = []
+    for key in (CONCL_GE, W3):
+        verdict, _pairs, unequal, certificates = a4[key]
+        t = export_check_refutation("z", verdict, unequal, [], certificates)[0]
+        w = _witness(a4, key)
+        z = dataclasses.replace(w, B=w.B * 0).coq()
+        name = "z_ge" if key == CONCL_GE else "z_w3"
+        mutants.append(dataclasses.replace(t, name=name, statement=t.statement.replace("Theorem z ", f"Theorem {name} "),
+                                           proof=t.proof.replace(w.coq(), z).replace("z_values", f"{name}_values"),
+                                           sides=t.sides.replace(w.coq(), z).replace("z_values", f"{name}_values")))
+    verdict, _pairs, unequal, certificates = a4[W2]
+    neg, ref = export_check_refutation("y", verdict, unequal, [], certificates)
+    lhs = _bumped(ref.sides, "\n    [:: [:: [:: ")
+    mutants.append(dataclasses.replace(ref, name="y_lhs", statement=ref.statement.replace("y_ref", "y_lhs"),
+                                       sides=lhs.replace("y_ref_values", "y_lhs_values"),
+                                       proof=ref.proof.replace("y_ref_values", "y_lhs_values")))
+    assert lhs != ref.sides and all(w.coq() not in m.proof + m.sides for m in mutants[:2])
+    res = compile_batch(coq_lib / "lib", mutants, coq_lib / "theories" / "reference_own.v", timeout=300)
+    assert {n: r["ok"] for n, r in res.items()} == {"z_ge": False, "z_w3": False, "y_lhs": False}
 
 
 def test_coq_rejects_a_reference_recursion_with_a_wrong_index(coq_lib):

@@ -23,6 +23,21 @@ the kernel's own definitions:
   values are the recorded ones (so the Coq definitions compute what the kernel computed); a
   layer-wise statement compares combined weights only (no forward pass enters it).
 
+Any instance of the statement's shapes at which it fails refutes the ``forall``, not only the
+kernel's, whose values have 30–500 digits (coqc's VM computes them in seconds, but coqchk, which
+has no VM, re-does every proof by its lazy machine: ~80 s of CPU for A4's). So the exporter finds
+its own (:func:`small_witness`, as :mod:`~symuat.certify.exact_dependence` does for T10): networks,
+LoRA factors and inputs of the check's shapes with entries in ``{-1, 0, 1, 2}`` (mostly 0) from a
+fixed seed, in a fixed order, at most :data:`CANDIDATES` of them, the first at which every value
+Coq computes has at most :data:`MAX_DIGITS` digits and the statement fails, evaluated exactly by
+the kernel's evaluator (``ExactBlock``, :func:`symuat.expr.residual.unroll`, ``lora.eq18``): for a
+layer-wise statement, ``layerwise_k``/``layerwise_ge`` is false; for Eq. 18, every reading the
+kernel refuted at its counterexample (recomputed from the recorded leaves, the recorded reading's
+sides checked against the recorded values) differs from the reference. The theorem's comment and
+the record's reason (:data:`REASON`) say the witness is the exporter's; A4.ref and the sides'
+values beside an Eq. 18 refutation are then at that witness, the values the evaluator's there.
+Where the search finds none, the kernel's counterexample is used as before.
+
 The eight op=times readings of one target are refuted at one instance, so their 16 theorems
 share one computation (:func:`shared_values`): a lemma of the batch, ``{name}_values``, states
 ``a4_values t k N bs B A X0 lhs rhs = [:: …]`` — the two forms evaluated once (``let``), every
@@ -43,6 +58,7 @@ wrong value, or a reference with a wrong index, is rejected (``tests/test_certif
 from __future__ import annotations
 
 import dataclasses
+import functools
 from fractions import Fraction
 
 import numpy as np
@@ -57,6 +73,30 @@ KIND = "reference_refutation"
 
 #: one layer's leaves, in the order of SymuatRef's ``TBlock``
 BLOCK = ("WQ", "WK", "WV", "WO", "W1", "b1", "W2", "b2")
+
+#: the exporter's own witness (:func:`small_witness`): entries drawn from these values with these
+#: weights, from this seed, at most this many candidates, each value Coq computes at most this many digits
+VALUES = (-1, 0, 1, 2)
+WEIGHTS = (0.125, 0.625, 0.125, 0.125)
+SEED = 0
+CANDIDATES = 400
+MAX_DIGITS = 4
+#: in the comment of a theorem at the exporter's own witness (:func:`reason`)
+OWN = "the exporter's own small witness"
+
+#: the record's reason for an A4 refutation certified at the exporter's own witness (:func:`reason`)
+REASON = ("certified at the exporter's own small witness, not the kernel's: a network, LoRA factors and an input "
+          "of the check's shapes (its L, tuned layer and target; N = M = F = 2, rank 1) with entries in "
+          "{-1, 0, 1, 2}, found by a bounded, deterministic search (certify/reference.py) and re-checked exactly by "
+          "the kernel's evaluator (ExactBlock, unroll, lora.eq18) in Python, at which every reading the kernel "
+          "refuted (resp. the layer-wise statement) fails; any such instance refutes the statement "
+          "(~ (forall networks, factors and inputs of those shapes, ...)); beside an Eq. 18 refutation, at that "
+          "instance, SymuatRef's unrolled form is the forward pass (A4.ref) and the sides' values are the evaluator's")
+
+
+def reason(theorems) -> str | None:
+    """:data:`REASON` when the theorems are at the exporter's own witness, else None."""
+    return REASON if any(OWN in t.statement for t in theorems) else None
 
 
 def q(v) -> str:
@@ -145,7 +185,22 @@ def export_reference_refutation(name: str, data: dict) -> list[Exported]:
         raise Unsupported(f"no statement {data['statement']!r}")
     statement = (f"{comment}\nTheorem {name} :\n  ~ (forall (bs : seq tblock) (B A X0 : qmx),\n"
                  f"      {shaped} ->\n      {claim}).")
+    own_text = (f"refuted at {OWN} (not the kernel's: entries in {{-1, 0, 1, 2}}, found by a bounded deterministic "
+                "search and re-checked exactly by the kernel's evaluator in Python")
+    if data["statement"] == "layerwise":
+        own = layerwise_witness(data["scope"], L, k, data["target"], N, M, F, kq, r)
+        if own is not None:  # the exporter's own (:func:`small_witness`); else the kernel's
+            wit = own.coq()
+            statement = statement.replace("refuted at the kernel's counterexample", own_text + ")")
     shared = shared_values(name, data, target, k, N, wit) if data["statement"] == "eq18" else None
+    if shared is not None and len(shared) == 3:  # at the exporter's own witness (:func:`shared_values`)
+        sides, i, own = shared
+        shared = (sides, i)
+        blocks, B, A = own.coq_blocks(), own.B, own.A
+        values = dict(values, X0=own.X0)
+        data = dict(data, lhs=own.lhs[i], rhs=own.rhs)
+        statement = statement.replace("refuted at the kernel's counterexample",
+                                      own_text + ", at which every reading the kernel refuted fails)")
     if shared is not None:  # from the instance's one computation (:func:`shared_values`)
         sides, i = shared
         proof = f"by apply: (refuted_reading (i := {i}) {name}_values)."
@@ -163,8 +218,9 @@ def export_reference_refutation(name: str, data: dict) -> list[Exported]:
     checks = [f"qmx_eqb (unrolled X0 (form {ft} X0)) (vec_r (tforward {ft} X0))",
                f"qmx_eqb (eq18 {rd} {target} {k} {N} (mm B A) (form bs X0) (form {ft} X0) X0) {matrix(data['lhs'])}",
                f"qmx_eqb (unrolled X0 (form {ft} X0)) {matrix(data['rhs'])}"]
+    whose = "the kernel's evaluator computed there" if OWN in statement else "the kernel computed"
     ref = ("(* at the same instance: the reference is the fine-tuned Transformer's forward pass (A4.ref), and the "
-           "two sides are the values the kernel computed *)\n"
+           f"two sides are the values {whose} *)\n"
            f"Theorem {name}_ref :\n  {lets}\n  " + " && ".join(f"({c})" for c in checks) + ".")
     if shared is not None:
         out.append(Exported(f"{name}_ref", ref, f"by apply: (ref_values (i := {i}) {name}_ref_values).",
@@ -180,6 +236,24 @@ READINGS8 = [{"Δ": d, "b2": b, "idx": x, "op": "times"}
              for d in ("induced", "raw") for b in ("kept", "recomputed") for x in ("j", "j+1")]
 
 
+def _sides(blocks, X0, target: str, k: int, delta):
+    """Every op=times reading's Eq. 18 and the reference (the fine-tuned network's unrolled form) for
+    LoRA ``delta`` on ``target`` (``W3``/``W2``) of layer ``k``, by the kernel's exact definitions
+    (:mod:`symuat.numeric.lora`)."""
+    from symuat.numeric import lora
+
+    base, ft = lora.exact_form(blocks, X0), lora.exact_form(_tune(blocks, target, k, delta), X0)
+    raw = lora.raw_lifts(target, k, delta, X0.shape[0], True)
+    return [lora.eq18(base, ft, r, raw) for r in READINGS8], ft.evaluate()
+
+
+def _tune(blocks, target: str, k: int, delta) -> list:
+    slot = {"W3": "W2", "W2": "W1"}[target]
+    out = list(blocks)
+    out[k - 1] = dataclasses.replace(blocks[k - 1], **{slot: getattr(blocks[k - 1], slot) + delta})
+    return out
+
+
 def _instance_sides(data: dict, target: str):
     """Every op=times reading's Eq. 18 and the reference at the recorded instance, by the kernel's
     exact definitions (:mod:`symuat.numeric.lora`), from the recorded leaves alone."""
@@ -187,30 +261,151 @@ def _instance_sides(data: dict, target: str):
 
     values = {n: np.asarray(v, dtype=object) for n, v in data["values"].items()}
     blocks = [lora.ExactBlock(**{n: values[f"layer{j}.{n}"] for n in BLOCK}) for j in range(1, int(data["L"]) + 1)]
-    k, delta, X0 = int(data["k"]), values["ΔW"], values["X0"]
-    slot = {"TW3": "W2", "TW2": "W1"}[target]
-    ft_blocks = list(blocks)
-    ft_blocks[k - 1] = dataclasses.replace(blocks[k - 1], **{slot: getattr(blocks[k - 1], slot) + delta})
-    base, ft = lora.exact_form(blocks, X0), lora.exact_form(ft_blocks, X0)
-    raw = lora.raw_lifts(data["target"], k, delta, X0.shape[0], True)
-    return [lora.eq18(base, ft, r, raw) for r in READINGS8], ft.evaluate()
+    return _sides(blocks, values["X0"], data["target"], int(data["k"]), values["ΔW"])
 
 
-def shared_values(name: str, data: dict, target: str, k: int, N: int, wit: str) -> tuple[str, int] | None:
+def _same(a, b) -> bool:
+    a, b = np.asarray(a, dtype=object), np.asarray(b, dtype=object)
+    return a.shape == b.shape and all(Fraction(x) == Fraction(y) for x, y in zip(a.flat, b.flat))
+
+
+# ------------------------------------------------------------------------------------------------
+# the exporter's own small witness
+# ------------------------------------------------------------------------------------------------
+
+
+@dataclasses.dataclass
+class Witness:
+    """A network (:class:`~symuat.numeric.lora.ExactBlock`), LoRA factors and an input, and (for
+    Eq. 18) every reading's value and the reference there."""
+
+    blocks: list
+    B: np.ndarray
+    A: np.ndarray
+    X0: np.ndarray
+    lhs: list | None = None
+    rhs: np.ndarray | None = None
+
+    def coq_blocks(self) -> list[str]:
+        return [tblock([getattr(b, n) for n in BLOCK]) for b in self.blocks]
+
+    def coq(self) -> str:
+        return f"[:: {'; '.join(self.coq_blocks())}] {matrix(self.B)} {matrix(self.A)} {matrix(self.X0)}"
+
+
+def _digits(values) -> int:
+    return max((max(len(str(abs(Fraction(x).numerator))), len(str(Fraction(x).denominator)))
+                for v in values for x in np.asarray(v, dtype=object).reshape(-1)), default=1)
+
+
+def _unrolled(blocks, X0):
+    """The unrolled form of ``blocks`` at ``X0`` by the kernel's exact evaluator
+    (:func:`symuat.expr.residual.unroll`, σ = softsign, as ``lora.exact_form``), and every value
+    Coq computes on the way (each layer's attention and output, the form); None where the form is
+    not the forward pass (it always is: the recursion is exact)."""
+    from symuat.expr.residual import numpy_algebra, unroll
+    from symuat.numeric import lora
+
+    layers, X, seen = [], X0, []
+    for blk in blocks:
+        seen.append(blk.attention(X))
+        layers.append(blk.raw(X))
+        X = blk.forward(X)
+        seen.append(X)
+    x0 = X0.reshape(-1, 1)
+    alg = numpy_algebra(exact=True)
+    alg.sigma = lora._softsign_array
+    u = unroll(alg, layers, x0, np.eye(x0.shape[0], dtype=int).astype(object), x0 * 0)
+    if np.any(u.evaluate(alg) != X.reshape(-1, 1)):
+        return None
+    return u, seen + [u.A, u.c, *u.U, *u.V, *u.e]
+
+
+def _layerwise(scope: str, k: int, L: int, base, ft) -> bool:
+    """SymuatRef's ``layerwise_k`` / ``layerwise_ge`` on two unrolled forms."""
+    unchanged = lambda j: _same(ft.U[j], base.U[j]) and _same(ft.V[j], base.V[j])
+    if scope == "k":
+        return (k == L or _same(ft.A, base.A)) and all(j + 1 == k or unchanged(j) for j in range(L))
+    return all(unchanged(j) for j in range(k - 1))
+
+
+def candidates(L: int, N: int, M: int, F: int, kq: int, target: str, r: int):
+    """The search's networks, LoRA factors (``B : p × r``, ``A : r × q`` of the tuned matrix's
+    shape) and inputs, in their fixed order (:data:`SEED`, :data:`CANDIDATES`)."""
+    from symuat.numeric.lora import ExactBlock
+
+    rng = np.random.default_rng(SEED)
+    draw = lambda *shape: rng.choice(np.array(VALUES, dtype=object), size=shape, p=WEIGHTS).astype(object)
+    p, q = (F, M) if target == "W3" else (M, F)
+    for _ in range(CANDIDATES):
+        blocks = [ExactBlock(draw(M, kq), draw(M, kq), draw(M, M), draw(M, M), draw(M, F), draw(F), draw(F, M), draw(M))
+                  for _ in range(L)]
+        yield blocks, draw(p, r), draw(r, q), draw(N, M)
+
+
+@functools.lru_cache(maxsize=None)
+def small_witness(statement: str, L: int, k: int, target: str, N: int, M: int, F: int, kq: int, r: int,
+                  refuted: tuple = ()) -> Witness | None:
+    """The first candidate (:func:`candidates`) at which every value Coq computes has at most
+    :data:`MAX_DIGITS` digits and the statement fails: ``layerwise:k`` / ``layerwise:≥k`` (its
+    scope), or ``eq18``: every reading of ``refuted`` (indices into :data:`READINGS8`) differs from
+    the reference, evaluated exactly by the kernel's evaluator; None if none (then the kernel's)."""
+    for blocks, B, A, X0 in candidates(L, N, M, F, kq, target, r):
+        delta = B @ A
+        pair = [_unrolled(bs, X0) for bs in (blocks, _tune(blocks, target, k, delta))]
+        if None in pair or _digits(pair[0][1] + pair[1][1] + [B, A, X0]) > MAX_DIGITS:
+            continue
+        if statement.startswith("layerwise:"):
+            if not _layerwise(statement.split(":", 1)[1], k, L, pair[0][0], pair[1][0]):
+                return Witness(blocks, B, A, X0)
+            continue
+        if _fails(blocks, X0, target, k, delta, refuted):
+            lhs, rhs = _sides(blocks, X0, target, k, delta)
+            if _digits(lhs) <= MAX_DIGITS:
+                return Witness(blocks, B, A, X0, lhs, rhs)
+    return None
+
+
+def _fails(blocks, X0, target: str, k: int, delta, refuted: tuple) -> bool:
+    """Every reading of ``refuted`` differs from the reference (:func:`_sides`, one reading at a
+    time: the search stops at the first that agrees)."""
+    from symuat.numeric import lora
+
+    base, ft = lora.exact_form(blocks, X0), lora.exact_form(_tune(blocks, target, k, delta), X0)
+    raw, ref = lora.raw_lifts(target, k, delta, X0.shape[0], True), ft.evaluate()
+    return all(not _same(lora.eq18(base, ft, READINGS8[i], raw), ref) for i in refuted)
+
+
+def layerwise_witness(scope: str, L: int, k: int, target: str, N: int, M: int, F: int, kq: int, r: int):
+    """:func:`small_witness` for A4.concl's statement of this scope."""
+    return small_witness(f"layerwise:{scope}", L, k, target, N, M, F, kq, r)
+
+
+def shared_values(name: str, data: dict, target: str, k: int, N: int, wit: str):
     """The lemma ``{name}_values`` that evaluates the instance's forms once (``a4_values``: every
     reading's comparison, every reading's Eq. 18 against its value, the reference against the
     forward pass and its value), and this reading's index in it; the lemma's statement depends on
     the instance only, so the file that holds the instance's theorems proves it once
     (:func:`~symuat.certify.export.share_proofs`; :func:`~symuat.certify.run.deal` puts them in one
-    file). None when the recomputed sides are not the recorded ones (then each theorem computes)."""
+    file). None when the recomputed sides are not the recorded ones (then each theorem computes).
+
+    The instance is the exporter's own small witness (:func:`small_witness`: every reading the
+    kernel refuted at its counterexample fails there too; the lemma's values are the evaluator's
+    there), returned third; the kernel's counterexample (``wit``) only if there is none."""
     lhs, rhs = _instance_sides(data, target)
     i = READINGS8.index({a: data["reading"][a] for a in ("Δ", "b2", "idx", "op")})
-    same = lambda a, b: np.asarray(a, dtype=object).shape == np.asarray(b, dtype=object).shape and all(
-        Fraction(x) == Fraction(y) for x, y in zip(np.asarray(a, dtype=object).flat, np.asarray(b, dtype=object).flat))
-    if not (same(lhs[i], data["lhs"]) and same(rhs, data["rhs"])):
+    if not (_same(lhs[i], data["lhs"]) and _same(rhs, data["rhs"])):
         return None
-    bools = [str(same(v, rhs)).lower() for v in lhs] + ["true"] * 10
+    values = data["values"]
+    B, A = lora_factors(values["ΔW"])
+    kq = np.asarray(values["layer1.WQ"], dtype=object).shape[1]
+    sizes = data["sizes"]
+    own = small_witness("eq18", int(data["L"]), k, data["target"], N, int(sizes["M"]), int(sizes["F"]), kq,
+                        B.shape[1], tuple(n for n, v in enumerate(lhs) if not _same(v, rhs)))
+    if own is not None:
+        lhs, rhs, wit = own.lhs, own.rhs, own.coq()
+    bools = [str(_same(v, rhs)).lower() for v in lhs] + ["true"] * 10
     lemma = (f"Lemma {name}_values :\n  a4_values {target} {k} {N} {wit}\n    [:: {'; '.join(matrix(v) for v in lhs)}]\n"
              f"    {matrix(rhs)} =\n  [:: {'; '.join(bools)}].\n"
              f"Proof. vm_cast_no_check (@erefl (seq bool) [:: {'; '.join(bools)}]). Defined.\n")
-    return lemma, i
+    return (lemma, i) if own is None else (lemma, i, own)

@@ -945,6 +945,10 @@ def certify(pattern: str = TIER, out: Path | None = None, jobs: int = 2, timeout
             entry["reason"] = ROTATION_PREMISES  # the premise that the RoPE blocks are rotations
         if any(kind == "exact_dependence" for kind, _ in certificates.get(key, [])):
             entry["reason"] = exact_dependence.REASON  # T10: the exporter's own small witness, not the kernel's
+        if any(kind == "reference_refutation" for kind, _ in certificates.get(key, [])):
+            from symuat.certify.reference import reason as reference_reason
+
+            entry["reason"] = reference_reason(theorems) or entry["reason"]  # A4: the exporter's own witness
         same = stated.setdefault(shared_statement(theorems), key)
         if same != key:
             entry["same_statement"] = same  # its theorems are the first's: status copied below
