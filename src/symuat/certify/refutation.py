@@ -229,7 +229,8 @@ ROTATION_REFUTATION = "rotation_refutation"
 #: what a refutation on true rotations states beyond the identity, as the record's reason says it
 ROTATION_PREMISES = ("refuted on true rotations: the theorem has, for each RoPE leaf, the premise that every 2×2 "
                      "block is a rotation [c s; -s c] with c² + s² = 1 (`rotations`, SymuatUnroll.v) — the check's own "
-                     "hypothesis, proved at the witness (rational cos/sin) by one boolean over the blocks")
+                     "hypothesis, proved at the witness by one boolean over the blocks; the witness: quarter turns (cos, sin in "
+                     "{0, ±1}) where the sides differ there with symuat's other values, else symuat's rational cos/sin")
 
 
 def export_rotation_refutation(name: str, data: dict) -> list[Exported]:
