@@ -39,12 +39,34 @@ def test_wp11_rope_is_stated_with_its_rotation_premises(wp11):
 def test_coq_proves_wp11_rope_and_rejects_its_mutants(coq_lib, wp11):
     t = _theorem(wp11)
     left, right = t.statement.rsplit("\n", 1)[1].strip().removesuffix(").").split(" =m ")
-    not_rotation = dataclasses.replace(t, name="m_scaled", proof=t.proof.replace("(7%:Q / 25%:Q)", "(8%:Q / 25%:Q)", 1))
-    assert not_rotation.proof != t.proof
+    # rho's quarter turn [0 1; -1 0] made a reflection [0 1; 1 0] (c = c, c² + s² = 1, but s ≠ -(-s))
+    turn = "[:: [:: 0%:Q; 1%:Q]; [:: (- 1%:Q); 0%:Q]]"
+    assert t.proof.count(turn) == 1
+    not_rotation = dataclasses.replace(t, name="m_scaled", proof=t.proof.replace(turn, "[:: [:: 0%:Q; 1%:Q]; [:: 1%:Q; 0%:Q]]"))
     agree = dataclasses.replace(t, name="m_agree", statement=t.statement.replace(f"=m {right}", f"=m {left}"))
     mutants = [dataclasses.replace(m, statement=m.statement.replace(t.name, m.name)) for m in (not_rotation, agree)]
     res = compile_batch(coq_lib / "lib", [t, *mutants], coq_lib / "theories" / "rotation_batch.v", timeout=300)
     assert {n: r["ok"] for n, r in res.items()} == {t.name: True, "m_scaled": False, "m_agree": False}
+
+
+def test_wp11_rope_is_proved_at_quarter_turns_over_the_rationals(wp11):
+    """The kernel's witness has cos/sin 7/25, 8/17 (``rat``'s unary normalization: 47 s of coqchk);
+    the exporter proves the same statement at quarter turns where the sides still differ, over ℚ."""
+    from symuat.certify.refutation import quarter_turns
+
+    _verdict, _pairs, _unequal, certificates = wp11
+    data = certificates[0][1]
+    turned = quarter_turns(data)
+    assert turned["quarter_turns"] and turned["sizes"] == data["sizes"]
+    for leaf in data["values"]:
+        if leaf not in data["rotations"]:
+            assert (turned["values"][leaf] == data["values"][leaf]).all()
+    for leaf in data["rotations"]:
+        assert {abs(q) for q in turned["values"][leaf].flat} <= {0, 1}
+    assert quarter_turns(data, limit=0) is data  # none tried: the kernel's witness
+    t = _theorem(wp11)
+    assert "[comRingType of rat]" in t.statement and "[comRingType of int]" not in t.statement
+    assert "proved at quarter turns" in t.statement and "/" not in t.proof
 
 
 def test_coq_rejects_a_rotation_boolean_with_another_norm(coq_lib):

@@ -229,7 +229,8 @@ ROTATION_REFUTATION = "rotation_refutation"
 #: what a refutation on true rotations states beyond the identity, as the record's reason says it
 ROTATION_PREMISES = ("refuted on true rotations: the theorem has, for each RoPE leaf, the premise that every 2×2 "
                      "block is a rotation [c s; -s c] with c² + s² = 1 (`rotations`, SymuatUnroll.v) — the check's own "
-                     "hypothesis, proved at the witness (rational cos/sin) by one boolean over the blocks")
+                     "hypothesis, proved at the witness by one boolean over the blocks; the witness: quarter turns (cos, sin in "
+                     "{0, ±1}) where the sides differ there with symuat's other values, else symuat's rational cos/sin")
 
 
 def export_rotation_refutation(name: str, data: dict) -> list[Exported]:
@@ -250,6 +251,7 @@ def export_rotation_refutation(name: str, data: dict) -> list[Exported]:
         if not _evaluates_to(data[side], data["sizes"], data["values"], np.asarray(data[f"{side}_value"], dtype=object)):
             raise Unsupported(f"the recorded {side} does not evaluate to the witness's value")
     leaves = [ident(r) for r in data["rotations"]]
+    data = quarter_turns(data)
 
     def premises(ctx) -> list[tuple[str, str]]:
         missing = [leaf for leaf in leaves if leaf not in ctx.leaves]
@@ -259,7 +261,54 @@ def export_rotation_refutation(name: str, data: dict) -> list[Exported]:
 
     comment = ("every block of " + ", ".join(leaves) + " a true rotation [c s; -s c] with c^2 + s^2 = 1: the premise "
                "(the check's hypothesis: refuted on true rotations)")
-    return export_witness(name, dict(data, sigma=None, comment=comment), tactic="symuat_refute", premises=premises)
+    if data.get("quarter_turns"):
+        comment += "; proved at quarter turns (c, s in {0, 1, -1}), symuat's other values kept"
+    return export_witness(name, dict(data, sigma=None, comment=comment, ring="rat"), tactic="symuat_refute",
+                          premises=premises)
+
+
+#: the blocks ``[c s; -s c]`` of the quarter turns, tried in this order by :func:`quarter_turns`
+QUARTER_TURNS = ((0, 1), (1, 0), (0, -1), (-1, 0))
+
+
+def quarter_turns(data: dict, limit: int = 256) -> dict:
+    """``data`` (:data:`ROTATION_REFUTATION`) at the first choice of quarter turns for the RoPE
+    leaves' blocks (every block ``[c s; -s c]`` with ``(c, s)`` from :data:`QUARTER_TURNS`, the
+    choices in a fixed order, at most ``limit``; every other leaf at symuat's value) at which the two
+    sides, evaluated exactly, differ — the same statement at another witness of the same premises;
+    else ``data`` itself. Over ℚ the kernel's cos/sin (Pythagorean, e.g. 7/25) make every sum of
+    the entry a fraction that MathComp's ``rat`` normalizes by unary ``gcdn``: coqchk, which has no
+    VM, re-did that for WP11.rope in 47 s of CPU; with cos, sin in {0, ±1} every fraction is an
+    integer."""
+    import itertools
+    from fractions import Fraction
+
+    import sympy as sp
+
+    from symuat.kernel.decide.instances import dimension_symbols, evaluate_at
+
+    rots = sorted(data["rotations"])
+    blocks = [(r, k) for r in rots for k in range(len(np.asarray(data["values"][r], dtype=object)) // 2)]
+    if not blocks or len(QUARTER_TURNS) ** len(blocks) > limit:
+        return data
+    sizes = data["sizes"]
+    for choice in itertools.product(QUARTER_TURNS, repeat=len(blocks)):
+        values = dict(data["values"])
+        for r in rots:
+            values[r] = np.array(np.asarray(values[r], dtype=object), dtype=object)
+        for (r, k), (c, s) in zip(blocks, choice):
+            values[r][2 * k:2 * k + 2] = [[Fraction(c), Fraction(s)], [Fraction(-s), Fraction(c)]]
+        got = []
+        for side in (data["lhs"], data["rhs"]):
+            syms = {d.name: d for d in dimension_symbols(side)}
+            v, err = evaluate_at(side, {syms[n]: x for n, x in sizes.items() if n in syms}, values, "exact")
+            got.append(None if err else v)
+        left, right = got
+        if left is None or right is None or np.shape(left) != np.shape(right):
+            continue
+        if any(sp.simplify(a - b) != 0 for a, b in zip(np.asarray(left).flat, np.asarray(right).flat)):
+            return dict(data, values=values, lhs_value=left, rhs_value=right, quarter_turns=True)
+    return data
 
 
 def export_check_refutation(name: str, verdict, unequal: list, equal: list, certificates=()) -> list[Exported]:

@@ -109,7 +109,8 @@ def _index(flat: int, dims: list[int]) -> str:
 def export_witness(name: str, data: dict, tactic: str = "symuat_witness", premises=None) -> list[Exported]:
     """``~ (forall sizes matrices, lhs =m rhs)`` over ℤ (ℚ if a value is a fraction), proved at
     the recorded witness (by ``tactic``: :coq:`symuat_witness`, or :coq:`symuat_refute`, the
-    same conclusion by computation alone). ``premises(ctx)``: the (proposition, proof at the
+    same conclusion by computation alone; ``data["ring"]``, if given, the ring stated: ``"rat"`` for
+    a rotation refutation at quarter turns, as at the kernel's). ``premises(ctx)``: the (proposition, proof at the
     witness) of each premise of the identity (``~ (forall …, P -> lhs =m rhs)``)."""
     lhs, rhs, sizes, values = data["lhs"], data["rhs"], data["sizes"], data["values"]
     from symuat.expr.heads import HeadMatrix
@@ -122,7 +123,7 @@ def export_witness(name: str, data: dict, tactic: str = "symuat_witness", premis
     rows = {k: (_family(v) if ident(k) in families else _rows(v)) for k, v in values.items()}
     entries = [q for k, r in rows.items() for m in (r if ident(k) in families else [r]) for row in m for q in row]
     # a size's inverse (1/M, :func:`~symuat.certify.coq_terms.inverse`) is a fraction at the witness
-    ring = "int" if all(q.denominator == 1 for q in entries) and not ctx.inverses else "rat"
+    ring = data.get("ring") or ("int" if all(q.denominator == 1 for q in entries) and not ctx.inverses else "rat")
     if ctx.funcs and data.get("sigma") is None:
         raise Unsupported("a witness of an identity with elementwise functions (no function values)")
     from symuat.expr.heads import BlockSymbol
