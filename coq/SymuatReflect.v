@@ -520,31 +520,46 @@ Ltac symuat_elim := repeat (symuat_elim_pass; idtac "symuat-lemma prenex_sound")
     insertion sorts), and reads the result back as a ring term. [cside_sound] (proved once)
     says the value is unchanged, whatever the keys — they only choose an order — so
     [kclose] reduces [L = R] to [cside l1 = cside l2], which is closed only if the two
-    computed terms are syntactically identical ([constr_eq]). Where they are not (summed
-    indices in another order, merged coefficients, atoms with one head in another order), the
-    step fails and [symuat_close]'s search is the fallback. *)
+    computed terms are syntactically identical ([constr_eq], after [idx [::]] is read as
+    [unit]). The sums at the top of a summand are read as one block ([KBlk]: [sumI] over their
+    sizes) and put in a canonical order: the order in which their indices first occur in the
+    product sorted by key ([canon], reached by adjacent exchanges [swaps]; [sumI_swall] proves
+    that any exchanges keep the value, so the order is a heuristic, not trusted); a function of
+    the ring applied to an entry ([PFn]: an elementwise [σ]) is compared with its argument in
+    the same canonical form. Where the two sides still differ (merged coefficients, atoms with
+    one head in another order, two indices first met in one atom in another order), the step
+    fails and [symuat_close]'s search is the fallback. *)
 Section Close.
 Variable R : comRingType.
 
 Inductive kp : Type :=
 | PAt (k : nat) (r : R)
 | POne
-| PMul (a b : kp).
-
-Inductive ks : Type :=
+| PMul (a b : kp)
+(** a function of the ring applied to an entry (an elementwise [σ]): its argument is compared in
+    its canonical form too *)
+| PFn (k : nat) (g : R -> R) (a : kl)
+with ks : Type :=
 | KSum (n : nat) (f : 'I_n -> ks) (key : seq nat)
-| KProd (p : kp).
-
-Inductive kl : Type :=
+| KProd (p : kp)
+(** a block of sums [Σ_{x : idx ns} Π f(x)] read at once ([sumI]); [lvs]: for each atom of the
+    product (in its order), its key and the positions in [ns] of the summed indices it contains
+    (in order of occurrence), which choose the canonical order of the sums ([cv]) *)
+| KBlk (ns : seq nat) (f : idx ns -> kp) (key : seq nat) (lvs : seq (nat * seq nat))
+with kl : Type :=
 | LAt (s : ks)
 | LZero
 | LAdd (a b : kl).
 
 Fixpoint ev_kp (p : kp) : R :=
-  match p with PAt _ r => r | POne => 1 | PMul a b => ev_kp a * ev_kp b end.
-Fixpoint ev_ks (s : ks) : R :=
-  match s with KSum n f _ => \sum_(i < n) ev_ks (f i) | KProd p => ev_kp p end.
-Fixpoint ev_kl (l : kl) : R :=
+  match p with PAt _ r => r | POne => 1 | PMul a b => ev_kp a * ev_kp b | PFn _ g a => g (ev_kl a) end
+with ev_ks (s : ks) : R :=
+  match s with
+  | KSum n f _ => \sum_(i < n) ev_ks (f i)
+  | KProd p => ev_kp p
+  | KBlk ns f _ _ => sumI (fun x => ev_kp (f x))
+  end
+with ev_kl (l : kl) : R :=
   match l with LAt s => ev_ks s | LZero => 0 | LAdd a b => ev_kl a + ev_kl b end.
 
 (** keys: lexicographic order on [seq nat], by functions of this file only (so that [cbv] on
@@ -567,23 +582,124 @@ Fixpoint ksort T (key : T -> seq nat) (l : seq T) : seq T :=
 Fixpoint kmap T U (g : T -> U) (l : seq T) : seq U :=
   match l with [::] => [::] | x :: l' => g x :: kmap g l' end.
 
-Fixpoint flat (p : kp) : seq (nat * R) :=
-  match p with PAt k r => [:: (k, r)] | POne => [::] | PMul a b => rcat (flat a) (flat b) end.
 Definition akey (x : nat * R) : seq nat := [:: x.1].
 Fixpoint kprod (l : seq (nat * R)) : R :=
   match l with [::] => 1 | x :: l' => x.2 * kprod l' end.
+Definition lkey (x : seq nat * R) : seq nat := x.1.
+Fixpoint ksumv (l : seq (seq nat * R)) : R :=
+  match l with [::] => 0 | x :: l' => x.2 + ksumv l' end.
 
-(** the canonical value of a summand: its products flattened and sorted *)
-Fixpoint cv (s : ks) : R :=
-  match s with KSum n f _ => \sum_(i < n) cv (f i) | KProd p => kprod (ksort akey (flat p)) end.
-(** a summand's key: a sum's own (its body's, given by the reifier), a product's sorted keys *)
+(** ** A canonical order of a block's summed indices: the order in which they first occur in
+    its product sorted by key ([canon]), reached by adjacent exchanges ([sw], [swall]; proved:
+    [sumI_swall], whatever the exchanges) *)
+Unset Implicit Arguments.
+Fixpoint sw (k : nat) (ns : seq nat) {struct ns} : seq nat :=
+  match ns with
+  | [::] => [::]
+  | a :: r => match k with
+              | 0 => match r with [::] => [:: a] | b :: r' => b :: a :: r' end
+              | S k' => a :: sw k' r
+              end
+  end.
+Fixpoint swx (k : nat) (ns : seq nat) {struct ns} : idx (sw k ns) -> idx ns :=
+  match ns return idx (sw k ns) -> idx ns with
+  | [::] => fun x => x
+  | a :: r => match k return idx (sw k (a :: r)) -> idx (a :: r) with
+              | 0 => match r return idx (sw 0 (a :: r)) -> idx (a :: r) with
+                     | [::] => fun x => x
+                     | b :: r' => fun x => (x.2.1, (x.1, x.2.2))
+                     end
+              | S k' => fun x => (x.1, swx k' r x.2)
+              end
+  end.
+Fixpoint swall (sws : seq nat) (ns : seq nat) : seq nat :=
+  if sws is k :: s then swall s (sw k ns) else ns.
+Fixpoint swallx (sws : seq nat) (ns : seq nat) : idx (swall sws ns) -> idx ns :=
+  match sws return idx (swall sws ns) -> idx ns with
+  | [::] => fun y => y
+  | k :: s => fun y => swx k ns (swallx s (sw k ns) y)
+  end.
+Set Implicit Arguments.
+
+Lemma eq_sumI ns (F G : idx ns -> R) : (forall x, F x = G x) -> sumI F = sumI G.
+Proof.
+elim: ns F G => [|n ns IH] F G h /=; first exact: h.
+by apply: eq_bigr => i _; apply: IH => x; exact: h.
+Qed.
+Lemma sumI_sw k ns (F : idx ns -> R) : sumI F = sumI (fun y => F (swx k ns y)).
+Proof.
+elim: ns k F => [|a r IH] [|k] F //=; last by apply: eq_bigr => i _; rewrite (IH k).
+move: F IH; case: r => [|b r] F IH //=; rewrite exchange_big /=.
+by apply: eq_bigr => j _; apply: eq_bigr => i _.
+Qed.
+Lemma sumI_swall sws ns (F : idx ns -> R) : sumI F = sumI (fun y => F (swallx sws ns y)).
+Proof. by elim: sws ns F => [|k s IH] ns F //=; rewrite (sumI_sw k) (IH (sw k ns)). Qed.
+
+(** the exchanges: the level [o] brought from its place in [cur] to position [p] *)
+Local Open Scope nat_scope.
+Fixpoint keq (m n : nat) : bool :=
+  match m, n with 0, 0 => true | S m', S n' => keq m' n' | _, _ => false end.
+Fixpoint kpos (x : nat) (l : seq nat) : nat :=
+  match l with [::] => 0 | y :: l' => if keq x y then 0 else S (kpos x l') end.
+Fixpoint kmem (x : nat) (l : seq nat) : bool :=
+  match l with [::] => false | y :: l' => if keq x y then true else kmem x l' end.
+Fixpoint down (q p : nat) : seq nat :=
+  match q with 0 => [::] | S q' => if kle q p then [::] else q' :: down q' p end.
+Fixpoint gen (p : nat) (ord cur : seq nat) : seq nat :=
+  match ord with
+  | [::] => [::]
+  | o :: ord' => let s := down (kpos o cur) p in rcat s (gen (S p) ord' (swall s cur))
+  end.
+Fixpoint ksize (l : seq nat) : nat := if l is _ :: l' then S (ksize l') else 0.
+Fixpoint kiota (a d : nat) : seq nat := if d is d'.+1 then a :: kiota a.+1 d' else [::].
+Fixpoint kconcat (l : seq (nat * seq nat)) : seq nat :=
+  if l is x :: l' then rcat x.2 (kconcat l') else [::].
+(** first occurrences in [l] (below [d]), then the levels that occur nowhere *)
+Fixpoint kdedup (l acc : seq nat) : seq nat :=
+  match l with
+  | [::] => acc
+  | x :: l' => kdedup l' (if kmem x acc then acc else rcat acc [:: x])
+  end.
+Fixpoint kfilt (d : nat) (l : seq nat) : seq nat :=
+  match l with [::] => [::] | x :: l' => if kle (S x) d then x :: kfilt d l' else kfilt d l' end.
+Definition canon (d : nat) (lvs : seq (nat * seq nat)) : seq nat :=
+  let o := kdedup (kfilt d (kconcat (ksort (fun x => [:: x.1]) lvs))) [::] in
+  kdedup (kiota 0 d) o.
+Definition swaps (ns : seq nat) (lvs : seq (nat * seq nat)) : seq nat :=
+  let d := ksize ns in gen 0 (canon d lvs) (kiota 0 d).
+Local Open Scope ring_scope.
+
+(** the canonical value of a summand: its products flattened and sorted (a block's sums in the
+    canonical order) *)
+Fixpoint flat (p : kp) : seq (nat * R) :=
+  match p with
+  | PAt k r => [:: (k, r)]
+  | POne => [::]
+  | PMul a b => rcat (flat a) (flat b)
+  | PFn k g a => [:: (k, g (ksumv (ksort lkey (cl a))))]
+  end
+with cv (s : ks) : R :=
+  match s with
+  | KSum n f _ => \sum_(i < n) cv (f i)
+  | KProd p => kprod (ksort akey (flat p))
+  | KBlk ns f _ lvs =>
+      let sws := swaps ns lvs in
+      sumI (fun y => kprod (ksort akey (flat (f (swallx sws ns y)))))
+  end
+(** the summands with their keys: a sum's own (its body's, given by the reifier), a product's
+    sorted keys *)
+with cl (l : kl) : seq (seq nat * R) :=
+  match l with
+  | LAt s =>
+      [:: (match s with KSum _ _ k | KBlk _ _ k _ => k | KProd p => kmap fst (ksort akey (flat p)) end,
+           cv s)]
+  | LZero => [::]
+  | LAdd a b => rcat (cl a) (cl b)
+  end.
+Definition cside (l : kl) : R := ksumv (ksort lkey (cl l)).
+(** a summand's key (as [cl] reads it) *)
 Definition skey (s : ks) : seq nat :=
-  match s with KSum _ _ k => k | KProd p => kmap fst (ksort akey (flat p)) end.
-Fixpoint lflat (l : kl) : seq ks :=
-  match l with LAt s => [:: s] | LZero => [::] | LAdd a b => rcat (lflat a) (lflat b) end.
-Fixpoint ksum (l : seq ks) : R :=
-  match l with [::] => 0 | s :: l' => cv s + ksum l' end.
-Definition cside (l : kl) : R := ksum (ksort skey (lflat l)).
+  match s with KSum _ _ k | KBlk _ _ k _ => k | KProd p => kmap fst (ksort akey (flat p)) end.
 
 (** ** Soundness *)
 Lemma kprod_ins key x l : kprod (kins key x l) = x.2 * kprod l.
@@ -595,29 +711,50 @@ Lemma kprod_sort key l : kprod (ksort key l) = kprod l.
 Proof. by elim: l => //= x l IH; rewrite kprod_ins IH. Qed.
 Lemma kprod_cat a b : kprod (rcat a b) = kprod a * kprod b.
 Proof. by elim: a => [|x a IH] /=; rewrite ?mul1r // IH mulrA. Qed.
-Lemma flat_sound p : kprod (flat p) = ev_kp p.
-Proof. by elim: p => [k r||a IHa b IHb] /=; rewrite ?mulr1 // kprod_cat IHa IHb. Qed.
-Lemma cv_sound s : cv s = ev_ks s.
-Proof.
-elim: s => [n f IH k|p] /=; first by apply: eq_bigr => i _; exact: IH.
-by rewrite kprod_sort flat_sound.
-Qed.
-Lemma ksum_ins key x l : ksum (kins key x l) = cv x + ksum l.
+Lemma ksumv_ins key x l : ksumv (kins key x l) = x.2 + ksumv l.
 Proof.
 elim: l => [|y l IH] //=; case: ifP => _ //=.
 by rewrite IH addrCA.
 Qed.
-Lemma ksum_sort key l : ksum (ksort key l) = ksum l.
-Proof. by elim: l => //= x l IH; rewrite ksum_ins IH. Qed.
-Lemma ksum_cat a b : ksum (rcat a b) = ksum a + ksum b.
+Lemma ksumv_sort key l : ksumv (ksort key l) = ksumv l.
+Proof. by elim: l => //= x l IH; rewrite ksumv_ins IH. Qed.
+Lemma ksumv_cat a b : ksumv (rcat a b) = ksumv a + ksumv b.
 Proof. by elim: a => [|x a IH] /=; rewrite ?add0r // IH addrA. Qed.
-Lemma cside_sound l : cside l = ev_kl l.
+
+Scheme kp_mind := Induction for kp Sort Prop
+with ks_mind := Induction for ks Sort Prop
+with kl_mind := Induction for kl Sort Prop.
+Combined Scheme k_mind from kp_mind, ks_mind, kl_mind.
+
+Lemma k_sound : (forall p, kprod (flat p) = ev_kp p) /\ (forall s, cv s = ev_ks s) /\
+                (forall l, ksumv (cl l) = ev_kl l).
 Proof.
-rewrite /cside ksum_sort; elim: l => [s||a IHa b IHb] /=; rewrite ?addr0 ?cv_sound //.
-by rewrite ksum_cat IHa IHb.
+apply: k_mind => /=.
+- by move=> k r; rewrite mulr1.
+- by [].
+- by move=> a IHa b IHb; rewrite kprod_cat IHa IHb.
+- by move=> k g a IH; rewrite mulr1 ksumv_sort IH.
+- by move=> n f IH k; apply: eq_bigr => i _; exact: IH.
+- by move=> p IH; rewrite kprod_sort IH.
+- move=> ns f IH k lvs; rewrite [RHS](sumI_swall (swaps ns lvs)); apply: eq_sumI => y.
+  by rewrite kprod_sort IH.
+- by move=> s IH; rewrite addr0 IH.
+- by [].
+- by move=> a IHa b IHb; rewrite ksumv_cat IHa IHb.
 Qed.
+Lemma cside_sound l : cside l = ev_kl l.
+Proof. by rewrite /cside ksumv_sort; case: k_sound => _ [_ ->]. Qed.
 Lemma kclose l1 l2 : cside l1 = cside l2 -> ev_kl l1 = ev_kl l2.
 Proof. by rewrite !cside_sound. Qed.
+
+(** a block's product as the reifier builds it, a function of each summed index in turn, read
+    as a function of the tuple ([kunc]) *)
+Fixpoint kcur (ns : seq nat) : Type := if ns is n :: ns' then ('I_n -> kcur ns') else kp.
+Fixpoint kunc (ns : seq nat) : kcur ns -> idx ns -> kp :=
+  match ns return kcur ns -> idx ns -> kp with
+  | [::] => fun h _ => h
+  | n :: ns' => fun h x => @kunc ns' (h x.1) x.2
+  end.
 End Close.
 
 (** the heads an atom's key is read from: every hypothesis of the goal, as a tuple *)
@@ -640,16 +777,85 @@ Ltac symuat_key hs t :=
     end in
   pos hs.
 
+(** a block's atoms: each one's key and the positions of the summed indices it contains, in
+    order of occurrence ([vars]: the summed indices with their positions) *)
+Ltac kvlook vars t := match vars with ((t, ?l), _) => l | (_, ?r) => kvlook r t end.
+(** the arguments of an atom's head that are summed indices or multi-indices [(i, (j, …))] (an
+    elementwise function's argument is not read: its indices do not choose the order) *)
+Ltac kpair vars a acc :=
+  match a with
+  | (?v, ?r) => let acc' := kpair vars r acc in kpair vars v acc'
+  | _ =>
+      match constr:(tt) with
+      | _ => let l := kvlook vars a in constr:(l :: acc)
+      | _ => acc
+      end
+  end.
+Ltac kocc vars t acc :=
+  match t with
+  | ?f ?a => let acc' := kpair vars a acc in kocc vars f acc'
+  | _ => acc
+  end.
+Ltac kp_lvs vars p :=
+  lazymatch p with
+  | @PFn _ ?k _ _ => constr:([:: (k, @nil nat)])
+  | @PMul _ ?a ?b => let la := kp_lvs vars a in let lb := kp_lvs vars b in constr:(rcat la lb)
+  | @POne _ => constr:(@nil (nat * seq nat))
+  | @PAt _ ?k ?r => let l := kocc vars r (@nil nat) in constr:([:: (k, l)])
+  end.
 Ltac reify_kp R hs e :=
   lazymatch e with
   | @GRing.mul _ ?a ?b =>
       let ra := reify_kp R hs a in let rb := reify_kp R hs b in constr:(@PMul R ra rb)
   | @GRing.one _ => constr:(@POne R)
+  | ?g ?a =>
+      let k := symuat_key hs e in
+      match constr:(tt) with
+      | _ => let _ := constr:(g : GRing.ComRing.sort R -> GRing.ComRing.sort R) in
+             let _ := constr:(a : GRing.ComRing.sort R) in
+             let ra := reify_kl R hs a in constr:(@PFn R k g ra)
+      | _ => constr:(@PAt R k e)
+      end
   | _ => let k := symuat_key hs e in constr:(@PAt R k e)
-  end.
-Ltac reify_ks R hs e :=
+  end
+(** the sums at the top of a summand and its product: (sizes, atoms' positions, the product as a
+    function of each summed index in turn) *)
+with reify_blk R hs vars lvl e :=
   lazymatch e with
   | @BigOp.bigop _ (Finite.sort (ordinal_finType ?n)) (GRing.zero _) (index_enum (ordinal_finType _)) (fun i => @BigBody _ _ i (@GRing.add _) true (@?F i)) =>
+      let x := fresh "x" in
+      let g := constr:(fun x : 'I_n =>
+                 ltac:(let b := eval cbv beta in (F x) in
+                       let r := reify_blk R hs constr:(((x, lvl), vars)) constr:(S lvl) b in exact r)) in
+      lazymatch g with
+      | fun _ => (?ns, ?lvs, _) =>
+          lazymatch g with fun x => (_, _, @?h x) => constr:((n :: ns, lvs, h)) end
+      end
+  | _ => let p := reify_kp R hs e in let lvs := kp_lvs vars p in constr:((@nil nat, lvs, p))
+  end
+with reify_kblk R hs e :=
+  let r := reify_blk R hs tt O e in
+  lazymatch r with
+  | (?ns, ?lvs, ?h) =>
+      let kf := eval lazy in (fun x : idx ns => skey (@KProd R (@kunc R ns h x))) in
+      lazymatch kf with
+      | fun _ => ?k =>
+          let key := eval lazy in (rcat (kmap (fun _ => O) ns) k) in
+          constr:(@KBlk R ns (@kunc R ns h) key lvs)
+      end
+  end
+with reify_ks R hs e :=
+  lazymatch e with
+  | @BigOp.bigop _ (Finite.sort (ordinal_finType ?n)) (GRing.zero _) (index_enum (ordinal_finType _)) (fun i => @BigBody _ _ i (@GRing.add _) true (@?F i)) =>
+      match constr:(tt) with
+      | _ => reify_kblk R hs e
+      | _ => reify_ks_sum R hs n F
+      end
+  | _ => let p := reify_kp R hs e in constr:(@KProd R p)
+  end
+with reify_ks_sum R hs n F :=
+  lazymatch constr:(tt) with
+  | _ =>
       let x := fresh "x" in
       let f := constr:(fun x : 'I_n =>
                  ltac:(let b := eval cbv beta in (F x) in let r := reify_ks R hs b in exact r)) in
@@ -657,9 +863,8 @@ Ltac reify_ks R hs e :=
       lazymatch kf with
       | fun _ => ?k => constr:(@KSum R n f (O :: k))
       end
-  | _ => let p := reify_kp R hs e in constr:(@KProd R p)
-  end.
-Ltac reify_kl R hs e :=
+  end
+with reify_kl R hs e :=
   lazymatch e with
   | @GRing.add _ ?a ?b =>
       let ra := reify_kl R hs a in let rb := reify_kl R hs b in constr:(@LAdd R ra rb)
@@ -668,8 +873,9 @@ Ltac reify_kl R hs e :=
   end.
 
 Ltac symuat_kred t :=
-  eval cbv beta iota zeta delta [cside ksum ksort kins klex kle skey kmap lflat rcat cv kprod
-                                 flat akey fst snd] in t.
+  eval cbv beta iota zeta delta [cside ksumv lkey ksort kins klex kle kmap cl rcat cv kprod
+                                 flat akey fst snd sumI swallx swall swx sw swaps canon gen down
+                                 kpos keq kmem ksize kiota kconcat kdedup kfilt kunc idx] in t.
 
 (** [L = R] closed by the computed comparison ([kclose]), or a failure (nothing changed) *)
 Ltac symuat_close_refl :=

@@ -82,24 +82,34 @@ CLOSE_OK = [
     ("orders", "\\sum_(i < n) \\sum_(j < m) a i * (W i j * c) + c * b i0 = "
                "b i0 * c + \\sum_(i < n) \\sum_(j < m) c * W i j * a i"),
     ("function", "sigma (a i0 * c + b i0) * c = c * sigma (b i0 + c * a i0)"),
+    # the summed indices in another order (a block of sums put in a canonical order), a function's
+    # argument with its own sums in another order
+    ("sums", "\\sum_(i < n) \\sum_(j < m) \\sum_(l < n) a i * W l j * V i l = "
+             "\\sum_(l < n) \\sum_(i < n) \\sum_(j < m) V i l * W l j * a i"),
+    ("sums_in_function", "sigma (\\sum_(i < n) \\sum_(j < m) a i * W i j + c) * b i0 = "
+                         "b i0 * sigma (c + \\sum_(j < m) \\sum_(i < n) W i j * a i)"),
 ]
 CLOSE_BAD = [
     ("summand", "\\sum_(i < n) \\sum_(j < m) a i * W i j + c = c + \\sum_(i < n) \\sum_(j < m) b i * W i j"),
     ("coefficient", "c + c + \\sum_(i < n) a i = c + \\sum_(i < n) a i"),
     ("index", "\\sum_(i < n) \\sum_(j < n) a i * b j * W i0 (k j) = "
               "\\sum_(i < n) \\sum_(j < n) a j * b i * W i0 (k j)"),
+    # a matrix for its transpose: the sums exchanged, the indices not
+    ("transpose", "\\sum_(i < n) \\sum_(j < n) V i j * a i = \\sum_(j < n) \\sum_(i < n) V j i * a i"),
+    # a function's argument that differs (a summand for another)
+    ("argument", "sigma (\\sum_(i < n) a i + c) * c = c * sigma (c + \\sum_(i < n) b i)"),
 ]
-_CLOSE_VARS = ("Variable i0 : 'I_n.\nVariable k : 'I_n -> 'I_m.\n"
+_CLOSE_VARS = ("Variable i0 : 'I_n.\nVariable k : 'I_n -> 'I_m.\nVariable V : 'I_n -> 'I_n -> R.\n"
                "Add Ring symuat_ring : (R_ring_theory_ring R).\nAdd Ring symuat_ring_zmod : (R_ring_theory_zmod R).\n")
 
 
 @pytest.mark.parametrize("name,goal", CLOSE_OK, ids=[p[0] for p in CLOSE_OK])
 def test_the_computed_comparison_closes_sides_that_differ_in_order(coq_lib, name, goal):
-    # the function's argument differs in order too: the comparison alone does not close it, the
-    # closing tactic (the comparison first, then the search matching the arguments) does
-    tactic = "symuat_close" if name == "function" else "symuat_close_refl"
-    ok = _coq(coq_lib, f"kclose_ok_{name}", _CLOSE_VARS + f"Goal {goal}.\nProof. {tactic}. Qed.\n")
-    assert ok.returncode == 0, ok.stdout + ok.stderr
+    # the comparison alone closes them (a function's argument compared in its canonical form, the
+    # summed indices of a block in a canonical order), and so does the closing tactic
+    for tactic in ("symuat_close_refl", "symuat_close"):
+        ok = _coq(coq_lib, f"kclose_ok_{name}_{tactic}", _CLOSE_VARS + f"Goal {goal}.\nProof. {tactic}. Qed.\n")
+        assert ok.returncode == 0, ok.stdout + ok.stderr
 
 
 @pytest.mark.parametrize("name,goal", CLOSE_BAD, ids=[p[0] for p in CLOSE_BAD])
@@ -118,6 +128,19 @@ def test_the_comparison_s_soundness_is_a_theorem_a_false_sort_breaks(coq_lib):
     assert_library_variant_rejected(coq_lib / "lib", "SymuatReflect.v", "a sort that drops an atom",
                                     "  | [::] => [:: x]\n  | y :: l' => if klex",
                                     "  | [::] => [::]\n  | y :: l' => if klex")
+
+
+@pytest.mark.parametrize("what,old,new", [
+    ("a block's product that drops an atom",
+     "sumI (fun y => kprod (ksort akey (flat (f (swallx sws ns y)))))",
+     "sumI (fun y => kprod (ksort akey (behead (flat (f (swallx sws ns y))))))"),
+    ("a function's argument that drops a summand",
+     "[:: (k, g (ksumv (ksort lkey (cl a))))]", "[:: (k, g (ksumv (behead (ksort lkey (cl a)))))]"),
+])
+def test_the_canonical_order_and_the_arguments_are_proved_a_false_variant_breaks(coq_lib, what, old, new):
+    from certify_helpers import assert_library_variant_rejected
+
+    assert_library_variant_rejected(coq_lib / "lib", "SymuatReflect.v", what, old, new)
 
 
 def test_a_normal_form_proof_names_the_comparison_among_its_lemmas():
