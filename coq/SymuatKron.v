@@ -12,7 +12,7 @@
     selector [pid_mx r] for both factors attains r when r ≤ p, r ≤ q. Over any [fieldType]
     (a rank needs a field); exported theorems: [src/symuat/certify/kron_rank.py]. *)
 
-From mathcomp Require Import all_ssreflect all_algebra.
+From mathcomp Require Import all_ssreflect ssralg ssrnum ssrint matrix mxalgebra.
 From mathcomp Require Import fingroup perm.
 Import GRing.Theory.
 Local Open Scope ring_scope.
