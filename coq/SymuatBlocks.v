@@ -14,7 +14,7 @@
     two embedded positions is rewritten by [dl_embed_same] (the same block: the deltas of the
     components) or [dl_embed_lt]/[dl_embed_gt] (disjoint blocks, proved disjoint by [symuat_fit]:
     zero).  A pair of blocks that is neither is left alone (as symuat leaves it). *)
-From mathcomp Require Import all_ssreflect all_algebra.
+From mathcomp Require Import all_ssreflect ssralg ssrnum ssrint matrix.
 From Coq Require Import Setoid Morphisms Lia.
 From Symuat Require Import SymuatMx SymuatReflect.
 Import GRing.Theory.

@@ -12,7 +12,7 @@
     - count: [(Σ_I Σ_J pat I J) * Q = P * (the product of the ranges)].
     The tactics below prove them for every check; [tri_2] is the one counting fact they need
     beyond delta elimination: [2 · #{(a, b) : b ≤ a < n} = n (n + 1)]. *)
-From mathcomp Require Import all_ssreflect all_algebra.
+From mathcomp Require Import all_ssreflect ssralg ssrnum ssrint matrix.
 From Coq Require Import Setoid Morphisms Ring.
 From Symuat Require Import SymuatMx SymuatTac.
 Import GRing.Theory.

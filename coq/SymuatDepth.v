@@ -22,7 +22,7 @@
     ([mul_headsum_assoc]: L2.8.sum, by [symuat_entry]) and, for Transformer blocks, the block as
     an Eq. 20 layer ([block_both_eq30], [block_ffn_eq30]: T3.1; [layer30_eq20]: T3.2 and
     T4.match). *)
-From mathcomp Require Import all_ssreflect all_algebra.
+From mathcomp Require Import all_ssreflect ssralg ssrnum ssrint matrix.
 From Coq Require Import Setoid Morphisms Ring.
 From Symuat Require Import SymuatMx SymuatTac.
 Import GRing.Theory.

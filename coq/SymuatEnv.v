@@ -16,7 +16,7 @@
     [env_choice]: δ := η/(C + 1 + η) is in (0, 1] with C δ <= η, the δ the ∀η ∃δ statements
     exhibit ([symuat_env_limit]; [symuat_env_close] then closes B(δ) <= C δ <= η).
     Everything here is constructive: [Print Assumptions] lists no axiom. *)
-From mathcomp Require Import all_ssreflect all_algebra.
+From mathcomp Require Import all_ssreflect ssralg ssrnum ssrint matrix.
 Import Order.POrderTheory GRing.Theory Num.Theory.
 Set Implicit Arguments.
 Unset Strict Implicit.

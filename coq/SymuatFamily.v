@@ -26,7 +26,7 @@
       [α = e], [w = 1/e²], [θ = 0] gives [e s(1/e²) >= 1/(2e)] once [s t >= t/2] for [t >= 0]
       ([unit_outer_contra]).
     Everything here is constructive: [Print Assumptions] lists no axiom. *)
-From mathcomp Require Import all_ssreflect all_algebra.
+From mathcomp Require Import all_ssreflect ssralg ssrnum ssrint matrix zmodp.
 From Coq Require Import Ring.
 From Symuat Require Import SymuatMx SymuatTac SymuatDepth.
 Import Order.POrderTheory Order.TotalTheory GRing.Theory Num.Theory.

@@ -14,7 +14,7 @@
     [x] listed row by row).  The proof ([symuat_picture]) rewrites a flat position that is a
     fixed small number into the multi-index it names ([fpos_front]: [a*B + b = c] with [c < B]
     iff [a = 0] and [b = c]) and then runs the index calculus of [symuat_entry]. *)
-From mathcomp Require Import all_ssreflect all_algebra.
+From mathcomp Require Import all_ssreflect ssralg ssrnum ssrint matrix.
 From Coq Require Import Setoid Morphisms Ring.
 From Symuat Require Import SymuatMx SymuatTac.
 Import GRing.Theory.

@@ -12,8 +12,11 @@
     selector [pid_mx r] for both factors attains r when r ≤ p, r ≤ q. Over any [fieldType]
     (a rank needs a field); exported theorems: [src/symuat/certify/kron_rank.py]. *)
 
-From mathcomp Require Import all_ssreflect all_algebra.
+From mathcomp Require Import all_ssreflect ssralg ssrnum ssrint matrix mxalgebra.
 From mathcomp Require Import fingroup perm.
+(* loaded, not imported: no name or scope changes here; the library's coqchk then checks MathComp's
+   rat, which the batches' witnesses over ℚ load (certify/export.py IMPORTS) *)
+From mathcomp Require rat.
 Import GRing.Theory.
 Local Open Scope ring_scope.
 

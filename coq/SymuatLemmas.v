@@ -3,7 +3,7 @@
     Shape-general statements (symbolic sizes), each proved by the same entrywise procedure
     the exported theorems use ([symuat_entry]). Names say what they prove, in the style of
     mathlib's [Matrix.kronecker_mulVec_vec]. *)
-From mathcomp Require Import all_ssreflect all_algebra.
+From mathcomp Require Import all_ssreflect ssralg ssrnum ssrint matrix.
 From Coq Require Import Setoid Morphisms Ring.
 From Symuat Require Import SymuatMx SymuatTac.
 Import GRing.Theory.

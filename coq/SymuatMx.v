@@ -10,7 +10,7 @@
 
     Equality of two matrices is entrywise ([A =m B]), the index-level view of mathlib's
     [Matrix] and of symuat's normal forms. *)
-From mathcomp Require Import all_ssreflect all_algebra.
+From mathcomp Require Import all_ssreflect ssralg ssrnum ssrint matrix.
 From Coq Require Import Setoid Morphisms.
 Import GRing.Theory.
 Set Implicit Arguments.

@@ -19,7 +19,7 @@
       (the atoms are not unfolded), and leaves the goal shape [SymuatTac]'s later steps read.
     Only [prenex_sound] is trusted here, and it is a theorem: a wrong reification is caught by
     Coq's conversion check ([refine]/[change]), not by this file. *)
-From mathcomp Require Import all_ssreflect all_algebra.
+From mathcomp Require Import all_ssreflect ssralg ssrnum ssrint matrix.
 From Symuat Require Import SymuatMx.
 Import GRing.Theory.
 Set Implicit Arguments.

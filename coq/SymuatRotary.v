@@ -19,7 +19,7 @@
     sum over the pair written out), rewriting each [c (b - a)], [s (b - a)] by the premises and
     closing by the ring's sign and commutativity laws; a wrong statement (a sign flipped, the
     difference the other way) leaves an entry they cannot close. *)
-From mathcomp Require Import all_ssreflect all_algebra.
+From mathcomp Require Import all_ssreflect ssralg ssrnum ssrint matrix.
 From Coq Require Import Setoid Morphisms Ring.
 From Symuat Require Import SymuatMx SymuatTac.
 Import GRing.Theory.

@@ -9,7 +9,7 @@
     - [sum_const_ord]: a sum over an index that occurs nowhere is a factor of its range;
     - [exchange_big] and [eq_bigr]: summed indices are renamed (matched) up to order;
     and a closing step by [ring] on the summands. *)
-From mathcomp Require Import all_ssreflect all_algebra.
+From mathcomp Require Import all_ssreflect ssralg ssrnum ssrint matrix.
 From Coq Require Import Setoid Morphisms Ring.
 From Symuat Require Import SymuatMx SymuatReflect SymuatBlocks.
 Import GRing.Theory.

@@ -28,7 +28,7 @@
       and homogeneous (linear);
     - [shared_bias] (T10.c[token-shared]): with every row of every pattern summing to one, the
       combined bias [c_L] is [1_N⊗g_L], [g_L] a recursion without the patterns. *)
-From mathcomp Require Import all_ssreflect all_algebra.
+From mathcomp Require Import all_ssreflect ssralg ssrnum ssrint matrix.
 From Coq Require Import Setoid Morphisms Ring.
 From Symuat Require Import SymuatMx SymuatTac SymuatDepth.
 Import GRing.Theory.

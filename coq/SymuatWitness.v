@@ -9,7 +9,7 @@
     - a printed sum: "[t_1 + t_2 + ⋯ + t_m] is entry [i] of [W ⋄ x] for every [m ≥ L]" with the
       ellipsis the general term at every position not printed ([sum_printed],
       [symuat_printed]). *)
-From mathcomp Require Import all_ssreflect all_algebra.
+From mathcomp Require Import all_ssreflect ssralg ssrnum ssrint matrix.
 From Symuat Require Import SymuatMx.
 Import GRing.Theory.
 Set Implicit Arguments.

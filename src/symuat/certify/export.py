@@ -262,7 +262,9 @@ def premise(hyp, ctx: Ctx) -> str:
 
 
 #: the libraries a batch loads (and a file that loads a compiled batch, :func:`probe_file`)
-IMPORTS = """From mathcomp Require Import all_ssreflect all_algebra.
+#: — MathComp's modules the theorems use (``rat``: witnesses over ℚ, ``mxalgebra``: ``\rank``), not
+#: ``all_algebra`` (each coqc's load 0.75 → 0.55 s user CPU; the same statements, in all_algebra's order)
+IMPORTS = """From mathcomp Require Import all_ssreflect ssralg ssrnum ssrint rat matrix mxalgebra zmodp.
 From Coq Require Import Setoid Morphisms Ring.
 From Symuat Require Import SymuatMx SymuatReflect SymuatBlocks SymuatTac SymuatWitness SymuatCount SymuatDepth SymuatFlat SymuatUnroll SymuatRotary.
 """
