@@ -193,7 +193,7 @@ def _parser() -> argparse.ArgumentParser:
     listing.add_argument("--format", choices=("table", "json"), default="table")
     certify = sub.add_parser("certify", formatter_class=fmt, description=CERTIFY, epilog=CERTIFY_EXIT,
                              help="export every symbolic `proved` of the catalogue to Coq and "
-                                  "compile it (needs coqc 8.16 and MathComp; ~7 min on 2 cores)")
+                                  "compile it (needs coqc 8.16 and MathComp; ~4 min on 2 cores)")
     certify.add_argument("--out", default=None, help="build directory (default: build/certify)")
     certify.add_argument("--jobs", type=int, default=2, metavar="N", help="coqc processes (default 2)")
     certify.add_argument("--coqchk", action="store_true",
