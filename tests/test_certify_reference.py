@@ -163,10 +163,10 @@ def test_a4_refutations_are_at_the_exporters_own_small_witness(a4):
         assert reference.OWN in theorems[0].statement and reference.reason(theorems) == reference.REASON
         w = _witness(a4, key)
         assert w is not None and w.coq() in theorems[0].proof + theorems[0].sides
-        assert reference._digits([w.B, w.A, w.X0] + [getattr(b, n) for b in w.blocks for n in reference.BLOCK]) <= 2
+        assert reference.digits([w.B, w.A, w.X0] + [getattr(b, n) for b in w.blocks for n in reference.BLOCK]) <= 2
         data = certificates[0][1]
         L, k, t = int(data["L"]), int(data["k"]), data["target"]
-        base, ft = (reference._unrolled(bs, w.X0)[0] for bs in (w.blocks, reference._tune(w.blocks, t, k, w.B @ w.A)))
+        base, ft = (reference.exact_unrolled(bs, w.X0)[0] for bs in (w.blocks, reference._tune(w.blocks, t, k, w.B @ w.A)))
         if data["statement"] == "layerwise":
             assert not reference._layerwise(data["scope"], k, L, base, ft)
         else:

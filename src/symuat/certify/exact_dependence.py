@@ -49,13 +49,12 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from fractions import Fraction
 
 import numpy as np
 
 from symuat.certify.coq_terms import Unsupported
 from symuat.certify.export import Exported
-from symuat.certify.reference import BLOCK, LIBRARY, matrix, tblock
+from symuat.certify.reference import BLOCK, LIBRARY, digits, exact_unrolled, matrix, tblock
 
 #: the certificate kind T10's checks record
 KIND = "exact_dependence"
@@ -123,35 +122,14 @@ class Instance:
         return bool(np.any(self.value(parameter, 0) != self.value(parameter, 1)))
 
 
-def _digits(values) -> int:
-    return max((max(len(str(abs(Fraction(x).numerator))), len(str(Fraction(x).denominator)))
-                for v in values for x in np.asarray(v, dtype=object).reshape(-1)), default=1)
-
-
 def evaluate(blocks, X1, X2) -> Instance | None:
     """The unrolled form of ``blocks`` at ``X1`` and ``X2`` by the kernel's exact evaluator (the
-    T10 check's: :func:`symuat.claims.transformer._exact_unrolled`), or None where it is not the
-    forward pass (it always is: the recursion is exact)."""
-    from symuat.expr.residual import numpy_algebra, unroll
-    from symuat.numeric import lora
-
-    forms, seen = [], []
-    for X0 in (X1, X2):
-        layers, X = [], X0
-        for blk in blocks:
-            seen.append(blk.attention(X))
-            layers.append(blk.raw(X))
-            X = blk.forward(X)
-            seen.append(X)
-        x0 = X0.reshape(-1, 1)
-        alg = numpy_algebra(exact=True)
-        alg.sigma = lora._softsign_array
-        u = unroll(alg, layers, x0, np.eye(x0.shape[0], dtype=int).astype(object), x0 * 0)
-        if np.any(u.evaluate(alg) != X.reshape(-1, 1)):
-            return None
-        forms.append(u)
-        seen += [u.A, u.c, *u.U, *u.V, *u.e]
-    return Instance(list(blocks), (X1, X2), tuple(forms), _digits(seen))
+    T10 check's: :func:`symuat.claims.transformer._exact_unrolled`; :func:`reference.exact_unrolled`),
+    or None where it is not the forward pass (it always is: the recursion is exact)."""
+    got = [exact_unrolled(blocks, X0) for X0 in (X1, X2)]
+    if None in got:
+        return None
+    return Instance(list(blocks), (X1, X2), tuple(u for u, _ in got), digits([v for _, seen in got for v in seen]))
 
 
 def candidates(L: int, N: int, M: int, F: int, kq: int):

@@ -293,12 +293,13 @@ class Witness:
         return f"[:: {'; '.join(self.coq_blocks())}] {matrix(self.B)} {matrix(self.A)} {matrix(self.X0)}"
 
 
-def _digits(values) -> int:
+def digits(values) -> int:
+    """The most digits of a numerator or denominator among ``values`` (arrays of exact numbers)."""
     return max((max(len(str(abs(Fraction(x).numerator))), len(str(Fraction(x).denominator)))
                 for v in values for x in np.asarray(v, dtype=object).reshape(-1)), default=1)
 
 
-def _unrolled(blocks, X0):
+def exact_unrolled(blocks, X0):
     """The unrolled form of ``blocks`` at ``X0`` by the kernel's exact evaluator
     (:func:`symuat.expr.residual.unroll`, σ = softsign, as ``lora.exact_form``), and every value
     Coq computes on the way (each layer's attention and output, the form); None where the form is
@@ -352,8 +353,8 @@ def small_witness(statement: str, L: int, k: int, target: str, N: int, M: int, F
     the reference, evaluated exactly by the kernel's evaluator; None if none (then the kernel's)."""
     for blocks, B, A, X0 in candidates(L, N, M, F, kq, target, r):
         delta = B @ A
-        pair = [_unrolled(bs, X0) for bs in (blocks, _tune(blocks, target, k, delta))]
-        if None in pair or _digits(pair[0][1] + pair[1][1] + [B, A, X0]) > MAX_DIGITS:
+        pair = [exact_unrolled(bs, X0) for bs in (blocks, _tune(blocks, target, k, delta))]
+        if None in pair or digits(pair[0][1] + pair[1][1] + [B, A, X0]) > MAX_DIGITS:
             continue
         if statement.startswith("layerwise:"):
             if not _layerwise(statement.split(":", 1)[1], k, L, pair[0][0], pair[1][0]):
@@ -361,7 +362,7 @@ def small_witness(statement: str, L: int, k: int, target: str, N: int, M: int, F
             continue
         if _fails(blocks, X0, target, k, delta, refuted):
             lhs, rhs = _sides(blocks, X0, target, k, delta)
-            if _digits(lhs) <= MAX_DIGITS:
+            if digits(lhs) <= MAX_DIGITS:
                 return Witness(blocks, B, A, X0, lhs, rhs)
     return None
 
